@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { API_VERSION, baseStatus, limits, metadata, modelPattern, objectName, usd } from './common.ts';
+
+export const apiKeySpec = z.object({
+  accountRef: objectName.describe('Name of the Account this key bills to.'),
+  displayName: z.string().max(256).optional().describe('Human-readable name of the key.'),
+  monthlyBudgetUsd: usd.optional().describe('Spend cap per calendar month (UTC); none when unset.'),
+  limits: limits.optional().describe('Rate limits of this key, capped by the plan.'),
+  models: z.array(modelPattern).optional().describe('Whitelist of model ids or globs; none when unset.'),
+  revoked: z.boolean().default(false).describe('Revokes the key; irreversible.'),
+  secretName: objectName.optional().describe('Secret holding the key under data key `key` (default <apikey>-key).'),
+});
+
+export const apiKey = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('ApiKey'),
+  metadata,
+  spec: apiKeySpec,
+  status: z
+    .object({
+      ...baseStatus,
+      state: z.enum(['Active', 'Revoked']).optional(),
+      displayedKey: z.string().optional(),
+      secretName: z.string().optional(),
+      revokedAt: z.string().optional(),
+      monthSpendUsd: z.number().optional(),
+    })
+    .optional(),
+});
+
+export type ApiKey = z.infer<typeof apiKey>;

@@ -1,0 +1,54 @@
+// Shared pieces of the custom resources (group gateway.svc.dev, version v1alpha1).
+import { z } from 'zod';
+
+export const GROUP = 'gateway.svc.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** A Kubernetes object name (RFC 1123 subdomain). */
+export const objectName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 name')
+  .describe('Name of an object in the same namespace.');
+
+export const metadata = z.object({
+  name: objectName,
+  namespace: z.string().optional(),
+  generation: z.number().int().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+
+/** Non-negative USD amount as written in manifests; converted to integer micro-USD when compiled. */
+export const usd = z.number().nonnegative().describe('Amount in USD.');
+
+export const modelPattern = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe('A model id, or a glob where * matches any run of characters.');
+
+export const limits = z
+  .object({
+    rpm: z.number().int().positive().optional().describe('Requests per minute.'),
+    tpm: z.number().int().positive().optional().describe('Tokens per minute (input plus output).'),
+  })
+  .describe('Rate limits.');
+
+export const condition = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string(),
+  observedGeneration: z.number().int().optional(),
+  lastTransitionTime: z.string(),
+});
+
+export const baseStatus = {
+  observedGeneration: z.number().int().optional(),
+  conditions: z.array(condition).optional(),
+};

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { API_VERSION, baseStatus, metadata, objectName } from './common.ts';
+
+export const PROVIDERS = ['openai', 'anthropic', 'mock'] as const;
+export type ProviderKind = (typeof PROVIDERS)[number];
+
+const positiveMs = z.number().int().positive();
+
+export const target = z.object({
+  name: z.string().min(1).max(63).regex(/^[a-zA-Z0-9][-a-zA-Z0-9_.]*$/).describe('Name of the target (x-svc-upstream).'),
+  provider: z.enum(PROVIDERS).describe('Wire protocol of the upstream.'),
+  baseUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('Base URL as the provider SDK takes it (OpenAI-compatible ends in /v1).'),
+  upstreamModel: z.string().min(1).max(200).optional().describe('Model id sent upstream; default the route model.'),
+  credentials: z
+    .object({
+      secretKeyRef: z.object({ name: objectName, key: z.string().min(1) }).optional(),
+      env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional().describe('Environment variable (standalone).'),
+    })
+    .optional()
+    .describe('Where the upstream API key comes from.'),
+  weight: z.number().int().nonnegative().default(1).describe('Relative weight among targets.'),
+  timeouts: z
+    .object({
+      connectMs: positiveMs.default(5_000),
+      firstByteMs: positiveMs.default(60_000),
+      idleMs: positiveMs.default(60_000),
+      totalMs: positiveMs.default(600_000),
+    })
+    .prefault({})
+    .describe('Upstream timeouts in milliseconds.'),
+  mock: z
+    .object({
+      latencyMs: z.number().int().nonnegative().default(0),
+      chunkDelayMs: z.number().int().nonnegative().default(0),
+    })
+    .optional()
+    .describe('Settings of the built-in mock provider.'),
+});
+
+export const modelRouteSpec = z.object({
+  model: z.string().min(1).max(200).optional().describe('Public model id; default metadata.name.'),
+  type: z.enum(['chat', 'embeddings']).default('chat'),
+  minTier: z.number().int().nonnegative().default(0).describe('Lowest plan tier that may call it (0 = all).'),
+  pricing: z
+    .object({
+      inputPerMTokUsd: z.number().nonnegative().describe('USD per million input tokens, platform fee included.'),
+      outputPerMTokUsd: z.number().nonnegative().default(0).describe('USD per million output tokens, fee included.'),
+    })
+    .describe('Listed prices (4% platform fee included).'),
+  maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
+  targets: z.array(target).min(1).describe('Upstreams serving the model, chosen by weight.'),
+  fallbacks: z.array(z.string().min(1)).default([]).describe('Other model ids tried in order after every target failed.'),
+  probe: z.object({ intervalSeconds: z.number().int().positive().default(300) }).optional(),
+});
+
+export const modelRoute = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('ModelRoute'),
+  metadata,
+  spec: modelRouteSpec,
+  status: z
+    .object({
+      ...baseStatus,
+      targets: z.array(z.object({ name: z.string(), available: z.boolean(), lastProbe: z.string().optional() })).optional(),
+    })
+    .optional(),
+});
+
+export type ModelRoute = z.infer<typeof modelRoute>;
+export type Target = z.infer<typeof target>;

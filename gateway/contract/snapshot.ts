@@ -1,0 +1,84 @@
+// The compiled config contract between operator (writer) and gateways (readers). No Kubernetes here.
+import { z } from 'zod';
+
+export const SNAPSHOT_SCHEMA = 1;
+
+const timeouts = z.object({
+  connectMs: z.number().int(),
+  firstByteMs: z.number().int(),
+  idleMs: z.number().int(),
+  totalMs: z.number().int(),
+});
+
+export const credentialRef = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('none') }),
+  z.object({ kind: z.literal('value'), value: z.string() }),
+  z.object({ kind: z.literal('env'), name: z.string() }),
+]);
+
+export const compiledTarget = z.object({
+  name: z.string(),
+  provider: z.enum(['openai', 'anthropic', 'mock']),
+  baseUrl: z.string().nullable(),
+  upstreamModel: z.string(),
+  credential: credentialRef,
+  weight: z.number().int(),
+  timeouts,
+  mock: z.object({ latencyMs: z.number().int(), chunkDelayMs: z.number().int() }).nullable(),
+});
+
+export const compiledModel = z.object({
+  id: z.string(),
+  type: z.enum(['chat', 'embeddings']),
+  minTier: z.number().int(),
+  inputNanoPerToken: z.number().int(),
+  outputNanoPerToken: z.number().int(),
+  maxOutputTokens: z.number().int(),
+  targets: z.array(compiledTarget),
+  fallbacks: z.array(z.string()),
+});
+
+export const compiledPlan = z.object({
+  name: z.string(),
+  tier: z.number().int(),
+  anthropicEndpoint: z.boolean(),
+  models: z.array(z.string()).nullable(),
+  rpm: z.number().int().nullable(),
+  tpm: z.number().int().nullable(),
+});
+
+export const compiledAccount = z.object({
+  name: z.string(),
+  plan: z.string(),
+  trialCreditNano: z.number().int(),
+  credits: z.array(z.object({ id: z.string(), amountNano: z.number().int() })),
+});
+
+export const snapshot = z.object({
+  schema: z.literal(SNAPSHOT_SCHEMA),
+  version: z.string(),
+  plans: z.record(z.string(), compiledPlan),
+  accounts: z.record(z.string(), compiledAccount),
+  models: z.record(z.string(), compiledModel),
+});
+
+/** A key as the store holds it: never the key itself, only its HMAC. */
+export const keyRecord = z.object({
+  hash: z.string(),
+  name: z.string(),
+  display: z.string(),
+  account: z.string(),
+  monthlyBudgetNano: z.number().int().nullable(),
+  rpm: z.number().int().nullable(),
+  tpm: z.number().int().nullable(),
+  models: z.array(z.string()).nullable(),
+  revoked: z.boolean(),
+});
+
+export type Snapshot = z.infer<typeof snapshot>;
+export type CompiledModel = z.infer<typeof compiledModel>;
+export type CompiledTarget = z.infer<typeof compiledTarget>;
+export type CompiledPlan = z.infer<typeof compiledPlan>;
+export type CompiledAccount = z.infer<typeof compiledAccount>;
+export type CredentialRef = z.infer<typeof credentialRef>;
+export type KeyRecord = z.infer<typeof keyRecord>;

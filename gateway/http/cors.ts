@@ -1,0 +1,35 @@
+// CORS as the spec's table (section 5.4). Browsers do not honour a wildcard inside a header name, so on a
+// preflight the x-stainless-* entry is expanded to the x-stainless-* headers the browser asked for.
+import type { FastifyInstance } from 'fastify';
+import { corsHeaders } from '../pipeline/handle-call.ts';
+
+export const ALLOW_METHODS = 'POST, GET, OPTIONS';
+export const ALLOW_HEADERS = 'authorization, content-type, x-api-key, anthropic-version, x-stainless-*';
+
+export function allowHeadersFor(requested: string | undefined): string {
+  const extra = (requested ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h.startsWith('x-stainless-'));
+  return [ALLOW_HEADERS, ...new Set(extra)].join(', ');
+}
+
+export function cors(app: FastifyInstance): void {
+  const always = corsHeaders();
+  app.addHook('onRequest', async (req, reply) => {
+    void reply.headers(always);
+    if (req.method === 'OPTIONS') {
+      const requested = req.headers['access-control-request-headers'];
+      void reply
+        .code(204)
+        .headers({
+          'access-control-allow-methods': ALLOW_METHODS,
+          'access-control-allow-headers': allowHeadersFor(Array.isArray(requested) ? requested.join(',') : requested),
+          'access-control-max-age': '600',
+        })
+        .send();
+      return reply;
+    }
+    return undefined;
+  });
+}

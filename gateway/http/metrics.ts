@@ -1,0 +1,44 @@
+// Prometheus metrics of the gateway (DESIGN.md section 6). Labels stay bounded: endpoint, configured model
+// ids, status class, fallback reason; never key values or task_type.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { NANO_PER_USD } from '../contract/money.ts';
+import type { UsageEvent } from '../usage/event.ts';
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter;
+  private readonly tokens: Counter;
+  private readonly spend: Counter;
+  private readonly fallbacks: Counter;
+  private readonly rateLimited: Counter;
+  private readonly refused: Counter;
+  private readonly latency: Histogram;
+  private readonly ttft: Histogram;
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'svc_gateway_process_' });
+    this.requests = new Counter({ name: 'svc_gateway_requests_total', help: 'Model calls by endpoint, model and status.', labelNames: ['endpoint', 'model', 'status'], registers });
+    this.tokens = new Counter({ name: 'svc_gateway_tokens_total', help: 'Tokens served by model and direction.', labelNames: ['model', 'direction'], registers });
+    this.spend = new Counter({ name: 'svc_gateway_spend_usd_total', help: 'Settled spend in USD by served model.', labelNames: ['model'], registers });
+    this.fallbacks = new Counter({ name: 'svc_gateway_fallbacks_total', help: 'Calls served or failed after a fallback, by reason.', labelNames: ['reason'], registers });
+    this.rateLimited = new Counter({ name: 'svc_gateway_rate_limited_total', help: 'Calls refused by RPM/TPM limits.', labelNames: ['endpoint'], registers });
+    this.refused = new Counter({ name: 'svc_gateway_budget_refused_total', help: 'Calls refused for budget or balance.', labelNames: ['reason'], registers });
+    const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+    this.latency = new Histogram({ name: 'svc_gateway_request_duration_seconds', help: 'Call latency to the last byte.', labelNames: ['endpoint', 'model'], buckets, registers });
+    this.ttft = new Histogram({ name: 'svc_gateway_time_to_first_token_seconds', help: 'Time to the first byte of the answer.', labelNames: ['endpoint', 'model'], buckets, registers });
+  }
+
+  observe(e: UsageEvent): void {
+    const model = e.servedModel ?? e.requestedModel;
+    this.requests.inc({ endpoint: e.endpoint, model: e.requestedModel, status: String(e.status) });
+    if (e.inputTokens) this.tokens.inc({ model, direction: 'input' }, e.inputTokens);
+    if (e.outputTokens) this.tokens.inc({ model, direction: 'output' }, e.outputTokens);
+    if (e.costNano) this.spend.inc({ model }, e.costNano / NANO_PER_USD);
+    if (e.fallback && e.fallbackReason) this.fallbacks.inc({ reason: e.fallbackReason });
+    if (e.errorCode === 'rate_limited') this.rateLimited.inc({ endpoint: e.endpoint });
+    if (e.errorCode === 'budget_exceeded' || e.errorCode === 'insufficient_balance') this.refused.inc({ reason: e.errorCode });
+    this.latency.observe({ endpoint: e.endpoint, model }, e.latencyMs / 1000);
+    if (e.ttftMs !== null) this.ttft.observe({ endpoint: e.endpoint, model }, e.ttftMs / 1000);
+  }
+}

@@ -1,0 +1,78 @@
+// The OpenAI-compatible endpoints under /v1: thin routes over the pipeline.
+import type { FastifyInstance } from 'fastify';
+import { nanoToUsd } from '../contract/money.ts';
+import { GatewayError } from '../errors/catalog.ts';
+import { authenticate } from '../pipeline/authenticate.ts';
+import type { GatewayDeps } from '../pipeline/context.ts';
+import { utf8Length } from '../pipeline/estimate.ts';
+import { handleCall } from '../pipeline/handle-call.ts';
+import { principal } from '../pipeline/resolve.ts';
+import type { Protocol } from '../providers/types.ts';
+import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from '../translate/openai-openai.ts';
+import type { Translation } from '../translate/types.ts';
+import { chatBody, embeddingsBody } from './openai-schemas.ts';
+import { parseBody, taskTypeOf } from './validate.ts';
+
+function onlyOpenAI(make: () => Translation): (p: Protocol) => Translation {
+  return (p) => {
+    if (p === 'openai') return make();
+    throw new GatewayError('upstream_error', `No translation from the OpenAI API to the ${p} protocol is available yet.`);
+  };
+}
+
+export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  app.post('/v1/chat/completions', async (req, reply) => {
+    const body = parseBody(chatBody, req.body);
+    const taskType = taskTypeOf(body.metadata);
+    await handleCall(deps, req, reply, {
+      dialect: 'openai', endpoint: 'chat.completions', modelType: 'chat', modelId: body.model, stream: body.stream === true, taskType,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, inputBytes: utf8Length(body.messages) + utf8Length(body.tools),
+      translationFor: onlyOpenAI(() => openAIChatPassThrough(body)),
+    });
+    return reply;
+  });
+
+  app.post('/v1/embeddings', async (req, reply) => {
+    const body = parseBody(embeddingsBody, req.body);
+    const taskType = taskTypeOf(body.metadata);
+    await handleCall(deps, req, reply, {
+      dialect: 'openai', endpoint: 'embeddings', modelType: 'embeddings', modelId: body.model, stream: false, taskType,
+      maxTokens: 0, inputBytes: utf8Length(body.input), translationFor: onlyOpenAI(() => openAIEmbeddingsPassThrough(body)),
+    });
+    return reply;
+  });
+
+  app.get('/v1/models', async () => {
+    const snap = deps.config.current();
+    return { object: 'list', data: Object.values(snap.models).map((m) => modelEntry(m.id)) };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/models/:id', async (req) => {
+    const m = deps.config.current().models[req.params.id];
+    if (!m) throw new GatewayError('model_not_found', `The model ${JSON.stringify(req.params.id)} does not exist.`, { param: 'model' });
+    return modelEntry(m.id);
+  });
+
+  app.get('/v1/me', async (req) => {
+    const key = await authenticate(req.headers, 'openai', deps.store, deps.pepper);
+    const p = principal(deps.config.current(), key);
+    const v = await deps.store.view(p.account.name, key.name, deps.now());
+    return {
+      key: { name: key.name, display: key.display, state: key.revoked ? 'revoked' : 'active' },
+      account: p.account.name,
+      plan: p.plan.name,
+      balance_usd: nanoToUsd(v.balanceNano),
+      monthly_budget_usd: key.monthlyBudgetNano === null ? null : nanoToUsd(key.monthlyBudgetNano),
+      month_spend_usd: nanoToUsd(v.keyMonthSpendNano),
+      rpm_limit: key.rpm,
+      tpm_limit: key.tpm,
+      model_whitelist: key.models,
+    };
+  });
+}
+
+const CREATED = 1_767_225_600; // 2026-01-01: the model list is config, not history.
+
+function modelEntry(id: string): object {
+  return { id, object: 'model', created: CREATED, owned_by: 'svc-gateway' };
+}

@@ -1,0 +1,39 @@
+// Step 1: the key. Malformed keys are refused before any store lookup; stored keys are found by HMAC.
+import { hashKey, isWellFormedKey, KEY_PREFIX } from '../contract/keys.ts';
+import type { KeyRecord } from '../contract/snapshot.ts';
+import { GatewayError, type Dialect } from '../errors/catalog.ts';
+import type { Store } from '../state/store.ts';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function bearer(h: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(h) ? h[0] : h;
+  if (!v) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(v.trim());
+  return m ? m[1]?.trim() : v.trim();
+}
+
+/** The key a request carries: Authorization: Bearer everywhere, x-api-key too on the Anthropic endpoint. */
+export function presentedKey(headers: Headers, dialect: Dialect): string | undefined {
+  if (dialect === 'anthropic') {
+    const x = headers['x-api-key'];
+    const v = Array.isArray(x) ? x[0] : x;
+    if (v) return v.trim();
+  }
+  return bearer(headers.authorization);
+}
+
+export async function authenticate(headers: Headers, dialect: Dialect, store: Store, pepper: string): Promise<KeyRecord> {
+  const key = presentedKey(headers, dialect);
+  if (!key) {
+    const how = dialect === 'anthropic' ? 'an x-api-key header or Authorization: Bearer' : 'Authorization: Bearer <key>';
+    throw new GatewayError('missing_api_key', `No API key was given: send it as ${how}.`);
+  }
+  if (!isWellFormedKey(key)) {
+    throw new GatewayError('invalid_api_key', `Malformed API key: keys start with ${KEY_PREFIX} and carry a checksum.`);
+  }
+  const record = await store.findKey(hashKey(key, pepper));
+  if (!record) throw new GatewayError('invalid_api_key', 'Unknown API key.');
+  if (record.revoked) throw new GatewayError('key_revoked', 'This API key has been revoked.');
+  return record;
+}

@@ -1,0 +1,178 @@
+// Step 4: try the targets of the model, then its fallbacks, until one answers. Nothing reaches the client
+// before an attempt has produced its first byte, so every failure up to then may fall back.
+import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
+import { GatewayError } from '../errors/catalog.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import { credentialValue, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
+import { reasonForStatus, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
+import { weightedOrder } from '../routing/order.ts';
+import { SseParser, type SseEvent } from '../sse/parser.ts';
+import type { Protocol } from '../providers/types.ts';
+import type { Translation, Usage } from '../translate/types.ts';
+
+export interface Route {
+  model: CompiledModel;
+  target: CompiledTarget;
+  fallback: boolean;
+  fallbackReason: FallbackReason | null;
+}
+
+interface Attempt extends Route {
+  translation: Translation;
+  abort: () => void;
+}
+
+export type Served =
+  | (Attempt & { kind: 'json'; body: string; usage: Usage })
+  | (Attempt & { kind: 'stream'; first: SseEvent[]; parser: SseParser; rest: AsyncIterator<Uint8Array | string> });
+
+/** Dispatch failed after every target and fallback; carries what the headers report. */
+export class DispatchError extends GatewayError {
+  readonly route: Route | null;
+  constructor(err: GatewayError, route: Route | null) {
+    super(err.code, err.message, { retryAfterSec: err.retryAfterSec });
+    this.route = route;
+  }
+}
+
+interface AttemptFailure {
+  reason: FallbackReason;
+  message: string;
+  retryAfterSec: number | undefined;
+}
+
+export interface DispatchInput {
+  chain: readonly CompiledModel[];
+  /** The translation from the client's dialect to an upstream protocol (built once per protocol per call). */
+  translationFor: (protocol: Protocol) => Translation;
+  providers: ProviderRegistry;
+  signal: AbortSignal;
+  random?: () => number;
+}
+
+export async function dispatch(input: DispatchInput): Promise<Served> {
+  let first: AttemptFailure | null = null;
+  let last: AttemptFailure | null = null;
+  let lastRoute: Route | null = null;
+  for (const model of input.chain) {
+    for (const target of weightedOrder(model.targets, input.random)) {
+      const route: Route = { model, target, fallback: first !== null, fallbackReason: first?.reason ?? null };
+      lastRoute = route;
+      const result = await attempt(input, route);
+      if ('kind' in result) return result;
+      first ??= result;
+      last = result;
+    }
+  }
+  throw new DispatchError(exhausted(last), lastRoute && { ...lastRoute, fallback: lastRoute.fallback, fallbackReason: first?.reason ?? null });
+}
+
+function exhausted(last: AttemptFailure | null): GatewayError {
+  if (!last) return new GatewayError('no_target_available', 'No upstream is available for this model.', { retryAfterSec: 5 });
+  switch (last.reason) {
+    case 'timeout':
+      return new GatewayError('upstream_timeout', `Every upstream timed out: ${last.message}`);
+    case 'upstream_429':
+    case 'unavailable':
+      return new GatewayError('no_target_available', `No upstream can take the call now: ${last.message}`, { retryAfterSec: last.retryAfterSec ?? 5 });
+    case 'connect_error':
+    case 'upstream_5xx':
+      return new GatewayError('upstream_error', `Every upstream failed: ${last.message}`);
+    default: {
+      const never: never = last.reason;
+      return never;
+    }
+  }
+}
+
+async function attempt(input: DispatchInput, route: Route): Promise<Served | AttemptFailure> {
+  const { target } = route;
+  const ctrl = new AbortController();
+  const onAbort = (): void => ctrl.abort(input.signal.reason);
+  input.signal.addEventListener('abort', onAbort, { once: true });
+  const total = setTimeout(() => ctrl.abort(new UpstreamFailure('timeout', `no answer within ${target.timeouts.totalMs} ms`)), target.timeouts.totalMs);
+  total.unref();
+  const abort = (): void => {
+    clearTimeout(total);
+    input.signal.removeEventListener('abort', onAbort);
+    if (!ctrl.signal.aborted) ctrl.abort(new Error('done'));
+  };
+  try {
+    const provider = input.providers.get(target.provider);
+    const translation = input.translationFor(provider.protocol);
+    const req = translation.request(target);
+    const outcome = await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
+    const served = await accept({ ...route, translation, abort }, outcome, ctrl);
+    if (!('kind' in served)) abort();
+    return served;
+  } catch (err) {
+    abort();
+    if (input.signal.aborted) throw input.signal.reason ?? err;
+    const reason = ctrl.signal.reason;
+    if (reason instanceof UpstreamFailure) return failure(reason.reason, reason.message);
+    if (err instanceof UpstreamFailure) return failure(err.reason, err.message);
+    throw err;
+  }
+}
+
+function failure(reason: FallbackReason, message: string, retryAfterSec?: number): AttemptFailure {
+  return { reason, message, retryAfterSec };
+}
+
+async function accept(a: Attempt, o: UpstreamOutcome, ctrl: AbortController): Promise<Served | AttemptFailure> {
+  switch (o.kind) {
+    case 'json': {
+      const { body, usage } = a.translation.response(o.body, a.model.id);
+      a.abort();
+      return { ...a, kind: 'json', body, usage };
+    }
+    case 'error':
+      return upstreamError(a, o);
+    case 'stream':
+      return firstEvents(a, o.body, ctrl);
+    default: {
+      const never: never = o;
+      return never;
+    }
+  }
+}
+
+function upstreamError(route: Attempt, o: Extract<UpstreamOutcome, { kind: 'error' }>): AttemptFailure {
+  const reason = reasonForStatus(o.status);
+  const message = scrub(route.translation.errorMessage(o.body, o.status), route.target);
+  if (reason) return failure(reason, message, retryAfterSeconds(o.retryAfter));
+  // Not worth another target: the request itself was refused, or our credentials/config are wrong.
+  if (o.status === 401 || o.status === 403) {
+    throw new DispatchError(new GatewayError('upstream_error', `The upstream ${route.target.name} refused the gateway's credentials (${o.status}).`), route);
+  }
+  if (o.status === 413) throw new DispatchError(new GatewayError('request_too_large', message), route);
+  if (o.status === 404) throw new DispatchError(new GatewayError('upstream_error', message), route);
+  throw new DispatchError(new GatewayError('invalid_request', message), route);
+}
+
+/** Never echo a provider credential that an upstream put into its error text. */
+function scrub(message: string, target: CompiledTarget): string {
+  const cred = credentialValue(target);
+  return cred && cred.length >= 4 ? message.split(cred).join('[redacted]') : message;
+}
+
+async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | string>, ctrl: AbortController): Promise<Served | AttemptFailure> {
+  const parser = new SseParser();
+  const rest = body[Symbol.asyncIterator]();
+  const timer = setTimeout(() => ctrl.abort(new UpstreamFailure('timeout', `no first byte within ${route.target.timeouts.firstByteMs} ms`)), route.target.timeouts.firstByteMs);
+  try {
+    for (;;) {
+      const next = await rest.next();
+      if (next.done) return failure('connect_error', 'the upstream closed the stream before its first event');
+      const events = parser.push(next.value);
+      if (events.length === 0) continue;
+      const e = events[0] as SseEvent;
+      if (e.event === 'error' || (e.data.startsWith('{"error"') && !e.data.includes('"choices"'))) {
+        return failure('upstream_5xx', 'the upstream stream began with an error event');
+      }
+      return { ...route, kind: 'stream', first: events, parser, rest };
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,15 @@
+// The x-svc-* headers every proxied answer carries (DESIGN.md section 5).
+import type { Route } from './dispatch.ts';
+
+export function routeHeaders(requestedModel: string, route: Route | null): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-svc-original-model': requestedModel,
+    'x-svc-fallback': route?.fallback ? 'true' : 'false',
+  };
+  if (route) {
+    h['x-svc-upstream'] = route.target.name;
+    h['x-svc-served-model'] = route.model.id;
+    if (route.fallback && route.fallbackReason) h['x-svc-fallback-reason'] = route.fallbackReason;
+  }
+  return h;
+}

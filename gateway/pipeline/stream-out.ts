@@ -1,0 +1,70 @@
+// Step 5 for streams: write each upstream event through as it arrives, end with an explicit error event on
+// any failure (never a clean end after a cut), and report what was served.
+import type { ServerResponse } from 'node:http';
+import type { StreamTranslator, Usage } from '../translate/types.ts';
+import type { Served } from './dispatch.ts';
+
+export interface StreamResult {
+  outcome: 'complete' | 'upstream_error' | 'client_closed';
+  usage: Usage;
+  /** Upstream events seen: an estimate of output tokens when usage never arrived. */
+  events: number;
+  message: string | null;
+}
+
+function write(res: ServerResponse, text: string): Promise<void> | null {
+  if (text === '' || res.destroyed) return null;
+  if (res.write(text)) return null;
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export async function pipeStream(
+  served: Extract<Served, { kind: 'stream' }>, tr: StreamTranslator, res: ServerResponse, clientGone: () => boolean,
+): Promise<StreamResult> {
+  let events = 0;
+  const result = (outcome: StreamResult['outcome'], message: string | null): StreamResult => ({ outcome, usage: tr.usage(), events, message });
+  try {
+    let pending = served.first;
+    for (;;) {
+      for (const ev of pending) {
+        events++;
+        const wait = write(res, tr.event(ev));
+        if (wait) await wait;
+      }
+      if (clientGone()) return result('client_closed', null);
+      if (tr.complete) break;
+      const next = await served.rest.next();
+      if (next.done) break;
+      pending = served.parser.push(next.value);
+    }
+  } catch (err) {
+    if (clientGone()) return result('client_closed', null);
+    return endWithError(res, tr, result, `The upstream stream failed: ${(err as Error).message || 'error'}`);
+  } finally {
+    served.abort();
+  }
+  if (!tr.complete || served.parser.pending) {
+    return endWithError(res, tr, result, 'The upstream closed the stream before it was complete.');
+  }
+  if (tr.failed) {
+    res.end();
+    return result('upstream_error', 'The upstream ended the stream with an error.');
+  }
+  res.end(tr.finish());
+  return result('complete', null);
+}
+
+function endWithError(
+  res: ServerResponse, tr: StreamTranslator, result: (o: StreamResult['outcome'], m: string | null) => StreamResult, message: string,
+): StreamResult {
+  if (!res.destroyed) res.end(tr.error(message));
+  return result('upstream_error', message);
+}

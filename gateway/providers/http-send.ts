@@ -1,0 +1,61 @@
+// Shared HTTP transport of the HTTP providers: undici keep-alive pools, the four timeouts, failure mapping.
+import { Agent, errors, request } from 'undici';
+import type { CompiledTarget } from '../contract/snapshot.ts';
+import { UpstreamFailure, type UpstreamOutcome } from './types.ts';
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+export class HttpTransport {
+  private readonly agents = new Map<number, Agent>();
+
+  private agent(connectMs: number): Agent {
+    let a = this.agents.get(connectMs);
+    if (!a) {
+      a = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
+      this.agents.set(connectMs, a);
+    }
+    return a;
+  }
+
+  async send(opts: {
+    target: CompiledTarget; url: string; headers: Record<string, string>; body: string; stream: boolean; signal: AbortSignal;
+  }): Promise<UpstreamOutcome> {
+    const { target } = opts;
+    try {
+      const res = await request(opts.url, {
+        method: 'POST',
+        headers: opts.headers,
+        body: opts.body,
+        signal: opts.signal,
+        dispatcher: this.agent(target.timeouts.connectMs),
+        headersTimeout: target.timeouts.firstByteMs,
+        bodyTimeout: target.timeouts.idleMs,
+      });
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const body = await res.body.text().catch(() => '');
+        const ra = res.headers['retry-after'];
+        return { kind: 'error', status: res.statusCode, body, retryAfter: Array.isArray(ra) ? ra[0] : ra };
+      }
+      if (opts.stream) return { kind: 'stream', status: res.statusCode, body: res.body };
+      return { kind: 'json', status: res.statusCode, body: await res.body.text() };
+    } catch (err) {
+      throw toFailure(err, opts.signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((a) => a.close()));
+    this.agents.clear();
+  }
+}
+
+/** Maps a transport error to the fallback reason it stands for; aborts by the caller are rethrown as they are. */
+export function toFailure(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason ?? err;
+  const code = (err as { code?: string }).code ?? '';
+  if (TIMEOUT_CODES.has(code)) return new UpstreamFailure('timeout', `upstream timed out (${code})`);
+  if (err instanceof errors.UndiciError || /^E[A-Z]+$/.test(code)) {
+    return new UpstreamFailure('connect_error', `upstream connection failed (${code || 'error'})`);
+  }
+  return err;
+}

@@ -1,0 +1,81 @@
+// Built-in mock provider: speaks the OpenAI protocol in process, deterministic, with optional latency.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
+import { mockEmbedding, mockReply, mockTokens, promptText } from './reply.ts';
+
+interface ChatBody {
+  model: string;
+  messages: unknown;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stream_options?: { include_usage?: boolean };
+}
+
+interface EmbeddingsBody {
+  model: string;
+  input: string | string[];
+  dimensions?: number;
+}
+
+export class MockProvider implements Provider {
+  readonly protocol = 'openai' as const;
+
+  async send(call: UpstreamCall): Promise<UpstreamOutcome> {
+    const mock = call.target.mock ?? { latencyMs: 0, chunkDelayMs: 0 };
+    if (mock.latencyMs > 0) await sleep(mock.latencyMs, undefined, { signal: call.signal });
+    switch (call.operation) {
+      case 'chat':
+        return this.chat(JSON.parse(call.body) as ChatBody, call, mock.chunkDelayMs);
+      case 'embeddings':
+        return { kind: 'json', status: 200, body: JSON.stringify(embeddings(JSON.parse(call.body) as EmbeddingsBody)) };
+      default:
+        return { kind: 'error', status: 404, body: '{"error":{"message":"mock serves chat and embeddings"}}', retryAfter: undefined };
+    }
+  }
+
+  private chat(body: ChatBody, call: UpstreamCall, delayMs: number): UpstreamOutcome {
+    const id = `chatcmpl-mock-${Date.now().toString(36)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const { pieces, truncated } = mockReply(body.model, body.messages, body.max_completion_tokens ?? body.max_tokens);
+    const usage = { prompt_tokens: mockTokens(promptText(body.messages)), completion_tokens: pieces.length, total_tokens: 0 };
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    const finish = truncated ? 'length' : 'stop';
+    if (!call.stream) {
+      const message = { role: 'assistant', content: pieces.join(''), refusal: null };
+      const out = { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage };
+      return { kind: 'json', status: 200, body: JSON.stringify(out) };
+    }
+    const withUsage = body.stream_options?.include_usage === true;
+    return { kind: 'stream', status: 200, body: chunks({ id, created, model: body.model, pieces, finish, usage: withUsage ? usage : null, delayMs, signal: call.signal }) };
+  }
+
+  async close(): Promise<void> {}
+}
+
+async function* chunks(o: {
+  id: string; created: number; model: string; pieces: string[]; finish: string; usage: object | null; delayMs: number; signal: AbortSignal;
+}): AsyncGenerator<string> {
+  const base = { id: o.id, object: 'chat.completion.chunk', created: o.created, model: o.model };
+  const u = o.usage ? { usage: null } : {};
+  const frame = (choices: object[], extra: object = u): string => `data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`;
+  yield frame([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+  for (const p of o.pieces) {
+    if (o.delayMs > 0) await sleep(o.delayMs, undefined, { signal: o.signal });
+    yield frame([{ index: 0, delta: { content: p }, logprobs: null, finish_reason: null }]);
+  }
+  yield frame([{ index: 0, delta: {}, logprobs: null, finish_reason: o.finish }]);
+  if (o.usage) yield frame([], { usage: o.usage });
+  yield 'data: [DONE]\n\n';
+}
+
+function embeddings(body: EmbeddingsBody): object {
+  const inputs = Array.isArray(body.input) ? body.input : [body.input];
+  const dims = body.dimensions ?? 16;
+  const tokens = inputs.reduce((s, t) => s + mockTokens(String(t)), 0);
+  return {
+    object: 'list',
+    data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: mockEmbedding(String(t), dims) })),
+    model: body.model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
+}

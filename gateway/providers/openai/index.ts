@@ -1,0 +1,28 @@
+// OpenAI-compatible upstream (api.openai.com or any vendor speaking its wire format). baseUrl ends in /v1.
+import { HttpTransport } from '../http-send.ts';
+import { credentialValue, type Operation, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
+
+const PATHS: Partial<Record<Operation, string>> = { chat: '/chat/completions', embeddings: '/embeddings' };
+
+export class OpenAIProvider implements Provider {
+  readonly protocol = 'openai' as const;
+  private readonly http = new HttpTransport();
+
+  send(call: UpstreamCall): Promise<UpstreamOutcome> {
+    const path = PATHS[call.operation];
+    if (!path || !call.target.baseUrl) throw new Error(`openai provider cannot serve ${call.operation}`);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: call.stream ? 'text/event-stream' : 'application/json',
+    };
+    const key = credentialValue(call.target);
+    if (key) headers.authorization = `Bearer ${key}`;
+    return this.http.send({
+      target: call.target, url: call.target.baseUrl + path, headers, body: call.body, stream: call.stream, signal: call.signal,
+    });
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}

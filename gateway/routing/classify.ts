@@ -1,0 +1,24 @@
+// Why an attempt failed, and whether the next target may be tried (only before the client saw a byte).
+import type { UpstreamOutcome } from '../providers/types.ts';
+
+export type FallbackReason = 'timeout' | 'connect_error' | 'upstream_5xx' | 'upstream_429' | 'unavailable';
+
+/** The fallback reason an upstream error status stands for, or null when it must reach the client as it is. */
+export function reasonForStatus(status: number): FallbackReason | null {
+  if (status === 429) return 'upstream_429';
+  if (status >= 500) return 'upstream_5xx';
+  return null;
+}
+
+export function reasonForOutcome(o: UpstreamOutcome): FallbackReason | null {
+  return o.kind === 'error' ? reasonForStatus(o.status) : null;
+}
+
+/** Seconds from an upstream retry-after header (seconds or HTTP date), bounded to [1, 3600]. */
+export function retryAfterSeconds(header: string | undefined, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const n = Number(header);
+  const secs = Number.isFinite(n) ? n : (Date.parse(header) - now) / 1000;
+  if (!Number.isFinite(secs)) return undefined;
+  return Math.min(3600, Math.max(1, Math.ceil(secs)));
+}

@@ -1,0 +1,70 @@
+// build(): the gateway's HTTP server over a set of dependencies (the test helper and main.ts both use it).
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { cors } from './http/cors.ts';
+import { errorHandling } from './http/errors.ts';
+import { Metrics } from './http/metrics.ts';
+import { openAIRoutes } from './http/openai-routes.ts';
+import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
+import { ProviderRegistry } from './providers/registry.ts';
+import type { Store } from './state/store.ts';
+
+export interface BuildOptions {
+  config: ConfigSource;
+  store: Store;
+  pepper: string;
+  providers?: ProviderRegistry;
+  metrics?: Metrics;
+  logLevel?: string;
+  bodyLimit?: number;
+  ready?: () => boolean;
+}
+
+export const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  '*.apiKey',
+  '*.credential',
+  '*.pepper',
+];
+
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  return { level, redact: { paths: REDACT, censor: '[redacted]' } };
+}
+
+export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps }> {
+  const app = Fastify({
+    logger: loggerOptions(opts.logLevel ?? process.env.LOG_LEVEL ?? 'info'),
+    bodyLimit: opts.bodyLimit ?? 10 * 1024 * 1024,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    keepAliveTimeout: 65_000,
+  });
+  // Any content type is read as JSON: curl -d without a header still gets a clear answer.
+  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  const deps: GatewayDeps = {
+    config: opts.config,
+    store: opts.store,
+    providers: opts.providers ?? new ProviderRegistry(),
+    pepper: opts.pepper,
+    metrics: opts.metrics ?? new Metrics(),
+    log: app.log,
+    now: Date.now,
+  };
+  cors(app);
+  errorHandling(app);
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const ready = opts.ready?.() ?? true;
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting' });
+  });
+  app.get('/metrics', async (_req, reply) => {
+    return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+  openAIRoutes(app, deps);
+  app.addHook('onClose', async () => {
+    await deps.providers.close();
+  });
+  return { app, deps };
+}

@@ -1,0 +1,114 @@
+// OpenAI client -> OpenAI-protocol upstream (chat and embeddings): pass-through apart from the model name,
+// forced usage on streams, and metadata the upstream would reject.
+import type { CompiledTarget } from '../contract/snapshot.ts';
+import type { SseEvent } from '../sse/parser.ts';
+import { fromOpenAIUsage, openAIErrorMessage } from './openai-usage.ts';
+import { NO_USAGE, safeJson, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
+
+type Body = Record<string, unknown>;
+
+/** The client's body for the upstream: model replaced, task_type (ours) removed, usage forced on streams. */
+export function upstreamChatBody(client: Body, upstreamModel: string): Body {
+  const out: Body = { ...client, model: upstreamModel };
+  const meta = client.metadata as Record<string, unknown> | undefined;
+  if (meta && typeof meta === 'object') {
+    const { task_type: _t, ...rest } = meta;
+    // OpenAI accepts metadata only with store: true; other OpenAI-compatible vendors reject it outright.
+    if (Object.keys(rest).length > 0 && client.store === true) out.metadata = rest;
+    else delete out.metadata;
+  }
+  if (client.stream === true) {
+    out.stream_options = { ...(client.stream_options as Body | undefined), include_usage: true };
+  }
+  return out;
+}
+
+const MODEL_FIELD = /(?<!\\)"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
+
+/** Sets the top-level model of a serialized OpenAI object without re-serializing it. */
+export function rewriteModel(json: string, model: string): string {
+  return json.replace(MODEL_FIELD, () => `"model":${JSON.stringify(model)}`);
+}
+
+class OpenAIPassThroughStream implements StreamTranslator {
+  complete = false;
+  failed = false;
+  private seen: Usage = NO_USAGE;
+  private readonly model: string;
+  private readonly clientWantsUsage: boolean;
+
+  constructor(model: string, clientWantsUsage: boolean) {
+    this.model = model;
+    this.clientWantsUsage = clientWantsUsage;
+  }
+
+  event(ev: SseEvent): string {
+    const data = ev.data;
+    if (data === '[DONE]') {
+      this.complete = true;
+      return 'data: [DONE]\n\n';
+    }
+    // Only the chunk that carries usage is parsed; the others are passed on with the model name set.
+    if (data.includes('"usage":{')) {
+      const chunk = safeJson(data) as { usage?: Parameters<typeof fromOpenAIUsage>[0]; choices?: unknown[] } | undefined;
+      if (chunk?.usage) this.seen = fromOpenAIUsage(chunk.usage);
+      if (!this.clientWantsUsage && Array.isArray(chunk?.choices) && chunk.choices.length === 0) return '';
+    }
+    if (data.includes('"error"') && !data.includes('"choices"')) {
+      // An error event from the upstream: pass it on as the explicit end of the stream.
+      this.complete = true;
+      this.failed = true;
+      return `data: ${data}\n\n`;
+    }
+    return `data: ${rewriteModel(data, this.model)}\n\n`;
+  }
+
+  finish(): string {
+    return '';
+  }
+
+  usage(): Usage {
+    return this.seen;
+  }
+
+  error(message: string): string {
+    return `data: ${JSON.stringify({ error: { message, type: 'api_error', param: null, code: 'upstream_stream_error' } })}\n\n`;
+  }
+}
+
+export function openAIChatPassThrough(client: Body): Translation {
+  const wantsUsage = (client.stream_options as Body | undefined)?.include_usage === true;
+  return {
+    dialect: 'openai',
+    protocol: 'openai',
+    request(target: CompiledTarget): UpstreamRequest {
+      const body = upstreamChatBody(client, target.upstreamModel);
+      return { operation: 'chat', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
+    },
+    response(upstreamBody: string, servedModel: string) {
+      const parsed = safeJson(upstreamBody) as { usage?: Parameters<typeof fromOpenAIUsage>[0] } | undefined;
+      return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(parsed?.usage) };
+    },
+    stream: (servedModel: string) => new OpenAIPassThroughStream(servedModel, wantsUsage),
+    errorMessage: openAIErrorMessage,
+  };
+}
+
+export function openAIEmbeddingsPassThrough(client: Body): Translation {
+  return {
+    dialect: 'openai',
+    protocol: 'openai',
+    request(target: CompiledTarget): UpstreamRequest {
+      const { metadata: _m, ...rest } = client;
+      return { operation: 'embeddings', body: JSON.stringify({ ...rest, model: target.upstreamModel }), stream: false, headers: {} };
+    },
+    response(upstreamBody: string, servedModel: string) {
+      const parsed = safeJson(upstreamBody) as { usage?: Parameters<typeof fromOpenAIUsage>[0] } | undefined;
+      return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(parsed?.usage) };
+    },
+    stream(): StreamTranslator {
+      throw new Error('embeddings do not stream');
+    },
+    errorMessage: openAIErrorMessage,
+  };
+}

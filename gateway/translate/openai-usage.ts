@@ -1,0 +1,29 @@
+import type { Usage } from './types.ts';
+
+interface OpenAIUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+}
+
+/** OpenAI usage -> ours. OpenAI's prompt_tokens already include cached tokens: counted once. */
+export function fromOpenAIUsage(u: OpenAIUsage | null | undefined): Usage {
+  return {
+    inputTokens: num(u?.prompt_tokens),
+    outputTokens: num(u?.completion_tokens),
+    cacheReadTokens: num(u?.prompt_tokens_details?.cached_tokens),
+    cacheWriteTokens: 0,
+  };
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
+}
+
+export function openAIErrorMessage(body: string, status: number): string {
+  try {
+    const e = (JSON.parse(body) as { error?: { message?: unknown } }).error;
+    if (typeof e?.message === 'string') return `upstream answered ${status}: ${e.message.slice(0, 500)}`;
+  } catch { /* not JSON */ }
+  return `upstream answered ${status}`;
+}

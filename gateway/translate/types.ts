@@ -1,0 +1,57 @@
+// A translation binds one client dialect to one upstream protocol for one operation. It is built per request
+// from the client's parsed body and never mutates it, so a retry on the next target re-runs it from scratch.
+import type { CompiledTarget } from '../contract/snapshot.ts';
+import type { Dialect } from '../errors/catalog.ts';
+import type { Operation, Protocol } from '../providers/types.ts';
+import type { SseEvent } from '../sse/parser.ts';
+
+export interface Usage {
+  /** All input tokens, cache reads and writes included (what the input price applies to). */
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+export interface UpstreamRequest {
+  operation: Operation;
+  body: string;
+  stream: boolean;
+  headers: Record<string, string>;
+}
+
+export interface StreamTranslator {
+  /** Bytes to write to the client for one upstream event ('' to write nothing). */
+  event(ev: SseEvent): string;
+  /** True once the upstream signalled a proper end ([DONE], message_stop). */
+  readonly complete: boolean;
+  /** True when the upstream ended the stream with its own error event (already written through). */
+  readonly failed: boolean;
+  /** Bytes to write after a complete upstream stream (trailing events), if any. */
+  finish(): string;
+  /** Token usage seen so far. */
+  usage(): Usage;
+  /** An explicit error event in the client's dialect: a cut stream never ends cleanly. */
+  error(message: string): string;
+}
+
+export interface Translation {
+  readonly dialect: Dialect;
+  readonly protocol: Protocol;
+  request(target: CompiledTarget): UpstreamRequest;
+  /** A 2xx non-streaming upstream body to the client's body (model set to the served model) and its usage. */
+  response(upstreamBody: string, servedModel: string): { body: string; usage: Usage };
+  stream(servedModel: string): StreamTranslator;
+  /** The message of an upstream error body, safe to show the client. */
+  errorMessage(upstreamBody: string, status: number): string;
+}
+
+export function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

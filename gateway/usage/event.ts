@@ -1,0 +1,53 @@
+// One usage event per call (success, error, fallback), created with a server-side id at admission.
+import { randomUUID } from 'node:crypto';
+import type { FallbackReason } from '../routing/classify.ts';
+
+export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'count_tokens';
+
+export interface UsageEvent {
+  eventId: string;
+  createdAt: string;
+  account: string;
+  apiKey: string;
+  taskType: string | null;
+  endpoint: Endpoint;
+  requestedModel: string;
+  servedModel: string | null;
+  upstream: string | null;
+  fallback: boolean;
+  fallbackReason: FallbackReason | null;
+  status: number;
+  errorCode: string | null;
+  stream: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costNano: number;
+  feeNano: number;
+  latencyMs: number;
+  ttftMs: number | null;
+}
+
+export function newEventId(): string {
+  return randomUUID();
+}
+
+export interface UsageSink {
+  emit(event: UsageEvent): void;
+}
+
+/** Keeps the latest events in memory (standalone without Postgres), bounded. */
+export class MemoryUsageSink implements UsageSink {
+  readonly events: UsageEvent[] = [];
+  private readonly max: number;
+
+  constructor(max = 10_000) {
+    this.max = max;
+  }
+
+  emit(event: UsageEvent): void {
+    this.events.push(event);
+    if (this.events.length > this.max) this.events.splice(0, this.events.length - this.max);
+  }
+}
