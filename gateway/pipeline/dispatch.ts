@@ -162,7 +162,11 @@ async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | stri
   const timer = setTimeout(() => ctrl.abort(new UpstreamFailure('timeout', `no first byte within ${route.target.timeouts.firstByteMs} ms`)), route.target.timeouts.firstByteMs);
   try {
     for (;;) {
-      const next = await rest.next();
+      const next = await rest.next().catch((err: unknown) => {
+        if (ctrl.signal.aborted) throw err;
+        return failure('connect_error', `the upstream stream failed before its first event (${(err as { code?: string }).code ?? 'error'})`);
+      });
+      if ('reason' in next) return next;
       if (next.done) return failure('connect_error', 'the upstream closed the stream before its first event');
       const events = parser.push(next.value);
       if (events.length === 0) continue;

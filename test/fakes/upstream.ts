@@ -1,0 +1,159 @@
+// A fake model provider on 127.0.0.1 speaking the OpenAI wire format (chat, streaming, embeddings), scriptable
+// per request: reply, fail with a status, stall before or after headers, cut or stall mid-stream.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type Behavior =
+  | { kind: 'reply'; content?: string; usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }; delayMs?: number; chunkDelayMs?: number; model?: string }
+  | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
+  | { kind: 'stall' }
+  | { kind: 'stall-after-headers' }
+  | { kind: 'cut'; afterChunks: number }
+  | { kind: 'stall-mid'; afterChunks: number };
+
+export interface RecordedCall {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+  aborted: boolean;
+}
+
+export interface FakeUpstream {
+  url: string;
+  /** Base URL as the OpenAI SDK takes it (ends in /v1). */
+  baseUrl: string;
+  calls: RecordedCall[];
+  /** Queue behaviours for the next requests; when empty, `fallback` answers. */
+  enqueue(...b: Behavior[]): void;
+  fallback: (call: RecordedCall) => Behavior;
+  /** Tokens served so far (what a usage ledger must add up to). */
+  served: { prompt: number; completion: number };
+  close(): Promise<void>;
+}
+
+const DEFAULT_REPLY = 'Hello from the fake upstream.';
+
+export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
+  const queue: Behavior[] = [];
+  const sockets = new Set<Socket>();
+  const fake: FakeUpstream = {
+    url: '', baseUrl: '', calls: [], served: { prompt: 0, completion: 0 },
+    enqueue: (...b) => queue.push(...b),
+    fallback: () => ({ kind: 'reply' }),
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (raw += c));
+    req.on('end', () => {
+      let body: Record<string, unknown> = {};
+      try { body = JSON.parse(raw) as Record<string, unknown>; } catch { /* recorded as empty */ }
+      const call: RecordedCall = { path: req.url ?? '', headers: req.headers, body, aborted: false };
+      fake.calls.push(call);
+      res.on('close', () => { if (!res.writableFinished) call.aborted = true; });
+      const b = queue.shift() ?? fake.fallback(call);
+      void answer(fake, name, call, b, res);
+    });
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  fake.url = `http://127.0.0.1:${port}`;
+  fake.baseUrl = `${fake.url}/v1`;
+  return fake;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function answer(fake: FakeUpstream, name: string, call: RecordedCall, b: Behavior, res: ServerResponse): Promise<void> {
+  if (b.kind === 'status') {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (b.retryAfter) headers['retry-after'] = b.retryAfter;
+    res.writeHead(b.status, headers).end(JSON.stringify(b.body ?? { error: { message: `${name} failed with ${b.status}`, type: 'server_error' } }));
+    return;
+  }
+  if (b.kind === 'stall') return; // never answers; the gateway's timeout must act
+  if (call.path.endsWith('/embeddings')) return embeddings(fake, call, res);
+  const model = String(call.body.model ?? 'unknown');
+  const reply = b.kind === 'reply' ? b : { kind: 'reply' as const };
+  const content = reply.content ?? DEFAULT_REPLY;
+  const usage = reply.usage ?? { prompt_tokens: 11, completion_tokens: 7 };
+  if (reply.delayMs) await sleep(reply.delayMs);
+  if (call.body.stream === true) return stream(fake, { call, res, b, model: reply.model ?? model, content, usage, chunkDelayMs: reply.chunkDelayMs ?? 0 });
+  if (b.kind === 'cut') {
+    res.socket?.destroy();
+    return;
+  }
+  if (b.kind === 'stall-after-headers' || b.kind === 'stall-mid') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"id":"chatcmpl-fake",');
+    return;
+  }
+  fake.served.prompt += usage.prompt_tokens;
+  fake.served.completion += usage.completion_tokens;
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+    id: 'chatcmpl-fake', object: 'chat.completion', created: 1_700_000_000, model: reply.model ?? model,
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: openAIUsage(usage),
+  }));
+}
+
+function openAIUsage(u: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }): object {
+  return {
+    prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens,
+    ...(u.cached_tokens ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {}),
+  };
+}
+
+interface StreamArgs {
+  call: RecordedCall; res: ServerResponse; b: Behavior; model: string; content: string;
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }; chunkDelayMs: number;
+}
+
+async function stream(fake: FakeUpstream, a: StreamArgs): Promise<void> {
+  const { res, b } = a;
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.flushHeaders();
+  if (b.kind === 'stall-after-headers') return;
+  const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model: a.model };
+  const withUsage = (a.call.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+  const u = withUsage ? { usage: null } : {};
+  const pieces = a.content.split(/(?<= )/);
+  const frames = [
+    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], ...u },
+    ...pieces.map((p) => ({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }], ...u })),
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...u },
+    ...(withUsage ? [{ ...base, choices: [], usage: openAIUsage(a.usage) }] : []),
+  ];
+  for (let i = 0; i < frames.length; i++) {
+    if (res.destroyed) return;
+    if ((b.kind === 'cut' || b.kind === 'stall-mid') && i === b.afterChunks) {
+      if (b.kind === 'cut') {
+        await sleep(30); // let the chunks written so far reach the gateway first
+        res.socket?.destroy();
+      }
+      return;
+    }
+    res.write(`data: ${JSON.stringify(frames[i])}\n\n`);
+    if (a.chunkDelayMs) await sleep(a.chunkDelayMs);
+  }
+  fake.served.prompt += a.usage.prompt_tokens;
+  fake.served.completion += a.usage.completion_tokens;
+  res.end('data: [DONE]\n\n');
+}
+
+function embeddings(fake: FakeUpstream, call: RecordedCall, res: ServerResponse): void {
+  const input = call.body.input;
+  const inputs = Array.isArray(input) ? input : [input];
+  const tokens = inputs.length * 5;
+  fake.served.prompt += tokens;
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+    object: 'list', model: call.body.model,
+    data: inputs.map((_t, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3, index] })),
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  }));
+}

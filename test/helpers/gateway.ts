@@ -1,0 +1,41 @@
+// Starts the real gateway server in process on 127.0.0.1 from manifests, with the in-memory store.
+import type { FastifyInstance } from 'fastify';
+import { compile } from '../../gateway/contract/compile.ts';
+import type { Snapshot } from '../../gateway/contract/snapshot.ts';
+import { formatIssue, parseManifests } from '../../gateway/config/manifests.ts';
+import { build } from '../../gateway/server.ts';
+import { MemoryStore } from '../../gateway/state/memory-store.ts';
+import { MemoryUsageSink } from '../../gateway/usage/event.ts';
+
+export interface TestGateway {
+  url: string;
+  app: FastifyInstance;
+  sink: MemoryUsageSink;
+  store: MemoryStore;
+  snapshot: Snapshot;
+  close(): Promise<void>;
+}
+
+export const TEST_PEPPER = 'test-pepper-not-secret';
+
+export async function startGateway(docs: object[], opts: { bodyLimit?: number } = {}): Promise<TestGateway> {
+  const parsed = parseManifests(docs.map((doc, i) => ({ source: `test#${i}`, doc })));
+  if (parsed.errors.length > 0) throw new Error(parsed.errors.map(formatIssue).join('\n'));
+  const result = compile(parsed.set, { pepper: TEST_PEPPER });
+  if (result.problems.length > 0) throw new Error(JSON.stringify(result.problems));
+  const sink = new MemoryUsageSink();
+  const store = new MemoryStore(sink);
+  await store.applyConfig(result.snapshot, result.keys);
+  const { app } = await build({ config: { current: () => result.snapshot }, store, pepper: TEST_PEPPER, logLevel: 'silent', bodyLimit: opts.bodyLimit });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url: address, app, sink, store, snapshot: result.snapshot, close: () => app.close() };
+}
+
+/** Waits until `cond` holds (polling), bounded. */
+export async function eventually(cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

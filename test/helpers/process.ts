@@ -1,0 +1,61 @@
+// Runs the gateway as a real process (node gateway/main.ts), as npm start does, and reads its output.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface GatewayProcess {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  /** Keys printed once at start, by ApiKey name. */
+  keys: Record<string, string>;
+  stop(): Promise<number | null>;
+}
+
+export async function startGatewayProcess(env: Record<string, string>, args: string[] = []): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['gateway/main.ts', ...args], {
+    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
+    const check = (): void => {
+      const m = /svc-gateway listening on (http:\/\/\S+)/.exec(out) ?? /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.on('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${out}`)));
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  const keys: Record<string, string> = {};
+  for (const m of out.matchAll(/^\s+(\S+)\s+account \S+\s+(sk-svc-\S+)$/gm)) keys[m[1] as string] = m[2] as string;
+  return {
+    url, child, keys, output: () => out,
+    stop: () => new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+export function runToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['gateway/main.ts', ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env } });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
