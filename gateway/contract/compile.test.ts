@@ -1,0 +1,108 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseManifests } from '../config/manifests.ts';
+import { readManifestFiles } from '../config/manifests.ts';
+import { DEMO_CONFIG, loadStandaloneConfig } from '../config/standalone.ts';
+import { compile } from './compile.ts';
+import { generateKey, hashKey } from './keys.ts';
+
+const API = 'gateway.svc.dev/v1alpha1';
+const plan = { apiVersion: API, kind: 'Plan', metadata: { name: 'pro' }, spec: { tier: 2, limits: { rpm: 100, tpm: 5000 } } };
+const acct = { apiVersion: API, kind: 'Account', metadata: { name: 'acme' }, spec: { planRef: 'pro', credits: [{ id: 'c1', amountUsd: 2.5 }] } };
+const routeDoc = {
+  apiVersion: API, kind: 'ModelRoute', metadata: { name: 'gpt' },
+  spec: {
+    pricing: { inputPerMTokUsd: 0.156, outputPerMTokUsd: 0.624 },
+    targets: [{ name: 'oa', provider: 'openai', baseUrl: 'https://api.example.test/v1/', credentials: { secretKeyRef: { name: 'upstream', key: 'token' } } }],
+  },
+};
+const upstreamSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'upstream' }, data: { token: Buffer.from('upstream-token').toString('base64') } };
+
+function parse(docs: object[]) {
+  return parseManifests(docs.map((doc, i) => ({ source: `t#${i}`, doc })));
+}
+
+describe('compile', () => {
+  it('compiles prices to integer nano-USD per token, trims baseUrl, resolves Secret data', () => {
+    const { set, errors } = parse([plan, acct, routeDoc, upstreamSecret]);
+    expect(errors).toEqual([]);
+    const { snapshot, problems } = compile(set, { pepper: 'p' });
+    expect(problems).toEqual([]);
+    expect(snapshot.models.gpt).toMatchObject({ inputNanoPerToken: 156, outputNanoPerToken: 624, maxOutputTokens: 4096, type: 'chat', minTier: 0 });
+    expect(snapshot.models.gpt?.targets[0]).toMatchObject({ baseUrl: 'https://api.example.test/v1', upstreamModel: 'gpt', credential: { kind: 'value', value: 'upstream-token' } });
+    expect(snapshot.accounts.acme).toEqual({ name: 'acme', plan: 'pro', trialCreditNano: 1_000_000_000, credits: [{ id: 'c1', amountNano: 2_500_000_000 }] });
+  });
+
+  it('is deterministic: the same manifests in any order give the same version', () => {
+    const a = compile(parse([plan, acct, routeDoc, upstreamSecret]).set, { pepper: 'p' }).snapshot;
+    const b = compile(parse([upstreamSecret, routeDoc, acct, plan]).set, { pepper: 'p' }).snapshot;
+    expect(a.version).toBe(b.version);
+    const c = compile(parse([plan, acct, { ...routeDoc, spec: { ...routeDoc.spec, pricing: { inputPerMTokUsd: 1 } } }, upstreamSecret]).set, { pepper: 'p' }).snapshot;
+    expect(c.version).not.toBe(a.version);
+  });
+
+  it('caps key limits by the plan and stores only the HMAC of the key', () => {
+    const key = generateKey();
+    const docs = [
+      plan, acct,
+      { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme', limits: { rpm: 1000 }, monthlyBudgetUsd: 3, models: ['gpt*'] } },
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k-key' }, stringData: { key: `${key}\n` } },
+    ];
+    const { keys, problems } = compile(parse(docs).set, { pepper: 'p' });
+    expect(problems).toEqual([]);
+    expect(keys).toEqual([{
+      hash: hashKey(key, 'p'), name: 'k', display: `sk-svc-…${key.slice(-4)}`, account: 'acme',
+      monthlyBudgetNano: 3_000_000_000, rpm: 100, tpm: 5000, models: ['gpt*'], revoked: false,
+    }]);
+    expect(JSON.stringify(keys)).not.toContain(key.slice(7));
+  });
+
+  it.each([
+    ['an unknown plan', [{ ...acct, spec: { planRef: 'nope' } }], 'Account/acme', 'spec.planRef'],
+    ['an unknown account', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'ghost' } }], 'ApiKey/k', 'spec.accountRef'],
+    ['a missing credential Secret', [routeDoc], 'ModelRoute/gpt', 'spec.targets[0].credentials'],
+    ['an unknown fallback', [{ ...routeDoc, spec: { ...routeDoc.spec, fallbacks: ['ghost'] } }, upstreamSecret], 'ModelRoute/gpt', 'spec.fallbacks[0]'],
+    ['a malformed key in a Secret', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k-key' }, stringData: { key: 'sk-svc-nope' } }], 'ApiKey/k', 'spec.secretName'],
+    ['an openai target without baseUrl', [{ ...routeDoc, spec: { ...routeDoc.spec, targets: [{ name: 'x', provider: 'openai' }] } }], 'ModelRoute/gpt', 'spec.targets[0].baseUrl'],
+    ['a duplicate credit id', [plan, { ...acct, spec: { planRef: 'pro', credits: [{ id: 'a', amountUsd: 1 }, { id: 'a', amountUsd: 2 }] } }], 'Account/acme', 'spec.credits[1].id'],
+  ])('reports %s, naming the object and the field', (_n, docs, object, field) => {
+    const { set, errors } = parse(docs as object[]);
+    expect(errors).toEqual([]);
+    const { problems } = compile(set, { pepper: 'p' });
+    expect(problems).toContainEqual(expect.objectContaining({ object, field }));
+  });
+});
+
+describe('manifests', () => {
+  it('drops unknown fields with a warning and rejects wrong types naming the field', () => {
+    const r = parse([{ ...plan, spec: { ...plan.spec, colour: 'blue' } }, { ...acct, spec: { planRef: 7 } }]);
+    expect(r.warnings).toEqual([{ source: 't#0', object: 'Plan/pro', field: 'spec.colour', message: 'unknown field dropped' }]);
+    expect(r.errors).toEqual([expect.objectContaining({ source: 't#1', object: 'Account/acme', field: 'spec.planRef' })]);
+  });
+
+  it('ignores kinds it does not use, with a warning', () => {
+    const r = parse([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }]);
+    expect(r.errors).toEqual([]);
+    expect(r.warnings[0]?.message).toContain('not used');
+  });
+
+  it('loads the shipped demo config: two plans, two accounts, a key for each, mock models', () => {
+    const c = loadStandaloneConfig(undefined, 'p');
+    expect(Object.keys(c.snapshot.plans).sort()).toEqual(['builder', 'free']);
+    expect(c.generated.map((g) => g.apiKey).sort()).toEqual(['demo-builder', 'demo-free']);
+    expect(Object.values(c.snapshot.models).every((m) => m.targets.every((t) => t.provider === 'mock'))).toBe(true);
+    expect(readManifestFiles(DEMO_CONFIG).errors).toEqual([]);
+  });
+
+  it('reads a folder of YAML files in name order, several documents per file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
+    writeFileSync(join(dir, 'b.yaml'), 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {a: b}\n');
+    writeFileSync(join(dir, 'a.yml'), 'apiVersion: gateway.svc.dev/v1alpha1\nkind: Plan\nmetadata: {name: p}\nspec: {tier: 0}\n---\napiVersion: gateway.svc.dev/v1alpha1\nkind: Plan\nmetadata: {name: q}\nspec: {tier: 1}\n');
+    writeFileSync(join(dir, 'notes.txt'), 'ignored');
+    const r = readManifestFiles(dir);
+    expect(r.errors).toEqual([]);
+    expect(r.docs.map((d) => d.source)).toEqual([join(dir, 'a.yml#1'), join(dir, 'a.yml#2'), join(dir, 'b.yaml')]);
+  });
+});
