@@ -1,35 +1,46 @@
 // In-memory store for one standalone process: the same decisions as the Redis store, exact by construction
-// (JavaScript runs one admission at a time).
+// (JavaScript runs one admission at a time). It mirrors redis-store.ts step by step: holds with a deadline,
+// reclaimed on the account's next admit or settle; settle idempotent per hold id; revocation for good.
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
-import type { UsageSink } from '../usage/event.ts';
-import { decideAdmission, type LimitState } from './admission.ts';
-import { monthOf, type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Settlement, type Store } from './store.ts';
+import type { UsageEvent, UsageSink } from '../usage/event.ts';
+import { decideAdmission, toDecision, WINDOW_MS, type LimitState } from './admission.ts';
+import {
+  DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
+  type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
+} from './store.ts';
 
 interface AccountState {
   creditedNano: number;
   spentNano: number;
+  feeNano: number;
   heldNano: number;
   appliedCredits: Set<string>;
   trialGranted: boolean;
+  /** Spend by month, and by `<month>|<key>` for each key. */
   monthSpend: Map<string, number>;
+  /** Open holds by `<month>|<key>`. */
+  monthHeld: Map<string, number>;
+  holds: Map<string, { hold: Hold; deadline: number }>;
+  /** Settled hold ids and when, so a retried settle is a no-op. */
+  settled: Map<string, number>;
 }
 
-interface KeyState {
+interface KeyWindow {
   requests: number[];
   tokens: Array<{ at: number; n: number; id: string }>;
-  monthSpend: Map<string, number>;
-  monthHeld: Map<string, number>;
 }
 
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, StoreAdmin {
   private keys = new Map<string, KeyRecord>();
   private readonly revoked = new Set<string>();
   private readonly accounts = new Map<string, AccountState>();
-  private readonly keyState = new Map<string, KeyState>();
+  private readonly windows = new Map<string, KeyWindow>();
   private readonly sink: UsageSink;
+  private readonly holdTtlMs: number;
 
-  constructor(sink: UsageSink) {
+  constructor(sink: UsageSink, timing: StoreTiming = {}) {
     this.sink = sink;
+    this.holdTtlMs = timing.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
   }
 
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
@@ -45,9 +56,18 @@ export class MemoryStore implements Store {
         st.creditedNano += c.amountNano;
       }
     }
-    // Revocation is irreversible: once seen revoked, a key stays revoked whatever later config says.
     for (const k of keys) if (k.revoked) this.revoked.add(k.hash);
-    this.keys = new Map(keys.map((k) => [k.hash, { ...k, revoked: k.revoked || this.revoked.has(k.hash) }]));
+    // Keys missing from the new config go, except revoked ones: they stay, revoked, whatever later config says.
+    const next = new Map<string, KeyRecord>();
+    for (const [hash, k] of this.keys) if (this.revoked.has(hash)) next.set(hash, { ...k, revoked: true });
+    for (const k of keys) next.set(k.hash, { ...k, revoked: this.revoked.has(k.hash) });
+    this.keys = next;
+  }
+
+  async revoke(hash: string): Promise<void> {
+    this.revoked.add(hash);
+    const k = this.keys.get(hash);
+    if (k) this.keys.set(hash, { ...k, revoked: true });
   }
 
   async findKey(hash: string): Promise<KeyRecord | null> {
@@ -56,41 +76,55 @@ export class MemoryStore implements Store {
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {
     const acct = this.account(req.account.name);
-    const ks = this.key(req.key.name);
+    this.reclaim(acct, req.now);
     const month = monthOf(req.now);
-    ks.requests = ks.requests.filter((t) => t > req.now - 60_000);
-    ks.tokens = ks.tokens.filter((t) => t.at > req.now - 60_000);
+    const hold: Hold = { id: req.eventId, account: req.account.name, key: req.key.name, tokens: req.tokens, holdNano: req.holdNano, month };
+    if (acct.holds.has(req.eventId)) return { ok: true, hold };
+    const w = this.window(req.account.name, req.key.name);
+    w.requests = w.requests.filter((t) => t > req.now - WINDOW_MS);
+    w.tokens = w.tokens.filter((t) => t.at > req.now - WINDOW_MS);
+    const mk = `${month}|${req.key.name}`;
     const state: LimitState = {
       revoked: this.revoked.has(req.key.hash) || req.key.revoked,
-      requestTimes: ks.requests,
-      tokenEntries: ks.tokens,
-      keyMonthCommittedNano: (ks.monthSpend.get(month) ?? 0) + (ks.monthHeld.get(month) ?? 0),
+      requestTimes: w.requests,
+      tokenEntries: w.tokens,
+      keyMonthCommittedNano: (acct.monthSpend.get(mk) ?? 0) + (acct.monthHeld.get(mk) ?? 0),
       availableNano: acct.creditedNano - acct.spentNano - acct.heldNano,
     };
-    const decision = decideAdmission(req, state);
-    if (!decision.ok) return decision;
-    ks.requests.push(req.now);
-    ks.tokens.push({ at: req.now, n: req.tokens, id: req.eventId });
-    ks.monthHeld.set(month, (ks.monthHeld.get(month) ?? 0) + req.holdNano);
+    const v = decideAdmission(req, state);
+    if (!v.ok) return toDecision(req, v.refusal, v.waitMs);
+    // Kept in time order (as the Redis sorted sets are), whatever order the callers' clocks give.
+    w.requests.push(req.now);
+    w.requests.sort((a, b) => a - b);
+    w.tokens.push({ at: req.now, n: req.tokens, id: req.eventId });
+    w.tokens.sort((a, b) => a.at - b.at);
+    add(acct.monthHeld, mk, req.holdNano);
     acct.heldNano += req.holdNano;
-    const hold: Hold = { id: req.eventId, account: req.account.name, key: req.key.name, tokens: req.tokens, holdNano: req.holdNano, month };
+    acct.holds.set(hold.id, { hold, deadline: req.now + this.holdTtlMs });
     return { ok: true, hold };
   }
 
   async settle(hold: Hold, s: Settlement): Promise<void> {
     const acct = this.account(hold.account);
-    const ks = this.key(hold.key);
-    acct.heldNano -= hold.holdNano;
+    const now = settledAt(s);
+    this.reclaim(acct, now);
+    if (acct.settled.has(hold.id)) return;
+    acct.settled.set(hold.id, now);
+    for (const [id, at] of acct.settled) if (at <= now - this.holdTtlMs - SETTLED_MEMORY_MS) acct.settled.delete(id);
+    const open = acct.holds.get(hold.id);
+    if (open) release(acct, hold.id, open.hold);
+    // Charged to the month the hold counted against (its admission month), even if it expired meanwhile.
+    const h = open?.hold ?? hold;
     acct.spentNano += s.costNano;
-    acct.monthSpend.set(hold.month, (acct.monthSpend.get(hold.month) ?? 0) + s.costNano);
-    ks.monthHeld.set(hold.month, (ks.monthHeld.get(hold.month) ?? 0) - hold.holdNano);
-    ks.monthSpend.set(hold.month, (ks.monthSpend.get(hold.month) ?? 0) + s.costNano);
-    const entry = ks.tokens.find((t) => t.id === hold.id);
+    acct.feeNano += s.event.feeNano;
+    add(acct.monthSpend, h.month, s.costNano);
+    add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
+    const entry = this.window(hold.account, h.key).tokens.find((t) => t.id === hold.id);
     if (entry) entry.n = s.tokens;
     this.sink.emit(s.event);
   }
 
-  async record(event: Parameters<UsageSink['emit']>[0]): Promise<void> {
+  async record(event: UsageEvent): Promise<void> {
     this.sink.emit(event);
   }
 
@@ -99,28 +133,52 @@ export class MemoryStore implements Store {
     const month = monthOf(now);
     return {
       balanceNano: acct.creditedNano - acct.spentNano,
-      keyMonthSpendNano: this.key(keyName).monthSpend.get(month) ?? 0,
+      keyMonthSpendNano: acct.monthSpend.get(`${month}|${keyName}`) ?? 0,
       accountMonthSpendNano: acct.monthSpend.get(month) ?? 0,
     };
   }
 
+  async ledger(account: string): Promise<Ledger> {
+    const a = this.account(account);
+    return { creditedNano: a.creditedNano, spentNano: a.spentNano, feeNano: a.feeNano, heldNano: a.heldNano, openHolds: a.holds.size };
+  }
+
   async close(): Promise<void> {}
+
+  /** Releases the holds whose deadline has passed: their replica never settled them. */
+  private reclaim(acct: AccountState, now: number): void {
+    for (const [id, { hold, deadline }] of acct.holds) if (deadline <= now) release(acct, id, hold);
+  }
 
   private account(name: string): AccountState {
     let st = this.accounts.get(name);
     if (!st) {
-      st = { creditedNano: 0, spentNano: 0, heldNano: 0, appliedCredits: new Set(), trialGranted: false, monthSpend: new Map() };
+      st = {
+        creditedNano: 0, spentNano: 0, feeNano: 0, heldNano: 0, appliedCredits: new Set(), trialGranted: false,
+        monthSpend: new Map(), monthHeld: new Map(), holds: new Map(), settled: new Map(),
+      };
       this.accounts.set(name, st);
     }
     return st;
   }
 
-  private key(name: string): KeyState {
-    let st = this.keyState.get(name);
-    if (!st) {
-      st = { requests: [], tokens: [], monthSpend: new Map(), monthHeld: new Map() };
-      this.keyState.set(name, st);
+  private window(account: string, key: string): KeyWindow {
+    const id = `${account}|${key}`;
+    let w = this.windows.get(id);
+    if (!w) {
+      w = { requests: [], tokens: [] };
+      this.windows.set(id, w);
     }
-    return st;
+    return w;
   }
+}
+
+function add(m: Map<string, number>, k: string, n: number): void {
+  m.set(k, (m.get(k) ?? 0) + n);
+}
+
+function release(acct: AccountState, id: string, hold: Hold): void {
+  acct.heldNano -= hold.holdNano;
+  add(acct.monthHeld, `${hold.month}|${hold.key}`, -hold.holdNano);
+  acct.holds.delete(id);
 }

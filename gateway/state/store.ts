@@ -42,6 +42,33 @@ export interface AccountView {
   accountMonthSpendNano: number;
 }
 
+/** Money and hold totals of one account, as the ledger keeps them (tests check ledger == sum of usage events). */
+export interface Ledger {
+  creditedNano: number;
+  /** Settled cost of every call, all months. */
+  spentNano: number;
+  /** The platform fee share of spentNano. */
+  feeNano: number;
+  heldNano: number;
+  openHolds: number;
+}
+
+/** Writes and reads beside the request path: revocation (standalone publish, operator) and the ledger. */
+export interface StoreAdmin {
+  /** Revokes a key by its HMAC hash, for good: no later write makes it active again. */
+  revoke(hash: string): Promise<void>;
+  ledger(account: string): Promise<Ledger>;
+}
+
+export interface StoreTiming {
+  /** A hold not settled within this time is released (its replica crashed); default 15 minutes. */
+  holdTtlMs?: number;
+}
+
+export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
+/** Settled hold ids are remembered this long beyond the hold TTL, so a retried settle never charges twice. */
+export const SETTLED_MEMORY_MS = 10 * 60_000;
+
 export interface Store {
   /** Replaces config-derived state: snapshot accounts (trial and credits, each applied once) and key records. */
   applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void>;
@@ -57,4 +84,9 @@ export interface Store {
 
 export function monthOf(now: number): string {
   return new Date(now).toISOString().slice(0, 7);
+}
+
+/** When a settlement happened, on the caller's clock: the call's start plus its latency. */
+export function settledAt(s: Settlement): number {
+  return Date.parse(s.event.createdAt) + s.event.latencyMs;
 }

@@ -1,0 +1,36 @@
+// Lua scripts from gateway/state/lua/, run by EVALSHA (one round trip), falling back to EVAL once when the server
+// does not know the script yet (first use, or after a Redis restart).
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+
+const DIR = new URL('./lua/', import.meta.url);
+
+export class LuaScript {
+  readonly name: string;
+  private readonly source: string;
+  private readonly sha: string;
+
+  constructor(name: string, withLib = false) {
+    this.name = name;
+    const body = readFileSync(new URL(`${name}.lua`, DIR), 'utf8');
+    this.source = withLib ? `${readFileSync(new URL('lib.lua', DIR), 'utf8')}\n${body}` : body;
+    this.sha = createHash('sha1').update(this.source).digest('hex');
+  }
+
+  async run(redis: Redis, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+/** An integer from a Redis reply (bulk string or integer), 0 when absent. */
+export function int(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v !== '') return Number(v);
+  return 0;
+}

@@ -1,0 +1,259 @@
+// The Redis store: limits and money exact across any number of gateway replicas. One Lua script (one round trip)
+// admits a call, one settles it; every key a script touches is in the account's hash slot, so Redis Cluster works.
+//
+// Key layout (<p> = prefix, default "svc"; <a> = account; <k> = ApiKey name; months are UTC "YYYY-MM"):
+//   <p>:config:snapshot          STRING  compiled snapshot (canonical JSON) last published
+//   <p>:key:<hmac>               HASH    record (KeyRecord JSON), revoked ("0"|"1", only ever set to "1")
+//   <p>:keys                     SET     HMACs published, so keys gone from config can be removed (revoked ones stay)
+//   <p>:usage:streams            SET     names of every account's usage stream (for the exporter)
+//   <p>:{a:<a>}:acct             HASH    credited, spent, fee, held (nano-USD), trial (granted once: its amount)
+//   <p>:{a:<a>}:credits          SET     credit ids applied (each exactly once)
+//   <p>:{a:<a>}:revoked          SET     revoked key HMACs (checked inside admit; never removed)
+//   <p>:{a:<a>}:holds            ZSET    open hold id -> deadline (ms); past it, admit/settle release the hold
+//   <p>:{a:<a>}:holdrec          HASH    hold id -> "<k>|<month>|<holdNano>|<tokens>"
+//   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
+//   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
+//   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op (kept hold TTL + 10 min)
+//   <p>:{a:<a>}:rpm:<k>          ZSET    sliding log: call id -> admission time (last 60 s)
+//   <p>:{a:<a>}:tpm:<k>          ZSET    token log: call id -> admission time (last 60 s)
+//   <p>:{a:<a>}:tpmn:<k>         HASH    call id -> tokens (reserved, then actual after settle), _sum -> window total
+//   <p>:{a:<a>}:usage            STREAM  usage events
+//
+// Usage stream format (the exporter reads it with a consumer group): one entry per call, fields
+//   v      "1" (format version)
+//   event  JSON of UsageEvent (gateway/usage/event.ts): eventId (unique, made at admission), createdAt, account,
+//          apiKey (name), costNano and feeNano (integers, nano-USD), tokens, status, ...
+// Settled calls are appended by settle.lua in the same atomic step that charges them (ledger spent == sum of
+// costNano of the stream's entries); refused calls by record(). Streams are capped (MAXLEN ~, default 1,000,000).
+//
+// Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
+// becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
+import { Redis } from 'ioredis';
+import { canonicalJson } from '../contract/canonical-json.ts';
+import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
+import { GatewayError } from '../errors/catalog.ts';
+import type { UsageEvent } from '../usage/event.ts';
+import { REFUSALS, toDecision, type Refusal } from './admission.ts';
+import { int, LuaScript } from './lua-script.ts';
+import { SettleRetries } from './settle-retries.ts';
+import {
+  DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
+  type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
+} from './store.ts';
+
+export interface RedisStoreOptions extends StoreTiming {
+  url: string;
+  /** Prefix of every key (default "svc"); tests use one per file so runs can share a server. */
+  prefix?: string;
+  /** Longest wait for one Redis command before the call fails with 503 (default 1000 ms). */
+  commandTimeoutMs?: number;
+  /** retry-after sent with 503 store_unavailable (default 2 s). */
+  retryAfterSec?: number;
+  streamMaxLen?: number;
+  onWarning?: (message: string, err?: unknown) => void;
+}
+
+const SCRIPTS = {
+  admit: new LuaScript('admit', true),
+  settle: new LuaScript('settle', true),
+  applyAccount: new LuaScript('apply-account'),
+  publishKey: new LuaScript('publish-key'),
+  revokeKey: new LuaScript('revoke-key'),
+  removeKey: new LuaScript('remove-key'),
+  view: new LuaScript('view'),
+  ledger: new LuaScript('ledger'),
+};
+
+/** The keys of one account, all hash-tagged {a:<account>} so they share a Cluster slot. */
+export function accountKeys(prefix: string, account: string): Record<'acct' | 'credits' | 'revoked' | 'holds' | 'holdrec' | 'held' | 'spend' | 'settled' | 'usage', string> {
+  const t = `${prefix}:{a:${account}}`;
+  return {
+    acct: `${t}:acct`, credits: `${t}:credits`, revoked: `${t}:revoked`, holds: `${t}:holds`, holdrec: `${t}:holdrec`,
+    held: `${t}:held`, spend: `${t}:spend`, settled: `${t}:settled`, usage: `${t}:usage`,
+  };
+}
+
+function windowKeys(prefix: string, account: string, key: string): { rpm: string; tpm: string; tpmn: string } {
+  const t = `${prefix}:{a:${account}}`;
+  return { rpm: `${t}:rpm:${key}`, tpm: `${t}:tpm:${key}`, tpmn: `${t}:tpmn:${key}` };
+}
+
+export class RedisStore implements Store, StoreAdmin {
+  readonly redis: Redis;
+  readonly prefix: string;
+  private readonly holdTtlMs: number;
+  private readonly retryAfterSec: number;
+  private readonly streamMaxLen: number;
+  private readonly warn: (message: string, err?: unknown) => void;
+  private readonly retries: SettleRetries;
+
+  private constructor(redis: Redis, opts: RedisStoreOptions) {
+    this.redis = redis;
+    this.prefix = opts.prefix ?? 'svc';
+    this.holdTtlMs = opts.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+    this.retryAfterSec = opts.retryAfterSec ?? 2;
+    this.streamMaxLen = opts.streamMaxLen ?? 1_000_000;
+    this.warn = rateLimitedWarn(opts.onWarning ?? (() => {}));
+    // A settle that failed is retried (it is idempotent) until its hold would have expired anyway.
+    this.retries = new SettleRetries((h, s) => this.runSettle(h, s), this.holdTtlMs, this.warn);
+  }
+
+  /** Connects (failing fast if Redis is unreachable) and returns the store. */
+  static async connect(opts: RedisStoreOptions): Promise<RedisStore> {
+    const redis = new Redis(opts.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: opts.commandTimeoutMs ?? 1000,
+      connectTimeout: Math.max(2000, opts.commandTimeoutMs ?? 1000),
+      retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
+    });
+    const store = new RedisStore(redis, opts);
+    redis.on('error', (err: unknown) => store.warn('Redis connection error', err));
+    try {
+      await redis.connect();
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
+    return store;
+  }
+
+  async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
+    const p = this.prefix;
+    await this.redis.set(`${p}:config:snapshot`, canonicalJson(snapshot));
+    for (const a of Object.values(snapshot.accounts)) {
+      const k = accountKeys(p, a.name);
+      await this.redis.sadd(`${p}:usage:streams`, k.usage);
+      await SCRIPTS.applyAccount.run(this.redis, [k.acct, k.credits], [a.trialCreditNano, ...a.credits.flatMap((c) => [c.id, c.amountNano])]);
+    }
+    for (const key of keys) {
+      const revoked = await SCRIPTS.publishKey.run(this.redis, [`${p}:key:${key.hash}`], [JSON.stringify(key), key.revoked ? '1' : '0']);
+      if (revoked === '1') await this.redis.sadd(accountKeys(p, key.account).revoked, key.hash);
+      await this.redis.sadd(`${p}:keys`, key.hash);
+    }
+    const current = new Set(keys.map((k) => k.hash));
+    for (const hash of await this.redis.smembers(`${p}:keys`)) {
+      if (current.has(hash)) continue;
+      if (int(await SCRIPTS.removeKey.run(this.redis, [`${p}:key:${hash}`], [])) === 1) await this.redis.srem(`${p}:keys`, hash);
+    }
+  }
+
+  /** Revokes for good: the record first (every replica's next lookup refuses it), then the account's set (admit). */
+  async revoke(hash: string): Promise<void> {
+    const raw = await SCRIPTS.revokeKey.run(this.redis, [`${this.prefix}:key:${hash}`], []);
+    await this.redis.sadd(`${this.prefix}:keys`, hash);
+    if (typeof raw !== 'string') return;
+    const rec = keyRecord.parse(JSON.parse(raw));
+    await this.redis.sadd(accountKeys(this.prefix, rec.account).revoked, hash);
+  }
+
+  async findKey(hash: string): Promise<KeyRecord | null> {
+    const [raw, revoked] = await this.guard('findKey', () => this.redis.hmget(`${this.prefix}:key:${hash}`, 'record', 'revoked'));
+    if (!raw) return null;
+    return { ...keyRecord.parse(JSON.parse(raw)), revoked: revoked === '1' };
+  }
+
+  async admit(req: AdmitRequest): Promise<AdmitDecision> {
+    const a = accountKeys(this.prefix, req.account.name);
+    const w = windowKeys(this.prefix, req.account.name, req.key.name);
+    const month = monthOf(req.now);
+    const k = req.key;
+    const reply = await this.guard('admit', () => SCRIPTS.admit.run(this.redis,
+      [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, w.rpm, w.tpm, w.tpmn],
+      [req.eventId, k.hash, k.name, req.now, month, k.rpm ?? -1, k.tpm ?? -1, k.monthlyBudgetNano ?? -1,
+        req.tokens, req.holdNano, req.now + this.holdTtlMs, k.revoked ? '1' : '0']));
+    const [verdict, waitMs] = Array.isArray(reply) ? reply : [];
+    if (verdict === 'ok') {
+      return { ok: true, hold: { id: req.eventId, account: req.account.name, key: k.name, tokens: req.tokens, holdNano: req.holdNano, month } };
+    }
+    if (!REFUSALS.includes(verdict as Refusal)) throw new GatewayError('internal_error', 'The state store gave an unexpected answer.');
+    return toDecision(req, verdict as Refusal, int(waitMs));
+  }
+
+  async settle(hold: Hold, s: Settlement): Promise<void> {
+    try {
+      await this.runSettle(hold, s);
+    } catch (err) {
+      this.retries.add(hold, s, err);
+    }
+  }
+
+  /** Calls whose settle is waiting for Redis to come back. */
+  pendingSettles(): number {
+    return this.retries.size;
+  }
+
+  private async runSettle(hold: Hold, s: Settlement): Promise<void> {
+    const a = accountKeys(this.prefix, hold.account);
+    const w = windowKeys(this.prefix, hold.account, hold.key);
+    await SCRIPTS.settle.run(this.redis,
+      [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, w.tpmn, a.usage],
+      [hold.id, hold.key, hold.month, s.costNano, s.event.feeNano, s.tokens, settledAt(s), this.holdTtlMs + SETTLED_MEMORY_MS,
+        JSON.stringify(s.event), this.streamMaxLen]);
+  }
+
+  async record(event: UsageEvent): Promise<void> {
+    const stream = accountKeys(this.prefix, event.account).usage;
+    await this.guard('record', () => this.redis.xadd(stream, 'MAXLEN', '~', this.streamMaxLen, '*', 'v', '1', 'event', JSON.stringify(event)));
+  }
+
+  async view(account: string, keyName: string, now: number): Promise<AccountView> {
+    const a = accountKeys(this.prefix, account);
+    const r = await this.guard('view', () => SCRIPTS.view.run(this.redis, [a.acct, a.spend], [monthOf(now), keyName]));
+    const [credited, spent, keySpend, acctSpend] = Array.isArray(r) ? r.map(int) : [];
+    return { balanceNano: (credited ?? 0) - (spent ?? 0), keyMonthSpendNano: keySpend ?? 0, accountMonthSpendNano: acctSpend ?? 0 };
+  }
+
+  async ledger(account: string): Promise<Ledger> {
+    const a = accountKeys(this.prefix, account);
+    const r = await SCRIPTS.ledger.run(this.redis, [a.acct, a.holds], []);
+    const [creditedNano = 0, spentNano = 0, feeNano = 0, heldNano = 0, openHolds = 0] = Array.isArray(r) ? r.map(int) : [];
+    return { creditedNano, spentNano, feeNano, heldNano, openHolds };
+  }
+
+  /** Usage events of one account's stream, oldest first (tests and tools; the exporter uses a consumer group). */
+  async usageEvents(account: string): Promise<UsageEvent[]> {
+    const entries = await this.redis.xrange(accountKeys(this.prefix, account).usage, '-', '+');
+    return entries.flatMap(([, fields]) => {
+      const i = fields.indexOf('event');
+      return i >= 0 && i % 2 === 0 && fields[i + 1] ? [JSON.parse(fields[i + 1] as string) as UsageEvent] : [];
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.retries.flush();
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+
+  /** Fail closed: any Redis failure on the request path is a 503 with retry-after, never a hang. */
+  private async guard<T>(what: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      this.warn(`Redis ${what} failed; answering 503`, err);
+      throw new GatewayError('store_unavailable', 'The gateway cannot reach its state store right now; retry shortly.', { retryAfterSec: this.retryAfterSec });
+    }
+  }
+}
+
+/** At most one warning a second: an outage must not flood the log. */
+function rateLimitedWarn(sink: (message: string, err?: unknown) => void): (message: string, err?: unknown) => void {
+  let last = 0;
+  let skipped = 0;
+  return (message, err) => {
+    const now = Date.now();
+    if (now - last < 1000) {
+      skipped++;
+      return;
+    }
+    last = now;
+    sink(skipped > 0 ? `${message} (${skipped} similar warnings skipped)` : message, err);
+    skipped = 0;
+  };
+}

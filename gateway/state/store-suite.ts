@@ -1,0 +1,257 @@
+// The one suite both stores pass (memory-store.test.ts, redis-store.test.ts): limits, holds and money, exact.
+import { afterEach, describe, expect, it } from 'vitest';
+import { feeShareNano } from '../contract/money.ts';
+import type { CompiledAccount, KeyRecord, Snapshot } from '../contract/snapshot.ts';
+import type { UsageEvent } from '../usage/event.ts';
+import type { AdmitDecision, AdmitRequest, Hold, Store, StoreAdmin } from './store.ts';
+
+export interface SuiteStore {
+  store: Store & StoreAdmin;
+  /** Usage events the store recorded for an account, oldest first. */
+  events(account: string): Promise<UsageEvent[]>;
+  close(): Promise<void>;
+}
+
+export type StoreFactory = (timing: { holdTtlMs: number }) => Promise<SuiteStore>;
+
+const HOLD_TTL = 5_000;
+/** One minute before a month ends (UTC), so rollover is a few steps away. */
+const T = Date.UTC(2026, 10, 30, 23, 58, 0);
+
+function account(over: Partial<CompiledAccount> = {}): CompiledAccount {
+  return { name: 'acme', plan: 'builder', trialCreditNano: 1_000_000, credits: [], ...over };
+}
+
+function snapshot(accounts: CompiledAccount[]): Snapshot {
+  return {
+    schema: 1, version: 'test',
+    plans: { builder: { name: 'builder', tier: 2, anthropicEndpoint: true, models: null, rpm: null, tpm: null } },
+    accounts: Object.fromEntries(accounts.map((a) => [a.name, a])),
+    models: {},
+  };
+}
+
+function keyRec(over: Partial<KeyRecord> = {}): KeyRecord {
+  return { hash: 'ab'.repeat(32), name: 'k1', display: 'sk-svc-…abcd', account: 'acme', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, revoked: false, ...over };
+}
+
+let seq = 0;
+function request(key: KeyRecord, acct: CompiledAccount, now: number, over: Partial<AdmitRequest> = {}): AdmitRequest {
+  return { eventId: `call-${++seq}-${now}`, key, account: acct, tokens: 10, holdNano: 1000, now, ...over };
+}
+
+function usage(hold: Hold, cost: number, now: number, status = 200): UsageEvent {
+  return {
+    eventId: hold.id, createdAt: new Date(now).toISOString(), account: hold.account, apiKey: hold.key, taskType: null,
+    endpoint: 'chat.completions', requestedModel: 'm', servedModel: 'm', upstream: 't', fallback: false, fallbackReason: null,
+    status, errorCode: null, stream: false, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0,
+    costNano: cost, feeNano: feeShareNano(cost), latencyMs: 0, ttftMs: 0,
+  };
+}
+
+function held(d: AdmitDecision): Hold {
+  if (!d.ok) throw new Error(`expected admission, got ${d.code}: ${d.message}`);
+  return d.hold;
+}
+
+export function storeSuite(name: string, make: StoreFactory): void {
+  describe(`${name}: the Store contract`, () => {
+    let open: SuiteStore[] = [];
+    const fresh = async (acct = account(), keys = [keyRec()]): Promise<SuiteStore & { store: Store & StoreAdmin }> => {
+      const s = await make({ holdTtlMs: HOLD_TTL });
+      open.push(s);
+      await s.store.applyConfig(snapshot([acct]), keys);
+      return s;
+    };
+    const settle = (store: Store, hold: Hold, cost: number, now: number, tokens = 10): Promise<void> =>
+      store.settle(hold, { costNano: cost, tokens, event: usage(hold, cost, now) });
+
+    afterEach(async () => {
+      await Promise.all(open.map((s) => s.close()));
+      open = [];
+    });
+
+    it('admits exactly rpm calls in any 60 s and says when the next one fits', async () => {
+      const key = keyRec({ rpm: 3 });
+      const { store } = await fresh(account(), [key]);
+      for (const dt of [0, 1000, 2000]) held(await store.admit(request(key, account(), T + dt)));
+      expect(await store.admit(request(key, account(), T + 3000))).toEqual({
+        ok: false, code: 'rate_limited', message: 'Rate limit of 3 requests per minute reached.', retryAfterSec: 57,
+      });
+      held(await store.admit(request(key, account(), T + 60_000))); // the call at T left the window
+      const d = await store.admit(request(key, account(), T + 60_001));
+      expect(d).toMatchObject({ ok: false, code: 'rate_limited', retryAfterSec: 1 });
+    });
+
+    it('admits exactly rpm calls fired at once', async () => {
+      const key = keyRec({ rpm: 7 });
+      const { store } = await fresh(account(), [key]);
+      const all = await Promise.all(Array.from({ length: 40 }, () => store.admit(request(key, account(), T))));
+      expect(all.filter((d) => d.ok)).toHaveLength(7);
+      expect(all.filter((d) => !d.ok && d.code === 'rate_limited' && d.retryAfterSec === 60)).toHaveLength(33);
+    });
+
+    it('reserves tokens against TPM, then counts the actual tokens once settled', async () => {
+      const key = keyRec({ tpm: 1000 });
+      const { store } = await fresh(account(), [key]);
+      const first = held(await store.admit(request(key, account(), T, { tokens: 600 })));
+      expect(await store.admit(request(key, account(), T + 10_000, { tokens: 600 }))).toEqual({
+        ok: false, code: 'rate_limited', message: 'Rate limit of 1000 tokens per minute reached.', retryAfterSec: 50,
+      });
+      await settle(store, first, 100, T + 11_000, 100);
+      held(await store.admit(request(key, account(), T + 12_000, { tokens: 600 })));
+      expect(await store.admit(request(key, account(), T + 13_000, { tokens: 1001 }))).toMatchObject({
+        ok: false, code: 'rate_limited', retryAfterSec: 60,
+        message: 'This request needs up to 1001 tokens, above the limit of 1000 tokens per minute; lower max_tokens.',
+      });
+    });
+
+    it('holds the worst case against the monthly budget: never over, whatever the concurrency', async () => {
+      const key = keyRec({ monthlyBudgetNano: 10_000 });
+      const { store } = await fresh(account(), [key]);
+      const all = await Promise.all(Array.from({ length: 30 }, () => store.admit(request(key, account(), T, { holdNano: 4000 }))));
+      const ok = all.filter((d) => d.ok);
+      expect(ok).toHaveLength(2);
+      expect(all.find((d) => !d.ok)).toEqual({
+        ok: false, code: 'budget_exceeded', message: "This key's monthly budget of 0.00001 USD is reached (the call may cost up to 0.000004 USD).",
+      });
+      await settle(store, held(ok[0] as AdmitDecision), 1000, T + 1);
+      held(await store.admit(request(key, account(), T + 2, { holdNano: 4000 }))); // 1000 spent + 4000 + 4000 held
+      expect((await store.admit(request(key, account(), T + 3, { holdNano: 1001 }))).ok).toBe(false);
+    });
+
+    it('holds the worst case against the balance: never over, whatever the concurrency', async () => {
+      const acct = account({ trialCreditNano: 10_000 });
+      const { store } = await fresh(acct);
+      const all = await Promise.all(Array.from({ length: 30 }, () => store.admit(request(keyRec(), acct, T, { holdNano: 3000 }))));
+      expect(all.filter((d) => d.ok)).toHaveLength(3);
+      expect(all.find((d) => !d.ok)).toEqual({
+        ok: false, code: 'insufficient_balance',
+        message: 'The account balance is too low for this call (it may cost up to 0.000003 USD); add credit or lower max_tokens.',
+      });
+    });
+
+    it('settles the actual cost and releases the rest of the hold; a failed call releases it all', async () => {
+      const acct = account({ trialCreditNano: 10_000 });
+      const { store } = await fresh(acct);
+      const a = held(await store.admit(request(keyRec(), acct, T, { holdNano: 6000 })));
+      const b = held(await store.admit(request(keyRec(), acct, T, { holdNano: 4000 })));
+      expect(await store.ledger('acme')).toEqual({ creditedNano: 10_000, spentNano: 0, feeNano: 0, heldNano: 10_000, openHolds: 2 });
+      await settle(store, a, 2500, T + 1);
+      await settle(store, b, 0, T + 1);
+      expect(await store.ledger('acme')).toEqual({ creditedNano: 10_000, spentNano: 2500, feeNano: feeShareNano(2500), heldNano: 0, openHolds: 0 });
+      expect(await store.view('acme', 'k1', T + 2)).toEqual({ balanceNano: 7500, keyMonthSpendNano: 2500, accountMonthSpendNano: 2500 });
+    });
+
+    it('settles each hold once: a retried settle charges nothing more and records no second event', async () => {
+      const { store, events } = await fresh();
+      const h = held(await store.admit(request(keyRec(), account(), T)));
+      await settle(store, h, 700, T + 1);
+      await settle(store, h, 700, T + 2);
+      await Promise.all([settle(store, h, 700, T + 3), settle(store, h, 700, T + 3)]);
+      expect((await store.ledger('acme')).spentNano).toBe(700);
+      expect((await events('acme')).map((e) => e.eventId)).toEqual([h.id]);
+    });
+
+    it('admits one call id once, even if the admission is sent twice', async () => {
+      const { store } = await fresh();
+      const r = request(keyRec(), account(), T);
+      held(await store.admit(r));
+      held(await store.admit(r));
+      expect(await store.ledger('acme')).toMatchObject({ heldNano: 1000, openHolds: 1 });
+    });
+
+    it('releases holds nobody settled (a crashed replica) once they expire; a late settle still charges once', async () => {
+      const acct = account({ trialCreditNano: 10_000 });
+      const { store } = await fresh(acct);
+      const lost = held(await store.admit(request(keyRec(), acct, T, { holdNano: 6000 })));
+      expect((await store.admit(request(keyRec(), acct, T + HOLD_TTL - 1, { holdNano: 6000 }))).ok).toBe(false);
+      held(await store.admit(request(keyRec(), acct, T + HOLD_TTL, { holdNano: 6000 })));
+      expect(await store.ledger('acme')).toMatchObject({ heldNano: 6000, openHolds: 1 });
+      await settle(store, lost, 500, T + HOLD_TTL + 1);
+      await settle(store, lost, 500, T + HOLD_TTL + 2);
+      expect(await store.ledger('acme')).toMatchObject({ spentNano: 500, heldNano: 6000, openHolds: 1 });
+    });
+
+    it('grants the trial credit once, however often and concurrently config is applied', async () => {
+      const { store } = await fresh(account({ trialCreditNano: 1_000_000 }));
+      await Promise.all(Array.from({ length: 5 }, () => store.applyConfig(snapshot([account({ trialCreditNano: 1_000_000 })]), [keyRec()])));
+      await store.applyConfig(snapshot([account({ trialCreditNano: 9_000_000 })]), [keyRec()]);
+      expect((await store.ledger('acme')).creditedNano).toBe(1_000_000);
+    });
+
+    it('applies each credit once by id across repeated and concurrent applyConfig', async () => {
+      const c1 = { id: 'topup-1', amountNano: 5_000_000 };
+      const { store } = await fresh(account({ credits: [c1] }));
+      const again = (): Promise<void> => store.applyConfig(snapshot([account({ credits: [c1] })]), [keyRec()]);
+      await Promise.all([again(), again(), again()]);
+      await store.applyConfig(snapshot([account({ credits: [c1, { id: 'topup-2', amountNano: 7 }] })]), [keyRec()]);
+      await store.applyConfig(snapshot([account({ credits: [{ ...c1, amountNano: 99 }, { id: 'topup-2', amountNano: 7 }] })]), [keyRec()]);
+      expect((await store.ledger('acme')).creditedNano).toBe(1_000_000 + 5_000_000 + 7);
+    });
+
+    it('starts a fresh monthly budget in a new UTC month; the balance carries over; nothing lost or counted twice', async () => {
+      const key = keyRec({ monthlyBudgetNano: 10_000 });
+      const { store, events } = await fresh(account(), [key]);
+      const nov1 = held(await store.admit(request(key, account(), T, { holdNano: 6000 })));
+      await settle(store, nov1, 6000, T + 1000);
+      const nov2 = held(await store.admit(request(key, account(), T + 2000, { holdNano: 4000 })));
+      expect((await store.admit(request(key, account(), T + 3000, { holdNano: 1 }))).ok).toBe(false);
+      const dec = Date.UTC(2026, 11, 1, 0, 0, 1);
+      expect(nov2.month).toBe('2026-11');
+      const dec1 = held(await store.admit(request(key, account(), dec, { holdNano: 10_000 })));
+      expect(dec1.month).toBe('2026-12');
+      await settle(store, nov2, 3000, dec + 10); // charged to November, whose budget it was held against
+      await settle(store, dec1, 2000, dec + 20);
+      expect(await store.view('acme', 'k1', dec + 30)).toEqual({ balanceNano: 1_000_000 - 11_000, keyMonthSpendNano: 2000, accountMonthSpendNano: 2000 });
+      expect(await store.view('acme', 'k1', T)).toMatchObject({ keyMonthSpendNano: 9000, accountMonthSpendNano: 9000 });
+      const evs = await events('acme');
+      expect(evs.reduce((s, e) => s + e.costNano, 0)).toBe((await store.ledger('acme')).spentNano);
+    });
+
+    it('keeps a revoked key revoked: no later config, stale record or removal brings it back', async () => {
+      const key = keyRec();
+      const { store } = await fresh(account(), [key]);
+      expect((await store.findKey(key.hash))?.revoked).toBe(false);
+      await store.revoke(key.hash);
+      expect((await store.findKey(key.hash))?.revoked).toBe(true);
+      expect(await store.admit(request(key, account(), T))).toEqual({ ok: false, code: 'key_revoked', message: 'This API key has been revoked.' });
+      await store.applyConfig(snapshot([account()]), [{ ...key, revoked: false }]);
+      expect((await store.findKey(key.hash))?.revoked).toBe(true);
+      await store.applyConfig(snapshot([account()]), []);
+      expect((await store.findKey(key.hash))?.revoked).toBe(true);
+      await store.applyConfig(snapshot([account()]), [{ ...key, revoked: false }]);
+      expect((await store.findKey(key.hash))?.revoked).toBe(true);
+      expect((await store.admit(request({ ...key, revoked: false }, account(), T))).ok).toBe(false);
+    });
+
+    it('revokes through config for good, and drops keys that left the config', async () => {
+      const a = keyRec({ hash: 'aa'.repeat(32), name: 'a', revoked: true });
+      const b = keyRec({ hash: 'bb'.repeat(32), name: 'b' });
+      const { store } = await fresh(account(), [a, b]);
+      await store.applyConfig(snapshot([account()]), [{ ...a, revoked: false }]);
+      expect((await store.findKey(a.hash))?.revoked).toBe(true);
+      expect(await store.findKey(b.hash)).toBeNull();
+      expect(await store.findKey('cc'.repeat(32))).toBeNull();
+    });
+
+    it('shows balance, month spend and keeps ledger totals equal to the usage events', async () => {
+      const { store, events } = await fresh(account({ credits: [{ id: 'c', amountNano: 2_000_000_000 }] }));
+      const costs = [1234, 0, 98_765_432, 5];
+      for (const [i, cost] of costs.entries()) {
+        const h = held(await store.admit(request(keyRec(), account(), T + i, { holdNano: 100_000_000 })));
+        await settle(store, h, cost, T + i, 1);
+      }
+      await store.record({ ...usage({ id: 'refused', account: 'acme', key: 'k1', tokens: 0, holdNano: 0, month: '2026-11' }, 0, T), status: 429 });
+      const spent = costs.reduce((s, c) => s + c, 0);
+      expect(await store.view('acme', 'k1', T + 10)).toEqual({ balanceNano: 2_001_000_000 - spent, keyMonthSpendNano: spent, accountMonthSpendNano: spent });
+      expect(await store.view('acme', 'other-key', T + 10)).toMatchObject({ keyMonthSpendNano: 0 });
+      const evs = await events('acme');
+      expect(evs).toHaveLength(5);
+      const ledger = await store.ledger('acme');
+      expect(ledger.spentNano).toBe(evs.reduce((s, e) => s + e.costNano, 0));
+      expect(ledger.feeNano).toBe(evs.reduce((s, e) => s + e.feeNano, 0));
+      expect(ledger).toMatchObject({ heldNano: 0, openHolds: 0 });
+    });
+  });
+}

@@ -1,0 +1,115 @@
+// A real Redis for a test file: a throwaway redis-server on a free loopback port with a temp dir, or REDIS_URL when
+// given (then with a key prefix of its own, so test files can run in parallel on one server). Never skipped.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface TestRedis {
+  url: string;
+  /** Key prefix for this test file's stores and gateway processes. */
+  prefix: string;
+  /** A plain client for assertions and for stalling the server (DEBUG SLEEP, CLIENT PAUSE). */
+  client: Redis;
+  /** Only a server this helper started can be killed and restarted. */
+  owned: boolean;
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const HOW_TO_GET = 'redis-server is needed for these tests: install it (Debian/Ubuntu: `apt-get install redis-server`, '
+  + 'macOS: `brew install redis`) or set REDIS_URL to a Redis you can use.';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function spawnServer(port: number, dir: string): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new Error(HOW_TO_GET) : err));
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+    void waitForPing(port).then(() => resolve(child), reject);
+  });
+}
+
+async function waitForPing(port: number): Promise<void> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    c.on('error', () => {});
+    try {
+      await c.connect();
+      await c.ping();
+      c.disconnect();
+      return;
+    } catch (err) {
+      c.disconnect();
+      if (Date.now() > end) throw new Error(`redis-server did not answer on port ${port}`, { cause: err });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+function exited(child: ChildProcess | null): Promise<void> {
+  return new Promise((resolve) => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+  });
+}
+
+/** `name` makes the prefix readable; pass `own: true` for tests that stall or kill the server. */
+export async function startRedis(name: string, opts: { own?: boolean } = {}): Promise<TestRedis> {
+  const prefix = `t-${name}-${randomBytes(4).toString('hex')}`;
+  const given = process.env.REDIS_URL;
+  if (given && !opts.own) {
+    const client = new Redis(given);
+    return {
+      url: given, prefix, client, owned: false,
+      kill: () => Promise.reject(new Error('cannot kill a Redis this test did not start')),
+      restart: () => Promise.reject(new Error('cannot restart a Redis this test did not start')),
+      stop: async () => {
+        const keys = await client.keys(`${prefix}:*`);
+        for (let i = 0; i < keys.length; i += 500) await client.del(...keys.slice(i, i + 500));
+        client.disconnect();
+      },
+    };
+  }
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  let child: ChildProcess | null = await spawnServer(port, dir);
+  const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+  client.on('error', () => {});
+  const kill = async (): Promise<void> => {
+    child?.kill('SIGKILL');
+    await exited(child);
+    child = null;
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`, prefix, client, owned: true, kill,
+    restart: async () => {
+      await kill();
+      child = await spawnServer(port, dir);
+    },
+    stop: async () => {
+      client.disconnect();
+      child?.kill('SIGTERM');
+      await exited(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
