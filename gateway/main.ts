@@ -4,6 +4,9 @@ import { parseArgs } from 'node:util';
 import { ConfigError, DEMO_CONFIG, loadStandaloneConfig } from './config/standalone.ts';
 import { build } from './server.ts';
 import { MemoryStore } from './state/memory-store.ts';
+import { PEPPER_REQUIRED, redactUrl, redisOptionsFromEnv, sharedKeys } from './state/redis-env.ts';
+import { RedisStore } from './state/redis-store.ts';
+import type { Store } from './state/store.ts';
 import { MemoryUsageSink } from './usage/event.ts';
 
 const HELP = `svc-gateway: OpenAI- and Anthropic-compatible AI gateway
@@ -21,8 +24,12 @@ Options:
 Environment:
   PORT            listen port (8080)             HOST        listen address (0.0.0.0)
   SVC_CONFIG      manifests for standalone mode  LOG_LEVEL   fatal|error|warn|info|debug (info)
-  SVC_KEY_PEPPER  secret used to hash API keys (standalone default: random per process)
-  REDIS_URL       shared state for several gateway processes
+  SVC_KEY_PEPPER  secret used to hash API keys (standalone default: random per process; required with REDIS_URL)
+  REDIS_URL       shared state for several gateway processes: limits, holds, balances, usage stream.
+                  Each process publishes its manifests there (idempotent; credits applied once by id).
+  SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
+  SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
+  SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   DATABASE_URL    Postgres for usage events
 
 The demo config (${DEMO_CONFIG}) serves the built-in mock provider offline;
@@ -46,34 +53,62 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const redisUrl = process.env.REDIS_URL || undefined;
+  if (redisUrl && !process.env.SVC_KEY_PEPPER) return fail(PEPPER_REQUIRED);
   const pepper = process.env.SVC_KEY_PEPPER || randomBytes(32).toString('hex');
   const configPath = values.config ?? process.env.SVC_CONFIG;
   let config;
   try {
     config = loadStandaloneConfig(configPath, pepper);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exitCode = 1;
-      return;
-    }
+    if (err instanceof ConfigError) return fail(err.message);
     throw err;
   }
-  const sink = new MemoryUsageSink();
-  const store = new MemoryStore(sink);
-  await store.applyConfig(config.snapshot, config.keys);
+  let warn = (message: string, err?: unknown): void => void process.stderr.write(`${message}${err ? `: ${String(err)}` : ''}\n`);
+  let store: Store;
+  let generated = config.generated;
+  if (redisUrl) {
+    const shared = sharedKeys(config.keys, generated);
+    let redis: RedisStore;
+    try {
+      redis = await RedisStore.connect({ ...redisOptionsFromEnv(redisUrl, process.env), onWarning: (m, e) => warn(m, e) });
+    } catch (err) {
+      return fail(`Cannot use Redis at ${redactUrl(redisUrl)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    try {
+      await redis.applyConfig(config.snapshot, shared.keys);
+    } catch (err) {
+      await redis.close();
+      return fail(`Cannot publish the config to Redis at ${redactUrl(redisUrl)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    for (const name of shared.skipped) {
+      warn(`ApiKey ${name} has no key in its Secret, so it gets none: with REDIS_URL every process must know the same key. Put one in the Secret (data key "key").`);
+    }
+    generated = [];
+    store = redis;
+  } else {
+    const memory = new MemoryStore(new MemoryUsageSink());
+    await memory.applyConfig(config.snapshot, config.keys);
+    store = memory;
+  }
   const snapshot = config.snapshot;
   const { app } = await build({ config: { current: () => snapshot }, store, pepper });
+  warn = (message, err) => app.log.warn({ err }, message);
   for (const w of config.warnings) app.log.warn({ source: w.source, object: w.object, field: w.field }, w.message);
   const port = Number(values.port ?? process.env.PORT ?? 8080);
   const address = await app.listen({ port, host: process.env.HOST ?? '0.0.0.0' });
-  printKeys(config.generated, address.replace('0.0.0.0', '127.0.0.1'));
+  printKeys(generated, address.replace('0.0.0.0', '127.0.0.1'));
   const stop = (): void => {
     app.log.info('Stopping: draining in-flight requests');
-    void app.close().then(() => process.exit(0));
+    void app.close().then(() => store.close()).then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+function fail(message: string): void {
+  process.stderr.write(`${message}\n`);
+  process.exitCode = 1;
 }
 
 function printKeys(generated: Array<{ apiKey: string; account: string; key: string }>, url: string): void {

@@ -110,12 +110,16 @@ export class RedisStore implements Store, StoreAdmin {
       retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
     });
     const store = new RedisStore(redis, opts);
-    redis.on('error', (err: unknown) => store.warn('Redis connection error', err));
+    let first: unknown;
+    redis.on('error', (err: unknown) => {
+      first ??= err;
+      store.warn('Redis connection error', err);
+    });
     try {
       await redis.connect();
     } catch (err) {
       redis.disconnect();
-      throw err;
+      throw first ?? err;
     }
     return store;
   }

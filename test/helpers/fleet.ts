@@ -1,0 +1,93 @@
+// Several real gateway processes (node gateway/main.ts) sharing one Redis, as behind a load balancer; loopback only.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RedisStore } from '../../gateway/state/redis-store.ts';
+import { startGatewayProcess, type GatewayProcess } from './process.ts';
+import { toYaml } from './manifests.ts';
+import type { TestRedis } from './redis.ts';
+
+export const FLEET_PEPPER = 'fleet-test-pepper-shared-by-every-process';
+
+export interface Fleet {
+  procs: GatewayProcess[];
+  urls: string[];
+  /** Starts one more process on the same Redis, with these manifests (default: the fleet's). */
+  add(docs?: object[], env?: Record<string, string>): Promise<GatewayProcess>;
+  stop(): Promise<void>;
+}
+
+export function writeManifests(docs: object[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-fleet-')), 'manifests.yaml');
+  writeFileSync(file, toYaml(docs));
+  return file;
+}
+
+async function waitReady(url: string): Promise<void> {
+  const end = Date.now() + 15_000;
+  while (Date.now() < end) {
+    const ok = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} never became ready`);
+}
+
+export async function startFleet(n: number, redis: TestRedis, docs: object[], env: Record<string, string> = {}): Promise<Fleet> {
+  const procs: GatewayProcess[] = [];
+  const add = async (d: object[] = docs, extra: Record<string, string> = {}): Promise<GatewayProcess> => {
+    const p = await startGatewayProcess({
+      SVC_CONFIG: writeManifests(d), REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix, SVC_KEY_PEPPER: FLEET_PEPPER, ...env, ...extra,
+    });
+    procs.push(p);
+    await waitReady(p.url);
+    return p;
+  };
+  // Started together: their concurrent publishes must give the same state as one.
+  await Promise.all(Array.from({ length: n }, () => add()));
+  return {
+    procs,
+    get urls() {
+      return procs.map((p) => p.url);
+    },
+    add,
+    stop: async () => {
+      await Promise.all(procs.map((p) => p.stop()));
+    },
+  };
+}
+
+/** A store on the fleet's Redis and prefix: what the operator would use (ledger, revoke, usage stream). */
+export function fleetStore(redis: TestRedis): Promise<RedisStore> {
+  return RedisStore.connect({ url: redis.url, prefix: redis.prefix });
+}
+
+export interface CallResult {
+  status: number;
+  retryAfter: string | null;
+  startedAt: number;
+  ms: number;
+  body: string;
+}
+
+export async function chat(url: string, key: string, body: Record<string, unknown> = {}): Promise<CallResult> {
+  const startedAt = Date.now();
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'mock-fast', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 50, ...body }),
+  });
+  const text = await res.text();
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), startedAt, ms: Date.now() - startedAt, body: text };
+}
+
+export async function me(url: string, key: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+export function countBy<T>(xs: readonly T[], f: (x: T) => string | number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const x of xs) out[String(f(x))] = (out[String(f(x))] ?? 0) + 1;
+  return out;
+}
