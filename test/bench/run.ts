@@ -1,0 +1,104 @@
+// npm run bench: our gateway's overhead and throughput next to the floor (the fake upstream called directly, a
+// bare fastify + undici proxy) and a peer (Portkey's gateway), in one run, on this machine, loopback only.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
+import { stopAll, type Proc } from './procs.ts';
+import { report } from './report.ts';
+import { soak } from './soak.ts';
+import { direct, floor, gateway, portkey, redis, redisStoreAvailable, upstream, type Subject } from './subjects.ts';
+
+const HELP = `npm run bench [-- options]
+
+  --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
+  --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
+  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-redis,gateway-redis-x2,portkey
+  --json FILE          also write the raw results as JSON
+  -h, --help           this help
+
+Every server runs in its own process on 127.0.0.1 and is stopped at the end. The gateway runs as npm start
+does (info logging, full pipeline); on Redis too once the Redis store exists (one process, then two on one Redis).`;
+
+const ALL = ['direct', 'floor', 'gateway', 'gateway-redis', 'gateway-redis-x2', 'portkey'];
+
+function machine(): string {
+  const nproc = execFileSync('nproc', { encoding: 'utf8' }).trim();
+  return `Machine: ${nproc} CPUs (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+}
+
+type Starter = (up: Proc, redisProc: () => Promise<Proc>) => Promise<Subject>;
+
+const STARTERS: Record<string, Starter> = {
+  direct: async (up) => direct(up),
+  floor: (up) => floor(up),
+  gateway: (up) => gateway(up, { name: 'gateway', processes: 1 }),
+  'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
+  'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
+  portkey: (up) => portkey(up),
+};
+
+async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<SubjectResult[]> {
+  const up = await upstream();
+  const results: SubjectResult[] = [];
+  for (const name of names) {
+    let redisProc: Proc | null = null;
+    const r = async (): Promise<Proc> => (redisProc = await redis());
+    const subject = await (STARTERS[name] as Starter)(up, r);
+    log(`measuring ${name}...`);
+    try {
+      results.push(await measure(subject, quick ? QUICK : FULL));
+    } finally {
+      // The shared upstream stays; everything else the subject started goes, so idle processes never compete.
+      await Promise.all(subject.procs.filter((p) => p !== up).map((p) => p.stop()));
+      await (redisProc as Proc | null)?.stop();
+    }
+  }
+  await up.stop();
+  return results;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean' }, soak: { type: 'string' }, subjects: { type: 'string' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  const log = (l: string): void => void process.stderr.write(`${l}\n`);
+  const redisOk = redisStoreAvailable();
+  const started = Date.now();
+  const header = machine();
+  if (values.soak !== undefined) {
+    const minutes = Number(values.soak);
+    if (!(minutes > 0)) throw new Error('--soak takes a number of minutes');
+    const up = await upstream();
+    const s = await gateway(up, redisOk ? { name: 'gateway-redis', processes: 1, redis: await redis() } : { name: 'gateway', processes: 1 });
+    const text = await soak(s, minutes, log);
+    process.stdout.write(`${header}\n\n${text}\n`);
+    return;
+  }
+  const wanted = values.subjects ? values.subjects.split(',').map((x) => x.trim()) : ALL;
+  const unknown = wanted.filter((w) => !ALL.includes(w));
+  if (unknown.length > 0) throw new Error(`unknown subjects: ${unknown.join(', ')}`);
+  const names = ALL.filter((n) => wanted.includes(n) && (redisOk || !n.startsWith('gateway-redis')));
+  if (!redisOk) log('The Redis store is not in this build yet: the gateway runs on its in-memory store.');
+  const results = await compare(names, values.quick === true, log);
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  const store = redisOk ? 'gateway rows on the in-memory store and on Redis' : 'gateway on the in-memory store (no Redis store yet)';
+  process.stdout.write(`${header}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}`);
+  if (values.json) writeFileSync(values.json, `${JSON.stringify({ header, results }, null, 2)}\n`);
+}
+
+const bail = (signal: NodeJS.Signals): void => {
+  void stopAll().then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+};
+process.once('SIGINT', bail);
+process.once('SIGTERM', bail);
+try {
+  await main();
+} finally {
+  await stopAll();
+}

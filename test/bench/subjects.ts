@@ -1,0 +1,103 @@
+// What the bench measures, each in its own process(es): the fake upstream called directly, the floor proxy,
+// our gateway as `npm start` runs it (production settings: info logging, full pipeline; on Redis when the
+// Redis store exists, one process and then two sharing it) and the peer, Portkey's gateway.
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKey } from '../../gateway/contract/keys.ts';
+import { account, apiKey, plan, route, toYaml, type TargetSpec } from '../helpers/manifests.ts';
+import { freePort, ROOT, startProc, type Proc } from './procs.ts';
+
+export interface Subject {
+  name: string;
+  /** The processes whose CPU and memory count for this subject. */
+  procs: Proc[];
+  /** Processes serving requests (several gateways behind one Redis). */
+  servers: number;
+  urls: string[];
+  headers: Record<string, string>;
+}
+
+const NODE = process.execPath;
+export const CHAT_PATH = '/v1/chat/completions';
+
+export function upstream(): Promise<Proc> {
+  return startProc({ name: 'upstream', command: NODE, args: ['test/bench/upstream.ts'], ready: /listening (\d+)/ });
+}
+
+export function direct(up: Proc): Subject {
+  return { name: 'direct', procs: [up], servers: 1, urls: [`http://127.0.0.1:${up.port}`], headers: { authorization: 'Bearer sk-bench' } };
+}
+
+export async function floor(up: Proc): Promise<Subject> {
+  const p = await startProc({
+    name: 'floor', command: NODE, args: ['test/bench/floor-proxy.ts'], env: { UPSTREAM: `http://127.0.0.1:${up.port}/v1` }, ready: /listening (\d+)/,
+  });
+  return { name: 'floor', procs: [p], servers: 1, urls: [`http://127.0.0.1:${p.port}`], headers: { authorization: 'Bearer sk-bench' } };
+}
+
+/** Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. */
+export function manifests(upstreamPort: number, key: string): string {
+  const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
+  const target = (name: string): TargetSpec => ({
+    name, provider: 'openai', baseUrl, upstreamModel: name,
+    timeouts: { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 },
+  });
+  return toYaml([
+    plan('bench', { tier: 1, limits: { rpm: 10_000_000, tpm: 10_000_000_000 } }),
+    account('bench', 'bench', { credits: [{ id: 'bench-credit', amountUsd: 1_000_000 }] }),
+    ...apiKey('bench-key', 'bench', {}, key).docs,
+    route('bench-chat', [target('bench-chat')]),
+    route('bench-paced', [target('bench-paced')]),
+  ]);
+}
+
+/** True once gateway/main.ts takes REDIS_URL for its store (the Redis store landed). */
+export function redisStoreAvailable(): boolean {
+  if (!existsSync(join(ROOT, 'gateway/state/redis-store.ts'))) return false;
+  return /process\.env\.REDIS_URL/.test(readFileSync(join(ROOT, 'gateway/main.ts'), 'utf8'));
+}
+
+export async function redis(): Promise<Proc> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-redis-'));
+  return startProc({
+    name: 'redis', command: 'redis-server', port,
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    ready: /Ready to accept connections/,
+  });
+}
+
+export async function gateway(up: Proc, opts: { name: string; processes: number; redis?: Proc }): Promise<Subject> {
+  const key = generateKey();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const config = join(dir, 'bench.yaml');
+  writeFileSync(config, manifests(up.port, key));
+  const env: Record<string, string> = {
+    SVC_CONFIG: config, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'info', SVC_KEY_PEPPER: 'bench-pepper-not-secret',
+  };
+  if (opts.redis) env.REDIS_URL = `redis://127.0.0.1:${opts.redis.port}`;
+  const procs: Proc[] = [];
+  // One after the other: with REDIS_URL each process publishes the same config, which must stay idempotent.
+  for (let i = 0; i < opts.processes; i++) {
+    procs.push(await startProc({ name: `${opts.name}#${i}`, command: NODE, args: ['gateway/main.ts'], env, ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/ }));
+  }
+  return {
+    name: opts.name, procs: opts.redis ? [...procs, opts.redis] : procs, servers: procs.length,
+    urls: procs.map((p) => `http://127.0.0.1:${p.port}`), headers: { authorization: `Bearer ${key}` },
+  };
+}
+
+/** Portkey's gateway (npm @portkey-ai/gateway, its own Node server), routed to our upstream as a custom host. */
+export async function portkey(up: Proc): Promise<Subject> {
+  const port = await freePort();
+  const p = await startProc({
+    name: 'portkey', command: NODE, port, timeoutMs: 60_000,
+    args: ['--import', './test/bench/portkey-shim.ts', 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${port}`, '--headless'],
+    env: { NODE_ENV: 'production' }, ready: /Ready for connections/,
+  });
+  return {
+    name: 'portkey', procs: [p], servers: 1, urls: [`http://127.0.0.1:${port}`],
+    headers: { authorization: 'Bearer sk-bench', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${up.port}/v1` },
+  };
+}
