@@ -52,7 +52,8 @@ export async function startFleet(n: number, redis: TestRedis, docs: object[], en
     },
     add,
     stop: async () => {
-      await Promise.all(procs.map((p) => p.stop()));
+      // A process a test killed has exited already: only the live ones are stopped (and waited for).
+      await Promise.all(procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null).map((p) => p.stop()));
     },
   };
 }
