@@ -1,0 +1,62 @@
+// Reads a usage event back from its wire form (a Redis Stream entry's `event` field, JSON): validated, so a bad
+// entry is recognised as poison and parked instead of failing every batch it lands in.
+import { z } from 'zod';
+import type { UsageEvent } from './event.ts';
+
+/** Postgres text cannot hold NUL; a client may still send one (in metadata.task_type), so it is dropped here. */
+const text = z.string().max(1000).transform((s) => s.replaceAll('\u0000', ''));
+const count = z.number().int().min(0).max(2_147_483_647);
+const nano = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+
+export const usageEventSchema = z.object({
+  eventId: z.uuid(),
+  createdAt: z.iso.datetime({ offset: true }),
+  account: text,
+  apiKey: text,
+  taskType: text.nullable(),
+  endpoint: z.enum(['chat.completions', 'embeddings', 'messages', 'count_tokens']),
+  requestedModel: text,
+  servedModel: text.nullable(),
+  upstream: text.nullable(),
+  fallback: z.boolean(),
+  fallbackReason: z.enum(['timeout', 'connect_error', 'upstream_5xx', 'upstream_429', 'unavailable']).nullable(),
+  status: z.number().int().min(0).max(999),
+  errorCode: text.nullable(),
+  stream: z.boolean(),
+  inputTokens: count,
+  outputTokens: count,
+  cacheReadTokens: count.default(0),
+  cacheWriteTokens: count.default(0),
+  costNano: nano,
+  feeNano: nano,
+  latencyMs: count,
+  ttftMs: count.nullable().default(null),
+});
+
+export type PoisonReason = 'bad_format' | 'invalid_json' | 'invalid_event' | 'rejected_by_postgres' | 'too_many_deliveries';
+export const POISON_REASONS: readonly PoisonReason[] = ['bad_format', 'invalid_json', 'invalid_event', 'rejected_by_postgres', 'too_many_deliveries'];
+
+export type Decoded = { ok: true; event: UsageEvent } | { ok: false; reason: PoisonReason; detail: string };
+
+/** Parses one event's JSON; never throws. */
+export function decodeEvent(json: string): Decoded {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (err) {
+    return { ok: false, reason: 'invalid_json', detail: err instanceof Error ? err.message : String(err) };
+  }
+  const r = usageEventSchema.safeParse(raw);
+  if (!r.success) return { ok: false, reason: 'invalid_event', detail: z.prettifyError(r.error).slice(0, 2000) };
+  return { ok: true, event: r.data };
+}
+
+/** A stream entry's flat field list ([k1, v1, k2, v2, ...]): format version 1 carries the event under `event`. */
+export function decodeFields(fields: readonly string[]): Decoded {
+  const map = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i] as string, fields[i + 1] as string);
+  const v = map.get('v');
+  const json = map.get('event');
+  if (v !== '1' || json === undefined) return { ok: false, reason: 'bad_format', detail: `unknown entry format (v=${v ?? 'missing'}, event ${json === undefined ? 'missing' : 'present'})` };
+  return decodeEvent(json);
+}

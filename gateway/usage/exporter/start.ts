@@ -1,0 +1,56 @@
+// Starts an exporter on a Redis and a Postgres: schema migrations first (safe when replicas start together),
+// then partitions ahead, then the loop. Used by the exporter's command and by the standalone gateway.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import { migrate } from '../postgres/migrate.ts';
+import { createPool } from '../postgres/pool.ts';
+import { UsageExporter, type ExporterOptions } from './exporter.ts';
+import type { Log } from './log.ts';
+import { ExporterMetrics } from './metrics.ts';
+
+export interface StartOptions extends Partial<Omit<ExporterOptions, 'redis' | 'pool' | 'metrics' | 'log'>> {
+  redisUrl: string;
+  databaseUrl: string;
+  registry: Registry;
+  log: Log;
+}
+
+export interface RunningExporter {
+  exporter: UsageExporter;
+  consumer: string;
+  stop(): Promise<void>;
+}
+
+export function consumerName(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+export async function startExporter(o: StartOptions): Promise<RunningExporter> {
+  const pool = createPool(o.databaseUrl, { onError: (err) => o.log.warn({ err }, 'Postgres connection lost; reconnecting') });
+  // Its own connection, patient: the exporter waits out a Redis restart instead of failing like the request path.
+  const redis = new Redis(o.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, commandTimeout: 10_000, retryStrategy: (n) => Math.min(200 * n, 2_000) });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    const applied = await migrate(pool);
+    if (applied.length > 0) o.log.info({ applied }, 'Applied usage schema migrations');
+  } catch (err) {
+    redis.disconnect();
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  const consumer = o.consumer ?? consumerName();
+  const exporter = new UsageExporter({ ...o, prefix: o.prefix ?? 'svc', consumer, redis, pool, metrics: new ExporterMetrics(o.registry) });
+  exporter.start();
+  o.log.info({ consumer }, 'Started usage exporter');
+  return {
+    exporter, consumer,
+    stop: async () => {
+      await exporter.stop();
+      redis.disconnect();
+      await pool.end().catch(() => {});
+    },
+  };
+}
