@@ -1,5 +1,6 @@
 // build(): the gateway's HTTP server over a set of dependencies (the test helper and main.ts both use it).
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { anthropicRoutes } from './http/anthropic-routes.ts';
 import { cors } from './http/cors.ts';
 import { errorHandling } from './http/errors.ts';
 import { Metrics } from './http/metrics.ts';
@@ -63,6 +64,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
   openAIRoutes(app, deps);
+  anthropicRoutes(app, deps);
   app.addHook('onClose', async () => {
     await deps.providers.close();
   });

@@ -7,18 +7,9 @@ import type { GatewayDeps } from '../pipeline/context.ts';
 import { utf8Length } from '../pipeline/estimate.ts';
 import { handleCall } from '../pipeline/handle-call.ts';
 import { principal } from '../pipeline/resolve.ts';
-import type { Protocol } from '../providers/types.ts';
-import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from '../translate/openai-openai.ts';
-import type { Translation } from '../translate/types.ts';
+import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import { chatBody, embeddingsBody } from './openai-schemas.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
-
-function onlyOpenAI(make: () => Translation): (p: Protocol) => Translation {
-  return (p) => {
-    if (p === 'openai') return make();
-    throw new GatewayError('upstream_error', `No translation from the OpenAI API to the ${p} protocol is available yet.`);
-  };
-}
 
 export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/chat/completions', async (req, reply) => {
@@ -27,7 +18,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     await handleCall(deps, req, reply, {
       dialect: 'openai', endpoint: 'chat.completions', modelType: 'chat', modelId: body.model, stream: body.stream === true, taskType,
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, inputBytes: utf8Length(body.messages) + utf8Length(body.tools),
-      translationFor: onlyOpenAI(() => openAIChatPassThrough(body)),
+      translationFor: chatTranslation(body),
     });
     return reply;
   });
@@ -37,7 +28,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const taskType = taskTypeOf(body.metadata);
     await handleCall(deps, req, reply, {
       dialect: 'openai', endpoint: 'embeddings', modelType: 'embeddings', modelId: body.model, stream: false, taskType,
-      maxTokens: 0, inputBytes: utf8Length(body.input), translationFor: onlyOpenAI(() => openAIEmbeddingsPassThrough(body)),
+      maxTokens: 0, inputBytes: utf8Length(body.input), translationFor: embeddingsTranslation(body),
     });
     return reply;
   });

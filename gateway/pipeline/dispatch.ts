@@ -100,8 +100,10 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
   try {
     const provider = input.providers.get(target.provider);
     const translation = input.translationFor(provider.protocol);
-    const req = translation.request(target);
-    const outcome = await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
+    const req = translation.request(target, route.model);
+    const outcome: UpstreamOutcome = req.local !== undefined
+      ? { kind: 'json', status: 200, body: req.local }
+      : await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
     const served = await accept({ ...route, translation, abort }, outcome, ctrl);
     if (!('kind' in served)) abort();
     return served;

@@ -1,5 +1,6 @@
 // Provider registry: one instance per provider kind, chosen by an exhaustive switch.
 import type { ProviderKind } from '../../crds/schema/index.ts';
+import { AnthropicProvider } from './anthropic/index.ts';
 import { MockProvider } from './mock/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
 import type { Provider } from './types.ts';
@@ -22,7 +23,7 @@ export class ProviderRegistry {
       case 'mock':
         return new MockProvider();
       case 'anthropic':
-        throw new Error('the anthropic provider is not available yet');
+        return new AnthropicProvider();
       default: {
         const never: never = kind;
         throw new Error(`unknown provider ${String(never)}`);

@@ -16,6 +16,14 @@ export function fromOpenAIUsage(u: OpenAIUsage | null | undefined): Usage {
   };
 }
 
+/** Our usage in OpenAI's fields: prompt_tokens include cached tokens, as OpenAI counts them. */
+export function toOpenAIUsage(u: Usage): { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details: { cached_tokens: number } } {
+  return {
+    prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens,
+    prompt_tokens_details: { cached_tokens: u.cacheReadTokens },
+  };
+}
+
 function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
 }

@@ -1,6 +1,6 @@
 // A translation binds one client dialect to one upstream protocol for one operation. It is built per request
 // from the client's parsed body and never mutates it, so a retry on the next target re-runs it from scratch.
-import type { CompiledTarget } from '../contract/snapshot.ts';
+import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { Dialect } from '../errors/catalog.ts';
 import type { Operation, Protocol } from '../providers/types.ts';
 import type { SseEvent } from '../sse/parser.ts';
@@ -20,6 +20,8 @@ export interface UpstreamRequest {
   body: string;
   stream: boolean;
   headers: Record<string, string>;
+  /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */
+  local?: string;
 }
 
 export interface StreamTranslator {
@@ -40,7 +42,8 @@ export interface StreamTranslator {
 export interface Translation {
   readonly dialect: Dialect;
   readonly protocol: Protocol;
-  request(target: CompiledTarget): UpstreamRequest;
+  /** The upstream request for one target of one model (the model's maxOutputTokens fills a missing max_tokens). */
+  request(target: CompiledTarget, model: CompiledModel): UpstreamRequest;
   /** A 2xx non-streaming upstream body to the client's body (model set to the served model) and its usage. */
   response(upstreamBody: string, servedModel: string): { body: string; usage: Usage };
   stream(servedModel: string): StreamTranslator;

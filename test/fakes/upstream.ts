@@ -3,8 +3,18 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
+/** A scripted tool call; streamed, its arguments arrive in several fragments. */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: string;
+}
+
 export type Behavior =
-  | { kind: 'reply'; content?: string; usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }; delayMs?: number; chunkDelayMs?: number; model?: string }
+  | {
+    kind: 'reply'; content?: string; usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+    delayMs?: number; chunkDelayMs?: number; model?: string; toolCalls?: FakeToolCall[];
+  }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
   | { kind: 'stall' }
   | { kind: 'stall-after-headers' }
@@ -80,10 +90,11 @@ async function answer(fake: FakeUpstream, name: string, call: RecordedCall, b: B
   if (call.path.endsWith('/embeddings')) return embeddings(fake, call, res);
   const model = String(call.body.model ?? 'unknown');
   const reply = b.kind === 'reply' ? b : { kind: 'reply' as const };
-  const content = reply.content ?? DEFAULT_REPLY;
+  const toolCalls = reply.toolCalls ?? [];
+  const content = reply.content ?? (toolCalls.length > 0 ? '' : DEFAULT_REPLY);
   const usage = reply.usage ?? { prompt_tokens: 11, completion_tokens: 7 };
   if (reply.delayMs) await sleep(reply.delayMs);
-  if (call.body.stream === true) return stream(fake, { call, res, b, model: reply.model ?? model, content, usage, chunkDelayMs: reply.chunkDelayMs ?? 0 });
+  if (call.body.stream === true) return stream(fake, { call, res, b, model: reply.model ?? model, content, usage, chunkDelayMs: reply.chunkDelayMs ?? 0, toolCalls });
   if (b.kind === 'cut') {
     res.socket?.destroy();
     return;
@@ -97,9 +108,33 @@ async function answer(fake: FakeUpstream, name: string, call: RecordedCall, b: B
   fake.served.completion += usage.completion_tokens;
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
     id: 'chatcmpl-fake', object: 'chat.completion', created: 1_700_000_000, model: reply.model ?? model,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [{ index: 0, message: openAIMessage(content, toolCalls), logprobs: null, finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop' }],
     usage: openAIUsage(usage),
   }));
+}
+
+function callId(t: FakeToolCall, i: number): string {
+  return t.id ?? `call_fake_${i}`;
+}
+
+function openAIMessage(content: string, toolCalls: FakeToolCall[]): object {
+  if (toolCalls.length === 0) return { role: 'assistant', content, refusal: null };
+  return {
+    role: 'assistant', content: content === '' ? null : content, refusal: null,
+    tool_calls: toolCalls.map((t, i) => ({ id: callId(t, i), type: 'function', function: { name: t.name, arguments: t.arguments } })),
+  };
+}
+
+/** Tool-call chunks as OpenAI streams them: id and name first, then the arguments in three fragments. */
+function toolCallDeltas(toolCalls: FakeToolCall[]): object[] {
+  return toolCalls.flatMap((t, index) => {
+    const third = Math.ceil(t.arguments.length / 3);
+    const parts = [t.arguments.slice(0, third), t.arguments.slice(third, 2 * third), t.arguments.slice(2 * third)].filter((p) => p !== '');
+    return [
+      { tool_calls: [{ index, id: callId(t, index), type: 'function', function: { name: t.name, arguments: '' } }] },
+      ...parts.map((p) => ({ tool_calls: [{ index, function: { arguments: p } }] })),
+    ];
+  });
 }
 
 function openAIUsage(u: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }): object {
@@ -111,7 +146,7 @@ function openAIUsage(u: { prompt_tokens: number; completion_tokens: number; cach
 
 interface StreamArgs {
   call: RecordedCall; res: ServerResponse; b: Behavior; model: string; content: string;
-  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }; chunkDelayMs: number;
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }; chunkDelayMs: number; toolCalls: FakeToolCall[];
 }
 
 async function stream(fake: FakeUpstream, a: StreamArgs): Promise<void> {
@@ -122,11 +157,12 @@ async function stream(fake: FakeUpstream, a: StreamArgs): Promise<void> {
   const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model: a.model };
   const withUsage = (a.call.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
   const u = withUsage ? { usage: null } : {};
-  const pieces = a.content.split(/(?<= )/);
+  const pieces = a.content === '' ? [] : a.content.split(/(?<= )/);
   const frames = [
     { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], ...u },
     ...pieces.map((p) => ({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }], ...u })),
-    { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...u },
+    ...toolCallDeltas(a.toolCalls).map((delta) => ({ ...base, choices: [{ index: 0, delta, finish_reason: null }], ...u })),
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: a.toolCalls.length > 0 ? 'tool_calls' : 'stop' }], ...u },
     ...(withUsage ? [{ ...base, choices: [], usage: openAIUsage(a.usage) }] : []),
   ];
   for (let i = 0; i < frames.length; i++) {

@@ -1,0 +1,92 @@
+// The Anthropic-compatible endpoints under /anthropic (an Anthropic SDK or coding agent sets its base URL there):
+// messages and count_tokens through the pipeline, plan-gated; the model list in Anthropic's format; the
+// connectivity probe Claude Code sends to {base}/api/hello. Errors take Anthropic's shape (errors.ts, dialectOf).
+import type { FastifyInstance } from 'fastify';
+import type { CompiledModel } from '../contract/snapshot.ts';
+import { GatewayError } from '../errors/catalog.ts';
+import type { GatewayDeps } from '../pipeline/context.ts';
+import { utf8Length } from '../pipeline/estimate.ts';
+import { handleCall } from '../pipeline/handle-call.ts';
+import type { Principal } from '../pipeline/resolve.ts';
+import type { AnthropicHeaders } from '../translate/anthropic-anthropic.ts';
+import { countTokensTranslation, messagesTranslation } from '../translate/select.ts';
+import { countTokensBody, messagesBody, modelsQuery, type CountTokensBody } from './anthropic-schemas.ts';
+import { parseBody, taskTypeOf } from './validate.ts';
+
+type RawHeaders = Record<string, string | string[] | undefined>;
+
+export function anthropicHeadersOf(h: RawHeaders): AnthropicHeaders {
+  const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v.join(',') : v)?.trim() || undefined;
+  return { version: one(h['anthropic-version']), beta: one(h['anthropic-beta']) };
+}
+
+/** The Anthropic endpoint is open to plans that set anthropicEndpoint (Builder and above). */
+export function anthropicPlanGate(p: Principal): void {
+  if (!p.plan.anthropicEndpoint) {
+    throw new GatewayError('endpoint_not_allowed', `The ${p.plan.name} plan does not include the Anthropic-compatible endpoint; use /v1/chat/completions or a Builder plan.`);
+  }
+}
+
+function promptBytes(body: CountTokensBody): number {
+  return utf8Length(body.messages) + (body.system ? utf8Length(body.system) : 0) + (body.tools ? utf8Length(body.tools) : 0);
+}
+
+const CREATED_AT = '2026-01-01T00:00:00Z'; // the model list is config, not history
+
+function modelInfo(m: CompiledModel): object {
+  return { type: 'model', id: m.id, display_name: m.id, created_at: CREATED_AT };
+}
+
+/** Anthropic's cursor pagination: after_id pages forward, before_id backward; an unknown cursor gives an empty page. */
+export function pageOf<T extends { id: string }>(all: T[], q: { limit: number; after_id?: string; before_id?: string }): { page: T[]; hasMore: boolean } {
+  if (q.before_id !== undefined) {
+    const end = all.findIndex((m) => m.id === q.before_id);
+    const start = Math.max(0, end - q.limit);
+    return end < 0 ? { page: [], hasMore: false } : { page: all.slice(start, end), hasMore: start > 0 };
+  }
+  const start = q.after_id === undefined ? 0 : all.findIndex((m) => m.id === q.after_id) + 1;
+  if (q.after_id !== undefined && start === 0) return { page: [], hasMore: false };
+  return { page: all.slice(start, start + q.limit), hasMore: start + q.limit < all.length };
+}
+
+export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  app.post('/anthropic/v1/messages', async (req, reply) => {
+    const body = parseBody(messagesBody, req.body);
+    await handleCall(deps, req, reply, {
+      dialect: 'anthropic', endpoint: 'messages', modelType: 'chat', modelId: body.model, stream: body.stream === true,
+      taskType: taskTypeOf(body.metadata), maxTokens: body.max_tokens, inputBytes: promptBytes(body),
+      translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)), gate: anthropicPlanGate,
+    });
+    return reply;
+  });
+
+  // Free, as Anthropic's: no output is reserved and no input bytes are held.
+  app.post('/anthropic/v1/messages/count_tokens', async (req, reply) => {
+    const body = parseBody(countTokensBody, req.body);
+    await handleCall(deps, req, reply, {
+      dialect: 'anthropic', endpoint: 'count_tokens', modelType: 'chat', modelId: body.model, stream: false,
+      taskType: taskTypeOf(body.metadata), maxTokens: 0, inputBytes: 0,
+      translationFor: countTokensTranslation(body, anthropicHeadersOf(req.headers)), gate: anthropicPlanGate,
+    });
+    return reply;
+  });
+
+  app.get('/anthropic/v1/models', async (req) => {
+    const q = parseBody(modelsQuery, { ...(req.query as object) });
+    const all = Object.values(deps.config.current().models).filter((m) => m.type === 'chat').sort((a, b) => a.id.localeCompare(b.id));
+    const { page, hasMore } = pageOf(all, q);
+    return { data: page.map(modelInfo), has_more: hasMore, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null };
+  });
+
+  app.get<{ Params: { '*': string } }>('/anthropic/v1/models/*', async (req) => {
+    const id = req.params['*'];
+    const m = deps.config.current().models[id];
+    if (!m || m.type !== 'chat') throw new GatewayError('model_not_found', `The model ${JSON.stringify(id)} does not exist.`, { param: 'model' });
+    return modelInfo(m);
+  });
+
+  // Claude Code probes {ANTHROPIC_BASE_URL}/api/hello with HEAD (GET routes answer HEAD too).
+  app.get('/anthropic/api/hello', async () => ({ status: 'ok' }));
+  app.get('/anthropic', async () => ({ status: 'ok', api: 'anthropic', messages: '/anthropic/v1/messages' }));
+  app.get('/anthropic/', async () => ({ status: 'ok', api: 'anthropic', messages: '/anthropic/v1/messages' }));
+}

@@ -1,0 +1,115 @@
+// Anthropic client -> Anthropic upstream (messages and count_tokens): pass-through apart from the model name and
+// our own metadata.task_type; anthropic-version and anthropic-beta go along. Usage is read from the answer, or
+// from message_start and message_delta on streams.
+import type { CompiledTarget } from '../contract/snapshot.ts';
+import type { SseEvent } from '../sse/parser.ts';
+import { anthropicErrorEvent, rawEvent } from './anthropic-sse.ts';
+import { anthropicErrorMessage, fromAnthropicUsage, mergeAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
+import { isObject, parseUpstream, type Json } from './json-read.ts';
+import { NO_USAGE, safeJson, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
+
+/** The protocol headers of the client's request that an Anthropic upstream should see. */
+export interface AnthropicHeaders {
+  version?: string;
+  beta?: string;
+}
+
+export function forwardedHeaders(h: AnthropicHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h.version) out['anthropic-version'] = h.version;
+  if (h.beta) out['anthropic-beta'] = h.beta;
+  return out;
+}
+
+/** The client's body for the upstream: model replaced, task_type (ours) removed, everything else as sent. */
+export function upstreamMessagesBody(client: Json, upstreamModel: string): Json {
+  const out: Json = { ...client, model: upstreamModel };
+  if (isObject(client.metadata)) {
+    const { task_type: _t, ...rest } = client.metadata;
+    if (Object.keys(rest).length > 0) out.metadata = rest;
+    else delete out.metadata;
+  }
+  return out;
+}
+
+class AnthropicPassThroughStream implements StreamTranslator {
+  complete = false;
+  failed = false;
+  private seen: AnthropicUsage = {};
+  private readonly model: string;
+
+  constructor(model: string) {
+    this.model = model;
+  }
+
+  event(ev: SseEvent): string {
+    switch (ev.event) {
+      case 'message_start': {
+        const data = safeJson(ev.data) as { message?: Json & { usage?: AnthropicUsage } } | undefined;
+        if (!data?.message) return rawEvent(ev);
+        this.seen = mergeAnthropicUsage(this.seen, data.message.usage);
+        return rawEvent({ event: ev.event, data: JSON.stringify({ ...data, message: { ...data.message, model: this.model } }) });
+      }
+      case 'message_delta': {
+        const data = safeJson(ev.data) as { usage?: AnthropicUsage } | undefined;
+        this.seen = mergeAnthropicUsage(this.seen, data?.usage);
+        return rawEvent(ev);
+      }
+      case 'message_stop':
+        this.complete = true;
+        return rawEvent(ev);
+      case 'error':
+        this.complete = true;
+        this.failed = true;
+        return rawEvent(ev);
+      default:
+        return rawEvent(ev);
+    }
+  }
+
+  finish(): string {
+    return '';
+  }
+
+  usage(): Usage {
+    return fromAnthropicUsage(this.seen);
+  }
+
+  error(message: string): string {
+    return anthropicErrorEvent(message);
+  }
+}
+
+export function anthropicMessagesPassThrough(client: Json, headers: AnthropicHeaders): Translation {
+  return {
+    dialect: 'anthropic',
+    protocol: 'anthropic',
+    request(target: CompiledTarget): UpstreamRequest {
+      const body = upstreamMessagesBody(client, target.upstreamModel);
+      return { operation: 'messages', body: JSON.stringify(body), stream: client.stream === true, headers: forwardedHeaders(headers) };
+    },
+    response(upstreamBody: string, servedModel: string) {
+      const parsed = parseUpstream(upstreamBody);
+      return { body: JSON.stringify({ ...parsed, model: servedModel }), usage: fromAnthropicUsage(parsed.usage as AnthropicUsage | undefined) };
+    },
+    stream: (servedModel: string) => new AnthropicPassThroughStream(servedModel),
+    errorMessage: anthropicErrorMessage,
+  };
+}
+
+/** count_tokens is free: the answer passes through and no usage is charged. */
+export function anthropicCountTokensPassThrough(client: Json, headers: AnthropicHeaders): Translation {
+  return {
+    dialect: 'anthropic',
+    protocol: 'anthropic',
+    request(target: CompiledTarget): UpstreamRequest {
+      const body = upstreamMessagesBody(client, target.upstreamModel);
+      return { operation: 'count_tokens', body: JSON.stringify(body), stream: false, headers: forwardedHeaders(headers) };
+    },
+    response: (upstreamBody: string) => ({ body: upstreamBody, usage: NO_USAGE }),
+    stream(): StreamTranslator {
+      throw new Error('count_tokens does not stream');
+    },
+    errorMessage: anthropicErrorMessage,
+  };
+}

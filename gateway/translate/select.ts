@@ -1,0 +1,73 @@
+// Which translator serves a call: one exhaustive switch per client operation over the upstream protocols
+// (as envoyproxy/ai-gateway chooses its per-pair translators). Each is built per request from the parsed body.
+import { GatewayError } from '../errors/catalog.ts';
+import type { Protocol } from '../providers/types.ts';
+import { anthropicCountTokensPassThrough, anthropicMessagesPassThrough, type AnthropicHeaders } from './anthropic-anthropic.ts';
+import { anthropicFromOpenAI } from './anthropic-openai.ts';
+import { anthropicCountTokensEstimate } from './count-tokens.ts';
+import type { Json } from './json-read.ts';
+import { openAIFromAnthropic } from './openai-anthropic.ts';
+import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
+import type { Translation } from './types.ts';
+
+export type TranslationFor = (protocol: Protocol) => Translation;
+
+function unreachable(p: never): never {
+  throw new Error(`unknown protocol ${String(p)}`);
+}
+
+/** POST /v1/chat/completions. */
+export function chatTranslation(body: Json): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return openAIChatPassThrough(body);
+      case 'anthropic':
+        return openAIFromAnthropic(body);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/embeddings: Anthropic has no embeddings API, so a route pointing there is a configuration error. */
+export function embeddingsTranslation(body: Json): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return openAIEmbeddingsPassThrough(body);
+      case 'anthropic':
+        throw new GatewayError('upstream_error', 'This embeddings model is routed to an Anthropic upstream, which has no embeddings API.');
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /anthropic/v1/messages. */
+export function messagesTranslation(body: Json, headers: AnthropicHeaders): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'anthropic':
+        return anthropicMessagesPassThrough(body, headers);
+      case 'openai':
+        return anthropicFromOpenAI(body);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /anthropic/v1/messages/count_tokens. */
+export function countTokensTranslation(body: Json, headers: AnthropicHeaders): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'anthropic':
+        return anthropicCountTokensPassThrough(body, headers);
+      case 'openai':
+        return anthropicCountTokensEstimate(body);
+      default:
+        return unreachable(p);
+    }
+  };
+}
