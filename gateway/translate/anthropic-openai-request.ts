@@ -5,7 +5,7 @@
 // receive (documents, file references, server tools, MCP servers, containers).
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
 
-const NEEDS_ANTHROPIC = 'needs an Anthropic upstream; this model is served by an OpenAI-protocol upstream';
+const NEEDS_ANTHROPIC = 'cannot be sent to an OpenAI-protocol upstream, which serves this model (it needs an Anthropic upstream)';
 
 export function toOpenAIChat(client: Json, upstreamModel: string): Json {
   refuseAnthropicOnly(client);

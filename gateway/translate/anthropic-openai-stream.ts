@@ -73,6 +73,7 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
       this.open = { kind: 'text', index: this.blocks++ };
       out += anthropicEvent('content_block_start', { type: 'content_block_start', index: this.open.index, content_block: { type: 'text', text: '' } });
     }
+    if (text === '') return out;
     return out + anthropicEvent('content_block_delta', { type: 'content_block_delta', index: this.open.index, delta: { type: 'text_delta', text } });
   }
 

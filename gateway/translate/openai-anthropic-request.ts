@@ -121,7 +121,7 @@ function userBlocks(content: unknown, path: string): Json[] {
       case 'file':
         return fileBlock(objectAt(p.file, `${where}.file`), where);
       default:
-        throw unsupported(where, `a ${String(p.type)} part ${NO_ANTHROPIC}`);
+        throw unsupported(where, `content of type ${String(p.type)} ${NO_ANTHROPIC}`);
     }
   });
 }

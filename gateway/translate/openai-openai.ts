@@ -30,6 +30,43 @@ export function rewriteModel(json: string, model: string): string {
   return json.replace(MODEL_FIELD, () => `"model":${JSON.stringify(model)}`);
 }
 
+type OpenAIUsage = Parameters<typeof fromOpenAIUsage>[0];
+
+/** The end of the JSON object that opens at `start`, or -1 (strings and escapes skipped). */
+function objectEnd(json: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123) depth++;
+    else if (c === 125 && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * The top-level usage of a serialized OpenAI answer, read by parsing that object alone: the body passes
+ * through as the upstream sent it and is never parsed whole just to read usage. OpenAI writes usage after
+ * choices, and no quoted key can occur unescaped inside a string, so the last "usage": is the top-level one;
+ * any other layout falls back to a full parse.
+ */
+export function usageOf(json: string): OpenAIUsage | undefined {
+  const at = json.lastIndexOf('"usage":');
+  if (at !== -1) {
+    let i = at + 8;
+    while (json.charCodeAt(i) === 32) i++;
+    if (json.startsWith('null', i)) return undefined;
+    const end = json.charCodeAt(i) === 123 ? objectEnd(json, i) : -1;
+    const u = end === -1 ? undefined : safeJson(json.slice(i, end));
+    if (u && typeof u === 'object') return u as OpenAIUsage;
+  }
+  return (safeJson(json) as { usage?: OpenAIUsage } | undefined)?.usage;
+}
+
 class OpenAIPassThroughStream implements StreamTranslator {
   complete = false;
   failed = false;
@@ -86,8 +123,7 @@ export function openAIChatPassThrough(client: Body): Translation {
       return { operation: 'chat', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {
-      const parsed = safeJson(upstreamBody) as { usage?: Parameters<typeof fromOpenAIUsage>[0] } | undefined;
-      return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(parsed?.usage) };
+      return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(usageOf(upstreamBody)) };
     },
     stream: (servedModel: string) => new OpenAIPassThroughStream(servedModel, wantsUsage),
     errorMessage: openAIErrorMessage,
@@ -103,8 +139,7 @@ export function openAIEmbeddingsPassThrough(client: Body): Translation {
       return { operation: 'embeddings', body: JSON.stringify({ ...rest, model: target.upstreamModel }), stream: false, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {
-      const parsed = safeJson(upstreamBody) as { usage?: Parameters<typeof fromOpenAIUsage>[0] } | undefined;
-      return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(parsed?.usage) };
+      return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(usageOf(upstreamBody)) };
     },
     stream(): StreamTranslator {
       throw new Error('embeddings do not stream');

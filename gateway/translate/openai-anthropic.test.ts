@@ -1,0 +1,59 @@
+// Golden tests of the OpenAI-client -> Anthropic-upstream translator on recorded wire samples (testdata/).
+import { afterAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../errors/catalog.ts';
+import { openAIFromAnthropic } from './openai-anthropic.ts';
+import { clientEvents, loadGolden, MODEL, TARGET, UPDATE, upstreamEvents } from './testdata/golden.ts';
+
+const golden = loadGolden('openai-anthropic');
+const NOW = () => 1_767_225_600_000;
+afterAll(() => {
+  if (UPDATE) golden.save();
+});
+
+describe('openai -> anthropic: requests', () => {
+  it.each(golden.data.request)('$name', (c) => {
+    const frozen = structuredClone(c.client);
+    const req = openAIFromAnthropic(c.client, NOW).request({ ...TARGET, provider: 'anthropic' }, MODEL);
+    const got = { operation: req.operation, stream: req.stream, headers: req.headers, body: JSON.parse(req.body) as unknown };
+    if (UPDATE) c.expected = got;
+    expect(got).toEqual(c.expected);
+    expect(c.client).toEqual(frozen);
+  });
+
+  it.each(golden.data.refuse)('refuses $name with a 400 naming the path', (c) => {
+    let err: unknown;
+    try {
+      openAIFromAnthropic(c.client, NOW).request(TARGET, MODEL);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(GatewayError);
+    const ge = err as GatewayError;
+    if (UPDATE) c.expected = { code: ge.code, status: ge.status, message: ge.message };
+    expect({ code: ge.code, status: ge.status, message: ge.message }).toEqual(c.expected);
+  });
+});
+
+describe('openai -> anthropic: responses', () => {
+  it.each(golden.data.response)('$name', (c) => {
+    const out = openAIFromAnthropic({}, NOW).response(JSON.stringify(c.upstream), 'public-model');
+    const got = { body: JSON.parse(out.body) as unknown, usage: out.usage };
+    if (UPDATE) c.expected = got;
+    expect(got).toEqual(c.expected);
+  });
+});
+
+describe('openai -> anthropic: streams', () => {
+  it.each(golden.data.stream)('$name', (c) => {
+    const tr = openAIFromAnthropic(c.client ?? { stream: true }, NOW).stream('public-model');
+    const text = upstreamEvents(c.upstream).map((e) => tr.event(e)).join('') + (tr.complete && !tr.failed ? tr.finish() : '');
+    const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
+    if (UPDATE) c.expected = got;
+    expect(got).toEqual(c.expected);
+  });
+
+  it('ends a cut stream with an OpenAI error chunk', () => {
+    const tr = openAIFromAnthropic({ stream: true }, NOW).stream('m');
+    expect(clientEvents(tr.error('cut'))).toEqual([{ data: { error: { message: 'cut', type: 'api_error', param: null, code: 'upstream_stream_error' } } }]);
+  });
+});

@@ -1,0 +1,44 @@
+// Golden files of the translator tests: each case holds a recorded wire sample and the expected translation.
+// Run with UPDATE_GOLDEN=1 to rewrite the expectations from the current code, then review the diff.
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { CompiledModel, CompiledTarget } from '../../contract/snapshot.ts';
+import { SseParser, type SseEvent } from '../../sse/parser.ts';
+
+export const UPDATE = process.env.UPDATE_GOLDEN === '1';
+
+export interface Golden {
+  request: Array<{ name: string; client: Record<string, unknown>; headers?: Record<string, string>; expected?: unknown }>;
+  refuse: Array<{ name: string; client: Record<string, unknown>; expected?: unknown }>;
+  response: Array<{ name: string; upstream: unknown; expected?: unknown }>;
+  stream: Array<{ name: string; client?: Record<string, unknown>; upstream: Array<string | { event: string; data: unknown }>; expected?: unknown }>;
+}
+
+export function loadGolden(name: string): { data: Golden; save: () => void } {
+  const file = new URL(`./${name}.json`, import.meta.url);
+  const data = JSON.parse(readFileSync(file, 'utf8')) as Golden;
+  return { data, save: () => writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`) };
+}
+
+export const TARGET: CompiledTarget = {
+  name: 't', provider: 'openai', baseUrl: 'http://upstream.test', upstreamModel: 'upstream-model', credential: { kind: 'none' }, weight: 1,
+  timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 1000, totalMs: 1000 }, mock: null,
+};
+
+export const MODEL: CompiledModel = {
+  id: 'public-model', type: 'chat', minTier: 0, inputNanoPerToken: 1, outputNanoPerToken: 1, maxOutputTokens: 4096, targets: [TARGET], fallbacks: [],
+};
+
+/** Upstream samples as the SSE events the parser yields. */
+export function upstreamEvents(list: Golden['stream'][number]['upstream']): SseEvent[] {
+  return list.map((e) => (typeof e === 'string' ? { event: undefined, data: e } : { event: e.event, data: JSON.stringify(e.data) }));
+}
+
+/** The client-facing stream text as comparable events: data parsed as JSON where it is JSON. */
+export function clientEvents(text: string): Array<{ event?: string; data: unknown }> {
+  const events = new SseParser().push(text);
+  return events.map((e) => {
+    let data: unknown = e.data;
+    try { data = JSON.parse(e.data); } catch { /* [DONE] */ }
+    return e.event === undefined ? { data } : { event: e.event, data };
+  });
+}
