@@ -133,8 +133,11 @@ export class RedisStore implements Store, StoreAdmin {
       await SCRIPTS.applyAccount.run(this.redis, [k.acct, k.credits], [a.trialCreditNano, ...a.credits.flatMap((c) => [c.id, c.amountNano])]);
     }
     for (const key of keys) {
+      // Revoked in the account's slot first: admit refuses from then on, even for a replica that cached the record.
+      const revokedSet = accountKeys(p, key.account).revoked;
+      if (key.revoked) await this.redis.sadd(revokedSet, key.hash);
       const revoked = await SCRIPTS.publishKey.run(this.redis, [`${p}:key:${key.hash}`], [JSON.stringify(key), key.revoked ? '1' : '0']);
-      if (revoked === '1') await this.redis.sadd(accountKeys(p, key.account).revoked, key.hash);
+      if (revoked === '1' && !key.revoked) await this.redis.sadd(revokedSet, key.hash);
       await this.redis.sadd(`${p}:keys`, key.hash);
     }
     const current = new Set(keys.map((k) => k.hash));
@@ -144,13 +147,16 @@ export class RedisStore implements Store, StoreAdmin {
     }
   }
 
-  /** Revokes for good: the record first (every replica's next lookup refuses it), then the account's set (admit). */
+  /**
+   * Revokes for good: first in the account's set (every admit refuses it from then on, cached record or not), then
+   * on the record (every lookup refuses it). A key unknown yet leaves a revoked tombstone.
+   */
   async revoke(hash: string): Promise<void> {
-    const raw = await SCRIPTS.revokeKey.run(this.redis, [`${this.prefix}:key:${hash}`], []);
+    const record = `${this.prefix}:key:${hash}`;
+    const raw = await this.redis.hget(record, 'record');
+    if (raw) await this.redis.sadd(accountKeys(this.prefix, keyRecord.parse(JSON.parse(raw)).account).revoked, hash);
+    await SCRIPTS.revokeKey.run(this.redis, [record], []);
     await this.redis.sadd(`${this.prefix}:keys`, hash);
-    if (typeof raw !== 'string') return;
-    const rec = keyRecord.parse(JSON.parse(raw));
-    await this.redis.sadd(accountKeys(this.prefix, rec.account).revoked, hash);
   }
 
   async findKey(hash: string): Promise<KeyRecord | null> {

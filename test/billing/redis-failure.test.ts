@@ -83,9 +83,9 @@ describe('Redis failure policy', () => {
     await redis.kill();
     expectFailClosed('Redis down', await burst(40));
     await redis.restart();
-    // A Redis restarted without persistence has lost config and money; the gateways reconnect and answer again
-    // (401 here: the key records are gone until a process republishes).
+    // A Redis restarted without persistence has lost config and money; the gateways reconnect and answer again,
+    // still closed: 401 (key records gone until a process republishes) or 402 (a replica's cached key, no balance).
     await until(async () => (await chat(fleet.urls[0] as string, s.keys.k as string)).status !== 503, 10_000);
-    expect((await chat(fleet.urls[1] as string, s.keys.k as string)).status).toBe(401);
+    expect([401, 402]).toContain((await chat(fleet.urls[1] as string, s.keys.k as string)).status);
   });
 });

@@ -1,3 +1,3 @@
--- Revokes a key for good (a tombstone if the key is unknown yet). KEYS: record   Returns the record JSON or false.
+-- Marks a key record revoked for good (a tombstone if the key is unknown yet). KEYS: record
 redis.call('HSET', KEYS[1], 'revoked', '1')
-return redis.call('HGET', KEYS[1], 'record')
+return 1
