@@ -7,7 +7,9 @@ import { MemoryStore } from './state/memory-store.ts';
 import { PEPPER_REQUIRED, redactUrl, redisOptionsFromEnv, sharedKeys } from './state/redis-env.ts';
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
-import { MemoryUsageSink } from './usage/event.ts';
+import { Metrics } from './http/metrics.ts';
+import { forwardingLog } from './usage/exporter/log.ts';
+import { standaloneUsage } from './usage/standalone.ts';
 
 const HELP = `svc-gateway: OpenAI- and Anthropic-compatible AI gateway
 
@@ -30,7 +32,7 @@ Environment:
   SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
-  DATABASE_URL    Postgres for usage events
+  DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter
 
 The demo config (${DEMO_CONFIG}) serves the built-in mock provider offline;
 the keys it generates are printed once at start.`;
@@ -67,6 +69,12 @@ async function main(): Promise<void> {
   let warn = (message: string, err?: unknown): void => void process.stderr.write(`${message}${err ? `: ${String(err)}` : ''}\n`);
   let store: Store;
   let generated = config.generated;
+  const metrics = new Metrics();
+  const usageLog = forwardingLog();
+  const usage = standaloneUsage({
+    databaseUrl: process.env.DATABASE_URL || undefined, redisUrl, redisPrefix: process.env.SVC_REDIS_PREFIX || 'svc',
+    registry: metrics.registry, log: usageLog, snapshot: config.snapshot,
+  });
   if (redisUrl) {
     const shared = sharedKeys(config.keys, generated);
     let redis: RedisStore;
@@ -87,20 +95,21 @@ async function main(): Promise<void> {
     generated = [];
     store = redis;
   } else {
-    const memory = new MemoryStore(new MemoryUsageSink());
+    const memory = new MemoryStore(usage.sink);
     await memory.applyConfig(config.snapshot, config.keys);
     store = memory;
   }
   const snapshot = config.snapshot;
-  const { app } = await build({ config: { current: () => snapshot }, store, pepper });
+  const { app } = await build({ config: { current: () => snapshot }, store, pepper, metrics });
   warn = (message, err) => app.log.warn({ err }, message);
+  usageLog.attach(app.log);
   for (const w of config.warnings) app.log.warn({ source: w.source, object: w.object, field: w.field }, w.message);
   const port = Number(values.port ?? process.env.PORT ?? 8080);
   const address = await app.listen({ port, host: process.env.HOST ?? '0.0.0.0' });
   printKeys(generated, address.replace('0.0.0.0', '127.0.0.1'));
   const stop = (): void => {
     app.log.info('Stopping: draining in-flight requests');
-    void app.close().then(() => store.close()).then(() => process.exit(0));
+    void app.close().then(() => store.close()).then(() => usage.close()).then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

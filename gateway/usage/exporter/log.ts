@@ -36,3 +36,16 @@ export function throttled(log: Log, everyMs = 5_000): Log['warn'] {
     skipped = 0;
   };
 }
+
+/** A log usable before the real one exists (the gateway's comes with its server): JSON lines until attached. */
+export function forwardingLog(): Log & { attach(target: Log): void } {
+  let target: Log = jsonLog();
+  return {
+    info: (o, m) => target.info(o, m),
+    warn: (o, m) => target.warn(o, m),
+    error: (o, m) => target.error(o, m),
+    attach: (t) => {
+      target = t;
+    },
+  };
+}
