@@ -50,15 +50,16 @@ describe('revocation across 3 gateway processes', () => {
     let stopAt = Infinity;
     const running = traffic(key, () => Date.now() > stopAt);
     await new Promise((r) => setTimeout(r, 500));
+    const revokeStarted = Date.now();
     await store.revoke(hashKey(key, FLEET_PEPPER)); // what the operator does on ApiKey.spec.revoked
     effectiveAt = Date.now();
     stopAt = effectiveAt + 700;
     const results = await running;
     report('revoke()', results, effectiveAt);
-    const before = results.filter((r) => r.startedAt + r.ms < effectiveAt - 50);
+    const before = results.filter((r) => r.startedAt + r.ms < revokeStarted);
     const after = results.filter((r) => r.startedAt >= effectiveAt);
     expect(before.length).toBeGreaterThan(10);
-    expect(before.every((r) => r.status === 200)).toBe(true);
+    expect(before.filter((r) => r.status !== 200).map((r) => r.status)).toEqual([]);
     expect(after.length).toBeGreaterThan(10);
     expect(after.filter((r) => r.status !== 401)).toEqual([]);
     expect(JSON.parse(after[0]?.body ?? '{}')).toMatchObject({ error: { code: 'key_revoked' } });
