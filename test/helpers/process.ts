@@ -39,7 +39,7 @@ export async function startGatewayProcess(env: Record<string, string>, args: str
   return {
     url, child, keys, output: () => out,
     stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
       child.kill('SIGTERM');
     }),
