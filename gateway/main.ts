@@ -1,6 +1,7 @@
 // svc-gateway: the gateway's command line (npm start = standalone, npm run gateway = cluster mode).
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { startClusterGateway } from './config/cluster-mode.ts';
 import { ConfigError, DEMO_CONFIG, loadStandaloneConfig } from './config/standalone.ts';
 import { build } from './server.ts';
 import { MemoryStore } from './state/memory-store.ts';
@@ -20,7 +21,8 @@ Usage:
 Options:
   --config PATH   manifests: a YAML file with several documents, or a folder (default: $SVC_CONFIG, else the demo)
   --port N        listen port (default: $PORT, else 8080)
-  --cluster       read config and keys from Redis, as written by the operator
+  --cluster       read config and keys from Redis, as written by the operator (REDIS_URL and SVC_KEY_PEPPER required);
+                  not ready (/readyz 503) until the operator has published a config
   -h, --help      this help
 
 Environment:
@@ -33,6 +35,7 @@ Environment:
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter
+  SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
 
 The demo config (${DEMO_CONFIG}) serves the built-in mock provider offline;
 the keys it generates are printed once at start.`;
@@ -50,11 +53,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${HELP}\n`);
     return;
   }
-  if (values.cluster) {
-    process.stderr.write('Cluster mode needs the operator and Redis store, which this build does not include yet.\n');
-    process.exitCode = 2;
-    return;
-  }
+  if (values.cluster) return runCluster(Number(values.port ?? process.env.PORT ?? 8080));
   const redisUrl = process.env.REDIS_URL || undefined;
   if (redisUrl && !process.env.SVC_KEY_PEPPER) return fail(PEPPER_REQUIRED);
   const pepper = process.env.SVC_KEY_PEPPER || randomBytes(32).toString('hex');
@@ -110,6 +109,22 @@ async function main(): Promise<void> {
   const stop = (): void => {
     app.log.info('Stopping: draining in-flight requests');
     void app.close().then(() => store.close()).then(() => usage.close()).then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+async function runCluster(port: number): Promise<void> {
+  let gw;
+  try {
+    gw = await startClusterGateway(process.env, port);
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err));
+  }
+  process.stdout.write(`svc-gateway listening on ${gw.address.replace('0.0.0.0', '127.0.0.1')} (cluster mode)\n`);
+  const stop = (): void => {
+    gw.app.log.info('Stopping: draining in-flight requests');
+    void gw.stop().then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -1,0 +1,65 @@
+// `node gateway/main.ts --cluster` (npm run gateway): config, keys and state come from Redis only, as the operator
+// wrote them. The gateway never talks to Kubernetes and never writes config.
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { build } from '../server.ts';
+import { redactUrl, redisOptionsFromEnv } from '../state/redis-env.ts';
+import { RedisStore } from '../state/redis-store.ts';
+import { RedisConfigSource } from './redis-config-source.ts';
+
+export const CLUSTER_NEEDS = 'Cluster mode needs REDIS_URL (the Redis the operator writes to) and SVC_KEY_PEPPER '
+  + '(the same secret the operator hashes keys with).';
+
+type Env = Record<string, string | undefined>;
+
+function pollMs(env: Env): number {
+  const v = env.SVC_CONFIG_POLL_MS;
+  if (v === undefined || v === '') return 3000;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 100) throw new Error(`SVC_CONFIG_POLL_MS must be an integer >= 100, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export interface ClusterGateway {
+  app: FastifyInstance;
+  address: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the cluster-mode gateway; throws an Error with a readable message when it cannot. */
+export async function startClusterGateway(env: Env, port: number): Promise<ClusterGateway> {
+  const url = env.REDIS_URL;
+  const pepper = env.SVC_KEY_PEPPER;
+  if (!url || !pepper) throw new Error(CLUSTER_NEEDS);
+  const options = redisOptionsFromEnv(url, env);
+  const poll = pollMs(env);
+  // The config source and the store log through the server's logger, which exists once the server is built.
+  const logger: { app?: FastifyInstance } = {};
+  const log = {
+    info: (m: string): void => logger.app?.log.info(m),
+    warn: (m: string, err?: unknown): void => logger.app?.log.warn({ err }, m),
+  };
+  let store: RedisStore;
+  try {
+    store = await RedisStore.connect({ ...options, onWarning: log.warn });
+  } catch (err) {
+    throw new Error(`Cannot use Redis at ${redactUrl(url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  const subscriber = new Redis(url, { lazyConnect: true });
+  subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
+  const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, pollMs: poll, log });
+  const { app } = await build({ config: source, store, pepper, ready: () => source.ready() });
+  logger.app = app;
+  await source.start();
+  if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');
+  const address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
+  return {
+    app,
+    address,
+    stop: async () => {
+      await app.close();
+      await source.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// ApiKey: a finalizer first (so no key reaches Redis that deletion could miss), then the key (found in its Secret
+// or generated there), revocation in Redis when spec.revoked is set (irreversible), and a status that shows only
+// the displayed form of the key. Deletion revokes the key in Redis before the finalizer is removed.
+import { displayKey, hashKey } from '../../gateway/contract/keys.ts';
+import { nanoToUsd } from '../../gateway/contract/money.ts';
+import type { ApiKey } from '../../crds/schema/index.ts';
+import type { CustomObject } from '../kube/clients.ts';
+import type { Outcome } from '../queue/work-queue.ts';
+import { ensureKey, secretNameOf, type KeyState } from './api-key-secret.ts';
+import { addFinalizer, finalize, hasFinalizer, KEY_HMAC_ANNOTATION, recordKeyHmac } from './api-key-finalizer.ts';
+import type { Verdict } from './conditions.ts';
+import { isDeleting, objectKey, type ControllerContext, type Reconciler } from './context.ts';
+import { parseCr } from './parse.ts';
+import { writeStatus } from './status.ts';
+
+/** While a new key travels to Redis (through the config controller), look again this soon. */
+const PUBLISH_RECHECK_MS = 250;
+
+export class ApiKeyController implements Reconciler {
+  readonly kind = 'ApiKey' as const;
+  private readonly ctx: ControllerContext;
+
+  constructor(ctx: ControllerContext) {
+    this.ctx = ctx;
+  }
+
+  async reconcile(name: string): Promise<Outcome | void> {
+    const obj = this.ctx.caches.ApiKey.get(name);
+    if (!obj) return;
+    if (isDeleting(obj)) return finalize(this.ctx, obj);
+    if (!hasFinalizer(obj)) return addFinalizer(this.ctx, obj); // the update event brings us back
+    const parsed = parseCr('ApiKey', obj);
+    if (!parsed.ok) return writeStatus(this.ctx, 'ApiKey', obj, { ready: false, reason: 'InvalidSpec', message: parsed.message });
+    const spec = parsed.value.spec;
+    const secretName = secretNameOf(name, spec.secretName);
+    const state = await ensureKey(this.ctx, obj, secretName, spec.revoked);
+    if (state.kind === 'key') await this.published(obj, state, secretName);
+    const { verdict, requeue } = await this.judge(parsed.value, state, secretName);
+    await writeStatus(this.ctx, 'ApiKey', obj, verdict, await this.fields(obj, parsed.value, state, secretName));
+    return requeue ? { requeueAfterMs: PUBLISH_RECHECK_MS } : undefined;
+  }
+
+  /** Events and Redis effects of a known key: generated, revoked (idempotent), its HMAC kept for deletion. */
+  private async published(obj: CustomObject, state: Extract<KeyState, { kind: 'key' }>, secretName: string): Promise<void> {
+    const { ctx } = this;
+    const hmac = hashKey(state.key, ctx.pepper);
+    const ref = objectKey(ctx, obj.metadata?.name ?? '');
+    if (state.generated) {
+      ctx.log.info('Generated key', { ApiKey: ref, Secret: secretName, key: displayKey(state.key) });
+      await ctx.events.record(obj, { type: 'Normal', reason: 'KeyGenerated', action: 'Generate', message: `Generated key ${displayKey(state.key)} into Secret ${secretName}.` });
+    }
+    if (obj.metadata?.annotations?.[KEY_HMAC_ANNOTATION] !== hmac) await recordKeyHmac(ctx, obj, hmac);
+    const spec = obj.spec as { revoked?: boolean } | undefined;
+    if (!spec?.revoked) return;
+    await ctx.store.revoke(hmac);
+    if (obj.status?.state !== 'Revoked') {
+      ctx.log.info('Revoked key', { ApiKey: ref, key: displayKey(state.key) });
+      await ctx.events.record(obj, { type: 'Normal', reason: 'KeyRevoked', action: 'Revoke', message: `Revoked key ${displayKey(state.key)} in every gateway.` });
+    }
+  }
+
+  private async judge(k: ApiKey, state: KeyState, secretName: string): Promise<{ verdict: Verdict; requeue: boolean }> {
+    const { caches, clients, store, pepper } = this.ctx;
+    const ns = clients.namespace;
+    const no = (reason: string, message: string): { verdict: Verdict; requeue: boolean } => ({ verdict: { ready: false, reason, message }, requeue: false });
+    if (k.spec.revoked) return { verdict: { ready: true, reason: 'Revoked', message: 'The key is revoked: every gateway refuses it, for good.' }, requeue: false };
+    if (state.kind === 'malformed') {
+      return no('MalformedKey', `Secret ${secretName} holds a malformed key under data key "key" (sk-svc- followed by 38 base62 characters with a valid checksum).`);
+    }
+    const account = caches.Account.get(k.spec.accountRef);
+    if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist in namespace ${ns}.`);
+    const planRef = (account.spec as { planRef?: string } | undefined)?.planRef ?? '';
+    if (!caches.Plan.get(planRef)) return no('UnknownPlan', `Plan ${planRef} of Account ${k.spec.accountRef} does not exist in namespace ${ns}.`);
+    if (state.kind !== 'key') return no('MissingSecret', `Secret ${secretName} holds no key.`);
+    const record = await store.findKey(hashKey(state.key, pepper));
+    if (!record) return { verdict: { ready: false, reason: 'Publishing', message: 'The key is on its way to the gateways.' }, requeue: true };
+    return { verdict: { ready: true, reason: 'Active', message: 'The key is published: every gateway accepts it.' }, requeue: false };
+  }
+
+  private async fields(obj: CustomObject, k: ApiKey, state: KeyState, secretName: string): Promise<Record<string, unknown>> {
+    const status = obj.status ?? {};
+    const revoked = k.spec.revoked;
+    let monthSpendUsd: number | null = null;
+    if (state.kind === 'key' && this.ctx.caches.Account.get(k.spec.accountRef)) {
+      const view = await this.ctx.store.view(k.spec.accountRef, k.metadata.name, this.ctx.now().getTime());
+      monthSpendUsd = Math.round(nanoToUsd(view.keyMonthSpendNano) * 1e6) / 1e6;
+    }
+    return {
+      state: revoked ? 'Revoked' : state.kind === 'key' ? 'Active' : null,
+      // A revoked key whose Secret is gone keeps the display it had.
+      displayedKey: state.kind === 'key' ? displayKey(state.key) : (status.displayedKey ?? null),
+      secretName,
+      revokedAt: revoked ? (status.revokedAt ?? this.ctx.now().toISOString().replace(/\.\d+Z$/, 'Z')) : null,
+      monthSpendUsd,
+    };
+  }
+}

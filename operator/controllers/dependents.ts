@@ -1,0 +1,55 @@
+// Who must be reconciled when an object changes: the object itself and whatever names it (an Account names a Plan,
+// an ApiKey an Account and a Secret, a ModelRoute Secrets and other models). Level-based controllers make an
+// extra reconcile harmless, so this errs on the side of more.
+import type { CrKind } from '../kube/clients.ts';
+import type { Caches } from './context.ts';
+
+export type Work = readonly [CrKind | 'Config', string];
+
+const specOf = (o: { spec?: unknown }): Record<string, unknown> => (o.spec ?? {}) as Record<string, unknown>;
+
+interface Named {
+  metadata?: { name?: string };
+  spec?: unknown;
+}
+
+function names(list: readonly Named[], keep: (o: Named) => boolean): string[] {
+  return list.filter(keep).map((o) => o.metadata?.name ?? '').filter(Boolean);
+}
+
+function keysOfAccounts(caches: Caches, accounts: Set<string>): Work[] {
+  return names(caches.ApiKey.list(), (k) => accounts.has(String(specOf(k).accountRef))).map((n) => ['ApiKey', n] as const);
+}
+
+function secretUsers(caches: Caches, secret: string): Work[] {
+  const keys = caches.ApiKey.list().filter((k) => (specOf(k).secretName ?? `${k.metadata?.name}-key`) === secret);
+  const routes = caches.ModelRoute.list().filter((r) => {
+    const targets = (specOf(r).targets ?? []) as Array<{ credentials?: { secretKeyRef?: { name?: string } } }>;
+    return targets.some((t) => t.credentials?.secretKeyRef?.name === secret);
+  });
+  return [...names(keys, () => true).map((n) => ['ApiKey', n] as const), ...names(routes, () => true).map((n) => ['ModelRoute', n] as const)];
+}
+
+export function dependents(caches: Caches, kind: CrKind | 'Secret', name: string): Work[] {
+  const config: Work = ['Config', 'config'];
+  switch (kind) {
+    case 'Plan': {
+      const accounts = new Set(names(caches.Account.list(), (a) => specOf(a).planRef === name));
+      return [['Plan', name], ...[...accounts].map((a) => ['Account', a] as const), ...keysOfAccounts(caches, accounts), config];
+    }
+    case 'Account':
+      return [['Account', name], ...keysOfAccounts(caches, new Set([name])), config];
+    case 'ApiKey':
+      return [['ApiKey', name], config];
+    case 'ModelRoute':
+      return [...names(caches.ModelRoute.list(), () => true).map((n) => ['ModelRoute', n] as const), ['ModelRoute', name], config];
+    case 'Secret': {
+      const users = secretUsers(caches, name);
+      return users.length > 0 ? [...users, config] : [];
+    }
+    default: {
+      const never: never = kind;
+      return never;
+    }
+  }
+}

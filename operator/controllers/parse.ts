@@ -1,0 +1,31 @@
+// Custom resources from the API server, validated by the same zod schemas that generate the CRDs (defaults applied).
+import { z } from 'zod';
+import { account, apiKey, modelRoute, plan, secret, type Secret } from '../../crds/schema/index.ts';
+import { API_VERSION } from '../../crds/schema/common.ts';
+import type { V1Secret } from '@kubernetes/client-node';
+import type { CrKind, CustomObject } from '../kube/clients.ts';
+
+const SCHEMAS = { Plan: plan, Account: account, ApiKey: apiKey, ModelRoute: modelRoute } as const;
+export type Parsed<K extends CrKind> = z.infer<(typeof SCHEMAS)[K]>;
+
+export type ParseResult<K extends CrKind> = { ok: true; value: Parsed<K> } | { ok: false; message: string };
+
+export function parseCr<K extends CrKind>(kind: K, obj: CustomObject): ParseResult<K> {
+  const schema: z.ZodType<Parsed<K>> = SCHEMAS[kind] as unknown as z.ZodType<Parsed<K>>;
+  const r = schema.safeParse({ ...obj, apiVersion: API_VERSION, kind });
+  if (r.success) return { ok: true, value: r.data };
+  const first = r.error.issues[0];
+  return { ok: false, message: `${first?.path.join('.') ?? ''}: ${first?.message ?? 'invalid'}` };
+}
+
+/** A Secret as the compiler reads it (data is base64, as the API server stores it). */
+export function secretManifest(s: V1Secret): Secret | null {
+  const r = secret.safeParse({ apiVersion: 'v1', kind: 'Secret', metadata: { name: s.metadata?.name }, data: s.data ?? {} });
+  return r.success ? r.data : null;
+}
+
+/** The value under `key` of a Secret's data, decoded and trimmed; undefined when absent. */
+export function secretValue(s: V1Secret | undefined, key: string): string | undefined {
+  const raw = s?.data?.[key];
+  return raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8').trim();
+}

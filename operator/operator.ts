@@ -1,0 +1,67 @@
+// The operator process: probes from the start, then leader election; the elected replica starts the informers
+// and controllers. Losing the lease ends the process (the caller exits), so a replica that may no longer be the
+// leader never writes again.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { RedisStore } from '../gateway/state/redis-store.ts';
+import { CR_KINDS, customWatch, loadKubeConfig, makeClients, secretWatch, type Clients } from './kube/clients.ts';
+import { EventRecorder } from './kube/events.ts';
+import { ResilientInformer } from './kube/informer.ts';
+import { LeaderElector } from './leader/leader-elector.ts';
+import type { Logger } from './log.ts';
+import { OperatorMetrics } from './metrics.ts';
+import type { OperatorOptions } from './options.ts';
+import type { Caches } from './controllers/context.ts';
+import { ControllerManager } from './controllers/manager.ts';
+import { startProbes, type ProbeServer } from './http/probes.ts';
+
+export interface RunningOperator {
+  probes: ProbeServer;
+  stop(): Promise<void>;
+}
+
+function makeCaches(kc: KubeConfig, clients: Clients, log: Logger, metrics: OperatorMetrics): Caches {
+  const opts = { log, onRestart: (kind: string) => metrics.watchRestarts.inc({ kind }) };
+  const caches: Partial<Caches> = { Secret: new ResilientInformer(kc, secretWatch(clients), opts) };
+  for (const kind of CR_KINDS) caches[kind] = new ResilientInformer(kc, customWatch(clients, kind), opts);
+  return caches as Caches;
+}
+
+export async function startOperator(opts: OperatorOptions, log: Logger, onLostLeadership: (reason: string) => void): Promise<RunningOperator> {
+  const kc = loadKubeConfig();
+  const clients = makeClients(kc, opts.namespace);
+  const store = await RedisStore.connect({ url: opts.redisUrl, prefix: opts.redisPrefix, onWarning: (m, e) => log.warn(m, { error: e }) });
+  const metrics = new OperatorMetrics();
+  const ctx = {
+    clients, store, log, pepper: opts.pepper, now: () => new Date(),
+    caches: makeCaches(kc, clients, log, metrics),
+    events: new EventRecorder(clients, opts.identity, log),
+  };
+  const manager = new ControllerManager(ctx, metrics, opts.resyncMs);
+  let leading = false;
+  const elector = new LeaderElector({
+    ...opts, api: clients.coordination, namespace: opts.namespace, name: opts.leaseName, identity: opts.identity, log,
+    onStartedLeading: () => {
+      leading = true;
+      metrics.leader.set(1);
+      manager.start().catch((err: unknown) => onLostLeadership(`controllers failed to start: ${String(err)}`));
+    },
+    onStoppedLeading: (reason) => {
+      metrics.leader.set(0);
+      onLostLeadership(reason);
+    },
+  });
+  metrics.leader.set(0);
+  const probes = await startProbes(opts.port, { healthy: () => true, ready: () => !leading || manager.synced }, metrics.registry);
+  void elector.run();
+  log.info('Started operator', { namespace: opts.namespace, identity: opts.identity, lease: opts.leaseName, port: probes.port });
+  return {
+    probes,
+    stop: async () => {
+      if (leading) await manager.stop();
+      await elector.release();
+      metrics.leader.set(0);
+      await store.close();
+      await probes.close();
+    },
+  };
+}
