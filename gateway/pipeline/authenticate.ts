@@ -3,6 +3,7 @@ import { hashKey, isWellFormedKey, KEY_PREFIX } from '../contract/keys.ts';
 import type { KeyRecord } from '../contract/snapshot.ts';
 import { GatewayError, type Dialect } from '../errors/catalog.ts';
 import type { Store } from '../state/store.ts';
+import type { KeyCache } from './key-cache.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -23,7 +24,8 @@ export function presentedKey(headers: Headers, dialect: Dialect): string | undef
   return bearer(headers.authorization);
 }
 
-export async function authenticate(headers: Headers, dialect: Dialect, store: Store, pepper: string): Promise<KeyRecord> {
+/** With a cache (the model endpoints, whose admission re-checks revocation), a busy key skips the store read. */
+export async function authenticate(headers: Headers, dialect: Dialect, store: Store, pepper: string, cache?: KeyCache): Promise<KeyRecord> {
   const key = presentedKey(headers, dialect);
   if (!key) {
     const how = dialect === 'anthropic' ? 'an x-api-key header or Authorization: Bearer' : 'Authorization: Bearer <key>';
@@ -32,7 +34,8 @@ export async function authenticate(headers: Headers, dialect: Dialect, store: St
   if (!isWellFormedKey(key)) {
     throw new GatewayError('invalid_api_key', `Malformed API key: keys start with ${KEY_PREFIX} and carry a checksum.`);
   }
-  const record = await store.findKey(hashKey(key, pepper));
+  const hash = hashKey(key, pepper);
+  const record = cache ? await cache.find(store, hash, Date.now()) : await store.findKey(hash);
   if (!record) throw new GatewayError('invalid_api_key', 'Unknown API key.');
   if (record.revoked) throw new GatewayError('key_revoked', 'This API key has been revoked.');
   return record;

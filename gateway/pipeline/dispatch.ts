@@ -85,6 +85,9 @@ function exhausted(last: AttemptFailure | null): GatewayError {
   }
 }
 
+/** The reason an attempt's controller is aborted once it is over: one shared error, no stack captured per call. */
+const DONE = new Error('done');
+
 async function attempt(input: DispatchInput, route: Route): Promise<Served | AttemptFailure> {
   const { target } = route;
   const ctrl = new AbortController();
@@ -95,7 +98,7 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
   const abort = (): void => {
     clearTimeout(total);
     input.signal.removeEventListener('abort', onAbort);
-    if (!ctrl.signal.aborted) ctrl.abort(new Error('done'));
+    if (!ctrl.signal.aborted) ctrl.abort(DONE);
   };
   try {
     const provider = input.providers.get(target.provider);

@@ -13,6 +13,7 @@ import { authenticate } from './authenticate.ts';
 import type { GatewayDeps } from './context.ts';
 import { dispatch, DispatchError, type Route, type Served } from './dispatch.ts';
 import { reserve } from './estimate.ts';
+import { keyCacheOf } from './key-cache.ts';
 import { routeHeaders } from './headers.ts';
 import { principal, resolveChain, type Principal } from './resolve.ts';
 import { pipeStream } from './stream-out.ts';
@@ -41,7 +42,8 @@ interface Outcome {
 
 export async function handleCall(deps: GatewayDeps, req: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
   const started = deps.now();
-  const key = await authenticate(req.headers, spec.dialect, deps.store, deps.pepper);
+  const keys = keyCacheOf(deps.store);
+  const key = await authenticate(req.headers, spec.dialect, deps.store, deps.pepper, keys);
   const snapshot = deps.config.current();
   const p = principal(snapshot, key);
   spec.gate?.(p);
@@ -58,6 +60,7 @@ export async function handleCall(deps: GatewayDeps, req: FastifyRequest, reply: 
   });
   const decision = await deps.store.admit({ eventId, key, account: p.account, tokens: r.inputTokens + r.outputTokens, holdNano: r.holdNano, now: started });
   if (!decision.ok) {
+    if (decision.code === 'key_revoked') keys.forget(key.hash);
     const err = new GatewayError(decision.code, decision.message, { retryAfterSec: decision.retryAfterSec });
     await deps.store.record(event({ status: err.status, errorCode: err.code, route: null, usage: NO_USAGE, ttftMs: null }, 0));
     deps.metrics.observe(event({ status: err.status, errorCode: err.code, route: null, usage: NO_USAGE, ttftMs: null }, 0));

@@ -34,11 +34,14 @@ export async function pipeStream(
   try {
     let pending = served.first;
     for (;;) {
+      // The events of one upstream read go out in one write: each chunk passes as it arrives, one syscall for it.
+      let out = '';
       for (const ev of pending) {
         events++;
-        const wait = write(res, tr.event(ev));
-        if (wait) await wait;
+        out += tr.event(ev);
       }
+      const wait = write(res, out);
+      if (wait) await wait;
       if (clientGone()) return result('client_closed', null);
       if (tr.complete) break;
       const next = await served.rest.next();

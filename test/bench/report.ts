@@ -1,11 +1,12 @@
 // The bench's printed report: two tables (JSON calls, SSE streams), the ratios ours/floor and ours/peer, and
 // where each gateway row stands on the issue's targets. Figures are measured, never asserted.
-import type { SubjectResult } from './measure.ts';
+import type { Loaded, SubjectResult } from './measure.ts';
 import { CONNECTIONS, FIXED_RATE } from './measure.ts';
 
 const ms = (v: number): string => v.toFixed(2);
 const int = (v: number): string => Math.round(v).toLocaleString('en-US');
 const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
+const cpu = (l: Loaded): string => (l.redisCpuUs > 0 ? `${int(l.cpuUs)} (Redis ${int(l.redisCpuUs)})` : int(l.cpuUs));
 
 function row(cells: string[]): string {
   return `| ${cells.join(' | ')} |`;
@@ -25,7 +26,7 @@ export function jsonTable(rs: SubjectResult[], direct: SubjectResult | undefined
     return [
       r.name, String(r.servers), int(j.sat.rps), int(j.sat.rps / r.servers), `${ms(j.sat.latency.p50)} / ${ms(j.sat.latency.p99)}`, ms(j.serial.p50),
       ms(j.serial.p50 - (direct?.json.serial.p50 ?? 0)), `${ms(j.fixed.p50)} / ${ms(j.fixed.p99)}`, ms(j.fixed.p99 - (direct?.json.fixed.p99 ?? 0)),
-      int(j.cpuUs), int(j.rssMb),
+      cpu(j), int(j.rssMb),
     ];
   }));
 }
@@ -39,7 +40,7 @@ export function streamTable(rs: SubjectResult[], direct: SubjectResult | undefin
     const s = r.stream;
     return [
       r.name, int(s.sat.rps), int(s.sat.rps / r.servers), `${ms(s.sat.latency.p50)} / ${ms(s.sat.latency.p99)}`, ms(s.ttfb.p50),
-      ms(s.ttfb.p50 - (direct?.stream.ttfb.p50 ?? 0)), ms(s.total.p50), int(s.cpuUs), int(s.rssMb), `${s.pacedGaps}/${s.pacedChunks}`,
+      ms(s.ttfb.p50 - (direct?.stream.ttfb.p50 ?? 0)), ms(s.total.p50), cpu(s), int(s.rssMb), `${s.pacedGaps}/${s.pacedChunks}`,
     ];
   }));
 }

@@ -52,6 +52,12 @@ export function manifests(upstreamPort: number, key: string): string {
   ]);
 }
 
+/** BENCH_CPU_PROF=DIR: the gateway processes write V8 CPU profiles there (node --cpu-prof) when stopped. */
+function profileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
+}
+
 /** True once gateway/main.ts takes REDIS_URL for its store (the Redis store landed). */
 export function redisStoreAvailable(): boolean {
   if (!existsSync(join(ROOT, 'gateway/state/redis-store.ts'))) return false;
@@ -80,7 +86,7 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
   const procs: Proc[] = [];
   // One after the other: with REDIS_URL each process publishes the same config, which must stay idempotent.
   for (let i = 0; i < opts.processes; i++) {
-    procs.push(await startProc({ name: `${opts.name}#${i}`, command: NODE, args: ['gateway/main.ts'], env, ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/ }));
+    procs.push(await startProc({ name: `${opts.name}#${i}`, command: NODE, args: [...profileArgs(), 'gateway/main.ts'], env, ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/ }));
   }
   return {
     name: opts.name, procs: opts.redis ? [...procs, opts.redis] : procs, servers: procs.length,

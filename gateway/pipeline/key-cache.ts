@@ -1,0 +1,49 @@
+// Key records by HMAC hash, kept for a moment so a busy key costs one store read per second, not one per call.
+// Safe for revocation and limits: admission re-reads both atomically in the store on every call, so a key
+// revoked meanwhile is refused by admit (401 key_revoked) even while its record is still cached here.
+import type { KeyRecord } from '../contract/snapshot.ts';
+import type { Store } from '../state/store.ts';
+
+export const KEY_CACHE_TTL_MS = 1000;
+const MAX_ENTRIES = 10_000;
+
+interface Entry {
+  record: KeyRecord;
+  until: number;
+}
+
+export class KeyCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly ttlMs: number;
+
+  constructor(ttlMs = KEY_CACHE_TTL_MS) {
+    this.ttlMs = ttlMs;
+  }
+
+  /** The store's record for a hash; unknown keys are never cached (a key published a moment later works at once). */
+  async find(store: Store, hash: string, now: number): Promise<KeyRecord | null> {
+    const hit = this.entries.get(hash);
+    if (hit && hit.until > now) return hit.record;
+    const record = await store.findKey(hash);
+    if (!record) {
+      this.entries.delete(hash);
+      return null;
+    }
+    if (this.entries.size >= MAX_ENTRIES && !hit) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(hash, { record, until: now + this.ttlMs });
+    return record;
+  }
+
+  forget(hash: string): void {
+    this.entries.delete(hash);
+  }
+}
+
+const caches = new WeakMap<Store, KeyCache>();
+
+/** One cache per store, so tests and processes with their own store never share records. */
+export function keyCacheOf(store: Store): KeyCache {
+  let c = caches.get(store);
+  if (!c) caches.set(store, (c = new KeyCache()));
+  return c;
+}
