@@ -12,6 +12,8 @@ interface Sample {
   atS: number;
   rssMb: number;
   heapMb: number;
+  /** redis-server's RSS, when the gateway runs on Redis (the usage stream grows there, capped by MAXLEN). */
+  redisMb: number;
 }
 
 async function heapUsedMb(url: string): Promise<number> {
@@ -33,6 +35,7 @@ function slope(xs: Sample[], pick: (s: Sample) => number): number {
 
 export async function soak(s: Subject, minutes: number, log: (line: string) => void): Promise<string> {
   const gw = s.procs[0] as Proc;
+  const redis = s.procs.find((p) => p.name === 'redis');
   const url = s.urls[0] as string;
   const body = { model: 'bench-chat', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 64 };
   const headers = { ...s.headers, 'content-type': 'application/json' };
@@ -42,9 +45,10 @@ export async function soak(s: Subject, minutes: number, log: (line: string) => v
   const samples: Sample[] = [];
   const t0 = performance.now();
   const sample = async (): Promise<void> => {
-    const x = { atS: (performance.now() - t0) / 1000, rssMb: rssBytes(gw.pid) / 2 ** 20, heapMb: await heapUsedMb(url) };
+    const redisMb = redis ? rssBytes(redis.pid) / 2 ** 20 : 0;
+    const x = { atS: (performance.now() - t0) / 1000, rssMb: rssBytes(gw.pid) / 2 ** 20, heapMb: await heapUsedMb(url), redisMb };
     samples.push(x);
-    log(`soak ${x.atS.toFixed(0)} s: RSS ${x.rssMb.toFixed(1)} MB, heap used ${x.heapMb.toFixed(1)} MB`);
+    log(`soak ${x.atS.toFixed(0)} s: RSS ${x.rssMb.toFixed(1)} MB, heap used ${x.heapMb.toFixed(1)} MB, Redis RSS ${x.redisMb.toFixed(1)} MB`);
   };
   await sample();
   const timer = setInterval(() => void sample(), SAMPLE_MS);
@@ -59,9 +63,9 @@ export async function soak(s: Subject, minutes: number, log: (line: string) => v
     const lines = [
       `Soak: ${minutes} min at ${SOAK_JSON_RATE} JSON calls/s + ${SOAK_STREAM_RATE} streams/s on ${s.name}; errors ${j.errors + st.errors}.`,
       '',
-      '| t (s) | RSS (MB) | heap used (MB) |',
-      '| --- | --- | --- |',
-      ...samples.map((x) => `| ${x.atS.toFixed(0)} | ${x.rssMb.toFixed(1)} | ${x.heapMb.toFixed(1)} |`),
+      '| t (s) | gateway RSS (MB) | gateway heap used (MB) | redis-server RSS (MB) |',
+      '| --- | --- | --- | --- |',
+      ...samples.map((x) => `| ${x.atS.toFixed(0)} | ${x.rssMb.toFixed(1)} | ${x.heapMb.toFixed(1)} | ${x.redisMb.toFixed(1)} |`),
       '',
       `From ${first.atS.toFixed(0)} s to the end: RSS ${first.rssMb.toFixed(1)} -> ${last.rssMb.toFixed(1)} MB (trend ${slope(steady, (x) => x.rssMb).toFixed(2)} MB/min), ` +
         `heap used ${first.heapMb.toFixed(1)} -> ${last.heapMb.toFixed(1)} MB (trend ${slope(steady, (x) => x.heapMb).toFixed(2)} MB/min).`,
