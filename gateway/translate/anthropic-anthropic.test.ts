@@ -35,6 +35,14 @@ describe('anthropic -> anthropic', () => {
     expect(got).toEqual(c.expected);
   });
 
+  it('bounds the output of a stream cut before message_delta by the deltas seen', () => {
+    const tr = anthropicMessagesPassThrough({ stream: true }, {}).stream('m');
+    tr.event({ event: 'message_start', data: '{"type":"message_start","message":{"model":"x","usage":{"input_tokens":40,"output_tokens":1}}}' });
+    for (let i = 0; i < 3; i++) tr.event({ event: 'content_block_delta', data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w "}}' });
+    expect(tr.usage()).toEqual({ inputTokens: 40, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(tr.complete).toBe(false);
+  });
+
   it('passes events other than message_start through byte for byte', () => {
     const tr = anthropicMessagesPassThrough({ stream: true }, {}).stream('m');
     const data = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\nb"}}';
@@ -43,7 +51,7 @@ describe('anthropic -> anthropic', () => {
 });
 
 describe('count_tokens', () => {
-  const body = { model: 'public-model', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello, world' }], metadata: { task_type: 't' } };
+  const body = { model: 'public-model', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello, world' }], metadata: { task_type: 't', user_id: 'u' } };
 
   it('passes through to an Anthropic upstream, free of charge', () => {
     const t = anthropicCountTokensPassThrough(body, { version: '2023-06-01' });

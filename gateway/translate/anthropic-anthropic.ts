@@ -4,7 +4,7 @@
 import type { CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { anthropicErrorEvent, rawEvent } from './anthropic-sse.ts';
-import { anthropicErrorMessage, fromAnthropicUsage, mergeAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
+import { anthropicErrorMessage, AnthropicStreamUsage, fromAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
 import { NO_USAGE, safeJson, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
 
@@ -21,6 +21,12 @@ export function forwardedHeaders(h: AnthropicHeaders): Record<string, string> {
   return out;
 }
 
+/** count_tokens takes no metadata (and counts none): only the fields that make up the prompt go. */
+function countTokensBody(client: Json, upstreamModel: string): Json {
+  const { metadata: _m, max_tokens: _t, stream: _s, ...rest } = client;
+  return { ...rest, model: upstreamModel };
+}
+
 /** The client's body for the upstream: model replaced, task_type (ours) removed, everything else as sent. */
 export function upstreamMessagesBody(client: Json, upstreamModel: string): Json {
   const out: Json = { ...client, model: upstreamModel };
@@ -35,7 +41,7 @@ export function upstreamMessagesBody(client: Json, upstreamModel: string): Json 
 class AnthropicPassThroughStream implements StreamTranslator {
   complete = false;
   failed = false;
-  private seen: AnthropicUsage = {};
+  private readonly seen = new AnthropicStreamUsage();
   private readonly model: string;
 
   constructor(model: string) {
@@ -47,12 +53,16 @@ class AnthropicPassThroughStream implements StreamTranslator {
       case 'message_start': {
         const data = safeJson(ev.data) as { message?: Json & { usage?: AnthropicUsage } } | undefined;
         if (!data?.message) return rawEvent(ev);
-        this.seen = mergeAnthropicUsage(this.seen, data.message.usage);
+        this.seen.start(data.message.usage);
         return rawEvent({ event: ev.event, data: JSON.stringify({ ...data, message: { ...data.message, model: this.model } }) });
       }
       case 'message_delta': {
         const data = safeJson(ev.data) as { usage?: AnthropicUsage } | undefined;
-        this.seen = mergeAnthropicUsage(this.seen, data?.usage);
+        this.seen.end(data?.usage);
+        return rawEvent(ev);
+      }
+      case 'content_block_delta': {
+        this.seen.delta();
         return rawEvent(ev);
       }
       case 'message_stop':
@@ -72,7 +82,7 @@ class AnthropicPassThroughStream implements StreamTranslator {
   }
 
   usage(): Usage {
-    return fromAnthropicUsage(this.seen);
+    return this.seen.usage();
   }
 
   error(message: string): string {
@@ -103,7 +113,7 @@ export function anthropicCountTokensPassThrough(client: Json, headers: Anthropic
     dialect: 'anthropic',
     protocol: 'anthropic',
     request(target: CompiledTarget): UpstreamRequest {
-      const body = upstreamMessagesBody(client, target.upstreamModel);
+      const body = countTokensBody(client, target.upstreamModel);
       return { operation: 'count_tokens', body: JSON.stringify(body), stream: false, headers: forwardedHeaders(headers) };
     },
     response: (upstreamBody: string) => ({ body: upstreamBody, usage: NO_USAGE }),

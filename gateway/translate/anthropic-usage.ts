@@ -29,6 +29,34 @@ export function mergeAnthropicUsage(a: AnthropicUsage, b: AnthropicUsage | null 
   return out;
 }
 
+/**
+ * Usage of an Anthropic stream so far. Until message_delta reports the output, each content delta seen counts as
+ * at least one output token, so a stream cut mid-answer is not billed as the single token of message_start.
+ */
+export class AnthropicStreamUsage {
+  private seen: AnthropicUsage = {};
+  private deltas = 0;
+  private final = false;
+
+  start(u: AnthropicUsage | null | undefined): void {
+    this.seen = mergeAnthropicUsage(this.seen, u);
+  }
+
+  delta(): void {
+    this.deltas++;
+  }
+
+  end(u: AnthropicUsage | null | undefined): void {
+    this.seen = mergeAnthropicUsage(this.seen, u);
+    this.final = true;
+  }
+
+  usage(): Usage {
+    const u = fromAnthropicUsage(this.seen);
+    return this.final ? u : { ...u, outputTokens: Math.max(u.outputTokens, this.deltas) };
+  }
+}
+
 /** Our usage in Anthropic's fields: input_tokens without the cache tokens. */
 export function toAnthropicUsage(u: Usage): Required<AnthropicUsage> {
   return {

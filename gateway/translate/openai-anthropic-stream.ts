@@ -3,7 +3,7 @@
 // function.arguments fragments, one tool-call index per block), message_delta -> finish_reason, message_stop ->
 // the usage chunk (when the client asked for it) and [DONE]. Thinking deltas and pings are not passed on.
 import type { SseEvent } from '../sse/parser.ts';
-import { fromAnthropicUsage, mergeAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
+import { AnthropicStreamUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import { completionId } from './ids.ts';
 import { isObject, type Json } from './json-read.ts';
 import { toOpenAIUsage } from './openai-usage.ts';
@@ -17,7 +17,7 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
   private readonly wantsUsage: boolean;
   private readonly created: number;
   private id = completionId('');
-  private seen: AnthropicUsage = {};
+  private readonly seen = new AnthropicStreamUsage();
   /** OpenAI tool-call index of each Anthropic block index holding a tool_use. */
   private readonly tools = new Map<number, number>();
 
@@ -44,15 +44,16 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
       case 'message_start': {
         const message = isObject(data.message) ? data.message : {};
         this.id = completionId(message.id);
-        this.seen = mergeAnthropicUsage(this.seen, message.usage as AnthropicUsage | undefined);
+        this.seen.start(message.usage as AnthropicUsage | undefined);
         return this.delta({ role: 'assistant', content: '' });
       }
       case 'content_block_start':
         return this.blockStart(data);
       case 'content_block_delta':
+        this.seen.delta();
         return this.blockDelta(data);
       case 'message_delta': {
-        this.seen = mergeAnthropicUsage(this.seen, data.usage as AnthropicUsage | undefined);
+        this.seen.end(data.usage as AnthropicUsage | undefined);
         const delta = isObject(data.delta) ? data.delta : {};
         return delta.stop_reason ? this.delta({}, finishReasonOf(delta.stop_reason)) : '';
       }
@@ -99,7 +100,7 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
   }
 
   usage(): Usage {
-    return fromAnthropicUsage(this.seen);
+    return this.seen.usage();
   }
 
   error(message: string): string {
