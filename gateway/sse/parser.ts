@@ -10,16 +10,19 @@ export class SseParser {
 
   /** Feeds a chunk; returns the events it completed. */
   push(chunk: Uint8Array | string): SseEvent[] {
-    this.buf += typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
-    if (this.buf.includes('\r')) this.buf = this.buf.replace(/\r\n?/g, '\n');
+    let buf = this.buf + (typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true }));
+    if (buf.includes('\r')) buf = buf.replace(/\r\n?/g, '\n');
     const out: SseEvent[] = [];
-    let end = this.buf.indexOf('\n\n');
+    // A cursor over the buffer: the rest is copied once per chunk, not once per event.
+    let start = 0;
+    let end = buf.indexOf('\n\n');
     while (end !== -1) {
-      const ev = parseBlock(this.buf.slice(0, end));
+      const ev = parseBlock(buf, start, end);
       if (ev) out.push(ev);
-      this.buf = this.buf.slice(end + 2);
-      end = this.buf.indexOf('\n\n');
+      start = end + 2;
+      end = buf.indexOf('\n\n', start);
     }
+    this.buf = start === 0 ? buf : buf.slice(start);
     return out;
   }
 
@@ -29,7 +32,10 @@ export class SseParser {
   }
 }
 
-function parseBlock(block: string): SseEvent | null {
+function parseBlock(buf: string, start: number, end: number): SseEvent | null {
+  // The common shape, one "data: " line, without splitting.
+  if (buf.startsWith('data: ', start) && buf.indexOf('\n', start) >= end) return { event: undefined, data: buf.slice(start + 6, end) };
+  const block = buf.slice(start, end);
   let event: string | undefined;
   const data: string[] = [];
   for (const line of block.split('\n')) {
