@@ -1,16 +1,20 @@
 // CORS as the spec's table (section 5.4). Browsers do not honour a wildcard inside a header name, so on a
-// preflight the x-stainless-* entry is expanded to the x-stainless-* headers the browser asked for.
+// preflight the x-stainless-* entry is expanded to the x-stainless-* headers the browser asked for. The
+// Anthropic SDK in a browser also sends anthropic-beta and anthropic-dangerous-direct-browser-access: those two
+// are allowed when asked for (an addition to the spec's table, noted in the README).
 import type { FastifyInstance } from 'fastify';
 import { corsHeaders } from '../pipeline/handle-call.ts';
 
 export const ALLOW_METHODS = 'POST, GET, OPTIONS';
 export const ALLOW_HEADERS = 'authorization, content-type, x-api-key, anthropic-version, x-stainless-*';
 
+const ANTHROPIC_BROWSER = new Set(['anthropic-beta', 'anthropic-dangerous-direct-browser-access']);
+
 export function allowHeadersFor(requested: string | undefined): string {
   const extra = (requested ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase())
-    .filter((h) => h.startsWith('x-stainless-'));
+    .filter((h) => h.startsWith('x-stainless-') || ANTHROPIC_BROWSER.has(h));
   return [ALLOW_HEADERS, ...new Set(extra)].join(', ');
 }
 

@@ -142,6 +142,18 @@ describe('CORS', () => {
     expect(res.headers.get('access-control-expose-headers')).toBe('x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, retry-after');
   });
 
+  it('allows the headers the Anthropic SDK sends from a browser', async () => {
+    const res = await fetch(`${gw.url}/anthropic/v1/messages`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key,anthropic-version,anthropic-beta,anthropic-dangerous-direct-browser-access,x-evil' },
+    });
+    expect(res.status).toBe(204);
+    const allowed = res.headers.get('access-control-allow-headers') ?? '';
+    expect(allowed).toContain('anthropic-dangerous-direct-browser-access');
+    expect(allowed).toContain('anthropic-beta');
+    expect(allowed).not.toContain('x-evil');
+  });
+
   it('sets allow-origin and expose-headers on answers, errors included', async () => {
     const ok = await post('/v1/chat/completions', { model: 'chat-a', messages: msgs });
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
