@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_VERSION, baseStatus, limits, metadata, modelPattern, objectName, usd } from './common.ts';
+import { API_VERSION, baseStatus, cel, limits, metadata, modelPattern, objectName, usd } from './common.ts';
 
 export const apiKeySpec = z.object({
   accountRef: objectName.describe('Name of the Account this key bills to.'),
@@ -7,7 +7,11 @@ export const apiKeySpec = z.object({
   monthlyBudgetUsd: usd.optional().describe('Spend cap per calendar month (UTC); none when unset.'),
   limits: limits.optional().describe('Rate limits of this key, capped by the plan.'),
   models: z.array(modelPattern).optional().describe('Whitelist of model ids or globs; none when unset.'),
-  revoked: z.boolean().default(false).describe('Revokes the key; irreversible.'),
+  revoked: z
+    .boolean()
+    .default(false)
+    .describe('Revokes the key; irreversible.')
+    .meta(cel({ rule: 'self || !oldSelf', message: 'a revoked ApiKey cannot be un-revoked; create a new ApiKey instead' })),
   secretName: objectName.optional().describe('Secret holding the key under data key `key` (default <apikey>-key).'),
 });
 

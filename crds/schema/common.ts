@@ -39,6 +39,25 @@ export const limits = z
   })
   .describe('Rate limits.');
 
+/** A CEL rule the API server enforces. zod cannot express these; the generated CRD carries them. */
+export interface CelRule {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  /** Where the error points, for rules set on a parent (e.g. `.spec.fallbacks` for a rule on the root). */
+  fieldPath?: string;
+}
+
+/** Metadata for `.meta()`: CEL rules that the CRD generator writes as `x-kubernetes-validations`. */
+export function cel(...rules: CelRule[]): { 'x-kubernetes-validations': CelRule[] } {
+  return { 'x-kubernetes-validations': rules };
+}
+
+/** Metadata for `.meta()` on an array: entries are unique by these keys (the API server refuses duplicates). */
+export function listMapKeys(...keys: string[]): Record<string, string | string[]> {
+  return { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys };
+}
+
 export const condition = z.object({
   type: z.string(),
   status: z.enum(['True', 'False', 'Unknown']),
@@ -50,5 +69,5 @@ export const condition = z.object({
 
 export const baseStatus = {
   observedGeneration: z.number().int().optional(),
-  conditions: z.array(condition).optional(),
+  conditions: z.array(condition).meta(listMapKeys('type')).optional(),
 };

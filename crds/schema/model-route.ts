@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_VERSION, baseStatus, metadata, objectName } from './common.ts';
+import { API_VERSION, baseStatus, cel, listMapKeys, metadata, objectName } from './common.ts';
 
 export const PROVIDERS = ['openai', 'anthropic', 'mock'] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
@@ -11,6 +11,8 @@ export const target = z.object({
   provider: z.enum(PROVIDERS).describe('Wire protocol of the upstream.'),
   baseUrl: z
     .url({ protocol: /^https?$/ })
+    // zod's protocol check, which JSON Schema's `format: uri` does not carry.
+    .meta(cel({ rule: "self.startsWith('http://') || self.startsWith('https://')", message: 'must be an http or https URL' }))
     .optional()
     .describe('Base URL as the provider SDK takes it (OpenAI-compatible ends in /v1).'),
   upstreamModel: z.string().min(1).max(200).optional().describe('Model id sent upstream; default the route model.'),
@@ -38,7 +40,11 @@ export const target = z.object({
     })
     .optional()
     .describe('Settings of the built-in mock provider.'),
-});
+}).meta(cel({
+  // The same check as the config compiler's, made at apply time.
+  rule: "self.provider == 'mock' || has(self.baseUrl)",
+  messageExpression: "'baseUrl is required for provider ' + self.provider",
+}));
 
 export const modelRouteSpec = z.object({
   model: z.string().min(1).max(200).optional().describe('Public model id; default metadata.name.'),
@@ -51,7 +57,7 @@ export const modelRouteSpec = z.object({
     })
     .describe('Listed prices (4% platform fee included).'),
   maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
-  targets: z.array(target).min(1).describe('Upstreams serving the model, chosen by weight.'),
+  targets: z.array(target).min(1).describe('Upstreams serving the model, chosen by weight.').meta(listMapKeys('name')),
   fallbacks: z.array(z.string().min(1)).default([]).describe('Other model ids tried in order after every target failed.'),
   probe: z.object({ intervalSeconds: z.number().int().positive().default(300) }).optional(),
 });
@@ -67,7 +73,12 @@ export const modelRoute = z.object({
       targets: z.array(z.object({ name: z.string(), available: z.boolean(), lastProbe: z.string().optional() })).optional(),
     })
     .optional(),
-});
+}).meta(cel({
+  // `in`, not exists(): the latter's estimated cost over an unbounded list of strings exceeds the CEL budget.
+  rule: '!((has(self.spec.model) ? self.spec.model : self.metadata.name) in self.spec.fallbacks)',
+  message: 'cannot name the route\'s own model (spec.model, default metadata.name)',
+  fieldPath: '.spec.fallbacks',
+}));
 
 export type ModelRoute = z.infer<typeof modelRoute>;
 export type Target = z.infer<typeof target>;

@@ -24,7 +24,8 @@
 //   event  JSON of UsageEvent (gateway/usage/event.ts): eventId (unique, made at admission), createdAt, account,
 //          apiKey (name), costNano and feeNano (integers, nano-USD), tokens, status, ...
 // Settled calls are appended by settle.lua in the same atomic step that charges them (ledger spent == sum of
-// costNano of the stream's entries); refused calls by record(). Streams are capped (MAXLEN ~, default 1,000,000).
+// costNano of the stream's entries); refused calls by record(). Streams are not capped by default (the exporter trims
+// below what Postgres committed); streamMaxLen > 0 sets a MAXLEN ~ safety cap that can drop unexported events.
 //
 // Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
 // becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
@@ -92,7 +93,7 @@ export class RedisStore implements Store, StoreAdmin {
     this.prefix = opts.prefix ?? 'svc';
     this.holdTtlMs = opts.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.retryAfterSec = opts.retryAfterSec ?? 2;
-    this.streamMaxLen = opts.streamMaxLen ?? 1_000_000;
+    this.streamMaxLen = opts.streamMaxLen ?? 0;
     this.warn = rateLimitedWarn(opts.onWarning ?? (() => {}));
     // A settle that failed is retried (it is idempotent) until its hold would have expired anyway.
     this.retries = new SettleRetries((h, s) => this.runSettle(h, s), this.holdTtlMs, this.warn);
@@ -206,7 +207,8 @@ export class RedisStore implements Store, StoreAdmin {
 
   async record(event: UsageEvent): Promise<void> {
     const stream = accountKeys(this.prefix, event.account).usage;
-    await this.guard('record', () => this.redis.xadd(stream, 'MAXLEN', '~', this.streamMaxLen, '*', 'v', '1', 'event', JSON.stringify(event)));
+    const cap = this.streamMaxLen > 0 ? ['MAXLEN', '~', this.streamMaxLen] : [];
+    await this.guard('record', () => this.redis.xadd(stream, ...cap, '*', 'v', '1', 'event', JSON.stringify(event)));
   }
 
   async view(account: string, keyName: string, now: number): Promise<AccountView> {

@@ -27,5 +27,10 @@ if old then
   redis.call('HINCRBY', tpmn, '_sum', tokens - tonumber(old))
 end
 
-redis.call('XADD', usage, 'MAXLEN', '~', ARGV[10], '*', 'v', '1', 'event', ARGV[9])
+-- No cap by default: the exporter trims below what Postgres committed; a cap (a memory safety net) drops unread events.
+if tonumber(ARGV[10]) > 0 then
+  redis.call('XADD', usage, 'MAXLEN', '~', ARGV[10], '*', 'v', '1', 'event', ARGV[9])
+else
+  redis.call('XADD', usage, '*', 'v', '1', 'event', ARGV[9])
+end
 return 1

@@ -1,0 +1,100 @@
+// What the CRDs add around each zod schema: resource names, short names and the columns of `kubectl get`.
+// Field rules (CEL included) live on the zod schemas themselves, next to the fields they check.
+import type { z } from 'zod';
+import { account, apiKey, modelRoute, plan } from './schema/index.ts';
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  /** 0 shows in `kubectl get`, 1 only with `-o wide`. */
+  priority?: number;
+}
+
+export interface CrdKind {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  description: string;
+  schema: z.ZodType;
+  columns: PrinterColumn[];
+}
+
+const READY: PrinterColumn = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+  description: 'Whether the operator accepted the object.',
+};
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export const CRD_KINDS: readonly CrdKind[] = [
+  {
+    kind: 'Plan',
+    plural: 'plans',
+    singular: 'plan',
+    shortNames: ['pln'],
+    description: 'A Plan sets the tier, the models and the rate limits open to the accounts on it.',
+    schema: plan,
+    columns: [
+      { name: 'Tier', type: 'integer', jsonPath: '.spec.tier' },
+      { name: 'Anthropic', type: 'boolean', jsonPath: '.spec.anthropicEndpoint', description: 'Anthropic endpoint open.' },
+      { name: 'RPM', type: 'integer', jsonPath: '.spec.limits.rpm' },
+      { name: 'TPM', type: 'integer', jsonPath: '.spec.limits.tpm' },
+      READY,
+      AGE,
+    ],
+  },
+  {
+    kind: 'Account',
+    plural: 'accounts',
+    singular: 'account',
+    shortNames: ['acct'],
+    description: 'An Account holds one prepaid balance (trial credit plus top-ups) shared by its ApiKeys.',
+    schema: account,
+    columns: [
+      { name: 'Plan', type: 'string', jsonPath: '.spec.planRef' },
+      { name: 'Balance', type: 'number', jsonPath: '.status.balanceUsd', description: 'Balance in USD.' },
+      { name: 'Month Spend', type: 'number', jsonPath: '.status.monthSpendUsd', description: 'Spend this month in USD.' },
+      READY,
+      AGE,
+    ],
+  },
+  {
+    kind: 'ApiKey',
+    plural: 'apikeys',
+    singular: 'apikey',
+    shortNames: ['ak'],
+    description: 'An ApiKey is one secret key of an Account, with its own budget, rate limits and model whitelist.',
+    schema: apiKey,
+    columns: [
+      { name: 'State', type: 'string', jsonPath: '.status.state' },
+      { name: 'Key', type: 'string', jsonPath: '.status.displayedKey', description: 'The displayed form of the key.' },
+      { name: 'Account', type: 'string', jsonPath: '.spec.accountRef' },
+      { name: 'Budget', type: 'number', jsonPath: '.spec.monthlyBudgetUsd', description: 'Monthly budget in USD.' },
+      { name: 'Month Spend', type: 'number', jsonPath: '.status.monthSpendUsd', priority: 1 },
+      { name: 'Secret', type: 'string', jsonPath: '.status.secretName', priority: 1 },
+      AGE,
+    ],
+  },
+  {
+    kind: 'ModelRoute',
+    plural: 'modelroutes',
+    singular: 'modelroute',
+    shortNames: ['mr'],
+    description: 'A ModelRoute publishes one model id: its price, its upstream targets and its fallbacks.',
+    schema: modelRoute,
+    columns: [
+      { name: 'Model', type: 'string', jsonPath: '.spec.model', description: 'Public model id (default: the name).' },
+      { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+      { name: 'Min Tier', type: 'integer', jsonPath: '.spec.minTier' },
+      { name: 'Input $/MTok', type: 'number', jsonPath: '.spec.pricing.inputPerMTokUsd' },
+      { name: 'Output $/MTok', type: 'number', jsonPath: '.spec.pricing.outputPerMTokUsd' },
+      { name: 'Targets', type: 'string', jsonPath: '.spec.targets[*].name', priority: 1 },
+      READY,
+      AGE,
+    ],
+  },
+];
