@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'charts/**', 'crds/*.yaml', 'coverage/**', '.cache/**'] },
+  { ignores: ['node_modules/**', 'charts/**', 'crds/*.yaml', 'coverage/**', '.*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
