@@ -55,6 +55,9 @@ export class RedisConfigSource implements ConfigSource {
     subscriber.on('message', (ch: string, version: string) => {
       if (ch === channel && version !== this.snapshot?.version) this.refresh();
     });
+    // Subscribing while ioredis still runs its ready check (INFO) breaks the connection for good: wait for ready.
+    if (subscriber.status === 'wait') await subscriber.connect();
+    else if (subscriber.status !== 'ready') await new Promise((r) => subscriber.once('ready', r));
     await subscriber.subscribe(channel);
     this.refresh();
     await this.running;

@@ -15,9 +15,10 @@ export function hasFinalizer(obj: CustomObject): boolean {
   return obj.metadata?.finalizers?.includes(FINALIZER) ?? false;
 }
 
-export async function addFinalizer(ctx: ControllerContext, obj: CustomObject): Promise<void> {
+/** Adds the finalizer; returns the object as the API server now has it. */
+export async function addFinalizer(ctx: ControllerContext, obj: CustomObject): Promise<CustomObject> {
   const finalizers = [...(obj.metadata?.finalizers ?? []), FINALIZER];
-  await patchMetadata(ctx.clients, 'ApiKey', obj.metadata?.name ?? '', obj.metadata?.resourceVersion ?? '', { finalizers });
+  return patchMetadata(ctx.clients, 'ApiKey', obj.metadata?.name ?? '', obj.metadata?.resourceVersion ?? '', { finalizers });
 }
 
 export async function recordKeyHmac(ctx: ControllerContext, obj: CustomObject, hmac: string): Promise<void> {

@@ -4,6 +4,7 @@
 import { displayKey, hashKey } from '../../gateway/contract/keys.ts';
 import { nanoToUsd } from '../../gateway/contract/money.ts';
 import type { ApiKey } from '../../crds/schema/index.ts';
+import type { KeyRecord } from '../../gateway/contract/snapshot.ts';
 import type { CustomObject } from '../kube/clients.ts';
 import type { Outcome } from '../queue/work-queue.ts';
 import { ensureKey, secretNameOf, type KeyState } from './api-key-secret.ts';
@@ -25,18 +26,20 @@ export class ApiKeyController implements Reconciler {
   }
 
   async reconcile(name: string): Promise<Outcome | void> {
-    const obj = this.ctx.caches.ApiKey.get(name);
-    if (!obj) return;
-    if (isDeleting(obj)) return finalize(this.ctx, obj);
-    if (!hasFinalizer(obj)) return addFinalizer(this.ctx, obj); // the update event brings us back
+    const cached = this.ctx.caches.ApiKey.get(name);
+    if (!cached) return;
+    if (isDeleting(cached)) return finalize(this.ctx, cached);
+    // Before any key exists; then on with the object the patch returned (the cache has not seen it yet).
+    const obj = hasFinalizer(cached) ? cached : await addFinalizer(this.ctx, cached);
     const parsed = parseCr('ApiKey', obj);
     if (!parsed.ok) return writeStatus(this.ctx, 'ApiKey', obj, { ready: false, reason: 'InvalidSpec', message: parsed.message });
     const spec = parsed.value.spec;
     const secretName = secretNameOf(name, spec.secretName);
     const state = await ensureKey(this.ctx, obj, secretName, spec.revoked);
     if (state.kind === 'key') await this.published(obj, state, secretName);
-    const { verdict, requeue } = await this.judge(parsed.value, state, secretName);
-    await writeStatus(this.ctx, 'ApiKey', obj, verdict, await this.fields(obj, parsed.value, state, secretName));
+    const record = state.kind === 'key' ? await this.ctx.store.findKey(hashKey(state.key, this.ctx.pepper)) : null;
+    const { verdict, requeue } = this.judge(parsed.value, state, record, secretName);
+    await writeStatus(this.ctx, 'ApiKey', obj, verdict, await this.fields(obj, parsed.value, state, record, secretName));
     return requeue ? { requeueAfterMs: PUBLISH_RECHECK_MS } : undefined;
   }
 
@@ -59,8 +62,8 @@ export class ApiKeyController implements Reconciler {
     }
   }
 
-  private async judge(k: ApiKey, state: KeyState, secretName: string): Promise<{ verdict: Verdict; requeue: boolean }> {
-    const { caches, clients, store, pepper } = this.ctx;
+  private judge(k: ApiKey, state: KeyState, record: KeyRecord | null, secretName: string): { verdict: Verdict; requeue: boolean } {
+    const { caches, clients } = this.ctx;
     const ns = clients.namespace;
     const no = (reason: string, message: string): { verdict: Verdict; requeue: boolean } => ({ verdict: { ready: false, reason, message }, requeue: false });
     if (k.spec.revoked) return { verdict: { ready: true, reason: 'Revoked', message: 'The key is revoked: every gateway refuses it, for good.' }, requeue: false };
@@ -72,14 +75,16 @@ export class ApiKeyController implements Reconciler {
     const planRef = (account.spec as { planRef?: string } | undefined)?.planRef ?? '';
     if (!caches.Plan.get(planRef)) return no('UnknownPlan', `Plan ${planRef} of Account ${k.spec.accountRef} does not exist in namespace ${ns}.`);
     if (state.kind !== 'key') return no('MissingSecret', `Secret ${secretName} holds no key.`);
-    const record = await store.findKey(hashKey(state.key, pepper));
+    if (record?.revoked) {
+      return no('KeyRevokedBefore', `The key in Secret ${secretName} was revoked before, and revocation is irreversible: put a new key there, or delete the Secret to have one generated.`);
+    }
     if (!record) return { verdict: { ready: false, reason: 'Publishing', message: 'The key is on its way to the gateways.' }, requeue: true };
     return { verdict: { ready: true, reason: 'Active', message: 'The key is published: every gateway accepts it.' }, requeue: false };
   }
 
-  private async fields(obj: CustomObject, k: ApiKey, state: KeyState, secretName: string): Promise<Record<string, unknown>> {
+  private async fields(obj: CustomObject, k: ApiKey, state: KeyState, record: KeyRecord | null, secretName: string): Promise<Record<string, unknown>> {
     const status = obj.status ?? {};
-    const revoked = k.spec.revoked;
+    const revoked = k.spec.revoked || record?.revoked === true;
     let monthSpendUsd: number | null = null;
     if (state.kind === 'key' && this.ctx.caches.Account.get(k.spec.accountRef)) {
       const view = await this.ctx.store.view(k.spec.accountRef, k.metadata.name, this.ctx.now().getTime());

@@ -100,7 +100,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.errors++;
     if (this.shuttingDown) return; // stop() delivers an AbortError here: not a reason to restart
     const delay = this.delayMs;
-    this.delayMs = Math.min(this.delayMs * 2, this.opts.maxRestartDelayMs ?? 30_000);
+    this.delayMs = Math.min(this.delayMs * 2, this.opts.maxRestartDelayMs ?? 5_000);
     this.opts.log.warn('Watch failed; restarting it', { kind: this.kind, retryInMs: delay, error: err });
     this.opts.onRestart?.(this.kind);
     clearTimeout(this.restartTimer);

@@ -1,18 +1,11 @@
 // npm start as a newcomer runs it: the demo config, keys printed once, the README's curl example.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-
-/** The shell block of the README between <!-- example:NAME --> and <!-- /example -->. */
-export function readmeExample(name: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const m = new RegExp(`<!-- example:${name} -->\\s*\`\`\`\\w*\\n([\\s\\S]*?)\`\`\`\\s*<!-- /example -->`).exec(readme);
-  if (!m?.[1]) throw new Error(`README.md has no example "${name}"`);
-  return m[1];
-}
+import { runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { readmeExample } from '../helpers/readme.ts';
 
 let gw: GatewayProcess;
 
