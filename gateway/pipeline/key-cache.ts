@@ -1,6 +1,8 @@
-// Key records by HMAC hash, kept for a moment so a busy key costs one store read per second, not one per call.
-// Safe for revocation and limits: admission re-reads both atomically in the store on every call, so a key
-// revoked meanwhile is refused by admit (401 key_revoked) even while its record is still cached here.
+// Key records by HMAC hash, kept for a moment so a busy key costs one store read per second, not one per call
+// (with Redis: one round trip to admit and one to settle, none to look the key up). Revocation still takes effect
+// on the next call: admission re-checks it atomically in the store, so a key revoked meanwhile gets 401
+// key_revoked from admit while its record is still cached here. A change of a key's limits or whitelist applies
+// within KEY_CACHE_TTL_MS.
 import type { KeyRecord } from '../contract/snapshot.ts';
 import type { Store } from '../state/store.ts';
 
