@@ -9,6 +9,7 @@ import { PEPPER_REQUIRED, redactUrl, redisOptionsFromEnv, sharedKeys } from './s
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { Metrics } from './http/metrics.ts';
+import { Drain, drainSeconds } from './lifecycle/drain.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
 import { standaloneUsage } from './usage/standalone.ts';
 
@@ -36,6 +37,9 @@ Environment:
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter
   SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
+  SVC_DRAIN_SECONDS      on SIGTERM: /readyz turns 503 and no new connection is accepted; calls in flight may
+                         finish for this long, then end (a stream with an error event); holds are settled and
+                         usage flushed before exit (30)
 
 The demo config (${DEMO_CONFIG}) serves the built-in mock provider offline;
 the keys it generates are printed once at start.`;
@@ -57,6 +61,12 @@ async function main(): Promise<void> {
   const redisUrl = process.env.REDIS_URL || undefined;
   if (redisUrl && !process.env.SVC_KEY_PEPPER) return fail(PEPPER_REQUIRED);
   const pepper = process.env.SVC_KEY_PEPPER || randomBytes(32).toString('hex');
+  let drainMs: number;
+  try {
+    drainMs = drainSeconds(process.env) * 1000;
+  } catch (err) {
+    return fail((err as Error).message);
+  }
   const configPath = values.config ?? process.env.SVC_CONFIG;
   let config;
   try {
@@ -99,7 +109,8 @@ async function main(): Promise<void> {
     store = memory;
   }
   const snapshot = config.snapshot;
-  const { app } = await build({ config: { current: () => snapshot }, store, pepper, metrics });
+  const drain = new Drain();
+  const { app } = await build({ config: { current: () => snapshot }, store, pepper, metrics, drain });
   warn = (message, err) => app.log.warn({ err }, message);
   usageLog.attach(app.log);
   for (const w of config.warnings) app.log.warn({ source: w.source, object: w.object, field: w.field }, w.message);
@@ -107,8 +118,7 @@ async function main(): Promise<void> {
   const address = await app.listen({ port, host: process.env.HOST ?? '0.0.0.0' });
   printKeys(generated, address.replace('0.0.0.0', '127.0.0.1'));
   const stop = (): void => {
-    app.log.info('Stopping: draining in-flight requests');
-    void app.close().then(() => store.close()).then(() => usage.close()).then(() => process.exit(0));
+    void drain.run(app, drainMs, app.log).then(() => store.close()).then(() => usage.close()).then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

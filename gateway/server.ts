@@ -6,6 +6,7 @@ import { errorHandling } from './http/errors.ts';
 import { Metrics } from './http/metrics.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
+import type { Drain } from './lifecycle/drain.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import type { Store } from './state/store.ts';
 
@@ -18,6 +19,8 @@ export interface BuildOptions {
   logLevel?: string;
   bodyLimit?: number;
   ready?: () => boolean;
+  /** Graceful shutdown: /readyz answers 503 once it started, and it counts and can end the calls in flight. */
+  drain?: Drain;
 }
 
 export const REDACT = [
@@ -52,11 +55,18 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     metrics: opts.metrics ?? new Metrics(),
     log: app.log,
     now: Date.now,
+    lifecycle: opts.drain,
   };
+  deps.metrics.watchBalances(async () => {
+    const now = Date.now();
+    return Promise.all(Object.keys(deps.config.current().accounts).sort().map(async (account) => (
+      { account, balanceNano: (await deps.store.view(account, '', now)).balanceNano })));
+  });
   cors(app);
   errorHandling(app);
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
+    if (opts.drain?.draining) return reply.code(503).send({ status: 'draining' });
     const ready = opts.ready?.() ?? true;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting' });
   });

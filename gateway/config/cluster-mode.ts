@@ -2,6 +2,7 @@
 // wrote them. The gateway never talks to Kubernetes and never writes config.
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { Drain, drainSeconds } from '../lifecycle/drain.ts';
 import { build } from '../server.ts';
 import { redactUrl, redisOptionsFromEnv } from '../state/redis-env.ts';
 import { RedisStore } from '../state/redis-store.ts';
@@ -33,6 +34,8 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   if (!url || !pepper) throw new Error(CLUSTER_NEEDS);
   const options = redisOptionsFromEnv(url, env);
   const poll = pollMs(env);
+  const drainMs = drainSeconds(env) * 1000;
+  const drain = new Drain();
   // The config source and the store log through the server's logger, which exists once the server is built.
   const logger: { app?: FastifyInstance } = {};
   const log = {
@@ -48,7 +51,7 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   const subscriber = new Redis(url, { lazyConnect: true });
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, pollMs: poll, log });
-  const { app } = await build({ config: source, store, pepper, ready: () => source.ready() });
+  const { app } = await build({ config: source, store, pepper, ready: () => source.ready(), drain });
   logger.app = app;
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');
@@ -57,7 +60,7 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
     app,
     address,
     stop: async () => {
-      await app.close();
+      await drain.run(app, drainMs, app.log);
       await source.close();
       await store.close();
     },

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'no_target_available'
   | 'store_unavailable'
   | 'upstream_stream_error'
+  | 'shutting_down'
   | 'internal_error';
 
 type AnthropicType =
@@ -55,6 +56,7 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   no_target_available: { status: 503, openaiType: 'api_error', anthropicType: 'overloaded_error' },
   store_unavailable: { status: 503, openaiType: 'api_error', anthropicType: 'api_error' },
   upstream_stream_error: { status: 502, openaiType: 'api_error', anthropicType: 'api_error' },
+  shutting_down: { status: 503, openaiType: 'api_error', anthropicType: 'overloaded_error' },
   internal_error: { status: 500, openaiType: 'api_error', anthropicType: 'api_error' },
 };
 

@@ -1,8 +1,13 @@
 // Prometheus metrics of the gateway (DESIGN.md section 6). Labels stay bounded: endpoint, configured model
-// ids, status class, fallback reason; never key values or task_type.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// ids, status class, fallback reason, configured account names; never key values or task_type.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
 import type { UsageEvent } from '../usage/event.ts';
+
+export interface AccountBalance {
+  account: string;
+  balanceNano: number;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -14,6 +19,9 @@ export class Metrics {
   private readonly refused: Counter;
   private readonly latency: Histogram;
   private readonly ttft: Histogram;
+  private readonly accountSpend: Counter;
+  private readonly balance: Gauge;
+  private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -27,6 +35,28 @@ export class Metrics {
     const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
     this.latency = new Histogram({ name: 'svc_gateway_request_duration_seconds', help: 'Call latency to the last byte.', labelNames: ['endpoint', 'model'], buckets, registers });
     this.ttft = new Histogram({ name: 'svc_gateway_time_to_first_token_seconds', help: 'Time to the first byte of the answer.', labelNames: ['endpoint', 'model'], buckets, registers });
+    this.accountSpend = new Counter({ name: 'svc_gateway_account_spend_usd_total', help: 'Settled spend in USD by account (accounts are bounded by config).', labelNames: ['account'], registers });
+    this.balance = new Gauge({
+      name: 'svc_gateway_account_balance_usd', help: 'Prepaid balance in USD by account (credited - spent), read from the store at each scrape.',
+      labelNames: ['account'], registers, collect: () => this.collectBalances(),
+    });
+  }
+
+  /** Where the balance gauge reads from: one value per account of the current config. */
+  watchBalances(read: () => Promise<AccountBalance[]>): void {
+    this.readBalances = read;
+  }
+
+  private async collectBalances(): Promise<void> {
+    if (!this.readBalances) return;
+    let rows: AccountBalance[] = [];
+    try {
+      rows = await this.readBalances();
+    } catch {
+      // No config yet, or the store is away: no value is better than a stale one.
+    }
+    this.balance.reset();
+    for (const r of rows) this.balance.set({ account: r.account }, r.balanceNano / NANO_PER_USD);
   }
 
   observe(e: UsageEvent): void {
@@ -34,7 +64,10 @@ export class Metrics {
     this.requests.inc({ endpoint: e.endpoint, model: e.requestedModel, status: String(e.status) });
     if (e.inputTokens) this.tokens.inc({ model, direction: 'input' }, e.inputTokens);
     if (e.outputTokens) this.tokens.inc({ model, direction: 'output' }, e.outputTokens);
-    if (e.costNano) this.spend.inc({ model }, e.costNano / NANO_PER_USD);
+    if (e.costNano) {
+      this.spend.inc({ model }, e.costNano / NANO_PER_USD);
+      this.accountSpend.inc({ account: e.account }, e.costNano / NANO_PER_USD);
+    }
     if (e.fallback && e.fallbackReason) this.fallbacks.inc({ reason: e.fallbackReason });
     if (e.errorCode === 'rate_limited') this.rateLimited.inc({ endpoint: e.endpoint });
     if (e.errorCode === 'budget_exceeded' || e.errorCode === 'insufficient_balance') this.refused.inc({ reason: e.errorCode });

@@ -9,6 +9,13 @@ export interface ConfigSource {
   current(): Snapshot;
 }
 
+/** Graceful shutdown's view of the calls (lifecycle/drain.ts): it counts them and ends them once its budget is spent. */
+export interface CallLifecycle {
+  track<T>(call: () => Promise<T>): Promise<T>;
+  /** Aborted when calls in flight must end now; its reason is the GatewayError they end with. */
+  readonly ending: AbortSignal;
+}
+
 export interface GatewayDeps {
   config: ConfigSource;
   store: Store;
@@ -17,4 +24,5 @@ export interface GatewayDeps {
   metrics: Metrics;
   log: FastifyBaseLogger;
   now: () => number;
+  lifecycle?: CallLifecycle;
 }

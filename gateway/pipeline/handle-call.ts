@@ -16,7 +16,7 @@ import { reserve } from './estimate.ts';
 import { keyCacheOf } from './key-cache.ts';
 import { routeHeaders } from './headers.ts';
 import { principal, resolveChain, type Principal } from './resolve.ts';
-import { pipeStream } from './stream-out.ts';
+import { pipeStream, type StreamResult } from './stream-out.ts';
 
 export interface CallSpec {
   dialect: Dialect;
@@ -40,7 +40,12 @@ interface Outcome {
   ttftMs: number | null;
 }
 
-export async function handleCall(deps: GatewayDeps, req: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
+export function handleCall(deps: GatewayDeps, req: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
+  // Counted while in flight, settle included, so a graceful shutdown waits for the hold and the usage event.
+  return deps.lifecycle ? deps.lifecycle.track(() => call(deps, req, reply, spec)) : call(deps, req, reply, spec);
+}
+
+async function call(deps: GatewayDeps, req: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<void> {
   const started = deps.now();
   const keys = keyCacheOf(deps.store);
   const key = await authenticate(req.headers, spec.dialect, deps.store, deps.pepper, keys);
@@ -94,12 +99,31 @@ interface RunInput {
   estInput: number;
 }
 
-async function run(deps: GatewayDeps, { reply, spec, chain, settle, started, estInput }: RunInput): Promise<void> {
+async function run(deps: GatewayDeps, input: RunInput): Promise<void> {
+  const { reply } = input;
+  // Cancels the upstream call when the client goes away, or when a shutdown ends the calls still in flight.
   const ctrl = new AbortController();
+  let clientClosed = false;
   const onClose = (): void => {
-    if (!reply.raw.writableFinished) ctrl.abort(new Error('client closed the connection'));
+    if (reply.raw.writableFinished) return;
+    clientClosed = true;
+    ctrl.abort(new Error('client closed the connection'));
   };
   reply.raw.on('close', onClose);
+  const ending = deps.lifecycle?.ending;
+  const onEnding = (): void => ctrl.abort(ending?.reason);
+  if (ending?.aborted) onEnding();
+  ending?.addEventListener('abort', onEnding, { once: true });
+  try {
+    await respond(deps, input, ctrl.signal, () => clientClosed);
+  } finally {
+    reply.raw.off('close', onClose);
+    ending?.removeEventListener('abort', onEnding);
+  }
+}
+
+async function respond(deps: GatewayDeps, input: RunInput, signal: AbortSignal, clientGone: () => boolean): Promise<void> {
+  const { reply, spec, chain, settle, started, estInput } = input;
   let served: Served;
   try {
     const cache = new Map<Protocol, Translation>();
@@ -108,10 +132,9 @@ async function run(deps: GatewayDeps, { reply, spec, chain, settle, started, est
       if (!t) cache.set(p, (t = spec.translationFor(p)));
       return t;
     };
-    served = await dispatch({ chain, translationFor, providers: deps.providers, signal: ctrl.signal });
+    served = await dispatch({ chain, translationFor, providers: deps.providers, signal });
   } catch (err) {
-    reply.raw.off('close', onClose);
-    if (ctrl.signal.aborted) {
+    if (clientGone()) {
       await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null });
       return;
     }
@@ -125,7 +148,6 @@ async function run(deps: GatewayDeps, { reply, spec, chain, settle, started, est
   const ttftMs = deps.now() - started;
   const headers = routeHeaders(spec.modelId, served);
   if (served.kind === 'json') {
-    reply.raw.off('close', onClose);
     void reply.code(200).headers(headers).type('application/json').send(served.body);
     await settle({ status: 200, errorCode: null, route: served, usage: served.usage, ttftMs });
     return;
@@ -134,17 +156,22 @@ async function run(deps: GatewayDeps, { reply, spec, chain, settle, started, est
   const res = reply.raw;
   res.writeHead(200, { ...corsHeaders(), ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   const tr = served.translation.stream(served.model.id);
-  const out = await pipeStream(served, tr, res, () => ctrl.signal.aborted);
-  reply.raw.off('close', onClose);
+  const out = await pipeStream(served, tr, res, clientGone, signal);
   let usage = out.usage;
   if (usage.inputTokens === 0 && usage.outputTokens === 0 && out.events > 0) {
     // The usage chunk never came (cut or abort): charge what we can bound, never zero.
     usage = { ...NO_USAGE, inputTokens: estInput, outputTokens: out.events };
   }
-  const status = out.outcome === 'complete' ? 200 : out.outcome === 'client_closed' ? 499 : 502;
-  const code = out.outcome === 'complete' ? null : out.outcome === 'client_closed' ? 'client_closed' : 'upstream_stream_error';
+  const { status, code } = STREAM_OUTCOMES[out.outcome];
   await settle({ status, errorCode: code, route: served, usage, ttftMs });
 }
+
+const STREAM_OUTCOMES: Record<StreamResult['outcome'], { status: number; code: string | null }> = {
+  complete: { status: 200, code: null },
+  client_closed: { status: 499, code: 'client_closed' },
+  upstream_error: { status: 502, code: 'upstream_stream_error' },
+  shutting_down: { status: 503, code: 'shutting_down' },
+};
 
 export function corsHeaders(): Record<string, string> {
   return {

@@ -5,7 +5,7 @@ import type { StreamTranslator, Usage } from '../translate/types.ts';
 import type { Served } from './dispatch.ts';
 
 export interface StreamResult {
-  outcome: 'complete' | 'upstream_error' | 'client_closed';
+  outcome: 'complete' | 'upstream_error' | 'client_closed' | 'shutting_down';
   usage: Usage;
   /** Upstream events seen: an estimate of output tokens when usage never arrived. */
   events: number;
@@ -26,8 +26,9 @@ function write(res: ServerResponse, text: string): Promise<void> | null {
   });
 }
 
+/** `cancel` aborts the upstream call: when the client is not gone, the gateway is ending the call (shutdown). */
 export async function pipeStream(
-  served: Extract<Served, { kind: 'stream' }>, tr: StreamTranslator, res: ServerResponse, clientGone: () => boolean,
+  served: Extract<Served, { kind: 'stream' }>, tr: StreamTranslator, res: ServerResponse, clientGone: () => boolean, cancel?: AbortSignal,
 ): Promise<StreamResult> {
   let events = 0;
   const result = (outcome: StreamResult['outcome'], message: string | null): StreamResult => ({ outcome, usage: tr.usage(), events, message });
@@ -50,6 +51,7 @@ export async function pipeStream(
     }
   } catch (err) {
     if (clientGone()) return result('client_closed', null);
+    if (cancel?.aborted) return endWithError(res, tr, result, (cancel.reason as Error).message, 'shutting_down');
     return endWithError(res, tr, result, `The upstream stream failed: ${(err as Error).message || 'error'}`);
   } finally {
     served.abort();
@@ -67,7 +69,8 @@ export async function pipeStream(
 
 function endWithError(
   res: ServerResponse, tr: StreamTranslator, result: (o: StreamResult['outcome'], m: string | null) => StreamResult, message: string,
+  outcome: StreamResult['outcome'] = 'upstream_error',
 ): StreamResult {
   if (!res.destroyed) res.end(tr.error(message));
-  return result('upstream_error', message);
+  return result(outcome, message);
 }
