@@ -13,9 +13,19 @@ export interface Logger {
   with(fields: Fields): Logger;
 }
 
+/** An error as one short line: client-node's ApiException message carries the whole response, headers included. */
 function errorText(v: unknown): unknown {
   if (!(v instanceof Error)) return v;
-  const code = (v as { code?: unknown }).code;
+  const { code, body } = v as { code?: unknown; body?: unknown };
+  if (typeof code === 'number' && body !== undefined) {
+    let message: unknown;
+    try {
+      message = (typeof body === 'string' ? JSON.parse(body) : body as { message?: unknown }).message;
+    } catch {
+      message = undefined;
+    }
+    return `HTTP ${code}${typeof message === 'string' ? `: ${message}` : ''}`;
+  }
   return code === undefined ? v.message : `${v.message} (code ${String(code)})`;
 }
 
