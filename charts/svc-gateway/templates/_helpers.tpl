@@ -1,0 +1,120 @@
+{{/* Names and labels. */}}
+{{- define "svc-gateway.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "svc-gateway.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* <fullname>-<component>, e.g. include "svc-gateway.component" (list . "gateway") */}}
+{{- define "svc-gateway.component" -}}
+{{- $ctx := index . 0 }}
+{{- printf "%s-%s" (include "svc-gateway.fullname" $ctx | trunc 50 | trimSuffix "-") (index . 1) }}
+{{- end }}
+
+{{- define "svc-gateway.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "svc-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: svc-gateway
+{{- end }}
+
+{{/* Labels of one component: include "svc-gateway.componentLabels" (list . "gateway") */}}
+{{- define "svc-gateway.componentLabels" -}}
+{{ include "svc-gateway.labels" (index . 0) }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{- define "svc-gateway.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "svc-gateway.name" (index . 0) }}
+app.kubernetes.io/instance: {{ (index . 0).Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{- define "svc-gateway.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Where each connection setting lives: the user's Secret, or the chart's. */}}
+{{- define "svc-gateway.connectionSecret" -}}
+{{- include "svc-gateway.component" (list . "connections") }}
+{{- end }}
+
+{{- define "svc-gateway.redisSecretRef" -}}
+{{- if .Values.redis.existingSecret -}}
+name: {{ .Values.redis.existingSecret }}
+key: {{ .Values.redis.existingSecretKey }}
+{{- else -}}
+name: {{ include "svc-gateway.connectionSecret" . }}
+key: redis-url
+{{- end }}
+{{- end }}
+
+{{- define "svc-gateway.postgresEnabled" -}}
+{{- if or .Values.postgres.url .Values.postgres.existingSecret }}true{{ end }}
+{{- end }}
+
+{{- define "svc-gateway.postgresSecretRef" -}}
+{{- if .Values.postgres.existingSecret -}}
+name: {{ .Values.postgres.existingSecret }}
+key: {{ .Values.postgres.existingSecretKey }}
+{{- else -}}
+name: {{ include "svc-gateway.connectionSecret" . }}
+key: postgres-url
+{{- end }}
+{{- end }}
+
+{{- define "svc-gateway.pepperSecretRef" -}}
+{{- if .Values.pepper.existingSecret -}}
+name: {{ .Values.pepper.existingSecret }}
+key: {{ .Values.pepper.existingSecretKey }}
+{{- else -}}
+name: {{ include "svc-gateway.component" (list . "pepper") }}
+key: pepper
+{{- end }}
+{{- end }}
+
+{{/* Environment every component shares: Redis and its key prefix. */}}
+{{- define "svc-gateway.redisEnv" -}}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      {{- include "svc-gateway.redisSecretRef" . | nindent 6 }}
+- name: SVC_REDIS_PREFIX
+  value: {{ .Values.redis.prefix | quote }}
+{{- end }}
+
+{{- define "svc-gateway.pepperEnv" -}}
+- name: SVC_KEY_PEPPER
+  valueFrom:
+    secretKeyRef:
+      {{- include "svc-gateway.pepperSecretRef" . | nindent 6 }}
+{{- end }}
+
+{{/* Pod scheduling settings of one component's values: include "svc-gateway.scheduling" .Values.gateway */}}
+{{- define "svc-gateway.scheduling" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}

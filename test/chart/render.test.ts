@@ -1,0 +1,150 @@
+// The chart as helm sees it: lint --strict and template for the default values and for every option on
+// (ci/full-values.yaml), the schema's messages for bad values, and what the rendered objects promise: CRDs identical
+// to crds/, the operator's Role identical to operator/rbac/role.yaml, commands identical to the npm scripts, the
+// drain budget inside terminationGracePeriodSeconds, the pepper kept, the dashboards well formed.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ROOT } from '../helpers/process.ts';
+import { container, envOf, find, parseDocs, podSpec, type K8sObject } from './chart.ts';
+import { CHART, FULL_VALUES, helm, template } from './helm.ts';
+
+let defaults: K8sObject[];
+let full: K8sObject[];
+
+beforeAll(async () => {
+  [defaults, full] = await Promise.all([template('ns1').then(parseDocs), template('ns1', [FULL_VALUES]).then(parseDocs)]);
+}, 120_000);
+
+const kinds = (docs: K8sObject[]): string[] => docs.map((d) => `${d.kind}/${d.metadata.name}`).sort();
+
+describe('helm lint and template', () => {
+  it('lints clean (--strict) with the default values and with every option on', async () => {
+    for (const values of [[], ['-f', FULL_VALUES]]) {
+      const r = await helm(['lint', '--strict', CHART, ...values]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain('0 chart(s) failed');
+    }
+  });
+
+  it('renders the default installation', () => {
+    expect(kinds(defaults)).toEqual([
+      'ConfigMap/svc-svc-gateway-dashboard-spend', 'ConfigMap/svc-svc-gateway-dashboard-traffic',
+      'Deployment/svc-svc-gateway-gateway', 'Deployment/svc-svc-gateway-operator',
+      'HorizontalPodAutoscaler/svc-svc-gateway-gateway',
+      'PodDisruptionBudget/svc-svc-gateway-gateway', 'PodDisruptionBudget/svc-svc-gateway-operator',
+      'Role/svc-svc-gateway-operator', 'RoleBinding/svc-svc-gateway-operator',
+      'Secret/svc-svc-gateway-connections', 'Secret/svc-svc-gateway-pepper',
+      'Service/svc-svc-gateway-gateway', 'Service/svc-svc-gateway-operator-metrics',
+      'ServiceAccount/svc-svc-gateway-gateway', 'ServiceAccount/svc-svc-gateway-operator',
+    ]);
+  });
+
+  it('renders every optional object with every option on', () => {
+    const got = kinds(full);
+    for (const k of ['Deployment/svc-svc-gateway-exporter', 'Service/svc-svc-gateway-exporter-metrics', 'ServiceMonitor/svc-svc-gateway',
+      'Ingress/svc-svc-gateway-gateway', 'NetworkPolicy/svc-svc-gateway-gateway', 'NetworkPolicy/svc-svc-gateway-operator',
+      'NetworkPolicy/svc-svc-gateway-exporter']) expect(got).toContain(k);
+  });
+});
+
+describe('values schema', () => {
+  const cases: Array<[string, string]> = [
+    ['redis.url=', "at '/redis': 'anyOf' failed"],
+    ['redis.url=http://redis:6379', "at '/redis/url': 'http://redis:6379' does not match pattern"],
+    ['postgres.url=mysql://db/usage', "at '/postgres/url': 'mysql://db/usage' does not match pattern"],
+    ['gateway.drainSeconds=-1', "at '/gateway/drainSeconds': minimum: got -1, want 0"],
+    ['operator.replicas=0', "at '/operator/replicas': minimum: got 0, want 1"],
+    ['gateway.replica=3', "at '/gateway': additional properties 'replica' not allowed"],
+    ['gateway.logLevel=verbose', "at '/gateway/logLevel': value must be one of"],
+    ['operator.leaseName=Not_A_Name', "at '/operator/leaseName': 'Not_A_Name' does not match pattern"],
+    ['metrics.serviceMonitor.interval=often', "at '/metrics/serviceMonitor/interval': 'often' does not match pattern"],
+    ['gateway.autoscaling.maxReplicas=1', 'gateway.autoscaling.maxReplicas (1) must be at least gateway.autoscaling.minReplicas (2)'],
+  ];
+  it.each(cases)('refuses %s with a message naming the value', async (set, message) => {
+    const r = await helm(['template', 'svc', CHART, '--set', set]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(message);
+    console.log(`--set ${set}: ${r.stderr.split('\n').find((l) => l.includes(message))?.trim()}`);
+  });
+});
+
+describe('what the rendered objects promise', () => {
+  it('ships the CRDs of crds/ unchanged (helm installs them from the chart\'s crds/ folder)', () => {
+    const repo = readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.yaml')).sort();
+    const chart = readdirSync(join(CHART, 'crds')).sort();
+    expect(chart).toEqual(repo);
+    for (const f of repo) {
+      const same = readFileSync(join(CHART, 'crds', f), 'utf8') === readFileSync(join(ROOT, 'crds', f), 'utf8');
+      expect(same, `charts/svc-gateway/crds/${f} differs from crds/${f}: cp crds/*.yaml charts/svc-gateway/crds/`).toBe(true);
+    }
+  });
+
+  it('grants the operator exactly the rules of operator/rbac/role.yaml, the Lease named as configured', () => {
+    const repo = parse(readFileSync(join(ROOT, 'operator', 'rbac', 'role.yaml'), 'utf8')) as { rules: unknown[] };
+    expect(find(defaults, 'Role', '-operator').rules).toEqual(repo.rules);
+    const withName = JSON.parse(JSON.stringify(repo.rules).replaceAll('"svc-gateway-operator"', '"team-a-operator"')) as unknown[];
+    expect(find(full, 'Role', '-operator').rules).toEqual(withName);
+    expect(envOf(container(find(full, 'Deployment', '-operator')), 'SVC_LEASE_NAME')?.value).toBe('team-a-operator');
+    expect(find(defaults, 'RoleBinding', '-operator')).toMatchObject({
+      roleRef: { kind: 'Role', name: 'svc-svc-gateway-operator' },
+      subjects: [{ kind: 'ServiceAccount', name: 'svc-svc-gateway-operator', namespace: 'ns1' }],
+    });
+  });
+
+  it('runs the same entry points as the npm scripts', () => {
+    const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const cmd = (name: string): string => container(find(full, 'Deployment', name)).command.join(' ');
+    expect(cmd('-gateway')).toBe(scripts.gateway);
+    expect(cmd('-operator')).toBe(scripts.operator);
+    expect(cmd('-exporter')).toBe(`${scripts.exporter} --batch-size 1000`);
+  });
+
+  it('lets streams drain: preStop sleep, then SVC_DRAIN_SECONDS, inside terminationGracePeriodSeconds', () => {
+    for (const [docs, sleep, drain] of [[defaults, 5, 60], [full, 10, 300]] as const) {
+      const d = find(docs, 'Deployment', '-gateway');
+      const c = container(d);
+      expect(c.lifecycle?.preStop?.exec?.command).toEqual(['sleep', String(sleep)]);
+      expect(envOf(c, 'SVC_DRAIN_SECONDS')?.value).toBe(String(drain));
+      expect(podSpec(d).terminationGracePeriodSeconds).toBe(sleep + drain + 15);
+      expect(c.readinessProbe?.httpGet.path).toBe('/readyz');
+      expect(c.livenessProbe?.httpGet.path).toBe('/healthz');
+      expect(podSpec(d).topologySpreadConstraints).toHaveLength(2);
+      expect(podSpec(d).automountServiceAccountToken).toBe(false);
+    }
+  });
+
+  it('generates the pepper once and keeps it; existing Secrets replace the chart\'s', async () => {
+    const pepper = find(defaults, 'Secret', '-pepper');
+    expect(pepper.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(Buffer.from(String((pepper.data as Record<string, string>).pepper), 'base64').toString()).toMatch(/^[A-Za-z0-9]{64}$/);
+    const docs = parseDocs(await template('ns1', [], [
+      'redis.existingSecret=my-redis', 'redis.existingSecretKey=REDIS', 'postgres.existingSecret=my-pg', 'pepper.existingSecret=my-pepper',
+    ]));
+    expect(docs.filter((d) => d.kind === 'Secret')).toEqual([]);
+    const op = container(find(docs, 'Deployment', '-operator'));
+    expect(envOf(op, 'REDIS_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-redis', key: 'REDIS' });
+    expect(envOf(op, 'SVC_KEY_PEPPER')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-pepper', key: 'pepper' });
+    expect(envOf(container(find(docs, 'Deployment', '-exporter')), 'DATABASE_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-pg', key: 'url' });
+    expect(envOf(container(find(docs, 'Deployment', '-gateway')), 'SVC_KEY_PEPPER')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-pepper', key: 'pepper' });
+  });
+
+  it('runs no exporter without Postgres', () => {
+    expect(defaults.filter((d) => d.metadata.name.includes('exporter'))).toEqual([]);
+  });
+
+  it('ships the dashboards as ConfigMaps for the Grafana sidecar, one uid each', () => {
+    const maps = full.filter((d) => d.kind === 'ConfigMap');
+    const uids = new Set<string>();
+    for (const m of maps) {
+      expect(m.metadata.labels?.grafana_dashboard).toBe('1');
+      expect(m.metadata.annotations).toEqual({ grafana_folder: 'AI gateway' });
+      for (const [key, text] of Object.entries(m.data as Record<string, string>)) {
+        expect(key).toMatch(/^svc-(traffic|spend)\.json$/);
+        uids.add((JSON.parse(text) as { uid: string }).uid);
+      }
+    }
+    expect([...uids].sort()).toEqual(['svc-gateway-spend', 'svc-gateway-traffic']);
+  });
+});
