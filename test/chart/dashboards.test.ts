@@ -1,0 +1,185 @@
+// The Grafana dashboards the chart ships, run as Grafana would run them. One gateway process (standalone, Redis +
+// Postgres, so the usage exporter runs in it and its metrics are on the same /metrics) takes mixed traffic: successes,
+// streams, fallbacks, upstream errors, cut streams, client aborts, rate-limited and budget-refused calls. A real
+// Prometheus scrapes it: every PromQL query of traffic.json returns data. Every SQL query of spend.json runs on the
+// real schema and returns the sums computed independently from the raw usage_events rows.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream } from '../fakes/upstream.ts';
+import { rowCounts, waitFor } from '../helpers/exporter.ts';
+import { FLEET_PEPPER, writeManifests } from '../helpers/fleet.ts';
+import { apiKey } from '../helpers/manifests.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { callOfKind, mixedTraffic, script, trafficManifests, type CallOutcome, type Upstreams } from '../helpers/usage-traffic.ts';
+import { CHART } from './helm.ts';
+import { startPrometheus, type TestPrometheus } from './prometheus.ts';
+
+interface Target {
+  refId: string;
+  expr?: string;
+  rawSql?: string;
+}
+interface Panel {
+  title: string;
+  type: string;
+  targets?: Target[];
+}
+interface Dashboard {
+  uid: string;
+  panels: Panel[];
+}
+
+const dashboard = (name: string): Dashboard => JSON.parse(readFileSync(join(CHART, 'dashboards', `${name}.json`), 'utf8')) as Dashboard;
+const targets = (d: Dashboard, field: 'expr' | 'rawSql'): Array<{ title: string; refId: string; text: string }> =>
+  d.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t[field] ? [{ title: p.title, refId: t.refId, text: t[field] }] : [])));
+
+let redis: TestRedis;
+let db: TestPostgres;
+let u: Upstreams;
+let gw: GatewayProcess;
+let prom: TestPrometheus;
+const calls: CallOutcome[] = [];
+
+beforeAll(async () => {
+  const [primary, secondary, backup] = await Promise.all([startFakeUpstream('primary'), startFakeUpstream('secondary'), startFakeUpstream('backup')]);
+  u = { primary, secondary, backup };
+  script(u);
+  [redis, db] = await Promise.all([startRedis('dashboards'), startPostgres('dashboards')]);
+  const m = trafficManifests(u);
+  const capped = apiKey('capped', 'globex', { monthlyBudgetUsd: 0.000001 });
+  gw = await startGatewayProcess({
+    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs]), REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix,
+    SVC_KEY_PEPPER: FLEET_PEPPER, DATABASE_URL: db.url,
+  });
+  prom = await startPrometheus([new URL(gw.url).host]);
+  // Two waves a few scrapes apart, so every counter is seen before and after it grows (rate() > 0).
+  for (let wave = 0; wave < 2; wave++) {
+    calls.push(...(await mixedTraffic([gw.url], m.keys, 60)));
+    for (let i = 0; i < 3; i++) calls.push(await callOfKind(gw.url, capped.key, 'ok', i));
+    const seen = await prom.scrapes();
+    await waitFor(async () => (await prom.scrapes()) >= seen + 3, 20_000, 'three more scrapes');
+  }
+  await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length, 30_000, 'every call exported to Postgres');
+  const seen = await prom.scrapes();
+  await waitFor(async () => (await prom.scrapes()) >= seen + 2, 20_000, 'two scrapes after the export');
+}, 180_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await Promise.allSettled([prom?.stop(), redis?.stop(), db?.stop(), u?.primary.close(), u?.secondary.close(), u?.backup.close()]);
+});
+
+/** Grafana's variables as the dashboard would fill them: every namespace, a rate window of a few scrapes. */
+function promql(expr: string): string {
+  const out = expr.replaceAll('$namespace', '.*').replaceAll('$__rate_interval', '1m');
+  if (out.includes('$')) throw new Error(`a variable the test does not fill: ${out}`);
+  return out;
+}
+
+describe('PromQL of traffic.json, against Prometheus scraping a gateway under traffic', () => {
+  // Values that are rightly 0 under this traffic (nothing waits for export, nothing was a dead letter).
+  const MAY_BE_ZERO = new Set(['Oldest usage event not yet in Postgres/A', 'Usage rows written/B']);
+
+  it('returns data for every query, above 0 unless 0 is the right answer', async () => {
+    const all = targets(dashboard('traffic'), 'expr');
+    expect(all.length).toBeGreaterThan(20);
+    const report: string[] = [];
+    for (const t of all) {
+      const samples = await prom.query(promql(t.text));
+      const values = samples.map((s) => Number(s.value[1]));
+      report.push(`${t.title}/${t.refId}: ${samples.length} series, ${values.map((v) => (Number.isFinite(v) ? +v.toPrecision(3) : v)).join(' ')}`);
+      expect(samples.length, `${t.title}/${t.refId}: ${t.text}`).toBeGreaterThan(0);
+      expect(values.some((v) => Number.isFinite(v)), `${t.title}/${t.refId}: ${values.join(',')}`).toBe(true);
+      if (!MAY_BE_ZERO.has(`${t.title}/${t.refId}`)) expect(values.some((v) => v > 0), `${t.title}/${t.refId}: ${values.join(',')}`).toBe(true);
+    }
+    console.log(`${all.length} PromQL queries, each with data:\n${report.join('\n')}`);
+  });
+
+  it('sees the refusals the traffic caused, by reason', async () => {
+    const refused = await prom.query('sum by (reason) (svc_gateway_budget_refused_total)');
+    expect(refused.map((s) => s.metric.reason)).toEqual(['budget_exceeded']);
+    expect(Number(refused[0]?.value[1])).toBe(calls.filter((c) => c.status === 402).length);
+    expect(Number((await prom.query('sum(svc_gateway_rate_limited_total)'))[0]?.value[1])).toBe(calls.filter((c) => c.status === 429).length);
+  });
+});
+
+/** Grafana's $__timeFrom() and $__timeTo(): quoted RFC 3339 times, here from the start of yesterday (UTC) to now. */
+function sql(text: string, from: Date, to: Date): string {
+  const iso = (d: Date): string => `'${d.toISOString().replace(/\.\d{3}Z$/, 'Z')}'`;
+  const out = text.replaceAll('$__timeFrom()', iso(from)).replaceAll('$__timeTo()', iso(to));
+  if (out.includes('$')) throw new Error(`a macro or variable the test does not fill: ${out}`);
+  return out;
+}
+
+const DAY = "(created_at AT TIME ZONE 'UTC')::date";
+const IN_RANGE = `${DAY} BETWEEN $1::date AND $2::date`;
+/** The same answers from the raw rows (usage_events, ledger_credits), not from the rollup and views the panels read. */
+const EXPECTED: Record<string, string> = {
+  'Spend in range': `SELECT sum(cost_usd) AS spend_usd, count(*) AS requests FROM usage_events WHERE ${IN_RANGE}`,
+  'Fallback rate in range': `SELECT round((count(*) FILTER (WHERE fallback))::numeric / nullif(count(*), 0), 4) AS fallback_rate FROM usage_events WHERE ${IN_RANGE}`,
+  'Balances': `WITH c AS (SELECT account, sum(amount_nano) AS cr FROM ledger_credits GROUP BY account),
+    s AS (SELECT account, sum(cost_nano) AS sp, count(*) AS n FROM usage_events GROUP BY account)
+    SELECT account, (coalesce(cr, 0) / 1e9)::numeric(20, 9) AS credited_usd, (coalesce(sp, 0) / 1e9)::numeric(20, 9) AS spent_usd,
+      ((coalesce(cr, 0) - coalesce(sp, 0)) / 1e9)::numeric(20, 9) AS balance_usd, coalesce(n, 0) AS requests
+    FROM c FULL JOIN s USING (account) ORDER BY account`,
+  'Spend per day by model': `SELECT ${DAY}::timestamptz AS time, coalesce(served_model, requested_model) AS metric, sum(cost_usd) AS spend_usd
+    FROM usage_events WHERE ${IN_RANGE} GROUP BY 1, 2 ORDER BY 1, 2`,
+  'Spend by model': `SELECT coalesce(served_model, requested_model) AS model, count(*) AS requests, count(*) FILTER (WHERE fallback) AS fallbacks,
+      sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd
+    FROM usage_events WHERE ${IN_RANGE} GROUP BY 1 ORDER BY cost_usd DESC, model`,
+  'Spend per day by key': `SELECT ${DAY}::timestamptz AS time, account || '/' || api_key AS metric, sum(cost_usd) AS spend_usd
+    FROM usage_events WHERE ${IN_RANGE} GROUP BY 1, 2 ORDER BY 1, 2`,
+  'Spend by key': `SELECT account, api_key, count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
+      sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd
+    FROM usage_events WHERE ${IN_RANGE} GROUP BY 1, 2 ORDER BY cost_usd DESC, account, api_key`,
+  'Spend per day by task': `SELECT ${DAY}::timestamptz AS time, coalesce(task_type, '(none)') AS metric, sum(cost_usd) AS spend_usd
+    FROM usage_events WHERE ${IN_RANGE} GROUP BY 1, 2 ORDER BY 1, 2`,
+  'Spend by task': `SELECT account, coalesce(task_type, '(none)') AS task_type, count(*) AS requests, sum(cost_usd) AS cost_usd
+    FROM usage_events WHERE ${IN_RANGE} GROUP BY 1, 2 ORDER BY cost_usd DESC, account, task_type`,
+  'Fallbacks per day by reason': `SELECT ${DAY}::timestamptz AS time, fallback_reason AS metric, count(*) FILTER (WHERE fallback) AS fallbacks
+    FROM usage_events WHERE ${IN_RANGE} AND fallback_reason IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2`,
+  'Fallbacks by requested model and reason': `SELECT requested_model, coalesce(served_model, '') AS served_model, fallback_reason AS reason,
+      count(*) FILTER (WHERE fallback) AS fallbacks
+    FROM usage_events WHERE ${IN_RANGE} AND fallback_reason IS NOT NULL GROUP BY 1, 2, 3 ORDER BY fallbacks DESC, requested_model, served_model, reason`,
+};
+
+/** Rows with numbers as numbers (pg returns numeric and bigint as text) and times as ISO strings. */
+function normal(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k,
+    v instanceof Date ? v.toISOString() : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v])));
+}
+
+describe('SQL of spend.json, against the real schema', () => {
+  it('returns the sums computed from the raw rows, for every panel', async () => {
+    const all = targets(dashboard('spend'), 'rawSql');
+    expect(all.map((t) => t.title).sort()).toEqual(Object.keys(EXPECTED).sort());
+    const from = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() - 1));
+    const to = new Date();
+    const days = [from.toISOString().slice(0, 10), to.toISOString().slice(0, 10)];
+    const report: string[] = [];
+    for (const t of all) {
+      const got = normal((await db.pool.query(sql(t.text, from, to))).rows as Array<Record<string, unknown>>);
+      const want = normal((await db.pool.query(EXPECTED[t.title] as string, EXPECTED[t.title]?.includes('$1') ? days : [])).rows as Array<Record<string, unknown>>);
+      expect(got.length, t.title).toBeGreaterThan(0);
+      expect(got, t.title).toEqual(want);
+      report.push(`${t.title}: ${got.length} rows`);
+    }
+    const total = (await db.pool.query<{ usd: string; n: string }>('SELECT sum(cost_usd)::text AS usd, count(*)::text AS n FROM usage_events')).rows[0];
+    console.log(`${all.length} SQL queries equal to the raw-row sums (${total?.n} calls, ${total?.usd} USD):\n${report.join('\n')}`);
+    expect(Number(total?.n)).toBe(calls.length);
+  });
+
+  it('agrees with Prometheus: spend, and each account\'s balance', async () => {
+    const spent = Number((await db.pool.query<{ usd: string }>('SELECT sum(cost_usd)::text AS usd FROM usage_events')).rows[0]?.usd);
+    const promSpent = Number((await prom.query('sum(svc_gateway_spend_usd_total)'))[0]?.value[1]);
+    expect(promSpent).toBeCloseTo(spent, 9);
+    const ledger = (await db.pool.query<{ account: string; balance_usd: string }>('SELECT account, balance_usd FROM account_ledger ORDER BY account')).rows;
+    const gauge = await prom.query('max by (account) (svc_gateway_account_balance_usd)');
+    const byAccount = Object.fromEntries(gauge.map((s) => [s.metric.account, Number(s.value[1])]));
+    expect(Object.keys(byAccount).sort()).toEqual(ledger.map((r) => r.account));
+    for (const r of ledger) expect(byAccount[r.account]).toBeCloseTo(Number(r.balance_usd), 9);
+  });
+});
