@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { chat } from '../helpers/fleet.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { readmeExample } from '../helpers/readme.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startControlPlane, type ControlPlane } from '../k8s/control-plane.ts';
@@ -48,6 +48,13 @@ describe('server-side dry run of every rendered object', () => {
     }
     console.log(`dry run (${what}): ${docs.length} objects accepted: ${[...new Set(docs.map((d) => d.kind))].join(', ')}`);
   }, 60_000);
+
+  it('accepts the sample manifests test/e2e/kind.sh applies', async () => {
+    const ns = await createNamespace(cp, 'sample');
+    const r = await kubectl(cp, ['apply', '--dry-run=server', '-n', ns, '-f', join(ROOT, 'test', 'e2e', 'sample.yaml')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toHaveLength(4);
+  });
 });
 
 interface SecretObject {

@@ -2,6 +2,7 @@
 // (ci/full-values.yaml), the schema's messages for bad values, and what the rendered objects promise: CRDs identical
 // to crds/, the operator's Role identical to operator/rbac/role.yaml, commands identical to the npm scripts, the
 // drain budget inside terminationGracePeriodSeconds, the pepper kept, the dashboards well formed.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +129,17 @@ describe('what the rendered objects promise', () => {
     expect(envOf(op, 'SVC_KEY_PEPPER')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-pepper', key: 'pepper' });
     expect(envOf(container(find(docs, 'Deployment', '-exporter')), 'DATABASE_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-pg', key: 'url' });
     expect(envOf(container(find(docs, 'Deployment', '-gateway')), 'SVC_KEY_PEPPER')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-pepper', key: 'pepper' });
+  });
+
+  it('renders with the settings test/e2e/kind.sh installs with (kind itself cannot run here)', async () => {
+    const script = readFileSync(join(ROOT, 'test', 'e2e', 'kind.sh'), 'utf8');
+    const sets = [...script.matchAll(/--set (\S+)/g)].map((m) => m[1] as string);
+    expect(sets.length).toBeGreaterThan(5);
+    const docs = parseDocs(await template('svc-gateway', [], sets));
+    expect(container(find(docs, 'Deployment', '-gateway')).command).toEqual(['node', 'gateway/main.ts', '--cluster']);
+    expect(docs.some((d) => d.metadata.name.endsWith('-exporter'))).toBe(true);
+    const syntax = spawnSync('bash', ['-n', join(ROOT, 'test', 'e2e', 'kind.sh')], { encoding: 'utf8' });
+    expect(syntax.status, syntax.stderr).toBe(0);
   });
 
   it('runs no exporter without Postgres', () => {
