@@ -142,6 +142,22 @@ describe('what the rendered objects promise', () => {
     expect(syntax.status, syntax.stderr).toBe(0);
   });
 
+  it('documents every value with its default in the chart README', () => {
+    const FREE_FORM = new Set(['resources', 'podAnnotations', 'nodeSelector', 'affinity', 'labels', 'annotations', 'podSecurityContext', 'securityContext']);
+    const leaves: string[] = [];
+    const walk = (o: Record<string, unknown>, path: string): void => {
+      for (const [k, v] of Object.entries(o)) {
+        const p = path ? `${path}.${k}` : k;
+        const nested = v !== null && typeof v === 'object' && !Array.isArray(v) && !FREE_FORM.has(k) && Object.keys(v).length > 0;
+        if (nested) walk(v as Record<string, unknown>, p);
+        else leaves.push(`| \`${p}\` | \`${JSON.stringify(v)}\` |`);
+      }
+    };
+    walk(parse(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as Record<string, unknown>, '');
+    const rows = readFileSync(join(CHART, 'README.md'), 'utf8').split('\n').filter((l) => /^\| `/.test(l)).map((l) => l.split(' | ').slice(0, 2).join(' | ') + ' |');
+    expect(rows).toEqual(leaves);
+  });
+
   it('runs no exporter without Postgres', () => {
     expect(defaults.filter((d) => d.metadata.name.includes('exporter'))).toEqual([]);
   });
