@@ -88,7 +88,8 @@ async function main(): Promise<void> {
   const results = await compare(names, values.quick === true, log);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   const store = redisOk ? 'gateway rows on the in-memory store and on Redis' : 'gateway on the in-memory store (no Redis store yet)';
-  process.stdout.write(`${header}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}`);
+  const after = `load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+  process.stdout.write(`${header}, ${after}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}`);
   if (values.json) writeFileSync(values.json, `${JSON.stringify({ header, results }, null, 2)}\n`);
 }
 
