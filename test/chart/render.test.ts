@@ -78,7 +78,7 @@ describe('what the rendered objects promise', () => {
     expect(chart).toEqual(repo);
     for (const f of repo) {
       const same = readFileSync(join(CHART, 'crds', f), 'utf8') === readFileSync(join(ROOT, 'crds', f), 'utf8');
-      expect(same, `charts/svc-gateway/crds/${f} differs from crds/${f}: cp crds/*.yaml charts/svc-gateway/crds/`).toBe(true);
+      expect(same, `charts/svc-gateway/crds/${f} differs from crds/${f}: run npm run crds (it writes both)`).toBe(true);
     }
   });
 
