@@ -58,6 +58,7 @@ export async function startProc(o: StartOptions): Promise<Proc> {
     child.stdout?.on('data', check);
     child.stderr?.on('data', check);
     child.once('exit', (code) => fail(new Error(`${o.name} exited with ${code}:\n${out}`)));
+    child.once('error', (err) => fail(new Error(`${o.name} could not start (${o.command}: ${err.message})${o.command === 'redis-server' ? '; install it: apt-get install redis-server' : ''}`)));
   });
   const proc: Proc = {
     name: o.name, pid: child.pid as number, port, output: () => out,
