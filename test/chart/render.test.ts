@@ -158,6 +158,16 @@ describe('what the rendered objects promise', () => {
     expect(rows).toEqual(leaves);
   });
 
+  it('restarts the pods when a connection setting changes (checksum annotation)', async () => {
+    const sum = (docs: K8sObject[], name: string): string | undefined =>
+      (find(docs, 'Deployment', name).spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations?.['checksum/connections'];
+    const moved = parseDocs(await template('ns1', [], ['redis.url=redis://redis-2:6379']));
+    for (const name of ['-gateway', '-operator']) {
+      expect(sum(defaults, name)).toMatch(/^[0-9a-f]{16}$/);
+      expect(sum(moved, name)).not.toBe(sum(defaults, name));
+    }
+  });
+
   it('runs no exporter without Postgres', () => {
     expect(defaults.filter((d) => d.metadata.name.includes('exporter'))).toEqual([]);
   });

@@ -118,3 +118,8 @@ affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
+
+{{/* Changes when a connection setting given in values changes, so pods restart with it (a Secret of yours: restart them yourself). */}}
+{{- define "svc-gateway.connectionsChecksum" -}}
+{{- printf "%s|%s|%s|%s|%s" .Values.redis.url .Values.redis.existingSecret .Values.postgres.url .Values.postgres.existingSecret .Values.pepper.existingSecret | sha256sum | trunc 16 }}
+{{- end }}
