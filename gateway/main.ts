@@ -133,7 +133,6 @@ async function runCluster(port: number): Promise<void> {
   }
   process.stdout.write(`svc-gateway listening on ${gw.address.replace('0.0.0.0', '127.0.0.1')} (cluster mode)\n`);
   const stop = (): void => {
-    gw.app.log.info('Stopping: draining in-flight requests');
     void gw.stop().then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
