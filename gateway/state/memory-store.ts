@@ -25,9 +25,16 @@ interface AccountState {
   settled: Map<string, number>;
 }
 
+interface TokenEntry {
+  at: number;
+  n: number;
+  id: string;
+}
+
 interface KeyWindow {
   requests: number[];
-  tokens: Array<{ at: number; n: number; id: string }>;
+  tokens: TokenEntry[];
+  byId: Map<string, TokenEntry>;
 }
 
 export class MemoryStore implements Store, StoreAdmin {
@@ -81,8 +88,7 @@ export class MemoryStore implements Store, StoreAdmin {
     const hold: Hold = { id: req.eventId, account: req.account.name, key: req.key.name, tokens: req.tokens, holdNano: req.holdNano, month };
     if (acct.holds.has(req.eventId)) return { ok: true, hold };
     const w = this.window(req.account.name, req.key.name);
-    w.requests = w.requests.filter((t) => t > req.now - WINDOW_MS);
-    w.tokens = w.tokens.filter((t) => t.at > req.now - WINDOW_MS);
+    trimWindow(w, req.now - WINDOW_MS);
     const mk = `${month}|${req.key.name}`;
     const state: LimitState = {
       revoked: this.revoked.has(req.key.hash) || req.key.revoked,
@@ -94,10 +100,10 @@ export class MemoryStore implements Store, StoreAdmin {
     const v = decideAdmission(req, state);
     if (!v.ok) return toDecision(req, v.refusal, v.waitMs);
     // Kept in time order (as the Redis sorted sets are), whatever order the callers' clocks give.
-    w.requests.push(req.now);
-    w.requests.sort((a, b) => a - b);
-    w.tokens.push({ at: req.now, n: req.tokens, id: req.eventId });
-    w.tokens.sort((a, b) => a.at - b.at);
+    insertSorted(w.requests, req.now, (t) => t);
+    const entry = { at: req.now, n: req.tokens, id: req.eventId };
+    insertSorted(w.tokens, entry, (t) => t.at);
+    w.byId.set(entry.id, entry);
     add(acct.monthHeld, mk, req.holdNano);
     acct.heldNano += req.holdNano;
     acct.holds.set(hold.id, { hold, deadline: req.now + this.holdTtlMs });
@@ -110,7 +116,11 @@ export class MemoryStore implements Store, StoreAdmin {
     this.reclaim(acct, now);
     if (acct.settled.has(hold.id)) return;
     acct.settled.set(hold.id, now);
-    for (const [id, at] of acct.settled) if (at <= now - this.holdTtlMs - SETTLED_MEMORY_MS) acct.settled.delete(id);
+    // Insertion order is settle order: forget from the front until the first id still worth remembering.
+    for (const [id, at] of acct.settled) {
+      if (at > now - this.holdTtlMs - SETTLED_MEMORY_MS) break;
+      acct.settled.delete(id);
+    }
     const open = acct.holds.get(hold.id);
     if (open) release(acct, hold.id, open.hold);
     // Charged to the month the hold counted against (its admission month), even if it expired meanwhile.
@@ -119,7 +129,7 @@ export class MemoryStore implements Store, StoreAdmin {
     acct.feeNano += s.event.feeNano;
     add(acct.monthSpend, h.month, s.costNano);
     add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
-    const entry = this.window(hold.account, h.key).tokens.find((t) => t.id === hold.id);
+    const entry = this.window(hold.account, h.key).byId.get(hold.id);
     if (entry) entry.n = s.tokens;
     this.sink.emit(s.event);
   }
@@ -166,11 +176,28 @@ export class MemoryStore implements Store, StoreAdmin {
     const id = `${account}|${key}`;
     let w = this.windows.get(id);
     if (!w) {
-      w = { requests: [], tokens: [] };
+      w = { requests: [], tokens: [], byId: new Map() };
       this.windows.set(id, w);
     }
     return w;
   }
+}
+
+/** Drops entries at or before `edge` from the front of both time-ordered logs. */
+function trimWindow(w: KeyWindow, edge: number): void {
+  let r = 0;
+  while (r < w.requests.length && (w.requests[r] as number) <= edge) r++;
+  if (r > 0) w.requests.splice(0, r);
+  let t = 0;
+  while (t < w.tokens.length && (w.tokens[t] as TokenEntry).at <= edge) w.byId.delete((w.tokens[t++] as TokenEntry).id);
+  if (t > 0) w.tokens.splice(0, t);
+}
+
+/** Appends in time order; a rare out-of-order time (clock step) is inserted at its place. */
+function insertSorted<T>(xs: T[], x: T, at: (v: T) => number): void {
+  let i = xs.length;
+  while (i > 0 && at(xs[i - 1] as T) > at(x)) i--;
+  xs.splice(i, 0, x);
 }
 
 function add(m: Map<string, number>, k: string, n: number): void {
