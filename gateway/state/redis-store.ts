@@ -243,7 +243,7 @@ export class RedisStore implements Store, StoreAdmin {
     }
   }
 
-  /** Fail closed: any Redis failure on the request path is a 503 with retry-after, never a hang. */
+  /** Fail closed: every Redis failure on the request path is a 503 with retry-after, never a hang. */
   private async guard<T>(what: string, op: () => Promise<T>): Promise<T> {
     try {
       return await op();

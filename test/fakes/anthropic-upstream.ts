@@ -1,8 +1,8 @@
 // A fake model provider on 127.0.0.1 speaking the Anthropic Messages wire format (messages, streaming,
 // count_tokens), scriptable per request like test/fakes/upstream.ts: reply (text, tool use, thinking, cache
 // usage), fail with a status, stall before or after headers, cut or stall mid-stream, or end with an error event.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { startRecordingServer, type RecordedCall } from './recording-server.ts';
 
 export interface FakeToolUse {
   id?: string;
@@ -29,12 +29,7 @@ export type AnthropicBehavior =
   | { kind: 'stall-mid'; afterEvents: number }
   | { kind: 'error-event'; afterEvents: number };
 
-export interface RecordedCall {
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown>;
-  aborted: boolean;
-}
+export type { RecordedCall };
 
 export interface FakeAnthropic {
   url: string;
@@ -51,37 +46,18 @@ export const ANTHROPIC_FAKE_REPLY = 'Hello from the fake Anthropic upstream.';
 
 export async function startFakeAnthropic(name = 'fake-anthropic'): Promise<FakeAnthropic> {
   const queue: AnthropicBehavior[] = [];
-  const sockets = new Set<Socket>();
+  const http = await startRecordingServer((call, res) => {
+    const path = call.path.split('?')[0];
+    if (path === '/v1/messages/count_tokens') return void countTokens(call, res);
+    if (call.method !== 'POST' || path !== '/v1/messages') return void notFound(res, call.path);
+    void answer(fake, name, call, queue.shift() ?? fake.fallback(call), res);
+  });
   const fake: FakeAnthropic = {
-    url: '', baseUrl: '', calls: [], served: { input: 0, output: 0 },
+    url: http.url, baseUrl: http.url, calls: http.calls, served: { input: 0, output: 0 },
     enqueue: (...b) => queue.push(...b),
     fallback: () => ({ kind: 'reply' }),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
+    close: http.close,
   };
-  const server: Server = createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (raw += c));
-    req.on('end', () => {
-      let body: Record<string, unknown> = {};
-      try { body = JSON.parse(raw) as Record<string, unknown>; } catch { /* recorded as empty */ }
-      const call: RecordedCall = { path: req.url ?? '', headers: req.headers, body, aborted: false };
-      fake.calls.push(call);
-      res.on('close', () => { if (!res.writableFinished) call.aborted = true; });
-      const path = call.path.split('?')[0];
-      if (path === '/v1/messages/count_tokens') return void countTokens(call, res);
-      if (req.method !== 'POST' || path !== '/v1/messages') return void notFound(res, call.path);
-      void answer(fake, name, call, queue.shift() ?? fake.fallback(call), res);
-    });
-  });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
-  fake.url = `http://127.0.0.1:${port}`;
-  fake.baseUrl = fake.url;
   return fake;
 }
 

@@ -1,7 +1,7 @@
 // A fake model provider on 127.0.0.1 speaking the OpenAI wire format (chat, streaming, embeddings), scriptable
 // per request: reply, fail with a status, stall before or after headers, cut or stall mid-stream.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { startRecordingServer, type RecordedCall } from './recording-server.ts';
 
 /** A scripted tool call; streamed, its arguments arrive in several fragments. */
 export interface FakeToolCall {
@@ -21,12 +21,7 @@ export type Behavior =
   | { kind: 'cut'; afterChunks: number }
   | { kind: 'stall-mid'; afterChunks: number };
 
-export interface RecordedCall {
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: Record<string, unknown>;
-  aborted: boolean;
-}
+export type { RecordedCall };
 
 export interface FakeUpstream {
   url: string;
@@ -45,35 +40,16 @@ const DEFAULT_REPLY = 'Hello from the fake upstream.';
 
 export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
   const queue: Behavior[] = [];
-  const sockets = new Set<Socket>();
+  const http = await startRecordingServer((call, res) => {
+    const b = queue.shift() ?? fake.fallback(call);
+    void answer(fake, name, call, b, res);
+  });
   const fake: FakeUpstream = {
-    url: '', baseUrl: '', calls: [], served: { prompt: 0, completion: 0 },
+    url: http.url, baseUrl: `${http.url}/v1`, calls: http.calls, served: { prompt: 0, completion: 0 },
     enqueue: (...b) => queue.push(...b),
     fallback: () => ({ kind: 'reply' }),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
+    close: http.close,
   };
-  const server: Server = createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (raw += c));
-    req.on('end', () => {
-      let body: Record<string, unknown> = {};
-      try { body = JSON.parse(raw) as Record<string, unknown>; } catch { /* recorded as empty */ }
-      const call: RecordedCall = { path: req.url ?? '', headers: req.headers, body, aborted: false };
-      fake.calls.push(call);
-      res.on('close', () => { if (!res.writableFinished) call.aborted = true; });
-      const b = queue.shift() ?? fake.fallback(call);
-      void answer(fake, name, call, b, res);
-    });
-  });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
-  fake.url = `http://127.0.0.1:${port}`;
-  fake.baseUrl = `${fake.url}/v1`;
   return fake;
 }
 

@@ -1,0 +1,47 @@
+// The HTTP side both fake providers share: a server on 127.0.0.1 that records each call (path, headers, JSON body,
+// whether the client went away) and hands it to the fake's own answer.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface RecordedCall {
+  path: string;
+  method: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+  aborted: boolean;
+}
+
+export interface RecordingServer {
+  url: string;
+  calls: RecordedCall[];
+  close(): Promise<void>;
+}
+
+export async function startRecordingServer(onCall: (call: RecordedCall, res: ServerResponse) => void): Promise<RecordingServer> {
+  const sockets = new Set<Socket>();
+  const calls: RecordedCall[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (raw += c));
+    req.on('end', () => {
+      let body: Record<string, unknown> = {};
+      try { body = JSON.parse(raw) as Record<string, unknown>; } catch { /* recorded as empty */ }
+      const call: RecordedCall = { path: req.url ?? '', method: req.method ?? 'GET', headers: req.headers, body, aborted: false };
+      calls.push(call);
+      res.on('close', () => { if (!res.writableFinished) call.aborted = true; });
+      onCall(call, res);
+    });
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
