@@ -1,34 +1,18 @@
 // Reliability case 1: RPM and TPM across 3 gateway processes on one Redis, 10x the limit fired at once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisStore } from '../../gateway/state/redis-store.ts';
-import { chat, countBy, fleetStore, startFleet, type Fleet } from '../helpers/fleet.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { describe, expect, it } from 'vitest';
+import { chat, countBy, useFleet } from '../helpers/fleet.ts';
 import { setup } from './fixtures.ts';
 
 const s = setup([{ name: 'acme', spec: { trialCreditUsd: 100 } }], [
   { name: 'rpm-key', account: 'acme', spec: { limits: { rpm: 20 } } },
   { name: 'tpm-key', account: 'acme', spec: { limits: { tpm: 3000 } } },
 ]);
-let redis: TestRedis;
-let fleet: Fleet;
-let store: RedisStore;
-
-beforeAll(async () => {
-  redis = await startRedis('limits');
-  fleet = await startFleet(3, redis, s.docs);
-  store = await fleetStore(redis);
-});
-
-afterAll(async () => {
-  await store?.close();
-  await fleet?.stop();
-  await redis?.stop();
-});
+const ctx = useFleet('limits', s.docs);
 
 describe('rate limits across 3 gateway processes', () => {
   it('admits exactly 20 of 200 concurrent calls for a key with RPM 20; the rest get 429 with retry-after', async () => {
     const key = s.keys['rpm-key'] as string;
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => chat(fleet.urls[i % 3] as string, key)));
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => chat(ctx.fleet.urls[i % 3] as string, key)));
     const byStatus = countBy(results, (r) => r.status);
     console.log(`RPM 20, 200 concurrent over 3 processes: ${JSON.stringify(byStatus)}; accepted above the limit: ${(byStatus[200] ?? 0) - 20}`);
     expect(byStatus).toEqual({ 200: 20, 429: 180 });
@@ -44,9 +28,9 @@ describe('rate limits across 3 gateway processes', () => {
 
   it('never lets the tokens of admitted calls exceed TPM, reserving first and settling the actual count', async () => {
     const key = s.keys['tpm-key'] as string;
-    const results = await Promise.all(Array.from({ length: 150 }, (_, i) => chat(fleet.urls[i % 3] as string, key, { max_tokens: 200 })));
+    const results = await Promise.all(Array.from({ length: 150 }, (_, i) => chat(ctx.fleet.urls[i % 3] as string, key, { max_tokens: 200 })));
     const byStatus = countBy(results, (r) => r.status);
-    const events = (await store.usageEvents('acme')).filter((e) => e.apiKey === 'tpm-key' && e.status === 200);
+    const events = (await ctx.store.usageEvents('acme')).filter((e) => e.apiKey === 'tpm-key' && e.status === 200);
     const tokens = events.reduce((sum, e) => sum + e.inputTokens + e.outputTokens, 0);
     console.log(`TPM 3000, 150 concurrent over 3 processes: ${JSON.stringify(byStatus)}; tokens served ${tokens}; above the limit: ${Math.max(0, tokens - 3000)}`);
     expect(tokens).toBeLessThanOrEqual(3000);

@@ -1,11 +1,9 @@
 // Reliability case 2: a key's monthly budget and an account's prepaid balance under 50 concurrent calls, over
 // 3 processes: dollars over the cap, holds left over, and ledger against the usage events (all must be 0 / equal).
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
-import { RedisStore } from '../../gateway/state/redis-store.ts';
-import { chat, countBy, fleetStore, me, startFleet, type Fleet } from '../helpers/fleet.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { chat, countBy, me, useFleet } from '../helpers/fleet.ts';
 import { setup } from './fixtures.ts';
 
 const BUDGET_NANO = 500_000; // 0.0005 USD
@@ -17,27 +15,13 @@ const s = setup([
   { name: 'budgeted', account: 'rich', spec: { monthlyBudgetUsd: BUDGET_NANO / NANO_PER_USD } },
   { name: 'unbudgeted', account: 'poor' },
 ]);
-let redis: TestRedis;
-let fleet: Fleet;
-let store: RedisStore;
-
-beforeAll(async () => {
-  redis = await startRedis('money');
-  fleet = await startFleet(3, redis, s.docs);
-  store = await fleetStore(redis);
-});
-
-afterAll(async () => {
-  await store?.close();
-  await fleet?.stop();
-  await redis?.stop();
-});
+const ctx = useFleet('money', s.docs);
 
 /** Waves of 50 concurrent calls until a whole wave is refused (bounded). */
 async function exhaust(key: string): Promise<Record<string, number>> {
   const all: Record<string, number> = {};
   for (let wave = 0; wave < 12; wave++) {
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(fleet.urls[i % 3] as string, key, { max_tokens: 100 })));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => chat(ctx.fleet.urls[i % 3] as string, key, { max_tokens: 100 })));
     for (const [status, n] of Object.entries(countBy(results, (r) => r.status))) all[status] = (all[status] ?? 0) + n;
     if (results.every((r) => r.status === 402)) return all;
   }
@@ -46,13 +30,13 @@ async function exhaust(key: string): Promise<Record<string, number>> {
 
 /** Settles run after the answer is sent: wait (bounded) until no hold is open. */
 async function settled(account: string): Promise<void> {
-  for (let i = 0; i < 100 && (await store.ledger(account)).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && (await ctx.store.ledger(account)).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
 }
 
 async function checkLedger(account: string): Promise<{ spent: number; held: number; open: number }> {
   await settled(account);
-  const ledger = await store.ledger(account);
-  const events = await store.usageEvents(account);
+  const ledger = await ctx.store.ledger(account);
+  const events = await ctx.store.usageEvents(account);
   expect(ledger.spentNano).toBe(events.reduce((sum, e) => sum + e.costNano, 0));
   expect(ledger.feeNano).toBe(events.reduce((sum, e) => sum + e.feeNano, 0));
   expect(ledger.feeNano).toBeGreaterThan(0);
@@ -69,9 +53,9 @@ describe('money across 3 gateway processes', () => {
     expect(held).toBe(0);
     expect(open).toBe(0);
     expect(statuses[200]).toBeGreaterThan(5);
-    const view = await me(fleet.urls[1] as string, key);
+    const view = await me(ctx.fleet.urls[1] as string, key);
     expect(view.body).toMatchObject({ monthly_budget_usd: BUDGET_NANO / NANO_PER_USD, month_spend_usd: spent / NANO_PER_USD, balance_usd: (10 * NANO_PER_USD - spent) / NANO_PER_USD });
-    const refused = JSON.parse((await chat(fleet.urls[0] as string, key, { max_tokens: 100 })).body) as { error: { code: string } };
+    const refused = JSON.parse((await chat(ctx.fleet.urls[0] as string, key, { max_tokens: 100 })).body) as { error: { code: string } };
     expect(refused.error.code).toBe('budget_exceeded');
   });
 
@@ -83,9 +67,9 @@ describe('money across 3 gateway processes', () => {
     expect(spent).toBeLessThanOrEqual(BALANCE_NANO);
     expect(held).toBe(0);
     expect(open).toBe(0);
-    const view = await me(fleet.urls[2] as string, key);
+    const view = await me(ctx.fleet.urls[2] as string, key);
     expect(view.body).toMatchObject({ balance_usd: (BALANCE_NANO - spent) / NANO_PER_USD, monthly_budget_usd: null, month_spend_usd: spent / NANO_PER_USD });
-    const client = new OpenAI({ baseURL: `${fleet.urls[0]}/v1`, apiKey: key, maxRetries: 0 });
+    const client = new OpenAI({ baseURL: `${ctx.fleet.urls[0]}/v1`, apiKey: key, maxRetries: 0 });
     const err = await client.chat.completions.create({ model: 'mock-fast', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 100 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(402);

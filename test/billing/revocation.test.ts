@@ -1,38 +1,22 @@
 // Reliability case 3: revoke a key while traffic runs against 3 processes. Every call started after the revoke
 // took effect gets 401; calls already in flight finish; no later (stale) config makes the key work again.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../gateway/contract/keys.ts';
-import { RedisStore } from '../../gateway/state/redis-store.ts';
-import { chat, FLEET_PEPPER, fleetStore, me, startFleet, type CallResult, type Fleet } from '../helpers/fleet.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { chat, FLEET_PEPPER, me, type CallResult, useFleet } from '../helpers/fleet.ts';
 import { setup, withKeySpec } from './fixtures.ts';
 
 const s = setup([{ name: 'acme', spec: { trialCreditUsd: 100 } }], [
   { name: 'doomed', account: 'acme' },
   { name: 'doomed-by-config', account: 'acme' },
 ], 30);
-let redis: TestRedis;
-let fleet: Fleet;
-let store: RedisStore;
-
-beforeAll(async () => {
-  redis = await startRedis('revoke');
-  fleet = await startFleet(3, redis, s.docs);
-  store = await fleetStore(redis);
-});
-
-afterAll(async () => {
-  await store?.close();
-  await fleet?.stop();
-  await redis?.stop();
-});
+const ctx = useFleet('revoke', s.docs);
 
 /** 12 workers calling the slow (30 ms) model round-robin over the processes until `until()` (bounded). */
 async function traffic(key: string, until: () => boolean): Promise<CallResult[]> {
   const results: CallResult[] = [];
   const end = Date.now() + 20_000;
   await Promise.all(Array.from({ length: 12 }, async (_, w) => {
-    for (let i = 0; !until() && Date.now() < end; i++) results.push(await chat(fleet.urls[(w + i) % 3] as string, key, { model: 'mock-slow' }));
+    for (let i = 0; !until() && Date.now() < end; i++) results.push(await chat(ctx.fleet.urls[(w + i) % 3] as string, key, { model: 'mock-slow' }));
   }));
   return results;
 }
@@ -51,7 +35,7 @@ describe('revocation across 3 gateway processes', () => {
     const running = traffic(key, () => Date.now() > stopAt);
     await new Promise((r) => setTimeout(r, 500));
     const revokeStarted = Date.now();
-    await store.revoke(hashKey(key, FLEET_PEPPER)); // what the operator does on ApiKey.spec.revoked
+    await ctx.store.revoke(hashKey(key, FLEET_PEPPER)); // what the operator does on ApiKey.spec.revoked
     effectiveAt = Date.now();
     stopAt = effectiveAt + 700;
     const results = await running;
@@ -63,27 +47,27 @@ describe('revocation across 3 gateway processes', () => {
     expect(after.length).toBeGreaterThan(10);
     expect(after.filter((r) => r.status !== 401)).toEqual([]);
     expect(JSON.parse(after[0]?.body ?? '{}')).toMatchObject({ error: { code: 'key_revoked' } });
-    for (const url of fleet.urls) expect((await me(url, key)).status).toBe(401);
+    for (const url of ctx.fleet.urls) expect((await me(url, key)).status).toBe(401);
   });
 
   it('revokes through a published manifest, and a stale manifest started later cannot bring the key back', async () => {
     const key = s.keys['doomed-by-config'] as string;
-    expect((await chat(fleet.urls[0] as string, key)).status).toBe(200);
+    expect((await chat(ctx.fleet.urls[0] as string, key)).status).toBe(200);
     let effectiveAt = Infinity;
     let stopAt = Infinity;
     const running = traffic(key, () => Date.now() > stopAt);
     await new Promise((r) => setTimeout(r, 300));
-    await fleet.add(withKeySpec(s.docs, 'doomed-by-config', { revoked: true })); // ready = published
+    await ctx.fleet.add(withKeySpec(s.docs, 'doomed-by-config', { revoked: true })); // ready = published
     effectiveAt = Date.now();
     stopAt = effectiveAt + 500;
     const results = await running;
     report('manifest revoked: true', results, effectiveAt);
     expect(results.filter((r) => r.startedAt >= effectiveAt && r.status !== 401)).toEqual([]);
-    await fleet.add(s.docs); // the old manifests again: revoked: false
-    for (const url of fleet.urls) {
+    await ctx.fleet.add(s.docs); // the old manifests again: revoked: false
+    for (const url of ctx.fleet.urls) {
       expect((await chat(url, key)).status).toBe(401);
       expect((await me(url, key)).status).toBe(401);
     }
-    expect((await store.findKey(hashKey(key, FLEET_PEPPER)))?.revoked).toBe(true);
+    expect((await ctx.store.findKey(hashKey(key, FLEET_PEPPER)))?.revoked).toBe(true);
   });
 });

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { startGatewayProcess, type GatewayProcess } from './process.ts';
 import { toYaml } from './manifests.ts';
-import type { TestRedis } from './redis.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { startRedis, type TestRedis } from './redis.ts';
 
 export const FLEET_PEPPER = 'fleet-test-pepper-shared-by-every-process';
 
@@ -91,4 +92,26 @@ export function countBy<T>(xs: readonly T[], f: (x: T) => string | number): Reco
   const out: Record<string, number> = {};
   for (const x of xs) out[String(f(x))] = (out[String(f(x))] ?? 0) + 1;
   return out;
+}
+
+export interface FleetContext {
+  redis: TestRedis;
+  fleet: Fleet;
+  store: RedisStore;
+}
+
+/** A test file's Redis, n gateway processes on it and a store client, started before its tests, stopped after. */
+export function useFleet(name: string, docs: object[], n = 3): FleetContext {
+  const ctx = {} as FleetContext;
+  beforeAll(async () => {
+    ctx.redis = await startRedis(name);
+    ctx.fleet = await startFleet(n, ctx.redis, docs);
+    ctx.store = await fleetStore(ctx.redis);
+  });
+  afterAll(async () => {
+    await ctx.store?.close();
+    await ctx.fleet?.stop();
+    await ctx.redis?.stop();
+  });
+  return ctx;
 }
