@@ -2,8 +2,10 @@
 // the outside through /proc (CPU time and RSS, the same way for every subject, ours or not) and stopped by pid.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../helpers/host.ts';
+
+export { freePort };
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on every Linux build this runs on). */
@@ -96,15 +98,3 @@ export function rssBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-/** A port that was free a moment ago, for servers that must be told their port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}

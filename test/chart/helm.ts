@@ -1,25 +1,17 @@
 // helm for the chart tests: SVC_HELM, else the pinned one install-tools.sh puts in the cache, else one on PATH.
 // Missing helm is an error that says how to get it: these tests never skip.
 import { execFile } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/process.ts';
+import { isExecutable } from '../helpers/host.ts';
 
 export const CHART = join(ROOT, 'charts', 'svc-gateway');
 export const FULL_VALUES = join(CHART, 'ci', 'full-values.yaml');
 
 export const HOW_TO_GET_HELM = 'Install it once (go install from the Go module proxy, cached outside the repo; .ci/run does this): '
   + '`bash test/chart/install-tools.sh`; or set SVC_HELM to a helm v4 binary.';
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export function toolsBin(env: NodeJS.ProcessEnv = process.env): string {
   return env.SVC_TOOLS_BIN || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'svc-gateway', 'bin');
@@ -33,7 +25,7 @@ export function helmVersion(): string {
 
 export function findHelm(env: NodeJS.ProcessEnv = process.env): string {
   const candidates = [env.SVC_HELM, join(toolsBin(env), 'helm'), ...(env.PATH ?? '').split(':').filter(Boolean).map((d) => join(d, 'helm'))];
-  const found = candidates.find((c): c is string => !!c && executable(c));
+  const found = candidates.find((c): c is string => !!c && isExecutable(c));
   if (!found) throw new Error(`helm was not found (SVC_HELM, ${join(toolsBin(env), 'helm')}, PATH). ${HOW_TO_GET_HELM}`);
   return found;
 }

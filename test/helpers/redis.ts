@@ -3,10 +3,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './host.ts';
+
+export { freePort };
 
 export interface TestRedis {
   url: string;
@@ -23,17 +25,6 @@ export interface TestRedis {
 
 const HOW_TO_GET = 'redis-server is needed for these tests: install it (Debian/Ubuntu: `apt-get install redis-server`, '
   + 'macOS: `brew install redis`) or set REDIS_URL to a Redis you can use.';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function spawnServer(port: number, dir: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {

@@ -1,8 +1,9 @@
 // Finds the control-plane binaries: KUBEBUILDER_ASSETS (the envtest convention) first, then the cache that
 // build-binaries.sh fills. Missing binaries are an error that says how to get them: these tests never skip.
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { isExecutable } from '../helpers/host.ts';
 
 export interface Binaries {
   kubeApiserver: string;
@@ -26,18 +27,9 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, versions().k8s);
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function onPath(name: string): string | undefined {
   for (const dir of (process.env['PATH'] ?? '').split(':')) {
-    if (dir && executable(join(dir, name))) return join(dir, name);
+    if (dir && isExecutable(join(dir, name))) return join(dir, name);
   }
   return undefined;
 }
@@ -48,10 +40,10 @@ export const HOW_TO_GET =
 
 export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries {
   const assets = env['KUBEBUILDER_ASSETS'];
-  const dirs = assets && executable(join(assets, 'kube-apiserver')) && executable(join(assets, 'etcd'))
+  const dirs = assets && isExecutable(join(assets, 'kube-apiserver')) && isExecutable(join(assets, 'etcd'))
     ? [assets, cacheDir(env)]
     : [cacheDir(env)];
-  const pick = (name: string): string | undefined => dirs.map((d) => join(d, name)).find(executable);
+  const pick = (name: string): string | undefined => dirs.map((d) => join(d, name)).find(isExecutable);
   const kubeApiserver = pick('kube-apiserver');
   const etcd = pick('etcd');
   // kubectl: the version-matched one we build, else one on PATH (any recent kubectl talks to 1.34).

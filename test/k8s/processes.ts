@@ -2,7 +2,9 @@
 // and a stop that never leaves a process behind (the exit hook covers a test run that dies without stop()).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/host.ts';
+
+export { freePort };
 
 export interface Proc {
   name: string;
@@ -15,18 +17,6 @@ const running = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export function startProcess(name: string, bin: string, args: string[], log: string): Proc {
   const fd = openSync(log, 'a');
