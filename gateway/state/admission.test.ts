@@ -1,32 +1,77 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyRecord } from '../contract/snapshot.ts';
 import { decideAdmission, toDecision, type LimitState, type Verdict } from './admission.ts';
+import { WindowLog } from './window-log.ts';
 import type { AdmitRequest } from './store.ts';
 
 const NOW = 1_000_000;
 const key: KeyRecord = { hash: 'h', name: 'k', display: 'd', account: 'a', monthlyBudgetNano: 10_000, rpm: 2, tpm: 100, models: null, revoked: false };
 const req: AdmitRequest = { eventId: 'e', key, account: { name: 'a', plan: 'p', trialCreditNano: 0, credits: [] }, tokens: 10, holdNano: 1000, now: NOW };
-const free: LimitState = { revoked: false, requestTimes: [], tokenEntries: [], keyMonthCommittedNano: 0, availableNano: 5000 };
+interface Given {
+  revoked?: boolean;
+  requestTimes?: number[];
+  tokenEntries?: Array<{ at: number; n: number }>;
+  keyMonthCommittedNano?: number;
+  availableNano?: number;
+}
+
+/** A limit state from plain lists: calls (no tokens unless listed as token entries), oldest first. */
+function state(g: Given): LimitState {
+  const w = new WindowLog();
+  (g.requestTimes ?? []).forEach((at, i) => w.add(at, 0, `r${i}`));
+  (g.tokenEntries ?? []).forEach((e, i) => w.add(e.at, e.n, `t${i}`));
+  return { revoked: g.revoked ?? false, window: w, keyMonthCommittedNano: g.keyMonthCommittedNano ?? 0, availableNano: g.availableNano ?? 5000 };
+}
 
 describe('decideAdmission: checks in order, the first refusal wins', () => {
-  const cases: Array<[string, Partial<LimitState>, Partial<AdmitRequest>, Verdict]> = [
+  const cases: Array<[string, Given, Partial<AdmitRequest>, Verdict]> = [
     ['free', {}, {}, { ok: true }],
     ['revoked before everything', { revoked: true, requestTimes: [NOW, NOW], availableNano: 0 }, {}, { ok: false, refusal: 'revoked', waitMs: 0 }],
     ['rpm: wait for the oldest call that keeps it full', { requestTimes: [NOW - 50_000, NOW - 10_000] }, {}, { ok: false, refusal: 'rpm', waitMs: 10_000 }],
     ['a call larger than TPM', {}, { tokens: 101 }, { ok: false, refusal: 'tpm_size', waitMs: 60_000 }],
-    ['tpm: wait until enough tokens leave', { tokenEntries: [{ at: NOW - 59_000, n: 10 }, { at: NOW - 30_000, n: 70 }] }, { tokens: 40 }, { ok: false, refusal: 'tpm', waitMs: 30_000 }],
+    ['tpm: wait until enough tokens leave', { tokenEntries: [{ at: NOW - 59_000, n: 10 }, { at: NOW - 30_000, n: 70 }] }, { tokens: 40, key: { ...key, rpm: 10 } }, { ok: false, refusal: 'tpm', waitMs: 30_000 }],
     ['tpm exactly full is fine', { tokenEntries: [{ at: NOW - 1, n: 90 }] }, { tokens: 10 }, { ok: true }],
     ['budget: committed plus hold over it', { keyMonthCommittedNano: 9001 }, {}, { ok: false, refusal: 'budget', waitMs: 0 }],
     ['budget exactly reached is fine', { keyMonthCommittedNano: 9000 }, {}, { ok: true }],
     ['balance below the hold', { availableNano: 999 }, {}, { ok: false, refusal: 'balance', waitMs: 0 }],
   ];
-  it.each(cases)('%s', (_name, state, over, expected) => {
-    expect(decideAdmission({ ...req, ...over }, { ...free, ...state })).toEqual(expected);
+  it.each(cases)('%s', (_name, given, over, expected) => {
+    expect(decideAdmission({ ...req, ...over }, state(given))).toEqual(expected);
   });
 
   it('rounds retry-after up to whole seconds, at least 1', () => {
     expect(toDecision(req, 'rpm', 1)).toMatchObject({ code: 'rate_limited', retryAfterSec: 1 });
     expect(toDecision(req, 'tpm', 30_001)).toMatchObject({ code: 'rate_limited', retryAfterSec: 31 });
     expect(toDecision(req, 'budget', 0)).not.toHaveProperty('retryAfterSec');
+  });
+});
+
+describe('WindowLog: the window the memory store decides on', () => {
+  it('keeps the token total through admits, settles and trims, and drops exactly the calls at or before the edge', () => {
+    const w = new WindowLog();
+    w.add(NOW - 30_000, 10, 'a');
+    w.add(NOW - 20_000, 20, 'b');
+    w.add(NOW - 25_000, 5, 'c'); // out of order: goes to its place
+    expect([0, 1, 2].map((i) => w.entry(i).at)).toEqual([NOW - 30_000, NOW - 25_000, NOW - 20_000]);
+    w.setTokens('b', 7);
+    expect(w.tokens).toBe(22);
+    w.trim(NOW - 25_000);
+    expect({ count: w.count, tokens: w.tokens, oldest: w.entry(0).at }).toEqual({ count: 1, tokens: 7, oldest: NOW - 20_000 });
+    w.setTokens('a', 100); // settled after it left the window: nothing to correct
+    expect(w.tokens).toBe(7);
+  });
+
+  it('stays exact over a long run of calls (compaction included)', () => {
+    const w = new WindowLog();
+    let expected = 0;
+    const live: Array<{ at: number; n: number }> = [];
+    for (let t = 0; t < 20_000; t++) {
+      w.trim(t - 1000);
+      while (live.length > 0 && (live[0] as { at: number }).at <= t - 1000) expected -= (live.shift() as { n: number }).n;
+      w.add(t, t % 7, `c${t}`);
+      live.push({ at: t, n: t % 7 });
+      expected += t % 7;
+    }
+    expect({ count: w.count, tokens: w.tokens }).toEqual({ count: live.length, tokens: expected });
   });
 });

@@ -4,12 +4,17 @@
 import { nanoToUsd } from '../contract/money.ts';
 import type { AdmitDecision, AdmitRequest } from './store.ts';
 
+/** The calls of a key's last 60 s, oldest first: how many, their tokens in total, and each one (read only to refuse). */
+export interface WindowView {
+  readonly count: number;
+  readonly tokens: number;
+  entry(i: number): { at: number; n: number };
+}
+
 export interface LimitState {
   revoked: boolean;
-  /** Admission times within the last 60 s, oldest first. */
-  requestTimes: readonly number[];
-  /** Tokens counted within the last 60 s, oldest first. */
-  tokenEntries: ReadonlyArray<{ at: number; n: number }>;
+  /** Calls admitted within the last 60 s and the tokens counted for them. */
+  window: WindowView;
   /** Settled spend plus open holds of the key in the current month. */
   keyMonthCommittedNano: number;
   /** Balance less open holds of the account. */
@@ -27,14 +32,14 @@ export type Verdict = { ok: true } | { ok: false; refusal: Refusal; waitMs: numb
 export function decideAdmission(req: AdmitRequest, s: LimitState): Verdict {
   if (s.revoked) return refuse('revoked');
   const { rpm, tpm, monthlyBudgetNano } = req.key;
-  if (rpm !== null && s.requestTimes.length >= rpm) {
-    const oldest = s.requestTimes[s.requestTimes.length - rpm] ?? req.now;
+  const w = s.window;
+  if (rpm !== null && w.count >= rpm) {
+    const oldest = rpm > 0 ? w.entry(w.count - rpm).at : req.now;
     return refuse('rpm', oldest + WINDOW_MS - req.now);
   }
   if (tpm !== null) {
     if (req.tokens > tpm) return refuse('tpm_size', WINDOW_MS);
-    const used = s.tokenEntries.reduce((sum, e) => sum + e.n, 0);
-    if (used + req.tokens > tpm) return refuse('tpm', tokenWait(s.tokenEntries, used + req.tokens - tpm, req.now));
+    if (w.tokens + req.tokens > tpm) return refuse('tpm', tokenWait(w, w.tokens + req.tokens - tpm, req.now));
   }
   if (monthlyBudgetNano !== null && s.keyMonthCommittedNano + req.holdNano > monthlyBudgetNano) return refuse('budget');
   if (req.holdNano > s.availableNano) return refuse('balance');
@@ -42,9 +47,10 @@ export function decideAdmission(req: AdmitRequest, s: LimitState): Verdict {
 }
 
 /** Time until enough of the oldest entries leave the window to free `excess` tokens. */
-function tokenWait(entries: LimitState['tokenEntries'], excess: number, now: number): number {
+function tokenWait(w: WindowView, excess: number, now: number): number {
   let free = excess;
-  for (const e of entries) {
+  for (let i = 0; i < w.count; i++) {
+    const e = w.entry(i);
     free -= e.n;
     if (free <= 0) return e.at + WINDOW_MS - now;
   }

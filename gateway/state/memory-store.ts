@@ -4,6 +4,7 @@
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent, UsageSink } from '../usage/event.ts';
 import { decideAdmission, toDecision, WINDOW_MS, type LimitState } from './admission.ts';
+import { WindowLog } from './window-log.ts';
 import {
   DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
   type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
@@ -25,23 +26,11 @@ interface AccountState {
   settled: Map<string, number>;
 }
 
-interface TokenEntry {
-  at: number;
-  n: number;
-  id: string;
-}
-
-interface KeyWindow {
-  requests: number[];
-  tokens: TokenEntry[];
-  byId: Map<string, TokenEntry>;
-}
-
 export class MemoryStore implements Store, StoreAdmin {
   private keys = new Map<string, KeyRecord>();
   private readonly revoked = new Set<string>();
   private readonly accounts = new Map<string, AccountState>();
-  private readonly windows = new Map<string, KeyWindow>();
+  private readonly windows = new Map<string, WindowLog>();
   private readonly sink: UsageSink;
   private readonly holdTtlMs: number;
 
@@ -88,22 +77,17 @@ export class MemoryStore implements Store, StoreAdmin {
     const hold: Hold = { id: req.eventId, account: req.account.name, key: req.key.name, tokens: req.tokens, holdNano: req.holdNano, month };
     if (acct.holds.has(req.eventId)) return { ok: true, hold };
     const w = this.window(req.account.name, req.key.name);
-    trimWindow(w, req.now - WINDOW_MS);
+    w.trim(req.now - WINDOW_MS);
     const mk = `${month}|${req.key.name}`;
     const state: LimitState = {
       revoked: this.revoked.has(req.key.hash) || req.key.revoked,
-      requestTimes: w.requests,
-      tokenEntries: w.tokens,
+      window: w,
       keyMonthCommittedNano: (acct.monthSpend.get(mk) ?? 0) + (acct.monthHeld.get(mk) ?? 0),
       availableNano: acct.creditedNano - acct.spentNano - acct.heldNano,
     };
     const v = decideAdmission(req, state);
     if (!v.ok) return toDecision(req, v.refusal, v.waitMs);
-    // Kept in time order (as the Redis sorted sets are), whatever order the callers' clocks give.
-    insertSorted(w.requests, req.now, (t) => t);
-    const entry = { at: req.now, n: req.tokens, id: req.eventId };
-    insertSorted(w.tokens, entry, (t) => t.at);
-    w.byId.set(entry.id, entry);
+    w.add(req.now, req.tokens, req.eventId);
     add(acct.monthHeld, mk, req.holdNano);
     acct.heldNano += req.holdNano;
     acct.holds.set(hold.id, { hold, deadline: req.now + this.holdTtlMs });
@@ -129,8 +113,7 @@ export class MemoryStore implements Store, StoreAdmin {
     acct.feeNano += s.event.feeNano;
     add(acct.monthSpend, h.month, s.costNano);
     add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
-    const entry = this.window(hold.account, h.key).byId.get(hold.id);
-    if (entry) entry.n = s.tokens;
+    this.window(hold.account, h.key).setTokens(hold.id, s.tokens);
     this.sink.emit(s.event);
   }
 
@@ -172,32 +155,15 @@ export class MemoryStore implements Store, StoreAdmin {
     return st;
   }
 
-  private window(account: string, key: string): KeyWindow {
+  private window(account: string, key: string): WindowLog {
     const id = `${account}|${key}`;
     let w = this.windows.get(id);
     if (!w) {
-      w = { requests: [], tokens: [], byId: new Map() };
+      w = new WindowLog();
       this.windows.set(id, w);
     }
     return w;
   }
-}
-
-/** Drops entries at or before `edge` from the front of both time-ordered logs. */
-function trimWindow(w: KeyWindow, edge: number): void {
-  let r = 0;
-  while (r < w.requests.length && (w.requests[r] as number) <= edge) r++;
-  if (r > 0) w.requests.splice(0, r);
-  let t = 0;
-  while (t < w.tokens.length && (w.tokens[t] as TokenEntry).at <= edge) w.byId.delete((w.tokens[t++] as TokenEntry).id);
-  if (t > 0) w.tokens.splice(0, t);
-}
-
-/** Appends in time order; a rare out-of-order time (clock step) is inserted at its place. */
-function insertSorted<T>(xs: T[], x: T, at: (v: T) => number): void {
-  let i = xs.length;
-  while (i > 0 && at(xs[i - 1] as T) > at(x)) i--;
-  xs.splice(i, 0, x);
 }
 
 function add(m: Map<string, number>, k: string, n: number): void {

@@ -14,8 +14,7 @@
 //   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
 //   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
 //   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op (kept hold TTL + 10 min)
-//   <p>:{a:<a>}:rpm:<k>          ZSET    sliding log: call id -> admission time (last 60 s)
-//   <p>:{a:<a>}:tpm:<k>          ZSET    token log: call id -> admission time (last 60 s)
+//   <p>:{a:<a>}:tpm:<k>          ZSET    the key's calls: call id -> admission time (last 60 s); its size is the RPM count
 //   <p>:{a:<a>}:tpmn:<k>         HASH    call id -> tokens (reserved, then actual after settle), _sum -> window total
 //   <p>:{a:<a>}:usage            STREAM  usage events
 //
@@ -37,6 +36,7 @@ import type { UsageEvent } from '../usage/event.ts';
 import { REFUSALS, toDecision, type Refusal } from './admission.ts';
 import { int, LuaScript } from './lua-script.ts';
 import { SettleRetries } from './settle-retries.ts';
+import { WriteBatch } from './write-batch.ts';
 import {
   DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
   type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
@@ -74,9 +74,10 @@ export function accountKeys(prefix: string, account: string): Record<'acct' | 'c
   };
 }
 
-function windowKeys(prefix: string, account: string, key: string): { rpm: string; tpm: string; tpmn: string } {
+/** The key's call log (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
+function windowKeys(prefix: string, account: string, key: string): { calls: string; tpmn: string } {
   const t = `${prefix}:{a:${account}}`;
-  return { rpm: `${t}:rpm:${key}`, tpm: `${t}:tpm:${key}`, tpmn: `${t}:tpmn:${key}` };
+  return { calls: `${t}:tpm:${key}`, tpmn: `${t}:tpmn:${key}` };
 }
 
 export class RedisStore implements Store, StoreAdmin {
@@ -87,9 +88,11 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly streamMaxLen: number;
   private readonly warn: (message: string, err?: unknown) => void;
   private readonly retries: SettleRetries;
+  private readonly batch: WriteBatch;
 
   private constructor(redis: Redis, opts: RedisStoreOptions) {
     this.redis = redis;
+    this.batch = new WriteBatch(redis);
     this.prefix = opts.prefix ?? 'svc';
     this.holdTtlMs = opts.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.retryAfterSec = opts.retryAfterSec ?? 2;
@@ -161,6 +164,7 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   async findKey(hash: string): Promise<KeyRecord | null> {
+    this.batch.join();
     const [raw, revoked] = await this.guard('findKey', () => this.redis.hmget(`${this.prefix}:key:${hash}`, 'record', 'revoked'));
     if (!raw) return null;
     return { ...keyRecord.parse(JSON.parse(raw)), revoked: revoked === '1' };
@@ -171,8 +175,9 @@ export class RedisStore implements Store, StoreAdmin {
     const w = windowKeys(this.prefix, req.account.name, req.key.name);
     const month = monthOf(req.now);
     const k = req.key;
+    this.batch.join();
     const reply = await this.guard('admit', () => SCRIPTS.admit.run(this.redis,
-      [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, w.rpm, w.tpm, w.tpmn],
+      [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, w.calls, w.tpmn],
       [req.eventId, k.hash, k.name, req.now, month, k.rpm ?? -1, k.tpm ?? -1, k.monthlyBudgetNano ?? -1,
         req.tokens, req.holdNano, req.now + this.holdTtlMs, k.revoked ? '1' : '0']));
     const [verdict, waitMs] = Array.isArray(reply) ? reply : [];
@@ -199,6 +204,7 @@ export class RedisStore implements Store, StoreAdmin {
   private async runSettle(hold: Hold, s: Settlement): Promise<void> {
     const a = accountKeys(this.prefix, hold.account);
     const w = windowKeys(this.prefix, hold.account, hold.key);
+    this.batch.join();
     await SCRIPTS.settle.run(this.redis,
       [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, w.tpmn, a.usage],
       [hold.id, hold.key, hold.month, s.costNano, s.event.feeNano, s.tokens, settledAt(s), this.holdTtlMs + SETTLED_MEMORY_MS,

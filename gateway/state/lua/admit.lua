@@ -1,9 +1,11 @@
 -- Admission: one atomic step per call, mirroring decideAdmission in gateway/state/admission.ts
 -- (same checks, same order). Returns {'ok'} or {refusal, waitMs}.
--- KEYS: acct revoked holds holdrec spend held rpm tpm tpmn   (all in the account's hash slot)
+-- KEYS: acct revoked holds holdrec spend held calls tpmn   (all in the account's hash slot)
 -- ARGV: id keyHash keyName now month rpm tpm budget tokens holdNano deadline keyRevoked   (-1 = no limit)
-local acct, revoked, holds, holdrec, spend, held, rpmlog, tpmlog, tpmn =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+-- `calls` is the key's sliding log (call id -> admission time, last 60 s): its size is the RPM count, and its
+-- entries index the tokens counted in tpmn for TPM.
+local acct, revoked, holds, holdrec, spend, held, calls, tpmn =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local id, hash, key = ARGV[1], ARGV[2], ARGV[3]
 local now, month = tonumber(ARGV[4]), ARGV[5]
 local rpm, tpm, budget = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -15,25 +17,24 @@ if redis.call('HEXISTS', holdrec, id) == 1 then return { 'ok', 0 } end
 
 if ARGV[12] == '1' or redis.call('SISMEMBER', revoked, hash) == 1 then return { 'revoked', 0 } end
 
-redis.call('ZREMRANGEBYSCORE', rpmlog, '-inf', now - WINDOW)
+trim_tokens(calls, tpmn, now - WINDOW)
 if rpm >= 0 then
-  local n = redis.call('ZCARD', rpmlog)
+  local n = redis.call('ZCARD', calls)
   if n >= rpm then
     local oldest = now
-    local at = redis.call('ZRANGE', rpmlog, n - rpm, n - rpm, 'WITHSCORES')
+    local at = redis.call('ZRANGE', calls, n - rpm, n - rpm, 'WITHSCORES')
     if at[2] then oldest = tonumber(at[2]) end
     return { 'rpm', oldest + WINDOW - now }
   end
 end
 
-trim_tokens(tpmlog, tpmn, now - WINDOW)
 if tpm >= 0 then
   if tokens > tpm then return { 'tpm_size', WINDOW } end
   local used = tonumber(redis.call('HGET', tpmn, '_sum') or '0')
   if used + tokens > tpm then
     local free = used + tokens - tpm
     local wait = WINDOW
-    local entries = redis.call('ZRANGE', tpmlog, 0, -1, 'WITHSCORES')
+    local entries = redis.call('ZRANGE', calls, 0, -1, 'WITHSCORES')
     for i = 1, #entries, 2 do
       free = free - (tonumber(redis.call('HGET', tpmn, entries[i])) or 0)
       if free <= 0 then
@@ -55,13 +56,11 @@ local a = redis.call('HMGET', acct, 'credited', 'spent', 'held')
 local available = (tonumber(a[1]) or 0) - (tonumber(a[2]) or 0) - (tonumber(a[3]) or 0)
 if hold_nano > available then return { 'balance', 0 } end
 
-redis.call('ZADD', rpmlog, now, id)
-redis.call('ZADD', tpmlog, now, id)
+redis.call('ZADD', calls, now, id)
 redis.call('HSET', tpmn, id, ARGV[9])
 redis.call('HINCRBY', tpmn, '_sum', ARGV[9])
 -- Window data of an idle key goes away on its own once every entry is out of the window.
-redis.call('PEXPIRE', rpmlog, 2 * WINDOW)
-redis.call('PEXPIRE', tpmlog, 2 * WINDOW)
+redis.call('PEXPIRE', calls, 2 * WINDOW)
 redis.call('PEXPIRE', tpmn, 2 * WINDOW)
 redis.call('HINCRBY', held, mk, ARGV[10])
 redis.call('HINCRBY', acct, 'held', ARGV[10])
