@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { anthropicRoutes } from './http/anthropic-routes.ts';
 import { cors } from './http/cors.ts';
 import { errorHandling } from './http/errors.ts';
+import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
@@ -42,6 +43,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     logger: loggerOptions(opts.logLevel ?? process.env.LOG_LEVEL ?? 'info'),
     bodyLimit: opts.bodyLimit ?? 10 * 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     return503OnClosing: true,
     keepAliveTimeout: 65_000,
   });

@@ -37,7 +37,7 @@ export interface UsageSink {
   emit(event: UsageEvent): void;
 }
 
-/** Keeps the latest events in memory (standalone without Postgres), bounded. */
+/** Keeps the latest events in memory (standalone without Postgres): at least the last `max`, never more than twice that. */
 export class MemoryUsageSink implements UsageSink {
   readonly events: UsageEvent[] = [];
   private readonly max: number;
@@ -48,6 +48,7 @@ export class MemoryUsageSink implements UsageSink {
 
   emit(event: UsageEvent): void {
     this.events.push(event);
-    if (this.events.length > this.max) this.events.splice(0, this.events.length - this.max);
+    // Trimmed in one go once it doubles: amortized O(1) per event (trimming one at a time moved the whole array).
+    if (this.events.length >= 2 * this.max) this.events.splice(0, this.events.length - this.max);
   }
 }
