@@ -1,6 +1,7 @@
 // build(): the gateway's HTTP server over a set of dependencies (the test helper and main.ts both use it).
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { anthropicRoutes } from './http/anthropic-routes.ts';
+import { jsonBodies } from './http/body-parser.ts';
 import { cors } from './http/cors.ts';
 import { errorHandling } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
@@ -47,8 +48,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     return503OnClosing: true,
     keepAliveTimeout: 65_000,
   });
-  // Any content type is read as JSON: curl -d without a header still gets a clear answer.
-  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  jsonBodies(app);
   const deps: GatewayDeps = {
     config: opts.config,
     store: opts.store,

@@ -5,12 +5,11 @@ import type { FastifyInstance } from 'fastify';
 import type { CompiledModel } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
-import { utf8Length } from '../pipeline/estimate.ts';
 import { handleCall } from '../pipeline/handle-call.ts';
 import type { Principal } from '../pipeline/resolve.ts';
 import type { AnthropicHeaders } from '../translate/anthropic-anthropic.ts';
 import { countTokensTranslation, messagesTranslation } from '../translate/select.ts';
-import { countTokensBody, messagesBody, modelsQuery, type CountTokensBody } from './anthropic-schemas.ts';
+import { countTokensBody, messagesBody, modelsQuery } from './anthropic-schemas.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 type RawHeaders = Record<string, string | string[] | undefined>;
@@ -25,10 +24,6 @@ export function anthropicPlanGate(p: Principal): void {
   if (!p.plan.anthropicEndpoint) {
     throw new GatewayError('endpoint_not_allowed', `The ${p.plan.name} plan does not include the Anthropic-compatible endpoint; use /v1/chat/completions or a Builder plan.`);
   }
-}
-
-function promptBytes(body: CountTokensBody): number {
-  return utf8Length(body.messages) + (body.system ? utf8Length(body.system) : 0) + (body.tools ? utf8Length(body.tools) : 0);
 }
 
 const CREATED_AT = '2026-01-01T00:00:00Z'; // the model list is config, not history
@@ -54,7 +49,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const body = parseBody(messagesBody, req.body);
     await handleCall(deps, req, reply, {
       dialect: 'anthropic', endpoint: 'messages', modelType: 'chat', modelId: body.model, stream: body.stream === true,
-      taskType: taskTypeOf(body.metadata), maxTokens: body.max_tokens, inputBytes: promptBytes(body),
+      taskType: taskTypeOf(body.metadata), maxTokens: body.max_tokens, inputBytes: req.bodyBytes,
       translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)), gate: anthropicPlanGate,
     });
     return reply;

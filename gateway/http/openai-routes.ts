@@ -4,7 +4,6 @@ import { nanoToUsd } from '../contract/money.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
-import { utf8Length } from '../pipeline/estimate.ts';
 import { handleCall } from '../pipeline/handle-call.ts';
 import { principal } from '../pipeline/resolve.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
@@ -17,7 +16,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const taskType = taskTypeOf(body.metadata);
     await handleCall(deps, req, reply, {
       dialect: 'openai', endpoint: 'chat.completions', modelType: 'chat', modelId: body.model, stream: body.stream === true, taskType,
-      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, inputBytes: utf8Length(body.messages) + utf8Length(body.tools),
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, inputBytes: req.bodyBytes,
       translationFor: chatTranslation(body),
     });
     return reply;
@@ -28,7 +27,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const taskType = taskTypeOf(body.metadata);
     await handleCall(deps, req, reply, {
       dialect: 'openai', endpoint: 'embeddings', modelType: 'embeddings', modelId: body.model, stream: false, taskType,
-      maxTokens: 0, inputBytes: utf8Length(body.input), translationFor: embeddingsTranslation(body),
+      maxTokens: 0, inputBytes: req.bodyBytes, translationFor: embeddingsTranslation(body),
     });
     return reply;
   });

@@ -1,5 +1,6 @@
-// The worst case a call may cost, reserved at admission: input bounded by its UTF-8 size (no tokenizer
-// yields more tokens than bytes), output by max_tokens or the model's output cap, at the dearest model of the chain.
+// The worst case a call may cost, reserved at admission: input bounded by the request body's size in bytes (no
+// tokenizer yields more tokens than bytes, and the prompt is part of the body), output by max_tokens or the model's
+// output cap, at the dearest model of the chain.
 import type { CompiledModel } from '../contract/snapshot.ts';
 
 export interface Reservation {
@@ -17,8 +18,4 @@ export function reserve(chain: readonly CompiledModel[], inputBytes: number, max
     holdNano = Math.max(holdNano, inputBytes * m.inputNanoPerToken + out * m.outputNanoPerToken);
   }
   return { inputTokens: inputBytes, outputTokens, holdNano };
-}
-
-export function utf8Length(v: unknown): number {
-  return Buffer.byteLength(typeof v === 'string' ? v : JSON.stringify(v ?? ''), 'utf8');
 }
