@@ -25,8 +25,25 @@ export function upstreamChatBody(client: Body, upstreamModel: string): Body {
 
 const MODEL_FIELD = /(?<!\\)"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
 
-/** Sets the top-level model of a serialized OpenAI object without re-serializing it. */
+const MODEL_KEY = '"model":"';
+
+/**
+ * Sets the top-level model of a serialized OpenAI object without re-serializing it. Runs on every chunk of a
+ * stream, so the usual compact form is found with indexOf (and left alone when it already names the model); other
+ * layouts (spaces, escapes) take the regular expression.
+ */
 export function rewriteModel(json: string, model: string): string {
+  const at = json.indexOf(MODEL_KEY);
+  if (at > 0 && json.charCodeAt(at - 1) !== 92) {
+    const from = at + MODEL_KEY.length;
+    const end = json.indexOf('"', from);
+    let plain = end !== -1;
+    for (let i = from; plain && i < end; i++) if (json.charCodeAt(i) === 92) plain = false;
+    if (plain) {
+      if (end - from === model.length && json.startsWith(model, from)) return json;
+      return `${json.slice(0, at)}"model":${JSON.stringify(model)}${json.slice(end + 1)}`;
+    }
+  }
   return json.replace(MODEL_FIELD, () => `"model":${JSON.stringify(model)}`);
 }
 
