@@ -95,11 +95,13 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
   input.signal.addEventListener('abort', onAbort, { once: true });
   const total = setTimeout(() => ctrl.abort(new UpstreamFailure('timeout', `no answer within ${target.timeouts.totalMs} ms`)), target.timeouts.totalMs);
   total.unref();
-  const abort = (): void => {
+  // `cancel` false: the answer was read whole, so there is nothing left to abort (and no event to dispatch).
+  const finish = (cancel: boolean): void => {
     clearTimeout(total);
     input.signal.removeEventListener('abort', onAbort);
-    if (!ctrl.signal.aborted) ctrl.abort(DONE);
+    if (cancel && !ctrl.signal.aborted) ctrl.abort(DONE);
   };
+  const abort = (): void => finish(true);
   try {
     const provider = input.providers.get(target.provider);
     const translation = input.translationFor(provider.protocol);
@@ -109,6 +111,7 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
       : await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
     const served = await accept({ ...route, translation, abort }, outcome, ctrl);
     if (!('kind' in served)) abort();
+    else if (served.kind === 'json') finish(false);
     return served;
   } catch (err) {
     abort();
@@ -128,7 +131,6 @@ async function accept(a: Attempt, o: UpstreamOutcome, ctrl: AbortController): Pr
   switch (o.kind) {
     case 'json': {
       const { body, usage } = a.translation.response(o.body, a.model.id);
-      a.abort();
       return { ...a, kind: 'json', body, usage };
     }
     case 'error':

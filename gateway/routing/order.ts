@@ -3,6 +3,8 @@
 import type { CompiledTarget } from '../contract/snapshot.ts';
 
 export function weightedOrder<T extends Pick<CompiledTarget, 'weight'>>(targets: readonly T[], random: () => number = Math.random): T[] {
+  // One target (the usual route) needs no draw.
+  if (targets.length === 1 && (targets[0] as T).weight > 0) return targets as T[];
   const pool = targets.filter((t) => t.weight > 0);
   const out: T[] = [];
   while (pool.length > 0) {
