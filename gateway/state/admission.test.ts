@@ -18,8 +18,8 @@ interface Given {
 /** A limit state from plain lists: calls (no tokens unless listed as token entries), oldest first. */
 function state(g: Given): LimitState {
   const w = new WindowLog();
-  (g.requestTimes ?? []).forEach((at, i) => w.add(at, 0, `r${i}`));
-  (g.tokenEntries ?? []).forEach((e, i) => w.add(e.at, e.n, `t${i}`));
+  for (const at of g.requestTimes ?? []) w.add(at, 0);
+  for (const e of g.tokenEntries ?? []) w.add(e.at, e.n);
   return { revoked: g.revoked ?? false, window: w, keyMonthCommittedNano: g.keyMonthCommittedNano ?? 0, availableNano: g.availableNano ?? 5000 };
 }
 
@@ -49,29 +49,44 @@ describe('decideAdmission: checks in order, the first refusal wins', () => {
 describe('WindowLog: the window the memory store decides on', () => {
   it('keeps the token total through admits, settles and trims, and drops exactly the calls at or before the edge', () => {
     const w = new WindowLog();
-    w.add(NOW - 30_000, 10, 'a');
-    w.add(NOW - 20_000, 20, 'b');
-    w.add(NOW - 25_000, 5, 'c'); // out of order: goes to its place
-    expect([0, 1, 2].map((i) => w.entry(i).at)).toEqual([NOW - 30_000, NOW - 25_000, NOW - 20_000]);
-    w.setTokens('b', 7);
+    const a = w.add(NOW - 30_000, 10);
+    w.add(NOW - 25_000, 5);
+    const b = w.add(NOW - 20_000, 20);
+    w.setTokens(b, 7);
     expect(w.tokens).toBe(22);
     w.trim(NOW - 25_000);
-    expect({ count: w.count, tokens: w.tokens, oldest: w.entry(0).at }).toEqual({ count: 1, tokens: 7, oldest: NOW - 20_000 });
-    w.setTokens('a', 100); // settled after it left the window: nothing to correct
+    expect({ count: w.count, tokens: w.tokens, oldest: w.entry(0) }).toEqual({ count: 1, tokens: 7, oldest: { at: NOW - 20_000, n: 7 } });
+    w.setTokens(a, 100); // settled after it left the window: nothing to correct
     expect(w.tokens).toBe(7);
   });
 
-  it('stays exact over a long run of calls (compaction included)', () => {
+  it('counts a call timed before the last one (a clock step back) from the last time: in the window longer, never less', () => {
+    const w = new WindowLog();
+    w.add(NOW, 1);
+    w.add(NOW - 5_000, 1);
+    expect([w.entry(0).at, w.entry(1).at]).toEqual([NOW, NOW]);
+    w.trim(NOW - 1);
+    expect(w.count).toBe(2);
+  });
+
+  it('stays exact over a long run of calls, growing and compacting its columns', () => {
     const w = new WindowLog();
     let expected = 0;
-    const live: Array<{ at: number; n: number }> = [];
-    for (let t = 0; t < 20_000; t++) {
-      w.trim(t - 1000);
-      while (live.length > 0 && (live[0] as { at: number }).at <= t - 1000) expected -= (live.shift() as { n: number }).n;
-      w.add(t, t % 7, `c${t}`);
-      live.push({ at: t, n: t % 7 });
+    const live: Array<{ at: number; n: number; seq: number }> = [];
+    for (let t = 0; t < 50_000; t++) {
+      w.trim(t - 1000 - (t % 3000 < 1500 ? 0 : 500)); // the window's size swings, so the columns grow and compact
+      while (live.length > 0 && (live[0] as { at: number }).at <= t - 1000 - (t % 3000 < 1500 ? 0 : 500)) expected -= (live.shift() as { n: number }).n;
+      const seq = w.add(t, t % 7);
+      live.push({ at: t, n: t % 7, seq });
       expected += t % 7;
+      if (t % 5 === 0 && live.length > 10) {
+        const e = live[live.length - 10] as { n: number; seq: number };
+        w.setTokens(e.seq, e.n + 1);
+        expected += 1;
+        e.n += 1;
+      }
     }
     expect({ count: w.count, tokens: w.tokens }).toEqual({ count: live.length, tokens: expected });
+    expect(w.entry(0)).toEqual({ at: (live[0] as { at: number }).at, n: (live[0] as { n: number }).n });
   });
 });

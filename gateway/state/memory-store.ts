@@ -11,7 +11,7 @@ import {
 } from './store.ts';
 
 /** Settled hold ids remembered per account at most (see settle). */
-const SETTLED_KEEP = 100_000;
+const SETTLED_KEEP = 20_000;
 
 interface AccountState {
   creditedNano: number;
@@ -90,7 +90,7 @@ export class MemoryStore implements Store, StoreAdmin {
     };
     const v = decideAdmission(req, state);
     if (!v.ok) return toDecision(req, v.refusal, v.waitMs);
-    w.add(req.now, req.tokens, req.eventId);
+    hold.slot = w.add(req.now, req.tokens);
     add(acct.monthHeld, mk, req.holdNano);
     acct.heldNano += req.holdNano;
     acct.holds.set(hold.id, { hold, deadline: req.now + this.holdTtlMs });
@@ -118,7 +118,8 @@ export class MemoryStore implements Store, StoreAdmin {
     acct.feeNano += s.event.feeNano;
     add(acct.monthSpend, h.month, s.costNano);
     add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
-    this.window(hold.account, h.key).setTokens(hold.id, s.tokens);
+    const slot = open?.hold.slot ?? hold.slot;
+    if (slot !== undefined) this.window(hold.account, h.key).setTokens(slot, s.tokens);
     this.sink.emit(s.event);
   }
 

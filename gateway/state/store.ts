@@ -23,6 +23,8 @@ export interface Hold {
   holdNano: number;
   /** Calendar month (UTC) the hold counts against, e.g. 2026-11. */
   month: string;
+  /** The in-memory store's place of the call in its key's window (other stores leave it out). */
+  slot?: number;
 }
 
 export type AdmitDecision =
