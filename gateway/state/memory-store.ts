@@ -25,8 +25,11 @@ interface AccountState {
   /** Open holds by `<month>|<key>`. */
   monthHeld: Map<string, number>;
   holds: Map<string, { hold: Hold; deadline: number }>;
-  /** Settled hold ids and when, so a retried settle is a no-op. */
-  settled: Map<string, number>;
+  /** Settled hold ids (two generations), so a retried settle is a no-op. */
+  settled: Set<string>;
+  settledBefore: Set<string>;
+  /** When the current generation began. */
+  settledSince: number;
 }
 
 export class MemoryStore implements Store, StoreAdmin {
@@ -101,15 +104,16 @@ export class MemoryStore implements Store, StoreAdmin {
     const acct = this.account(hold.account);
     const now = settledAt(s);
     this.reclaim(acct, now);
-    if (acct.settled.has(hold.id)) return;
-    acct.settled.set(hold.id, now);
-    // Insertion order is settle order: forget from the front until the first id still worth remembering, and
-    // beyond the last SETTLED_KEEP ids (a busy process would otherwise keep 25 minutes of ids: 7.5M at 5k calls/s;
-    // in one process a settle is never retried that much later).
-    for (const [id, at] of acct.settled) {
-      if (at > now - this.holdTtlMs - SETTLED_MEMORY_MS && acct.settled.size <= SETTLED_KEEP) break;
-      acct.settled.delete(id);
+    if (acct.settled.has(hold.id) || acct.settledBefore.has(hold.id)) return;
+    // Two generations of ids: the current one is retired whole once it is full or older than the hold TTL plus
+    // SETTLED_MEMORY_MS, so the last SETTLED_KEEP ids (at least) are always remembered at O(1) per settle. (Deleting
+    // one id at a time from the front of a Map leaves holes that every later walk from the front steps over.)
+    if (acct.settled.size >= SETTLED_KEEP || now - acct.settledSince > this.holdTtlMs + SETTLED_MEMORY_MS) {
+      acct.settledBefore = acct.settled;
+      acct.settled = new Set();
+      acct.settledSince = now;
     }
+    acct.settled.add(hold.id);
     const open = acct.holds.get(hold.id);
     if (open) release(acct, hold.id, open.hold);
     // Charged to the month the hold counted against (its admission month), even if it expired meanwhile.
@@ -154,7 +158,7 @@ export class MemoryStore implements Store, StoreAdmin {
     if (!st) {
       st = {
         creditedNano: 0, spentNano: 0, feeNano: 0, heldNano: 0, appliedCredits: new Set(), trialGranted: false,
-        monthSpend: new Map(), monthHeld: new Map(), holds: new Map(), settled: new Map(),
+        monthSpend: new Map(), monthHeld: new Map(), holds: new Map(), settled: new Set(), settledBefore: new Set(), settledSince: 0,
       };
       this.accounts.set(name, st);
     }
