@@ -71,6 +71,6 @@ function endWithError(
   res: ServerResponse, tr: StreamTranslator, result: (o: StreamResult['outcome'], m: string | null) => StreamResult, message: string,
   outcome: StreamResult['outcome'] = 'upstream_error',
 ): StreamResult {
-  if (!res.destroyed) res.end(tr.error(message));
+  if (!res.destroyed) res.end(tr.error(message, outcome === 'shutting_down' ? 'shutting_down' : 'upstream_stream_error'));
   return result(outcome, message);
 }

@@ -3,10 +3,11 @@
 // from message_start and message_delta on streams.
 import type { CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
-import { anthropicErrorEvent, rawEvent } from './anthropic-sse.ts';
+import { rawEvent } from './anthropic-sse.ts';
 import { anthropicErrorMessage, AnthropicStreamUsage, fromAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
-import { NO_USAGE, safeJson, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
+import { anthropicStreamError } from './stream-errors.ts';
+import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
 
 /** The protocol headers of the client's request that an Anthropic upstream should see. */
 export interface AnthropicHeaders {
@@ -85,8 +86,8 @@ class AnthropicPassThroughStream implements StreamTranslator {
     return this.seen.usage();
   }
 
-  error(message: string): string {
-    return anthropicErrorEvent(message);
+  error(message: string, code?: StreamErrorCode): string {
+    return anthropicStreamError(message, code);
   }
 }
 

@@ -8,7 +8,8 @@ import { messageId } from './ids.ts';
 import { isObject, type Json } from './json-read.ts';
 import { fromOpenAIUsage } from './openai-usage.ts';
 import { stopReasonOf, type StopReason } from './stop-reasons.ts';
-import { NO_USAGE, safeJson, type StreamTranslator, type Usage } from './types.ts';
+import { anthropicStreamError } from './stream-errors.ts';
+import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
 
 type Open = { kind: 'text'; index: number } | { kind: 'tool'; index: number; tool: number } | null;
 
@@ -123,7 +124,7 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
     return this.seen;
   }
 
-  error(message: string): string {
-    return anthropicErrorEvent(message);
+  error(message: string, code?: StreamErrorCode): string {
+    return anthropicStreamError(message, code);
   }
 }

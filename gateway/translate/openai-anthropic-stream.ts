@@ -8,7 +8,8 @@ import { completionId } from './ids.ts';
 import { isObject, type Json } from './json-read.ts';
 import { toOpenAIUsage } from './openai-usage.ts';
 import { finishReasonOf } from './stop-reasons.ts';
-import { safeJson, type StreamTranslator, type Usage } from './types.ts';
+import { openAIStreamError } from './stream-errors.ts';
+import { safeJson, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
 
 export class OpenAIFromAnthropicStream implements StreamTranslator {
   complete = false;
@@ -103,7 +104,7 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
     return this.seen.usage();
   }
 
-  error(message: string): string {
-    return this.errorChunk(message);
+  error(message: string, code?: StreamErrorCode): string {
+    return openAIStreamError(message, code);
   }
 }

@@ -3,7 +3,8 @@
 import type { CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { fromOpenAIUsage, openAIErrorMessage } from './openai-usage.ts';
-import { NO_USAGE, safeJson, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
+import { openAIStreamError } from './stream-errors.ts';
+import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
 
 type Body = Record<string, unknown>;
 
@@ -125,8 +126,8 @@ class OpenAIPassThroughStream implements StreamTranslator {
     return this.seen;
   }
 
-  error(message: string): string {
-    return `data: ${JSON.stringify({ error: { message, type: 'api_error', param: null, code: 'upstream_stream_error' } })}\n\n`;
+  error(message: string, code?: StreamErrorCode): string {
+    return openAIStreamError(message, code);
   }
 }
 

@@ -24,6 +24,9 @@ export interface UpstreamRequest {
   local?: string;
 }
 
+/** Why the gateway itself ended a stream with an error event. */
+export type StreamErrorCode = 'upstream_stream_error' | 'shutting_down';
+
 export interface StreamTranslator {
   /** Bytes to write to the client for one upstream event ('' to write nothing). */
   event(ev: SseEvent): string;
@@ -35,8 +38,11 @@ export interface StreamTranslator {
   finish(): string;
   /** Token usage seen so far. */
   usage(): Usage;
-  /** An explicit error event in the client's dialect: a cut stream never ends cleanly. */
-  error(message: string): string;
+  /**
+   * An explicit error event in the client's dialect: a cut stream never ends cleanly. `code` says why: the upstream
+   * failed (the default) or the gateway is shutting down and ended the call.
+   */
+  error(message: string, code?: StreamErrorCode): string;
 }
 
 export interface Translation {

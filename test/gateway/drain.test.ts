@@ -137,7 +137,7 @@ describe('SIGTERM drain', () => {
     const body = await stream.body;
     expect(body).not.toContain('[DONE]');
     const last = body.trim().split('\n\n').at(-1) ?? '';
-    expect(JSON.parse(last.replace(/^data: /, ''))).toMatchObject({ error: { message: expect.stringContaining('shutting down') } });
+    expect(JSON.parse(last.replace(/^data: /, ''))).toMatchObject({ error: { code: 'shutting_down', message: expect.stringContaining('shutting down') } });
     const w = await waiting;
     expect(w.res.statusCode).toBe(503);
     expect(w.res.headers['retry-after']).toBe('1');
