@@ -56,4 +56,30 @@ describe('RedisStore specifics', () => {
       await store.close();
     }
   });
+
+  it('sends the commands of one event-loop turn in one socket write, and one call at a time at once', async () => {
+    const store = await RedisStore.connect({ url: redis.url, prefix: `${redis.prefix}-batch` });
+    try {
+      const socket = store.redis.stream as unknown as { _writev: (chunks: unknown[], cb: unknown) => unknown; _write: (chunk: unknown, enc: unknown, cb: unknown) => unknown };
+      const seen: number[] = [];
+      const writev = socket._writev.bind(socket);
+      const write = socket._write.bind(socket);
+      socket._writev = (chunks: unknown[], cb: unknown) => {
+        seen.push(chunks.length);
+        return writev(chunks, cb);
+      };
+      socket._write = (chunk: unknown, enc: unknown, cb: unknown) => {
+        seen.push(1);
+        return write(chunk, enc, cb);
+      };
+      const hashes = Array.from({ length: 20 }, (_, i) => `${i}`.repeat(64).slice(0, 64));
+      expect(await Promise.all(hashes.map((h) => store.findKey(h)))).toEqual(hashes.map(() => null));
+      expect(seen).toEqual([20]);
+      seen.length = 0;
+      expect(await store.findKey(hashes[0] as string)).toBeNull();
+      expect(seen).toEqual([1]);
+    } finally {
+      await store.close();
+    }
+  });
 });
