@@ -6,6 +6,7 @@ import type { SseEvent } from '../sse/parser.ts';
 import { rawEvent } from './anthropic-sse.ts';
 import { anthropicErrorMessage, AnthropicStreamUsage, fromAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
+import { rewriteModel, usageOf } from './json-splice.ts';
 import { anthropicStreamError } from './stream-errors.ts';
 import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
 
@@ -100,8 +101,9 @@ export function anthropicMessagesPassThrough(client: Json, headers: AnthropicHea
       return { operation: 'messages', body: JSON.stringify(body), stream: client.stream === true, headers: forwardedHeaders(headers) };
     },
     response(upstreamBody: string, servedModel: string) {
-      const parsed = parseUpstream(upstreamBody);
-      return { body: JSON.stringify({ ...parsed, model: servedModel }), usage: fromAnthropicUsage(parsed.usage as AnthropicUsage | undefined) };
+      // Every message answer carries usage: without one, the full parse says whether the body is an object at all.
+      const usage = usageOf<AnthropicUsage>(upstreamBody) ?? (parseUpstream(upstreamBody).usage as AnthropicUsage | undefined);
+      return { body: rewriteModel(upstreamBody, servedModel), usage: fromAnthropicUsage(usage) };
     },
     stream: (servedModel: string) => new AnthropicPassThroughStream(servedModel),
     errorMessage: anthropicErrorMessage,

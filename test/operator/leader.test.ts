@@ -116,10 +116,14 @@ describe('two replicas', () => {
     expect(await ops['op-c']!.kill('SIGTERM')).toBe(0);
     await waitFor('op-d to lead', async () => (await holder()) === 'op-d', 20_000, 10);
     const acquired = Date.parse(String(logged(d, 'Acquired the lease')[0]?.time));
-    const handover = acquired - stoppedAt;
-    process.stdout.write(`SIGTERM handover: the standby led ${handover} ms after the leader was told to stop\n`);
-    expect(handover).toBeLessThan(3000); // the lease duration: it did not have to expire
     expect(logged(ops['op-c']!, 'Released the lease')).toHaveLength(1);
+    const released = Date.parse(String(logged(ops['op-c']!, 'Released the lease')[0]?.time));
+    const handover = acquired - released;
+    process.stdout.write(`SIGTERM handover: the leader released ${released - stoppedAt} ms after it was told to stop; the standby led ${handover} ms later\n`);
+    // From the release (the leader's shutdown takes its own time on a busy machine), well within the lease duration
+    // (3 s): the standby did not have to wait for the lease to expire.
+    expect(handover).toBeGreaterThanOrEqual(0);
+    expect(handover).toBeLessThan(3000);
     expect(await d.metric('svc_operator_leader')).toBe(1);
   });
 });

@@ -29,7 +29,7 @@ export class AnthropicProvider implements Provider {
     const path = PATHS[call.operation];
     if (!path || !call.target.baseUrl) throw new Error(`anthropic provider cannot serve ${call.operation}`);
     return this.http.send({
-      target: call.target, url: call.target.baseUrl.replace(/\/+$/, '') + path, headers: anthropicHeaders(call),
+      target: call.target, url: call.target.baseUrl + path, headers: anthropicHeaders(call),
       body: call.body, stream: call.stream, signal: call.signal,
     });
   }

@@ -2,6 +2,7 @@
 // Run with UPDATE_GOLDEN=1 to rewrite the expectations from the current code, then review the diff.
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { CompiledModel, CompiledTarget } from '../../contract/snapshot.ts';
+import { GatewayError } from '../../errors/catalog.ts';
 import { SseParser, type SseEvent } from '../../sse/parser.ts';
 
 export const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -41,4 +42,15 @@ export function clientEvents(text: string): Array<{ event?: string; data: unknow
     try { data = JSON.parse(e.data); } catch { /* [DONE] */ }
     return e.event === undefined ? { data } : { event: e.event, data };
   });
+}
+
+/** What a refused request throws, as the golden files record it; fails unless it is a GatewayError. */
+export function refusal(translate: () => unknown): { code: string; status: number; message: string } {
+  try {
+    translate();
+  } catch (e) {
+    if (e instanceof GatewayError) return { code: e.code, status: e.status, message: e.message };
+    throw e;
+  }
+  throw new Error('expected the request to be refused');
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { rewriteModel, usageOf } from './openai-openai.ts';
+import { rewriteModel, usageOf } from './json-splice.ts';
 
-describe('rewriteModel: the top-level model of a serialized OpenAI object', () => {
+describe('rewriteModel: the top-level model of a serialized answer', () => {
   const chunk = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-2024-08-06","choices":[{"delta":{"content":"\\"model\\":\\"x\\""}}]}';
 
   it('replaces the compact form and nothing else', () => {
@@ -23,6 +23,11 @@ describe('rewriteModel: the top-level model of a serialized OpenAI object', () =
 
   it('JSON-encodes the new name', () => {
     expect(JSON.parse(rewriteModel('{"id":"c1","model":"m"}', 'we"ird')).model).toBe('we"ird');
+  });
+
+  it('skips a nested "model" that comes before the top-level one (an Anthropic tool input, say)', () => {
+    const body = '{"content":[{"type":"tool_use","input":{"model":"x"}}],"model":"claude-up","usage":{"input_tokens":1}}';
+    expect(JSON.parse(rewriteModel(body, 'smart'))).toEqual({ ...JSON.parse(body), model: 'smart' });
   });
 
   it('leaves an object without a model unchanged', () => {
