@@ -16,6 +16,10 @@ export const target = z.object({
     .optional()
     .describe('Base URL as the provider SDK takes it (OpenAI-compatible ends in /v1).'),
   upstreamModel: z.string().min(1).max(200).optional().describe('Model id sent upstream; default the route model.'),
+  responsesApi: z
+    .boolean()
+    .optional()
+    .describe('provider openai only: the upstream also serves the Responses API ({baseUrl}/responses, as OpenAI does), so /v1/responses calls pass through instead of being translated to Chat Completions.'),
   credentials: z
     .object({
       secretKeyRef: z.object({ name: objectName, key: z.string().min(1) }).optional(),
@@ -44,6 +48,10 @@ export const target = z.object({
   // The same check as the config compiler's, made at apply time.
   rule: "self.provider == 'mock' || has(self.baseUrl)",
   messageExpression: "'baseUrl is required for provider ' + self.provider",
+}, {
+  rule: "!has(self.responsesApi) || !self.responsesApi || self.provider == 'openai'",
+  message: 'responsesApi applies to provider openai only',
+  fieldPath: '.responsesApi',
 }));
 
 export const modelRouteSpec = z.object({

@@ -61,11 +61,15 @@ function compileTarget(
   if (t.provider !== 'mock' && !t.baseUrl) problems.push({ object, field: `${base}.baseUrl`, message: 'required for provider ' + t.provider });
   const cred = credentialOf(t, secrets, { object, field: `${base}.credentials`, message: '' });
   if ('message' in cred) problems.push(cred);
+  if (t.responsesApi === true && t.provider !== 'openai') {
+    problems.push({ object, field: `${base}.responsesApi`, message: 'applies to provider openai only' });
+  }
   return {
     name: t.name,
     provider: t.provider,
     baseUrl: t.baseUrl ? t.baseUrl.replace(/\/+$/, '') : null,
     upstreamModel: t.upstreamModel ?? r.spec.model ?? r.metadata.name,
+    ...(t.responsesApi === true && t.provider === 'openai' ? { responsesApi: true } : {}),
     credential: 'message' in cred ? { kind: 'none' } : cred,
     weight: t.weight,
     timeouts: t.timeouts,

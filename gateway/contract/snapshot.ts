@@ -21,6 +21,8 @@ export const compiledTarget = z.object({
   provider: z.enum(['openai', 'anthropic', 'mock']),
   baseUrl: z.string().nullable(),
   upstreamModel: z.string(),
+  /** Set (true) only when the upstream serves the Responses API too; absent otherwise, so older snapshots hash the same. */
+  responsesApi: z.boolean().optional(),
   credential: credentialRef,
   weight: z.number().int(),
   timeouts,

@@ -2,7 +2,7 @@
 import type { CompiledTarget } from '../contract/snapshot.ts';
 
 export type Protocol = 'openai' | 'anthropic';
-export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens';
+export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses';
 
 export interface UpstreamCall {
   target: CompiledTarget;

@@ -14,7 +14,7 @@ export const usageEventSchema = z.object({
   account: text,
   apiKey: text,
   taskType: text.nullable(),
-  endpoint: z.enum(['chat.completions', 'embeddings', 'messages', 'count_tokens']),
+  endpoint: z.enum(['chat.completions', 'embeddings', 'messages', 'count_tokens', 'responses']),
   requestedModel: text,
   servedModel: text.nullable(),
   upstream: text.nullable(),

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FallbackReason } from '../routing/classify.ts';
 
-export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'count_tokens';
+export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'count_tokens' | 'responses';
 
 export interface UsageEvent {
   eventId: string;

@@ -2,7 +2,7 @@
 import { HttpTransport } from '../http-send.ts';
 import { credentialValue, type Operation, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
 
-const PATHS: Partial<Record<Operation, string>> = { chat: '/chat/completions', embeddings: '/embeddings' };
+const PATHS: Partial<Record<Operation, string>> = { chat: '/chat/completions', embeddings: '/embeddings', responses: '/responses' };
 
 export class OpenAIProvider implements Provider {
   readonly protocol = 'openai' as const;
