@@ -8,6 +8,7 @@ import { handleCall } from '../pipeline/handle-call.ts';
 import { principal } from '../pipeline/resolve.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import { chatBody, embeddingsBody } from './openai-schemas.ts';
+import { responsesRoutes } from './responses-routes.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
@@ -21,6 +22,8 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     });
     return reply;
   });
+
+  responsesRoutes(app, deps);
 
   app.post('/v1/embeddings', async (req, reply) => {
     const body = parseBody(embeddingsBody, req.body);

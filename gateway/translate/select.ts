@@ -8,6 +8,8 @@ import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
 import { openAIFromAnthropic } from './openai-anthropic.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
+import { responsesFromAnthropic } from './responses-anthropic.ts';
+import { responsesFromOpenAI } from './responses-openai.ts';
 import type { Translation } from './types.ts';
 
 export type TranslationFor = (protocol: Protocol) => Translation;
@@ -24,6 +26,20 @@ export function chatTranslation(body: Json): TranslationFor {
         return openAIChatPassThrough(body);
       case 'anthropic':
         return openAIFromAnthropic(body);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/responses: passed through to targets with responsesApi, translated for the others. */
+export function responsesTranslation(body: Json): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return responsesFromOpenAI(body);
+      case 'anthropic':
+        return responsesFromAnthropic(body);
       default:
         return unreachable(p);
     }
