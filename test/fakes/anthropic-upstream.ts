@@ -36,6 +36,8 @@ export interface FakeAnthropic {
   /** Base URL as the Anthropic SDK takes it (no /v1). */
   baseUrl: string;
   calls: RecordedCall[];
+  /** Upstream requests still open (the client, i.e. the gateway, has not seen their end or cancelled them). */
+  readonly open: number;
   enqueue(...b: AnthropicBehavior[]): void;
   fallback: (call: RecordedCall) => AnthropicBehavior;
   served: { input: number; output: number };
@@ -53,6 +55,9 @@ export async function startFakeAnthropic(name = 'fake-anthropic'): Promise<FakeA
     void answer(fake, name, call, queue.shift() ?? fake.fallback(call), res);
   });
   const fake: FakeAnthropic = {
+    get open() {
+      return http.open;
+    },
     url: http.url, baseUrl: http.url, calls: http.calls, served: { input: 0, output: 0 },
     enqueue: (...b) => queue.push(...b),
     fallback: () => ({ kind: 'reply' }),

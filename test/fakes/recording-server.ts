@@ -14,13 +14,18 @@ export interface RecordedCall {
 export interface RecordingServer {
   url: string;
   calls: RecordedCall[];
+  /** Requests received whose answer has not closed yet (ended, or cut by either side). */
+  readonly open: number;
   close(): Promise<void>;
 }
 
 export async function startRecordingServer(onCall: (call: RecordedCall, res: ServerResponse) => void): Promise<RecordingServer> {
   const sockets = new Set<Socket>();
   const calls: RecordedCall[] = [];
+  let open = 0;
   const server = createServer((req, res) => {
+    open++;
+    res.once('close', () => open--);
     let raw = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (raw += c));
@@ -39,6 +44,9 @@ export async function startRecordingServer(onCall: (call: RecordedCall, res: Ser
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
+    get open() {
+      return open;
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));

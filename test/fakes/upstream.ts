@@ -28,6 +28,8 @@ export interface FakeUpstream {
   /** Base URL as the OpenAI SDK takes it (ends in /v1). */
   baseUrl: string;
   calls: RecordedCall[];
+  /** Upstream requests still open (the client, i.e. the gateway, has not seen their end or cancelled them). */
+  readonly open: number;
   /** Queue behaviours for the next requests; when empty, `fallback` answers. */
   enqueue(...b: Behavior[]): void;
   fallback: (call: RecordedCall) => Behavior;
@@ -45,6 +47,9 @@ export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
     void answer(fake, name, call, b, res);
   });
   const fake: FakeUpstream = {
+    get open() {
+      return http.open;
+    },
     url: http.url, baseUrl: `${http.url}/v1`, calls: http.calls, served: { prompt: 0, completion: 0 },
     enqueue: (...b) => queue.push(...b),
     fallback: () => ({ kind: 'reply' }),

@@ -1,0 +1,32 @@
+// The configuration every abuse test runs on: one Builder account with a key whose limits are known, and routes
+// to both fake upstream protocols (the translators run for each pair), an embeddings model and a mock model.
+import { account, apiKey, plan, route, type TargetSpec } from '../helpers/manifests.ts';
+
+export const ACCOUNT = 'abuse-acct';
+export const KEY_NAME = 'abuse-key';
+/** The key's RPM limit: high enough that the fuzz is never rate limited by its own valid calls. */
+export const KEY_RPM = 20_000;
+
+export interface AbuseConfig {
+  docs: object[];
+  key: string;
+}
+
+export function abuseConfig(upstreams: { openai: string; anthropic: string }, extra: { timeouts?: TargetSpec['timeouts'] } = {}): AbuseConfig {
+  const k = apiKey(KEY_NAME, ACCOUNT, { limits: { rpm: KEY_RPM } });
+  const t = extra.timeouts ? { timeouts: extra.timeouts } : {};
+  return {
+    key: k.key,
+    docs: [
+      plan('abuse-plan', { tier: 2, anthropicEndpoint: true, limits: { rpm: 100_000, tpm: 100_000_000 } }),
+      account(ACCOUNT, 'abuse-plan', { trialCreditUsd: 1, credits: [{ id: 'abuse-topup', amountUsd: 10_000 }] }),
+      ...k.docs,
+      route('chat-o', [{ name: 'o', provider: 'openai', baseUrl: upstreams.openai, upstreamModel: 'gpt-up', ...t }]),
+      route('chat-a', [{ name: 'a', provider: 'anthropic', baseUrl: upstreams.anthropic, upstreamModel: 'claude-up', ...t }]),
+      route('broken', [{ name: 'b', provider: 'openai', baseUrl: upstreams.openai, upstreamModel: 'broken-up', ...t }]),
+      route('slow', [{ name: 's', provider: 'openai', baseUrl: upstreams.openai, upstreamModel: 'slow-up', ...t }]),
+      route('embed', [{ name: 'e', provider: 'openai', baseUrl: upstreams.openai, upstreamModel: 'embed-up', ...t }], { type: 'embeddings' }),
+      route('mock-mini', [{ name: 'm', provider: 'mock' }]),
+    ],
+  };
+}
