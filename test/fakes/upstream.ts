@@ -2,6 +2,7 @@
 // per request: reply, fail with a status, stall before or after headers, cut or stall mid-stream.
 import type { ServerResponse } from 'node:http';
 import { startRecordingServer, type RecordedCall } from './recording-server.ts';
+import { answerResponses } from './responses-wire.ts';
 
 /** A scripted tool call; streamed, its arguments arrive in several fragments. */
 export interface FakeToolCall {
@@ -69,6 +70,7 @@ async function answer(fake: FakeUpstream, name: string, call: RecordedCall, b: B
   }
   if (b.kind === 'stall') return; // never answers; the gateway's timeout must act
   if (call.path.endsWith('/embeddings')) return embeddings(fake, call, res);
+  if (call.path.endsWith('/responses')) return answerResponses(fake, call, b, res);
   const model = String(call.body.model ?? 'unknown');
   const reply = b.kind === 'reply' ? b : { kind: 'reply' as const };
   const toolCalls = reply.toolCalls ?? [];

@@ -9,6 +9,7 @@ export interface TargetSpec {
   provider: 'openai' | 'anthropic' | 'mock';
   baseUrl?: string;
   upstreamModel?: string;
+  responsesApi?: boolean;
   weight?: number;
   timeouts?: { connectMs?: number; firstByteMs?: number; idleMs?: number; totalMs?: number };
   credentials?: { secretKeyRef?: { name: string; key: string }; env?: string };
