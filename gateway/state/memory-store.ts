@@ -6,7 +6,7 @@ import type { UsageEvent, UsageSink } from '../usage/event.ts';
 import { decideAdmission, toDecision, WINDOW_MS, type LimitState } from './admission.ts';
 import { WindowLog } from './window-log.ts';
 import {
-  DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
+  checkAmount, DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
   type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
 } from './store.ts';
 
@@ -77,6 +77,8 @@ export class MemoryStore implements Store, StoreAdmin {
   }
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {
+    checkAmount('tokens', req.tokens);
+    checkAmount('holdNano', req.holdNano);
     const acct = this.account(req.account.name);
     this.reclaim(acct, req.now);
     const month = monthOf(req.now);
@@ -101,6 +103,9 @@ export class MemoryStore implements Store, StoreAdmin {
   }
 
   async settle(hold: Hold, s: Settlement): Promise<void> {
+    checkAmount('costNano', s.costNano);
+    checkAmount('feeNano', s.event.feeNano);
+    checkAmount('tokens', s.tokens);
     const acct = this.account(hold.account);
     const now = settledAt(s);
     this.reclaim(acct, now);
@@ -123,7 +128,11 @@ export class MemoryStore implements Store, StoreAdmin {
     add(acct.monthSpend, h.month, s.costNano);
     add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
     const slot = open?.hold.slot ?? hold.slot;
-    if (slot !== undefined) this.window(hold.account, h.key).setTokens(slot, s.tokens);
+    if (slot !== undefined) {
+      const w = this.window(hold.account, h.key);
+      if (s.freeSlot) w.forget(slot);
+      else w.setTokens(slot, s.tokens);
+    }
     this.sink.emit(s.event);
   }
 

@@ -1,6 +1,7 @@
 // The shared Store suite against a real Redis, plus what only Redis has: hash-tagged keys and the stream format.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { LuaScript } from './lua-script.ts';
 import { accountKeys, RedisStore } from './redis-store.ts';
 import { storeSuite } from './store-suite.ts';
 
@@ -78,6 +79,46 @@ describe('RedisStore specifics', () => {
       seen.length = 0;
       expect(await store.findKey(hashes[0] as string)).toBeNull();
       expect(seen).toEqual([1]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('Lua scripts refuse a bad amount before their first write', () => {
+  const admit = new LuaScript('admit', true);
+  const settle = new LuaScript('settle', true);
+
+  async function keyspace(prefix: string): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const k of (await redis.client.keys(`${prefix}:*`)).sort()) {
+      const type = await redis.client.type(k);
+      out[k] = JSON.stringify(type === 'hash' ? await redis.client.hgetall(k) : type === 'zset' ? await redis.client.zrange(k, 0, -1, 'WITHSCORES')
+        : type === 'set' ? (await redis.client.smembers(k)).sort() : type === 'stream' ? await redis.client.xlen(k) : await redis.client.get(k));
+    }
+    return out;
+  }
+
+  it.each(['-0', '-5', '0.5', '1e+17', '', 'abc', '1234567890123456789'])('admit and settle with %j change nothing and say why', async (bad) => {
+    const prefix = `${redis.prefix}-lua-${++n}`;
+    const store = await RedisStore.connect({ url: redis.url, prefix, holdTtlMs: 1 });
+    try {
+      await store.applyConfig({ schema: 1, version: 'x', plans: {}, models: {}, accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 5000, credits: [] } } }, []);
+      // An expired hold waits to be reclaimed: a script that wrote before checking would release it.
+      const a = accountKeys(prefix, 'acme');
+      await redis.client.zadd(a.holds, 1, 'old');
+      await redis.client.hset(a.holdrec, 'old', 'k|2026-11|0|0');
+      const calls = `${prefix}:{a:acme}:tpm:k`;
+      const tpmn = `${prefix}:{a:acme}:tpmn:k`;
+      const before = await keyspace(prefix);
+      const now = Date.now();
+      await expect(admit.run(redis.client, [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, calls, tpmn],
+        ['id1', 'h', 'k', now, '2026-11', -1, -1, -1, '10', bad, now + 1000, '0'])).rejects.toThrow(/holdNano is not a non-negative integer/);
+      await expect(admit.run(redis.client, [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, calls, tpmn],
+        ['id1', 'h', 'k', now, '2026-11', -1, -1, -1, bad, '10', now + 1000, '0'])).rejects.toThrow(/tokens is not a non-negative integer/);
+      await expect(settle.run(redis.client, [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, tpmn, a.usage, calls],
+        ['old', 'k', '2026-11', bad, '0', '0', now, 1000, '{}', 0, '0'])).rejects.toThrow(/costNano is not a non-negative integer/);
+      expect(await keyspace(prefix)).toEqual(before);
     } finally {
       await store.close();
     }

@@ -38,7 +38,7 @@ import { int, LuaScript } from './lua-script.ts';
 import { SettleRetries } from './settle-retries.ts';
 import { WriteBatch } from './write-batch.ts';
 import {
-  DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
+  checkAmount, DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
   type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
 } from './store.ts';
 
@@ -175,6 +175,8 @@ export class RedisStore implements Store, StoreAdmin {
     const w = windowKeys(this.prefix, req.account.name, req.key.name);
     const month = monthOf(req.now);
     const k = req.key;
+    checkAmount('tokens', req.tokens);
+    checkAmount('holdNano', req.holdNano);
     this.batch.join();
     const reply = await this.guard('admit', () => SCRIPTS.admit.run(this.redis,
       [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, w.calls, w.tpmn],
@@ -189,6 +191,10 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   async settle(hold: Hold, s: Settlement): Promise<void> {
+    // Checked here, not only in runSettle: a settle that can never be valid is refused, not retried.
+    checkAmount('costNano', s.costNano);
+    checkAmount('feeNano', s.event.feeNano);
+    checkAmount('tokens', s.tokens);
     try {
       await this.runSettle(hold, s);
     } catch (err) {
@@ -204,11 +210,14 @@ export class RedisStore implements Store, StoreAdmin {
   private async runSettle(hold: Hold, s: Settlement): Promise<void> {
     const a = accountKeys(this.prefix, hold.account);
     const w = windowKeys(this.prefix, hold.account, hold.key);
+    checkAmount('costNano', s.costNano);
+    checkAmount('feeNano', s.event.feeNano);
+    checkAmount('tokens', s.tokens);
     this.batch.join();
     await SCRIPTS.settle.run(this.redis,
-      [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, w.tpmn, a.usage],
+      [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, w.tpmn, a.usage, w.calls],
       [hold.id, hold.key, hold.month, s.costNano, s.event.feeNano, s.tokens, settledAt(s), this.holdTtlMs + SETTLED_MEMORY_MS,
-        JSON.stringify(s.event), this.streamMaxLen]);
+        JSON.stringify(s.event), this.streamMaxLen, s.freeSlot ? '1' : '0']);
   }
 
   async record(event: UsageEvent): Promise<void> {

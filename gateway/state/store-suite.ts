@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { feeShareNano } from '../contract/money.ts';
 import type { CompiledAccount, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
-import type { AdmitDecision, AdmitRequest, Hold, Store, StoreAdmin } from './store.ts';
+import { MAX_AMOUNT, type AdmitDecision, type AdmitRequest, type Hold, type Store, type StoreAdmin } from './store.ts';
 
 export interface SuiteStore {
   store: Store & StoreAdmin;
@@ -233,6 +233,58 @@ export function storeSuite(name: string, make: StoreFactory): void {
       expect((await store.findKey(a.hash))?.revoked).toBe(true);
       expect(await store.findKey(b.hash)).toBeNull();
       expect(await store.findKey('cc'.repeat(32))).toBeNull();
+    });
+
+    it('takes zero holds and zero costs: settled, expired or rolled out of the window, the account keeps working', async () => {
+      const key = keyRec({ rpm: 5, tpm: 1000 });
+      const { store, events } = await fresh(account(), [key]);
+      const zero = { tokens: 0, holdNano: 0 };
+      await settle(store, held(await store.admit(request(key, account(), T, zero))), 0, T, 0); // count_tokens
+      held(await store.admit(request(key, account(), T + 1, zero))); // never settled: its replica crashed
+      // Past the hold TTL the lost zero hold is reclaimed inside the next admission, and a minute later the window
+      // drops the zero-token entries from its running sum.
+      const after = held(await store.admit(request(key, account(), T + HOLD_TTL + 2)));
+      await settle(store, after, 700, T + HOLD_TTL + 2);
+      const later = held(await store.admit(request(key, account(), T + 61_000 + HOLD_TTL)));
+      await settle(store, later, 300, T + 61_000 + HOLD_TTL);
+      expect(await store.ledger('acme')).toMatchObject({ spentNano: 1000, heldNano: 0, openHolds: 0 });
+      expect((await events('acme')).map((e) => e.costNano)).toEqual([0, 700, 300]);
+    });
+
+    it('keeps the largest amount exact, and refuses one nano more', async () => {
+      const acct = account({ trialCreditNano: 0, credits: [{ id: 'max', amountNano: MAX_AMOUNT }] });
+      const { store } = await fresh(acct);
+      const h = held(await store.admit(request(keyRec(), acct, T, { holdNano: MAX_AMOUNT, tokens: MAX_AMOUNT })));
+      expect(await store.ledger('acme')).toMatchObject({ creditedNano: MAX_AMOUNT, heldNano: MAX_AMOUNT, openHolds: 1 });
+      expect(await store.admit(request(keyRec(), acct, T, { holdNano: 1 }))).toMatchObject({ ok: false, code: 'insufficient_balance' });
+      await settle(store, h, MAX_AMOUNT - 1, T);
+      expect(await store.view('acme', 'k1', T)).toEqual({ balanceNano: 1, keyMonthSpendNano: MAX_AMOUNT - 1, accountMonthSpendNano: MAX_AMOUNT - 1 });
+      held(await store.admit(request(keyRec(), acct, T, { holdNano: 1 })));
+      expect(await store.admit(request(keyRec(), acct, T, { holdNano: 1 }))).toMatchObject({ ok: false, code: 'insufficient_balance' });
+    });
+
+    it('refuses an amount that is not a whole number from 0 to MAX_AMOUNT, and changes nothing', async () => {
+      const { store } = await fresh();
+      for (const bad of [-1, 0.5, MAX_AMOUNT + 1, Number.NaN, Number.POSITIVE_INFINITY]) {
+        await expect(store.admit(request(keyRec(), account(), T, { holdNano: bad }))).rejects.toThrow(RangeError);
+        await expect(store.admit(request(keyRec(), account(), T, { tokens: bad }))).rejects.toThrow(RangeError);
+      }
+      const h = held(await store.admit(request(keyRec(), account(), T)));
+      await expect(store.settle(h, { costNano: -1, tokens: 0, event: usage(h, 0, T) })).rejects.toThrow(RangeError);
+      expect(await store.ledger('acme')).toMatchObject({ spentNano: 0, heldNano: 1000, openHolds: 1 });
+    });
+
+    it('gives the RPM and TPM slot back when a call is refused after admission', async () => {
+      const key = keyRec({ rpm: 2, tpm: 1000 });
+      const { store, events } = await fresh(account(), [key]);
+      const refused = held(await store.admit(request(key, account(), T, { tokens: 1000 })));
+      await store.settle(refused, { costNano: 0, tokens: 0, event: usage(refused, 0, T, 400), freeSlot: true });
+      const a = held(await store.admit(request(key, account(), T + 1, { tokens: 1000 })));
+      await settle(store, a, 10, T + 1, 500);
+      held(await store.admit(request(key, account(), T + 2, { tokens: 500 })));
+      expect(await store.admit(request(key, account(), T + 3, { tokens: 1 }))).toMatchObject({ ok: false, code: 'rate_limited' });
+      expect((await events('acme')).map((e) => e.status)).toEqual([400, 200]);
+      expect(await store.ledger('acme')).toMatchObject({ spentNano: 10, openHolds: 1 });
     });
 
     it('shows balance, month spend and keeps ledger totals equal to the usage events', async () => {

@@ -36,6 +36,17 @@ export interface Settlement {
   costNano: number;
   tokens: number;
   event: UsageEvent;
+  /** The call was refused after admission before any upstream saw it: its RPM and TPM slot are given back. */
+  freeSlot?: boolean;
+}
+
+/** Largest amount (nano-USD) or token count a store takes: exact in a double, in Lua and in Redis' 64-bit integers. */
+export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
+
+/** Refuses an amount that is not a non-negative safe integer (a store must never be asked to write one). */
+export function checkAmount(name: string, n: number): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${name} must be an integer from 0 to ${MAX_AMOUNT}, got ${n}`);
+  return n;
 }
 
 export interface AccountView {

@@ -6,6 +6,9 @@
 //
 // Each call is known by the sequence number add() returns. Times only move forward: a time earlier than the last
 // one (a clock step back) is counted from the last one, so the call stays in the window a little longer, never less.
+// A call refused after admission is forgotten: its entry stays as a tombstone (tokens -1) that counts for nothing
+// until it leaves the window, so count and tokens stay exact (entry(i), read only for a retry-after hint, may then
+// point one entry late).
 import type { WindowView } from './admission.ts';
 
 export class WindowLog implements WindowView {
@@ -15,22 +18,28 @@ export class WindowLog implements WindowView {
   private start = 0;
   private end = 0;
   private base = 0;
+  /** Tombstones still inside the window. */
+  private forgotten = 0;
   tokens = 0;
 
   get count(): number {
-    return this.end - this.start;
+    return this.end - this.start - this.forgotten;
   }
 
   entry(i: number): { at: number; n: number } {
     const k = this.start - this.base + i;
-    return { at: this.at[k] as number, n: this.n[k] as number };
+    return { at: this.at[k] as number, n: Math.max(0, this.n[k] as number) };
   }
 
   /** Drops the calls admitted at or before `edge`. */
   trim(edge: number): void {
     let k = this.start - this.base;
     const last = this.end - this.base;
-    while (k < last && (this.at[k] as number) <= edge) this.tokens -= this.n[k++] as number;
+    while (k < last && (this.at[k] as number) <= edge) {
+      const n = this.n[k++] as number;
+      if (n < 0) this.forgotten--;
+      else this.tokens -= n;
+    }
     this.start = this.base + k;
   }
 
@@ -49,8 +58,21 @@ export class WindowLog implements WindowView {
   setTokens(seq: number, n: number): void {
     if (seq < this.start || seq >= this.end) return;
     const k = seq - this.base;
-    this.tokens += n - (this.n[k] as number);
+    const was = this.n[k] as number;
+    if (was < 0) return;
+    this.tokens += n - was;
     this.n[k] = n;
+  }
+
+  /** Takes a call out of the count and the token total (it was refused after admission). */
+  forget(seq: number): void {
+    if (seq < this.start || seq >= this.end) return;
+    const k = seq - this.base;
+    const was = this.n[k] as number;
+    if (was < 0) return;
+    this.tokens -= was;
+    this.n[k] = -1;
+    this.forgotten++;
   }
 
   /** Moves the live entries to the front, doubling the columns when they are more than half full. */

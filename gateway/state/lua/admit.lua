@@ -11,6 +11,12 @@ local now, month = tonumber(ARGV[4]), ARGV[5]
 local rpm, tpm, budget = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local tokens, hold_nano = tonumber(ARGV[9]), tonumber(ARGV[10])
 
+local bad = check_amounts({ 'tokens', 'holdNano' }, { ARGV[9], ARGV[10] })
+if bad then return bad end
+if not now or not rpm or not tpm or not budget or not tonumber(ARGV[11]) then
+  return redis.error_reply('svc: admit needs numeric now, limits and deadline')
+end
+
 reclaim(acct, holds, holdrec, held, now)
 -- The same call admitted twice (a resent command) holds once.
 if redis.call('HEXISTS', holdrec, id) == 1 then return { 'ok', 0 } end
@@ -58,12 +64,12 @@ if hold_nano > available then return { 'balance', 0 } end
 
 redis.call('ZADD', calls, now, id)
 redis.call('HSET', tpmn, id, ARGV[9])
-redis.call('HINCRBY', tpmn, '_sum', ARGV[9])
+add(tpmn, '_sum', ARGV[9])
 -- Window data of an idle key goes away on its own once every entry is out of the window.
 redis.call('PEXPIRE', calls, 2 * WINDOW)
 redis.call('PEXPIRE', tpmn, 2 * WINDOW)
-redis.call('HINCRBY', held, mk, ARGV[10])
-redis.call('HINCRBY', acct, 'held', ARGV[10])
+add(held, mk, ARGV[10])
+add(acct, 'held', ARGV[10])
 redis.call('ZADD', holds, ARGV[11], id)
 redis.call('HSET', holdrec, id, key .. '|' .. month .. '|' .. ARGV[10] .. '|' .. ARGV[9])
 return { 'ok', 0 }

@@ -1,19 +1,58 @@
 -- Shared by admit.lua and settle.lua (prepended when the scripts are loaded).
 -- A hold record is "<key>|<month>|<holdNano>|<tokens>" (object names never contain '|').
+--
+-- Amounts reach Redis only as decimal integer strings, through add(): Lua numbers are doubles, and a double
+-- becomes "-0" (unary minus of 0) or "1e+17" when Redis turns it into an argument, both refused by HINCRBY. A
+-- script that fails after a write is not rolled back, so every script checks its input before its first write.
 
 local WINDOW = 60000
 -- Lua's unpack() is bounded by the C stack: big lists go in slices.
 local SLICE = 1000
 
+-- A non-negative decimal integer string ("0", "42"; no sign, no leading zero, at most 18 digits: below 2^63).
+local function is_amount(s)
+  return type(s) == 'string' and #s <= 18 and (s == '0' or string.match(s, '^[1-9][0-9]*$') ~= nil)
+end
+
+-- Refuses the script before any write when an argument is not an amount.
+local function check_amounts(names, values)
+  for i = 1, #names do
+    if not is_amount(values[i]) then
+      return redis.error_reply('svc: ' .. names[i] .. ' is not a non-negative integer: ' .. tostring(values[i]))
+    end
+  end
+  return nil
+end
+
+-- HINCRBY by a signed decimal string; nothing is written for zero.
+local function add(key, field, amount)
+  if amount ~= '0' and amount ~= '-0' and amount ~= '' then redis.call('HINCRBY', key, field, amount) end
+end
+
+-- The negation of an amount string, exact at any size, never "-0".
+local function negate(amount)
+  if amount == '0' then return '0' end
+  return '-' .. amount
+end
+
+-- A small integer (token counts, far below 2^53) as a decimal string, never "-0".
+local function int_string(n)
+  if n == 0 then return '0' end
+  return string.format('%.0f', n)
+end
+
 local function parse_hold(rec)
   return string.match(rec, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
 end
 
--- Releases one hold: the account's held total and the key's held amount in the hold's month.
+-- Releases one hold: the account's held total and the key's held amount in the hold's month. A record that does
+-- not parse (written by no version of this code) is dropped without touching the totals.
 local function release(acct, holds, holdrec, held, id, rec)
   local key, month, nano = parse_hold(rec)
-  redis.call('HINCRBY', acct, 'held', -tonumber(nano))
-  redis.call('HINCRBY', held, month .. '|' .. key, -tonumber(nano))
+  if key and is_amount(nano) then
+    add(acct, 'held', negate(nano))
+    add(held, month .. '|' .. key, negate(nano))
+  end
   redis.call('HDEL', holdrec, id)
   redis.call('ZREM', holds, id)
   return key, month
@@ -43,7 +82,15 @@ local function trim_tokens(tpm, tpmn, cutoff)
     redis.call('HDEL', tpmn, unpack(part))
   end
   if #expired > 0 then
-    redis.call('HINCRBY', tpmn, '_sum', -drop)
+    add(tpmn, '_sum', int_string(-drop))
     redis.call('ZREMRANGEBYSCORE', tpm, '-inf', cutoff)
   end
+end
+
+-- Takes one call out of its key's window (a call refused after admission gives its RPM and TPM slot back).
+local function forget_call(calls, tpmn, id)
+  local n = tonumber(redis.call('HGET', tpmn, id) or '0') or 0
+  redis.call('HDEL', tpmn, id)
+  redis.call('ZREM', calls, id)
+  add(tpmn, '_sum', int_string(-n))
 end

@@ -1,11 +1,19 @@
 -- Settlement: release the hold, charge the actual cost to the hold's month, fix the token window, append the
 -- usage event. Idempotent per hold id: a retried settle returns 0 and changes nothing.
--- KEYS: acct holds holdrec held spend settled tpmn usage   (all in the account's hash slot)
--- ARGV: id keyName month costNano feeNano tokens now settledKeepMs eventJson streamMaxLen
+-- KEYS: acct holds holdrec held spend settled tpmn usage calls   (all in the account's hash slot)
+-- ARGV: id keyName month costNano feeNano tokens now settledKeepMs eventJson streamMaxLen freeSlot
+-- freeSlot "1": the call was refused after admission (nothing reached an upstream), so it leaves the key's window
+-- (its RPM and TPM slot are given back).
 local acct, holds, holdrec, held, spend, settled, tpmn, usage =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local id, key, month = ARGV[1], ARGV[2], ARGV[3]
 local cost, fee, tokens, now = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+
+local bad = check_amounts({ 'costNano', 'feeNano', 'tokens' }, { ARGV[4], ARGV[5], ARGV[6] })
+if bad then return bad end
+if not now or not tonumber(ARGV[8]) or not tonumber(ARGV[10]) then
+  return redis.error_reply('svc: settle needs numeric now, settledKeepMs and streamMaxLen')
+end
 
 reclaim(acct, holds, holdrec, held, now)
 if redis.call('ZSCORE', settled, id) then return 0 end
@@ -13,18 +21,25 @@ redis.call('ZADD', settled, now, id)
 redis.call('ZREMRANGEBYSCORE', settled, '-inf', now - tonumber(ARGV[8]))
 
 local rec = redis.call('HGET', holdrec, id)
-if rec then key, month = release(acct, holds, holdrec, held, id, rec) end
+if rec then
+  local k, m = release(acct, holds, holdrec, held, id, rec)
+  if k then key, month = k, m end
+end
 
-redis.call('HINCRBY', acct, 'spent', cost)
-redis.call('HINCRBY', acct, 'fee', fee)
-redis.call('HINCRBY', spend, month, cost)
-redis.call('HINCRBY', spend, month .. '|' .. key, cost)
-redis.call('HINCRBY', spend, 'fee:' .. month, fee)
+add(acct, 'spent', cost)
+add(acct, 'fee', fee)
+add(spend, month, cost)
+add(spend, month .. '|' .. key, cost)
+add(spend, 'fee:' .. month, fee)
 
-local old = redis.call('HGET', tpmn, id)
-if old then
-  redis.call('HSET', tpmn, id, tokens)
-  redis.call('HINCRBY', tpmn, '_sum', tokens - tonumber(old))
+if ARGV[11] == '1' then
+  forget_call(KEYS[9], tpmn, id)
+else
+  local old = redis.call('HGET', tpmn, id)
+  if old then
+    redis.call('HSET', tpmn, id, ARGV[6])
+    add(tpmn, '_sum', int_string(tokens - (tonumber(old) or 0)))
+  end
 end
 
 -- No cap by default: the exporter trims below what Postgres committed; a cap (a memory safety net) drops unread events.
