@@ -9,6 +9,7 @@ import { weightedOrder } from '../routing/order.ts';
 import { SseParser, type SseEvent } from '../sse/parser.ts';
 import type { Protocol } from '../providers/types.ts';
 import type { Translation, Usage } from '../translate/types.ts';
+import type { FirstAttempt } from './prepare.ts';
 
 export interface Route {
   model: CompiledModel;
@@ -48,6 +49,8 @@ export interface DispatchInput {
   providers: ProviderRegistry;
   signal: AbortSignal;
   random?: () => number;
+  /** The first model's target order and first request, made before admission (prepare.ts). */
+  first?: FirstAttempt | null;
 }
 
 export async function dispatch(input: DispatchInput): Promise<Served> {
@@ -55,7 +58,8 @@ export async function dispatch(input: DispatchInput): Promise<Served> {
   let last: AttemptFailure | null = null;
   let lastRoute: Route | null = null;
   for (const model of input.chain) {
-    for (const target of weightedOrder(model.targets, input.random)) {
+    const order = input.first?.model === model ? input.first.order : weightedOrder(model.targets, input.random);
+    for (const target of order) {
       const route: Route = { model, target, fallback: first !== null, fallbackReason: first?.reason ?? null };
       lastRoute = route;
       const result = await attempt(input, route);
@@ -105,7 +109,8 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
   try {
     const provider = input.providers.get(target.provider);
     const translation = input.translationFor(provider.protocol);
-    const req = translation.request(target, route.model);
+    const prepared = input.first;
+    const req = prepared && prepared.target === target && prepared.model === route.model ? prepared.request : translation.request(target, route.model);
     const outcome: UpstreamOutcome = req.local !== undefined
       ? { kind: 'json', status: 200, body: req.local }
       : await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });

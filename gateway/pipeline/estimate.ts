@@ -4,7 +4,8 @@
 import type { CompiledModel } from '../contract/snapshot.ts';
 
 export interface Reservation {
-  inputTokens: number;
+  /** The request body's size: the bound on its input tokens. */
+  inputBytes: number;
   outputTokens: number;
   holdNano: number;
 }
@@ -17,5 +18,5 @@ export function reserve(chain: readonly CompiledModel[], inputBytes: number, max
     outputTokens = Math.max(outputTokens, out);
     holdNano = Math.max(holdNano, inputBytes * m.inputNanoPerToken + out * m.outputNanoPerToken);
   }
-  return { inputTokens: inputBytes, outputTokens, holdNano };
+  return { inputBytes, outputTokens, holdNano };
 }
