@@ -1,0 +1,66 @@
+// The OpenAI Agents SDK (@openai/agents) with its default settings (the Responses API) against the gateway: an
+// agent with one function tool makes one full tool round trip (call, local execution, output sent back, answer),
+// unstreamed and streamed, for each kind of upstream.
+import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from '@openai/agents';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startEnv, upstreams, type Env, type Upstream } from './setup.ts';
+
+let env: Env;
+
+beforeAll(async () => {
+  env = await startEnv();
+  setTracingDisabled(true); // traces would go to OpenAI; nothing leaves the machine
+  setDefaultOpenAIClient(new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: env.keys.builder, maxRetries: 0 }));
+});
+
+afterAll(async () => {
+  await env.close();
+});
+
+function weatherAgent(model: string, seen: string[]): Agent {
+  const getWeather = tool({
+    name: 'get_weather',
+    description: 'The weather of a city',
+    parameters: z.object({ city: z.string() }),
+    execute: ({ city }) => {
+      seen.push(city);
+      return `21C and sunny in ${city}`;
+    },
+  });
+  return new Agent({ name: 'Weather', instructions: 'Answer with the tool.', model, tools: [getWeather] });
+}
+
+describe.each(['chat', 'responses', 'anthropic'] as const)('Agents SDK, %s upstream', (kind) => {
+  let u: Upstream;
+  beforeEach(() => {
+    u = upstreams(env).find((x) => x.kind === kind) as Upstream;
+    u.reset();
+  });
+
+  it('makes one tool round trip', async () => {
+    u.replyTools([{ id: 'call_agent_1', name: 'get_weather', input: { city: 'Lyon' } }]);
+    const seen: string[] = [];
+    const result = await run(weatherAgent(u.model, seen), 'What is the weather in Lyon?');
+    expect(seen).toEqual(['Lyon']);
+    expect(result.finalOutput).toBe(u.text);
+    const calls = u.calls();
+    expect(calls).toHaveLength(2);
+    expect(JSON.stringify(calls[1]?.body)).toContain('21C and sunny in Lyon');
+    expect(env.gw.sink.events.slice(-2).map((e) => [e.endpoint, e.status])).toEqual([['responses', 200], ['responses', 200]]);
+  });
+
+  it('makes one tool round trip, streamed', async () => {
+    u.replyTools([{ id: 'call_agent_2', name: 'get_weather', input: { city: 'Oslo' } }]);
+    const seen: string[] = [];
+    const stream = await run(weatherAgent(u.model, seen), 'What is the weather in Oslo?', { stream: true });
+    let text = '';
+    for await (const chunk of stream.toTextStream()) text += chunk;
+    await stream.completed;
+    expect(seen).toEqual(['Oslo']);
+    expect(text).toBe(u.text);
+    expect(stream.finalOutput).toBe(u.text);
+    expect(env.gw.sink.events.slice(-2).map((e) => [e.endpoint, e.stream, e.status])).toEqual([['responses', true, 200], ['responses', true, 200]]);
+  });
+});
