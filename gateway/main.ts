@@ -12,6 +12,8 @@ import { Metrics } from './http/metrics.ts';
 import { Drain, drainSeconds } from './lifecycle/drain.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
 import { standaloneUsage } from './usage/standalone.ts';
+import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './state/last-used.ts';
+import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
 
 const HELP = `svc-gateway: OpenAI- and Anthropic-compatible AI gateway
 
@@ -36,6 +38,9 @@ Environment:
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter
+  SVC_CONSOLE_TOKEN      admin token of the console at /dashboard (at least 16 characters; default: generated, printed)
+  SVC_CONSOLE_STATE      without REDIS_URL: a JSON file where the console keeps the keys it made (as HMACs) and
+                         pending revocations across restarts (needs a fixed SVC_KEY_PEPPER); default: memory only
   SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
   SVC_DRAIN_SECONDS      on SIGTERM: /readyz turns 503 and no new connection is accepted; calls in flight may
                          finish for this long, then end (a stream with an error event); holds are settled and
@@ -77,6 +82,8 @@ async function main(): Promise<void> {
   }
   let warn = (message: string, err?: unknown): void => void process.stderr.write(`${message}${err ? `: ${String(err)}` : ''}\n`);
   let store: Store;
+  let backing: StandaloneConsoleOptions['backing'];
+  let lastUsed: LastUsed;
   let generated = config.generated;
   const metrics = new Metrics();
   const usageLog = forwardingLog();
@@ -103,20 +110,31 @@ async function main(): Promise<void> {
     }
     generated = [];
     store = redis;
+    backing = { kind: 'redis', store: redis };
+    lastUsed = new RedisLastUsed(redis.redis, redis.prefix);
   } else {
     const memory = new MemoryStore(usage.sink);
     await memory.applyConfig(config.snapshot, config.keys);
     store = memory;
+    backing = { kind: 'memory', store: memory, sink: usage.sink };
+    lastUsed = new MemoryLastUsed();
   }
   const snapshot = config.snapshot;
   const drain = new Drain();
-  const { app } = await build({ config: { current: () => snapshot }, store, pepper, metrics, drain });
+  const { app } = await build({ config: { current: () => snapshot }, store: withLastUsed(store, lastUsed), pepper, metrics, drain });
   warn = (message, err) => app.log.warn({ err }, message);
+  let consoleToken: string | null;
+  try {
+    consoleToken = (await mountStandaloneConsole(app, { snapshot, configKeys: config.keys, pepper, backing, lastUsed, env: process.env })).generatedToken;
+  } catch (err) {
+    await store.close();
+    return fail(`Cannot start the console: ${err instanceof Error ? err.message : String(err)}`);
+  }
   usageLog.attach(app.log);
   for (const w of config.warnings) app.log.warn({ source: w.source, object: w.object, field: w.field }, w.message);
   const port = Number(values.port ?? process.env.PORT ?? 8080);
   const address = await app.listen({ port, host: process.env.HOST ?? '0.0.0.0' });
-  printKeys(generated, address.replace('0.0.0.0', '127.0.0.1'));
+  printKeys(generated, address.replace('0.0.0.0', '127.0.0.1'), consoleToken);
   const stop = (): void => {
     void drain.run(app, drainMs, app.log).then(() => store.close()).then(() => usage.close()).then(() => process.exit(0));
   };
@@ -144,13 +162,18 @@ function fail(message: string): void {
   process.exitCode = 1;
 }
 
-function printKeys(generated: Array<{ apiKey: string; account: string; key: string }>, url: string): void {
-  if (generated.length === 0) return;
+function printKeys(generated: Array<{ apiKey: string; account: string; key: string }>, url: string, consoleToken: string | null): void {
+  const consoleLines = consoleToken === null
+    ? [`Console: ${url}/dashboard/login (admin token from SVC_CONSOLE_TOKEN)`]
+    : [`Console: ${url}/dashboard/login`, `  ${'console'.padEnd(20)} admin token          ${consoleToken}`];
   const lines = [
     '',
     `svc-gateway listening on ${url}`,
-    'API keys generated for this run (shown once; they change at every start):',
-    ...generated.map((g) => `  ${g.apiKey.padEnd(20)} account ${g.account.padEnd(12)} ${g.key}`),
+    ...(generated.length === 0 ? [] : [
+      'API keys generated for this run (shown once; they change at every start):',
+      ...generated.map((g) => `  ${g.apiKey.padEnd(20)} account ${g.account.padEnd(12)} ${g.key}`),
+    ]),
+    ...consoleLines,
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,66 @@
+// What the keys page needs from wherever keys live: standalone (manifests + store) or a cluster (ApiKey objects).
+import type { KeySpec } from './form.ts';
+
+export type KeyState = 'Active' | 'Revoked';
+
+export interface KeyRow {
+  name: string;
+  account: string;
+  /** sk-svc-… + last 4 characters; the full key is never kept. */
+  display: string;
+  state: KeyState;
+  /** ISO time, or null when unknown (keys from manifests). */
+  createdAt: string | null;
+  lastUsedAt: number | null;
+  monthSpendNano: number;
+  monthlyBudgetNano: number | null;
+  rpm: number | null;
+  tpm: number | null;
+  models: string[] | null;
+  /** When a rotation's grace period ends and the key is revoked. */
+  revokeAt: number | null;
+  createdBy: string | null;
+}
+
+export interface KeyPage {
+  rows: KeyRow[];
+  total: number;
+}
+
+export interface PlanLimits {
+  rpm: number | null;
+  tpm: number | null;
+}
+
+export interface CreatedKey {
+  /** The full key: shown once in the dialog, then gone. */
+  key: string;
+  row: KeyRow;
+}
+
+/** A refusal to show the user next to the form (not a crash). */
+export class KeyActionError extends Error {
+  readonly field: keyof KeySpec | null;
+  constructor(message: string, field: keyof KeySpec | null = null) {
+    super(message);
+    this.field = field;
+  }
+}
+
+export interface KeyBackend {
+  /** Every account (the caller filters by permission). */
+  accounts(): Promise<string[]>;
+  planLimits(account: string): Promise<PlanLimits>;
+  list(account: string, offset: number, limit: number, now: number): Promise<KeyPage>;
+  create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey>;
+  revoke(account: string, name: string, actor: string, now: number): Promise<void>;
+  /** A new key with the same settings; the old one is revoked now (graceMs 0) or once the grace period ends. */
+  rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey>;
+}
+
+export const GRACE_PERIODS: ReadonlyArray<{ value: string; label: string; ms: number }> = [
+  { value: 'now', label: 'Now', ms: 0 },
+  { value: '1h', label: '1 hour', ms: 3600_000 },
+  { value: '24h', label: '24 hours', ms: 24 * 3600_000 },
+  { value: '7d', label: '7 days', ms: 7 * 24 * 3600_000 },
+];

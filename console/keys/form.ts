@@ -1,0 +1,54 @@
+// The Create key form: parsed and checked here (pure), so every mistake becomes a message next to its field.
+import { usdToNano } from '../../gateway/contract/money.ts';
+import type { PlanLimits } from './backend.ts';
+
+export interface KeySpec {
+  name: string;
+  monthlyBudgetNano: number | null;
+  rpm: number | null;
+  tpm: number | null;
+  models: string[] | null;
+}
+
+export type FieldErrors = Partial<Record<keyof KeySpec, string>>;
+
+export type FormResult = { ok: true; spec: KeySpec } | { ok: false; errors: FieldErrors };
+
+/** Kubernetes object names (RFC 1123 subdomain, kept short so a rotation suffix fits). */
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const MODEL = /^[A-Za-z0-9._:/*?-]+$/;
+
+function optionalInt(raw: string, label: string, cap: number | null): { value: number | null; error?: string } {
+  const s = raw.trim();
+  if (s === '') return { value: null };
+  if (!/^\d+$/.test(s) || Number(s) < 1) return { value: null, error: `${label} must be a whole number of at least 1.` };
+  const n = Number(s);
+  if (cap !== null && n > cap) return { value: null, error: `${label} cannot be above the plan's limit of ${cap}.` };
+  return { value: n };
+}
+
+export function parseKeyForm(form: Record<string, string>, plan: PlanLimits): FormResult {
+  const errors: FieldErrors = {};
+  const name = (form.name ?? '').trim();
+  if (name === '') errors.name = 'Enter a name.';
+  else if (name.length > 50 || !NAME.test(name)) {
+    errors.name = 'Use at most 50 lowercase letters, digits and hyphens, starting and ending with a letter or digit.';
+  }
+  let monthlyBudgetNano: number | null = null;
+  const budget = (form.monthlyBudgetUsd ?? '').trim();
+  if (budget !== '') {
+    const usd = Number(budget);
+    if (!/^\d+(\.\d{1,9})?$/.test(budget) || !Number.isFinite(usd) || usd <= 0) {
+      errors.monthlyBudgetNano = 'Monthly budget must be a positive amount in USD, e.g. 25 or 12.50.';
+    } else monthlyBudgetNano = usdToNano(usd);
+  }
+  const rpm = optionalInt(form.rpm ?? '', 'RPM limit', plan.rpm);
+  if (rpm.error) errors.rpm = rpm.error;
+  const tpm = optionalInt(form.tpm ?? '', 'TPM limit', plan.tpm);
+  if (tpm.error) errors.tpm = tpm.error;
+  const models = (form.models ?? '').split(/[\s,]+/).filter((m) => m !== '');
+  const bad = models.find((m) => !MODEL.test(m) || m.length > 128);
+  if (bad !== undefined) errors.models = `"${bad}" is not a model id or glob (letters, digits, . _ : / - * ?).`;
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return { ok: true, spec: { name, monthlyBudgetNano, rpm: rpm.value, tpm: tpm.value, models: models.length > 0 ? models : null } };
+}

@@ -1,0 +1,109 @@
+// /dashboard/keys: list, create (the dialog shows the key once, in this answer only), revoke, rotate.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GRACE_PERIODS, KeyActionError, type CreatedKey } from '../keys/backend.ts';
+import { parseKeyForm, type FieldErrors } from '../keys/form.ts';
+import { revokePage, rotatePage } from '../pages/key-actions.ts';
+import { keysPage, PAGE_SIZE } from '../pages/keys.ts';
+import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type ConsoleDeps, type SignedIn } from './context.ts';
+
+interface Extra {
+  form?: Record<string, string>;
+  errors?: FieldErrors & { form?: string };
+  created?: CreatedKey;
+  notice?: string;
+}
+
+function curlExample(deps: ConsoleDeps, req: FastifyRequest, key: string, models: string[] | null): string {
+  const base = deps.apiBaseUrl ?? `${req.protocol}://${req.host}`;
+  const model = models?.find((m) => !/[*?]/.test(m)) ?? deps.exampleModel;
+  const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello' }], metadata: { task_type: 'hello' } });
+  return `curl -s ${base}/v1/chat/completions \\\n  -H "Authorization: Bearer ${key}" -H 'content-type: application/json' \\\n  -d '${body}'`;
+}
+
+/** The account the request names (or the first the user may see), checked against `get`. */
+async function pickAccount(deps: ConsoleDeps, u: SignedIn, asked: string | undefined): Promise<{ account: string; accounts: string[] }> {
+  const accounts = await accountsWith(deps, u.principal, 'get');
+  const account = asked ?? accounts[0];
+  if (account === undefined) throw new Forbidden('You may not see any account. Ask your platform team for a Role on accounts.');
+  if (!accounts.includes(account)) throw new Forbidden(`You may not see account ${account}.`);
+  return { account, accounts };
+}
+
+async function mayManage(deps: ConsoleDeps, u: SignedIn, account: string): Promise<void> {
+  if (!(await deps.authz.allowed(u.principal, 'manage-keys', account))) throw new Forbidden(`You may not manage the keys of account ${account}.`);
+}
+
+async function render(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, status: number, extra: Extra & { account: string | undefined }): Promise<FastifyReply> {
+  const u = userOf(req);
+  const { account, accounts } = await pickAccount(deps, u, extra.account);
+  const pageNo = Math.max(1, Math.floor(Number(queryOf(req).page ?? 1)) || 1);
+  const now = deps.now();
+  const [keys, plan, canManage] = await Promise.all([
+    deps.keys.list(account, (pageNo - 1) * PAGE_SIZE, PAGE_SIZE, now),
+    deps.keys.planLimits(account),
+    deps.authz.allowed(u.principal, 'manage-keys', account),
+  ]);
+  const created = extra.created ? { ...extra.created, curl: curlExample(deps, req, extra.created.key, extra.created.row.models) } : undefined;
+  return sendHtml(reply, status, keysPage({ ...extra, user: u, accounts, account, canManage, keys, pageNo, plan, created }));
+}
+
+function actionOf(req: FastifyRequest): { account: string; name: string } {
+  const src = req.method === 'POST' ? formOf(req) : queryOf(req);
+  return { account: src.account ?? '', name: src.name ?? '' };
+}
+
+export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
+  app.get('/dashboard/keys', async (req, reply) => render(deps, req, reply, 200, { account: queryOf(req).account }));
+
+  app.post('/dashboard/keys', async (req, reply) => {
+    const form = formOf(req);
+    const u = userOf(req);
+    const { account } = await pickAccount(deps, u, form.account);
+    await mayManage(deps, u, account);
+    const parsed = parseKeyForm(form, await deps.keys.planLimits(account));
+    if (!parsed.ok) return render(deps, req, reply, 422, { account, form, errors: parsed.errors });
+    try {
+      const created = await deps.keys.create(account, parsed.spec, u.name, deps.now());
+      return await render(deps, req, reply, 201, { account, created });
+    } catch (err) {
+      if (!(err instanceof KeyActionError)) throw err;
+      return render(deps, req, reply, 422, { account, form, errors: err.field ? { [err.field]: err.message } : { form: err.message } });
+    }
+  });
+
+  app.get('/dashboard/keys/revoke', async (req, reply) => {
+    const a = actionOf(req);
+    const u = userOf(req);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    return sendHtml(reply, 200, revokePage({ user: u, ...a }));
+  });
+
+  app.post('/dashboard/keys/revoke', async (req, reply) => {
+    const a = actionOf(req);
+    const u = userOf(req);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    if ((formOf(req).confirm ?? '').trim() !== a.name) {
+      return sendHtml(reply, 422, revokePage({ user: u, ...a, error: `Type ${a.name} exactly to confirm.` }));
+    }
+    await deps.keys.revoke(a.account, a.name, u.name, deps.now());
+    return render(deps, req, reply, 200, { account: a.account, notice: `Key ${a.name} is revoked.` });
+  });
+
+  app.get('/dashboard/keys/rotate', async (req, reply) => {
+    const a = actionOf(req);
+    const u = userOf(req);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    return sendHtml(reply, 200, rotatePage({ user: u, ...a }));
+  });
+
+  app.post('/dashboard/keys/rotate', async (req, reply) => {
+    const a = actionOf(req);
+    const u = userOf(req);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    const grace = GRACE_PERIODS.find((g) => g.value === formOf(req).grace);
+    if (!grace) return sendHtml(reply, 422, rotatePage({ user: u, ...a, error: 'Choose a grace period.' }));
+    const created = await deps.keys.rotate(a.account, a.name, grace.ms, u.name, deps.now());
+    const notice = grace.ms === 0 ? `Key ${a.name} is revoked.` : `Key ${a.name} will be revoked after ${grace.label.toLowerCase()}.`;
+    return render(deps, req, reply, 201, { account: a.account, created, notice });
+  });
+}

@@ -1,0 +1,38 @@
+// The console as a fastify plugin under /dashboard: encapsulated (its form parser, hooks and error page stay here),
+// so mounting it next to the API (standalone) or alone (npm run console) changes nothing for the API routes.
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { errorPage } from '../pages/login.ts';
+import { authRoutes } from './auth-routes.ts';
+import { Forbidden, sendHtml, type ConsoleDeps, type SignedIn } from './context.ts';
+import { keyRoutes } from './key-routes.ts';
+import { securityHooks } from './security.ts';
+import { usageRoutes } from './usage-routes.ts';
+
+const STATIC = {
+  'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../static/console.css', import.meta.url)) },
+  'console.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../static/console.js', import.meta.url)) },
+};
+
+export function consolePlugin(deps: ConsoleDeps): (app: FastifyInstance) => Promise<void> {
+  return async (app) => {
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    securityHooks(app, deps);
+    app.setErrorHandler(async (err, req, reply) => {
+      const user = (req as { consoleUser?: SignedIn }).consoleUser;
+      if (err instanceof Forbidden) return sendHtml(reply, 403, errorPage(403, err.message, user));
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status && status >= 400 && status < 500) return sendHtml(reply, status, errorPage(status, 'The request was not understood.', user));
+      req.log.error({ err }, 'Console request failed');
+      return sendHtml(reply, 500, errorPage(500, 'Something went wrong on our side. Try again; if it persists, see the console log.', user));
+    });
+    for (const [name, file] of Object.entries(STATIC)) {
+      app.get(`/dashboard/static/${name}`, async (_req, reply) => reply.type(file.type).header('cache-control', 'public, max-age=300').send(file.body));
+    }
+    authRoutes(app, deps);
+    keyRoutes(app, deps);
+    usageRoutes(app, deps);
+  };
+}

@@ -1,0 +1,54 @@
+// Headers on every console answer, the session check of every page, and the CSRF check of every POST.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { principalName } from '../auth/principal.ts';
+import { clearedCookie, readCookie, SESSION_COOKIE } from '../auth/cookies.ts';
+import { errorPage } from '../pages/login.ts';
+import { sendHtml, setUser, type ConsoleDeps } from './context.ts';
+
+export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+  + "frame-ancestors 'none'; base-uri 'none'";
+
+const PUBLIC = new Set(['/dashboard/login', '/dashboard/static/console.css', '/dashboard/static/console.js']);
+
+export function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+function path(req: FastifyRequest): string {
+  const q = req.url.indexOf('?');
+  return q < 0 ? req.url : req.url.slice(0, q);
+}
+
+export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('content-security-policy', CSP);
+    reply.header('x-frame-options', 'DENY');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('cache-control', 'no-store');
+    // The API's CORS headers do not belong on console pages.
+    reply.removeHeader('access-control-allow-origin');
+    reply.removeHeader('access-control-expose-headers');
+    return payload;
+  });
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (PUBLIC.has(path(req))) return;
+    const id = readCookie(req, SESSION_COOKIE);
+    const session = id ? await deps.sessions.get(id, deps.now()) : null;
+    if (!id || !session) {
+      if (id) reply.header('set-cookie', clearedCookie(req));
+      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : '';
+      return reply.code(303).header('location', `/dashboard/login${next}`).send();
+    }
+    if (req.method === 'POST') {
+      const token = (req.body as Record<string, unknown> | undefined)?._csrf;
+      if (typeof token !== 'string' || !sameToken(token, session.csrf)) {
+        return sendHtml(reply, 403, errorPage(403, 'This form has expired or did not come from this console (CSRF token missing or wrong). Reload the page and try again.'));
+      }
+    }
+    setUser(req, { sessionId: id, principal: session.principal, name: principalName(session.principal), csrf: session.csrf });
+  });
+}

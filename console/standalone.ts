@@ -1,0 +1,83 @@
+// The console inside the standalone process (npm start): same port, /dashboard/*, the admin token, keys in the
+// process's own store (memory or Redis), usage from Postgres when DATABASE_URL is set, else from the events kept
+// in memory (or the Redis usage streams).
+import type { FastifyInstance } from 'fastify';
+import type { KeyRecord, Snapshot } from '../gateway/contract/snapshot.ts';
+import type { LastUsed } from '../gateway/state/last-used.ts';
+import type { MemoryStore } from '../gateway/state/memory-store.ts';
+import type { RedisStore } from '../gateway/state/redis-store.ts';
+import { MemoryUsageSink, type UsageSink } from '../gateway/usage/event.ts';
+import { createPool } from '../gateway/usage/postgres/pool.ts';
+import { AdminTokenAuth, generateAdminToken } from './auth/admin-token.ts';
+import { MemorySessions, RedisSessions } from './auth/sessions.ts';
+import { SignInLimit } from './auth/sign-in-limit.ts';
+import { MemoryPublisher, RedisPublisher } from './keys/publisher.ts';
+import { MemoryRegistry, RedisRegistry } from './keys/registry.ts';
+import { StandaloneKeys } from './keys/standalone-backend.ts';
+import { consolePlugin } from './server/plugin.ts';
+import { MemoryUsageSource } from './usage/memory-source.ts';
+import { PostgresUsageSource } from './usage/postgres-source.ts';
+import type { UsageSource } from './usage/report.ts';
+
+export interface StandaloneConsoleOptions {
+  snapshot: Snapshot;
+  configKeys: KeyRecord[];
+  pepper: string;
+  backing: { kind: 'memory'; store: MemoryStore; sink: UsageSink } | { kind: 'redis'; store: RedisStore };
+  lastUsed: LastUsed;
+  env: Record<string, string | undefined>;
+}
+
+export interface StandaloneConsole {
+  /** The admin token when it was generated here (print it once); null when it came from SVC_CONSOLE_TOKEN. */
+  generatedToken: string | null;
+  close(): Promise<void>;
+}
+
+function usageSource(o: StandaloneConsoleOptions): { source: UsageSource; close: () => Promise<void> } {
+  const url = o.env.DATABASE_URL;
+  if (url) {
+    const pool = createPool(url, { max: 2, statementTimeoutMs: 10_000 });
+    pool.on('error', () => {});
+    return { source: new PostgresUsageSource(pool), close: () => pool.end().catch(() => {}) };
+  }
+  const b = o.backing;
+  if (b.kind === 'redis') {
+    return { source: new MemoryUsageSource(async (accounts) => (await Promise.all(accounts.map((a) => b.store.usageEvents(a)))).flat()), close: async () => {} };
+  }
+  const events = b.sink instanceof MemoryUsageSink ? b.sink.events : [];
+  return { source: new MemoryUsageSource(async () => events), close: async () => {} };
+}
+
+function exampleModel(snapshot: Snapshot): string {
+  const chat = Object.values(snapshot.models).filter((m) => m.type === 'chat').sort((a, b) => a.minTier - b.minTier || (a.id < b.id ? -1 : 1));
+  return chat[0]?.id ?? 'mock-mini';
+}
+
+export async function mountStandaloneConsole(app: FastifyInstance, o: StandaloneConsoleOptions): Promise<StandaloneConsole> {
+  const fromEnv = o.env.SVC_CONSOLE_TOKEN || null;
+  const token = fromEnv ?? generateAdminToken();
+  const auth = new AdminTokenAuth(token);
+  const b = o.backing;
+  const redis = b.kind === 'redis' ? b.store : null;
+  const keys = new StandaloneKeys({
+    snapshot: o.snapshot, configKeys: o.configKeys, pepper: o.pepper, store: b.store, lastUsed: o.lastUsed,
+    publisher: b.kind === 'redis' ? new RedisPublisher(b.store) : new MemoryPublisher(b.store, o.snapshot, o.configKeys),
+    registry: redis ? new RedisRegistry(redis.redis, redis.prefix) : new MemoryRegistry(o.env.SVC_CONSOLE_STATE || null),
+  });
+  await keys.restore(Date.now());
+  // Rotations' grace periods end on time even when nobody opens the page.
+  const timer = setInterval(() => void keys.sweep(Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Console: pending revocations not applied yet')), 10_000);
+  timer.unref();
+  const usage = usageSource(o);
+  await app.register(consolePlugin({
+    authn: auth, authz: auth, keys, usage: usage.source, now: Date.now, exampleModel: exampleModel(o.snapshot),
+    sessions: redis ? new RedisSessions(redis.redis, redis.prefix) : new MemorySessions(),
+    signInLimit: new SignInLimit(),
+  }));
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    await usage.close();
+  });
+  return { generatedToken: fromEnv ? null : token, close: usage.close };
+}

@@ -1,0 +1,26 @@
+// Download CSV: exactly the table on the page (same rows, same order, same columns, the total row last).
+import { nanoToUsd } from '../../gateway/contract/money.ts';
+import { GROUP_LABELS, type GroupBy, type UsageReport } from './report.ts';
+
+function cell(v: string | number): string {
+  const s = String(v);
+  // Quoted when needed; a leading = + - @ is defused so a spreadsheet never runs a formula from a key or task name.
+  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+export function usd(nano: number): string {
+  return nanoToUsd(nano).toFixed(6);
+}
+
+export const COLUMNS = ['Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)'] as const;
+
+export function toCsv(report: UsageReport, groupBy: GroupBy): string {
+  const lines = [[GROUP_LABELS[groupBy], ...COLUMNS].map(cell).join(',')];
+  for (const r of report.rows) {
+    lines.push([r.group, r.requests, r.errors, r.fallbacks, r.inputTokens, r.outputTokens, usd(r.costNano)].map(cell).join(','));
+  }
+  const t = report.totals;
+  lines.push(['Total', t.requests, t.errors, t.fallbacks, t.inputTokens, t.outputTokens, usd(t.costNano)].map(cell).join(','));
+  return `${lines.join('\r\n')}\r\n`;
+}

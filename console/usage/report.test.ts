@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { UsageEvent } from '../../gateway/usage/event.ts';
+import { toCsv } from './csv.ts';
+import { cellsOf } from './memory-source.ts';
+import { summarize } from './report.ts';
+
+function ev(over: Partial<UsageEvent>): UsageEvent {
+  return {
+    eventId: 'e', createdAt: '2026-03-02T10:00:00.000Z', account: 'acme', apiKey: 'k1', taskType: null, endpoint: 'chat.completions',
+    requestedModel: 'mock-mini', servedModel: 'mock-mini', upstream: 'mock', fallback: false, fallbackReason: null, status: 200,
+    errorCode: null, stream: false, inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 1000,
+    feeNano: 38, latencyMs: 3, ttftMs: null, ...over,
+  };
+}
+
+const events = [
+  ev({}),
+  ev({ taskType: 'summarize', costNano: 3000, createdAt: '2026-03-03T23:59:59.000Z' }),
+  ev({ taskType: 'summarize', status: 429, costNano: 0, inputTokens: 0, outputTokens: 0 }),
+  ev({ account: 'other', costNano: 99 }),
+  ev({ createdAt: '2026-03-05T00:00:00.000Z' }),
+  ev({ apiKey: 'k2', fallback: true, servedModel: 'mock-pro', costNano: 7 }),
+];
+
+describe('usage report', () => {
+  const q = { accounts: ['acme'], from: '2026-03-01', to: '2026-03-04', groupBy: 'task' as const };
+  const report = summarize(cellsOf(events, q), q.from, q.to);
+
+  it('groups by task with one (untagged) row, only the accounts and days asked for', () => {
+    expect(report.rows.map((r) => [r.group, r.requests, r.errors, r.costNano])).toEqual([
+      ['summarize', 2, 1, 3000],
+      ['(untagged)', 2, 0, 1007],
+    ]);
+  });
+
+  it('totals equal the sum of the rows and of the days', () => {
+    const sum = (k: 'requests' | 'costNano' | 'inputTokens' | 'fallbacks'): number => report.rows.reduce((s, r) => s + r[k], 0);
+    expect(report.totals).toMatchObject({ requests: sum('requests'), costNano: sum('costNano'), inputTokens: sum('inputTokens'), fallbacks: sum('fallbacks') });
+    expect(report.days.map((d) => d.day)).toEqual(['2026-03-01', '2026-03-02', '2026-03-03', '2026-03-04']);
+    expect(report.days.reduce((s, d) => s + d.costNano, 0)).toBe(report.totals.costNano);
+  });
+
+  it('groups by model (served, else requested) and by key', () => {
+    const byModel = summarize(cellsOf(events, { ...q, groupBy: 'model' }), q.from, q.to);
+    expect(byModel.rows.map((r) => r.group).sort()).toEqual(['mock-mini', 'mock-pro']);
+    const byKey = summarize(cellsOf(events, { ...q, groupBy: 'key' }), q.from, q.to);
+    expect(byKey.rows.map((r) => r.group).sort()).toEqual(['k1', 'k2']);
+  });
+
+  it('exports the table as CSV, formulas defused', () => {
+    const csv = toCsv(summarize(cellsOf([ev({ taskType: '=HYPERLINK("x")' })], q), q.from, q.to), 'task');
+    expect(csv).toBe('Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD)\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001\r\nTotal,1,0,0,10,5,0.000001\r\n');
+  });
+});

@@ -1,0 +1,78 @@
+// The usage page's one aggregate: cells (UTC day x group) from one query; rows, the daily series, the cards and
+// the CSV are all sums of the same cells, so the totals always equal the sum of the rows.
+export type GroupBy = 'key' | 'task' | 'model';
+
+export const GROUP_LABELS: Record<GroupBy, string> = { key: 'Key', task: 'Task', model: 'Model' };
+export const UNTAGGED = '(untagged)';
+
+export interface Figures {
+  requests: number;
+  errors: number;
+  fallbacks: number;
+  inputTokens: number;
+  outputTokens: number;
+  costNano: number;
+}
+
+export interface Cell extends Figures {
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  group: string;
+}
+
+export interface UsageQuery {
+  accounts: string[];
+  /** Inclusive UTC days, YYYY-MM-DD. */
+  from: string;
+  to: string;
+  groupBy: GroupBy;
+}
+
+export interface UsageSource {
+  cells(q: UsageQuery): Promise<Cell[]>;
+}
+
+export interface UsageReport {
+  rows: Array<Figures & { group: string }>;
+  days: Array<{ day: string; costNano: number }>;
+  totals: Figures;
+}
+
+export function zero(): Figures {
+  return { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, costNano: 0 };
+}
+
+export function addTo(f: Figures, c: Figures): void {
+  f.requests += c.requests;
+  f.errors += c.errors;
+  f.fallbacks += c.fallbacks;
+  f.inputTokens += c.inputTokens;
+  f.outputTokens += c.outputTokens;
+  f.costNano += c.costNano;
+}
+
+/** Every UTC day from `from` to `to`, inclusive (at most 400). */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`) && out.length < 400; t += 86_400_000) {
+    out.push(new Date(t).toISOString().slice(0, 10));
+  }
+  return out;
+}
+
+export function summarize(cells: Cell[], from: string, to: string): UsageReport {
+  const groups = new Map<string, Figures>();
+  const perDay = new Map<string, number>();
+  const totals = zero();
+  for (const c of cells) {
+    let g = groups.get(c.group);
+    if (!g) groups.set(c.group, (g = zero()));
+    addTo(g, c);
+    addTo(totals, c);
+    perDay.set(c.day, (perDay.get(c.day) ?? 0) + c.costNano);
+  }
+  const rows = [...groups].map(([group, f]) => ({ group, ...f }))
+    .sort((a, b) => b.costNano - a.costNano || b.requests - a.requests || (a.group < b.group ? -1 : 1));
+  const days = daysBetween(from, to).map((day) => ({ day, costNano: perDay.get(day) ?? 0 }));
+  return { rows, days, totals };
+}
