@@ -11,6 +11,7 @@ describe('decodeEvent', () => {
     ['an id that is not a UUID', JSON.stringify(sampleEvent({ eventId: 'abc' })), 'invalid_event'],
     ['negative tokens', JSON.stringify(sampleEvent({ inputTokens: -1 })), 'invalid_event'],
     ['fractional nano-USD', JSON.stringify(sampleEvent({ costNano: 1.5 })), 'invalid_event'],
+    ['a Responses API call', JSON.stringify(sampleEvent({ endpoint: 'responses' })), null],
     ['an unknown endpoint', JSON.stringify({ ...sampleEvent(), endpoint: 'images' }), 'invalid_event'],
     ['a date without time zone', JSON.stringify(sampleEvent({ createdAt: '2026-11-21 10:00' })), 'invalid_event'],
   ];
