@@ -12,7 +12,9 @@ let env: Env;
 beforeAll(async () => {
   env = await startEnv();
   setTracingDisabled(true); // traces would go to OpenAI; nothing leaves the machine
-  setDefaultOpenAIClient(new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: env.keys.builder, maxRetries: 0 }));
+  // The Agents SDK pins its own copy of the openai package; the client is the same class at run time.
+  const client = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: env.keys.builder, maxRetries: 0 });
+  setDefaultOpenAIClient(client as unknown as Parameters<typeof setDefaultOpenAIClient>[0]);
 });
 
 afterAll(async () => {
