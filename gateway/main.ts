@@ -84,6 +84,7 @@ async function main(): Promise<void> {
   let store: Store;
   let backing: StandaloneConsoleOptions['backing'];
   let lastUsed: LastUsed;
+  let configKeys = config.keys;
   let generated = config.generated;
   const metrics = new Metrics();
   const usageLog = forwardingLog();
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
       warn(`ApiKey ${name} has no key in its Secret, so it gets none: with REDIS_URL every process must know the same key. Put one in the Secret (data key "key").`);
     }
     generated = [];
+    configKeys = shared.keys;
     store = redis;
     backing = { kind: 'redis', store: redis };
     lastUsed = new RedisLastUsed(redis.redis, redis.prefix);
@@ -125,7 +127,7 @@ async function main(): Promise<void> {
   warn = (message, err) => app.log.warn({ err }, message);
   let consoleToken: string | null;
   try {
-    consoleToken = (await mountStandaloneConsole(app, { snapshot, configKeys: config.keys, pepper, backing, lastUsed, env: process.env })).generatedToken;
+    consoleToken = (await mountStandaloneConsole(app, { snapshot, configKeys, pepper, backing, lastUsed, env: process.env })).generatedToken;
   } catch (err) {
     await store.close();
     return fail(`Cannot start the console: ${err instanceof Error ? err.message : String(err)}`);
