@@ -1,5 +1,5 @@
 // Download CSV: exactly the table on the page (same rows, same order, same columns, the total row last).
-import { nanoToUsd } from '../../gateway/contract/money.ts';
+import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import { GROUP_LABELS, type GroupBy, type UsageReport } from './report.ts';
 
 function cell(v: string | number): string {
@@ -9,8 +9,11 @@ function cell(v: string | number): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
+/** Exact: nano-USD written with 9 decimals by integer arithmetic, so rows add up to the total to the last digit. */
 export function usd(nano: number): string {
-  return nanoToUsd(nano).toFixed(6);
+  const sign = nano < 0 ? '-' : '';
+  const n = Math.abs(nano);
+  return `${sign}${Math.floor(n / NANO_PER_USD)}.${String(n % NANO_PER_USD).padStart(9, '0')}`;
 }
 
 export const COLUMNS = ['Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)'] as const;
