@@ -54,7 +54,7 @@ async function chat(key: string, task?: string): Promise<number> {
 
 async function tableText(p: Page): Promise<string[][]> {
   return p.locator('table').last().locator('tbody tr, tfoot tr').evaluateAll((rows) =>
-    rows.map((r) => [...(r as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells].map((c) => (c.textContent ?? '').trim())));
+    rows.map((r) => Array.from((r as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (c) => (c.textContent ?? '').trim())));
 }
 
 async function keyFromDialog(p: Page): Promise<string> {
