@@ -5,7 +5,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-upstr
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { dialectOfPath, dialectProblem, errorCodeOf } from './dialect.ts';
 import { startAbuseGateway, type AbuseGateway } from './harness.ts';
-import { abuseConfig } from './manifests.ts';
+import { abuseConfig, ACCOUNT } from './manifests.ts';
 import { rawRequest, requestBytes } from './raw-http.ts';
 
 let openai: FakeUpstream;
@@ -92,6 +92,19 @@ describe('a body nested deeper than 128 levels', () => {
       const r = await send(path, body);
       expect(r.status, r.text.slice(0, 300)).toBe(200);
     }
+  });
+});
+
+describe('output caps at the edge of what a number can hold', () => {
+  const caps = [Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 1e308, 2 ** 63];
+  it.each(caps)('max_tokens %s: a 4xx in the caller\'s dialect, never a 5xx, nothing held', async (cap) => {
+    for (const path of ['/v1/chat/completions', '/anthropic/v1/messages']) {
+      const r = await send(path, JSON.stringify((BODIES[path] as (x: object) => Record<string, unknown>)({ max_tokens: cap })));
+      expect(r.status, r.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
+      expect(r.status, r.text.slice(0, 300)).toBeLessThan(500);
+      expect(dialectProblem(dialectOfPath(path), r.text)).toBeNull();
+    }
+    expect((await gw.ledger(ACCOUNT)).openHolds).toBe(0);
   });
 });
 
