@@ -3,7 +3,9 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import { anthropicRoutes } from './http/anthropic-routes.ts';
 import { jsonBodies } from './http/body-parser.ts';
 import { cors } from './http/cors.ts';
-import { errorHandling } from './http/errors.ts';
+import { clientErrorHandler } from './http/client-errors.ts';
+import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
+import { errorHandling, frameworkError } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
@@ -23,6 +25,8 @@ export interface BuildOptions {
   ready?: () => boolean;
   /** Graceful shutdown: /readyz answers 503 once it started, and it counts and can end the calls in flight. */
   drain?: Drain;
+  /** Limits on slow clients (default: SVC_*_TIMEOUT_MS from the environment, else DEFAULT_TIMEOUTS). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 export const REDACT = [
@@ -40,13 +44,23 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps }> {
+  const t = { ...timeoutsFromEnv(process.env), ...opts.timeouts };
   const app = Fastify({
+    // Node checks the header and request deadlines on a timer: often enough that a short deadline is kept.
+    http: { headersTimeout: Math.min(t.headersMs, t.requestMs), connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(t.headersMs / 4))) },
+    requestTimeout: t.requestMs,
+    connectionTimeout: t.idleMs,
+    clientErrorHandler,
+    // Model ids may be up to 200 characters (the ModelRoute schema): the path parameter takes them.
+    routerOptions: { maxParamLength: 256 },
+    frameworkErrors: frameworkError,
     logger: loggerOptions(opts.logLevel ?? process.env.LOG_LEVEL ?? 'info'),
     bodyLimit: opts.bodyLimit ?? 10 * 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     return503OnClosing: true,
-    keepAliveTimeout: 65_000,
+    // Longer than a load balancer's usual 60 s idle timeout (so the balancer closes first), unless idleMs is shorter.
+    keepAliveTimeout: Math.min(65_000, t.idleMs),
   });
   jsonBodies(app);
   const deps: GatewayDeps = {
@@ -71,9 +85,6 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     if (opts.drain?.draining) return reply.code(503).send({ status: 'draining' });
     const ready = opts.ready?.() ?? true;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting' });
-  });
-  app.get('/metrics', async (_req, reply) => {
-    return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
   openAIRoutes(app, deps);
   anthropicRoutes(app, deps);

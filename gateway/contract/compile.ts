@@ -78,10 +78,11 @@ function compileTarget(
 }
 
 function compileModels(set: ManifestSet, secrets: Map<string, Record<string, string>>, problems: Problem[]): Record<string, CompiledModel> {
-  const models: Record<string, CompiledModel> = {};
+  // No prototype: a model id such as "constructor" or "__proto__" is a plain entry.
+  const models = Object.create(null) as Record<string, CompiledModel>;
   for (const r of sortByName(set.modelRoutes)) {
     const id = r.spec.model ?? r.metadata.name;
-    if (models[id]) problems.push({ object: `ModelRoute/${r.metadata.name}`, field: 'spec.model', message: `model ${id} is defined twice` });
+    if (Object.hasOwn(models, id)) problems.push({ object: `ModelRoute/${r.metadata.name}`, field: 'spec.model', message: `model ${id} is defined twice` });
     models[id] = {
       id,
       type: r.spec.type,
@@ -95,7 +96,7 @@ function compileModels(set: ManifestSet, secrets: Map<string, Record<string, str
   }
   for (const r of set.modelRoutes) {
     r.spec.fallbacks.forEach((f, i) => {
-      if (!models[f]) problems.push({ object: `ModelRoute/${r.metadata.name}`, field: `spec.fallbacks[${i}]`, message: `unknown model ${f}` });
+      if (!Object.hasOwn(models, f)) problems.push({ object: `ModelRoute/${r.metadata.name}`, field: `spec.fallbacks[${i}]`, message: `unknown model ${f}` });
     });
   }
   return models;

@@ -84,3 +84,11 @@ export type CompiledPlan = z.infer<typeof compiledPlan>;
 export type CompiledAccount = z.infer<typeof compiledAccount>;
 export type CredentialRef = z.infer<typeof credentialRef>;
 export type KeyRecord = z.infer<typeof keyRecord>;
+
+/**
+ * A snapshot entry by a name a client chose: own properties only, so "constructor", "__proto__" or "toString" is
+ * an unknown name, never a property of Object.prototype.
+ */
+export function entryOf<T>(table: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}

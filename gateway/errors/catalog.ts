@@ -14,6 +14,9 @@ export type ErrorCode =
   | 'model_not_found'
   | 'not_found'
   | 'request_too_large'
+  | 'request_timeout'
+  | 'uri_too_long'
+  | 'headers_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'upstream_error'
@@ -49,6 +52,9 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   model_not_found: { status: 404, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
   not_found: { status: 404, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
   request_too_large: { status: 413, openaiType: 'invalid_request_error', anthropicType: 'request_too_large' },
+  request_timeout: { status: 408, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  uri_too_long: { status: 414, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  headers_too_large: { status: 431, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   unsupported_media_type: { status: 415, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   rate_limited: { status: 429, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },
   upstream_error: { status: 502, openaiType: 'api_error', anthropicType: 'api_error' },

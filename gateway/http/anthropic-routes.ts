@@ -2,7 +2,7 @@
 // messages and count_tokens through the pipeline, plan-gated; the model list in Anthropic's format; the
 // connectivity probe Claude Code sends to {base}/api/hello. Errors take Anthropic's shape (errors.ts, dialectOf).
 import type { FastifyInstance } from 'fastify';
-import type { CompiledModel } from '../contract/snapshot.ts';
+import { entryOf, type CompiledModel } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { handleCall } from '../pipeline/handle-call.ts';
@@ -10,6 +10,7 @@ import type { Principal } from '../pipeline/resolve.ts';
 import type { AnthropicHeaders } from '../translate/anthropic-anthropic.ts';
 import { countTokensTranslation, messagesTranslation } from '../translate/select.ts';
 import { countTokensBody, messagesBody, modelsQuery } from './anthropic-schemas.ts';
+import { keyFirst } from './key-first.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 type RawHeaders = Record<string, string | string[] | undefined>;
@@ -45,7 +46,7 @@ export function pageOf<T extends { id: string }>(all: T[], q: { limit: number; a
 }
 
 export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
-  app.post('/anthropic/v1/messages', async (req, reply) => {
+  app.post('/anthropic/v1/messages', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
     const body = parseBody(messagesBody, req.body);
     await handleCall(deps, req, reply, {
       dialect: 'anthropic', endpoint: 'messages', modelType: 'chat', modelId: body.model, stream: body.stream === true,
@@ -56,7 +57,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   });
 
   // Free, as Anthropic's: no output is reserved and no input bytes are held.
-  app.post('/anthropic/v1/messages/count_tokens', async (req, reply) => {
+  app.post('/anthropic/v1/messages/count_tokens', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
     const body = parseBody(countTokensBody, req.body);
     await handleCall(deps, req, reply, {
       dialect: 'anthropic', endpoint: 'count_tokens', modelType: 'chat', modelId: body.model, stream: false,
@@ -75,7 +76,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
   app.get<{ Params: { '*': string } }>('/anthropic/v1/models/*', async (req) => {
     const id = req.params['*'];
-    const m = deps.config.current().models[id];
+    const m = entryOf(deps.config.current().models, id);
     if (!m || m.type !== 'chat') throw new GatewayError('model_not_found', `The model ${JSON.stringify(id)} does not exist.`, { param: 'model' });
     return modelInfo(m);
   });

@@ -2,6 +2,8 @@
 // whose count is kept on the request. Admission bounds a call's input tokens by that count (no tokenizer yields
 // more tokens than bytes), so the prompt is never serialized again just to be measured.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors/catalog.ts';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.ts';
 
 type Done = (err: Error | null, body?: unknown) => void;
 
@@ -17,10 +19,15 @@ export function jsonBodies(app: FastifyInstance): void {
   app.decorateRequest('bodyBytes', 0);
   const parser = (req: FastifyRequest, body: string | Buffer, done: Done): void => {
     req.bodyBytes = body.length;
+    if (nestedDeeperThan(body as Buffer, MAX_JSON_DEPTH)) {
+      done(new GatewayError('invalid_request', `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`));
+      return;
+    }
     // fastify's parser takes the Buffer as it is (secure-json-parse decodes it); its type says string only.
     void parse(req, body as string, done);
   };
-  app.removeContentTypeParser('application/json');
+  // fastify reads text/plain as a string of its own: removed, so that type is read as JSON too.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser);
   // Any content type is read as JSON: curl -d without a header still gets a clear answer.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parser);

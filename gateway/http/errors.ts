@@ -1,10 +1,19 @@
 // Every failure becomes the catalog's error in the caller's dialect: never an HTML page, never a stack.
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, type Dialect } from '../errors/catalog.ts';
 import { sendError } from '../pipeline/handle-call.ts';
+import { dialectOfPath } from './client-errors.ts';
 
 export function dialectOf(req: FastifyRequest): Dialect {
-  return req.url.startsWith('/anthropic') ? 'anthropic' : 'openai';
+  return dialectOfPath(req.url);
+}
+
+/** fastify's own refusals before routing (a URL it cannot decode, a path parameter too long), in the dialect. */
+export function frameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const ge = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new GatewayError('uri_too_long', 'A path segment of the URL is too long.')
+    : new GatewayError('invalid_request', 'The URL is not valid.');
+  sendError(reply, dialectOf(req), ge);
 }
 
 function fromFastify(err: FastifyError): GatewayError | null {

@@ -1,18 +1,20 @@
 // The OpenAI-compatible endpoints under /v1: thin routes over the pipeline.
 import type { FastifyInstance } from 'fastify';
 import { nanoToUsd } from '../contract/money.ts';
+import { entryOf } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { handleCall } from '../pipeline/handle-call.ts';
 import { principal } from '../pipeline/resolve.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
+import { keyFirst } from './key-first.ts';
 import { chatBody, embeddingsBody } from './openai-schemas.ts';
 import { responsesRoutes } from './responses-routes.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
-  app.post('/v1/chat/completions', async (req, reply) => {
+  app.post('/v1/chat/completions', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(chatBody, req.body);
     const taskType = taskTypeOf(body.metadata);
     await handleCall(deps, req, reply, {
@@ -25,7 +27,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
   responsesRoutes(app, deps);
 
-  app.post('/v1/embeddings', async (req, reply) => {
+  app.post('/v1/embeddings', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(embeddingsBody, req.body);
     const taskType = taskTypeOf(body.metadata);
     await handleCall(deps, req, reply, {
@@ -41,12 +43,12 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   });
 
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (req) => {
-    const m = deps.config.current().models[req.params.id];
+    const m = entryOf(deps.config.current().models, req.params.id);
     if (!m) throw new GatewayError('model_not_found', `The model ${JSON.stringify(req.params.id)} does not exist.`, { param: 'model' });
     return modelEntry(m.id);
   });
 
-  app.get('/v1/me', async (req) => {
+  app.get('/v1/me', { onRequest: keyFirst('openai') }, async (req) => {
     const key = await authenticate(req.headers, 'openai', deps.store, deps.pepper);
     const p = principal(deps.config.current(), key);
     const v = await deps.store.view(p.account.name, key.name, deps.now());

@@ -6,13 +6,14 @@ import type { GatewayDeps } from '../pipeline/context.ts';
 import { handleCall } from '../pipeline/handle-call.ts';
 import { refuseStateful } from '../translate/responses-refuse.ts';
 import { responsesTranslation } from '../translate/select.ts';
+import { keyFirst } from './key-first.ts';
 import { responsesBody } from './responses-schemas.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 const NOT_STORED = 'This gateway stores no responses: each call sends its whole conversation in `input` (store: false).';
 
 export function responsesRoutes(app: FastifyInstance, deps: GatewayDeps): void {
-  app.post('/v1/responses', async (req, reply) => {
+  app.post('/v1/responses', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(responsesBody, req.body);
     const taskType = taskTypeOf(body.metadata);
     refuseStateful(body);

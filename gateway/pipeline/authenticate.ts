@@ -7,11 +7,16 @@ import type { KeyCache } from './key-cache.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
+/**
+ * The key of an Authorization header: the Bearer scheme only (as OpenAI's and Anthropic's APIs). A bare key is
+ * refused with a message that says how to send it, so a misconfigured client learns why.
+ */
 function bearer(h: string | string[] | undefined): string | undefined {
-  const v = Array.isArray(h) ? h[0] : h;
+  const v = (Array.isArray(h) ? h[0] : h)?.trim();
   if (!v) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(v.trim());
-  return m ? m[1]?.trim() : v.trim();
+  const m = /^Bearer\s+(.+)$/i.exec(v);
+  if (!m) throw new GatewayError('invalid_api_key', 'The Authorization header must use the Bearer scheme: Authorization: Bearer <key>.');
+  return m[1]?.trim();
 }
 
 /** The key a request carries: Authorization: Bearer everywhere, x-api-key too on the Anthropic endpoint. */
@@ -24,8 +29,8 @@ export function presentedKey(headers: Headers, dialect: Dialect): string | undef
   return bearer(headers.authorization);
 }
 
-/** With a cache (the model endpoints, whose admission re-checks revocation), a busy key skips the store read. */
-export async function authenticate(headers: Headers, dialect: Dialect, store: Store, pepper: string, cache?: KeyCache): Promise<KeyRecord> {
+/** The presented key if it is there and well formed (no store needed): checked before the request body is read. */
+export function wellFormedKey(headers: Headers, dialect: Dialect): string {
   const key = presentedKey(headers, dialect);
   if (!key) {
     const how = dialect === 'anthropic' ? 'an x-api-key header or Authorization: Bearer' : 'Authorization: Bearer <key>';
@@ -34,6 +39,12 @@ export async function authenticate(headers: Headers, dialect: Dialect, store: St
   if (!isWellFormedKey(key)) {
     throw new GatewayError('invalid_api_key', `Malformed API key: keys start with ${KEY_PREFIX} and carry a checksum.`);
   }
+  return key;
+}
+
+/** With a cache (the model endpoints, whose admission re-checks revocation), a busy key skips the store read. */
+export async function authenticate(headers: Headers, dialect: Dialect, store: Store, pepper: string, cache?: KeyCache): Promise<KeyRecord> {
+  const key = wellFormedKey(headers, dialect);
   const hash = hashKey(key, pepper);
   const record = cache ? await cache.find(store, hash, Date.now()) : await store.findKey(hash);
   if (!record) throw new GatewayError('invalid_api_key', 'Unknown API key.');

@@ -183,7 +183,9 @@ async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | stri
       const events = parser.push(next.value);
       if (events.length === 0) continue;
       const e = events[0] as SseEvent;
-      if (e.event === 'error' || (e.data.startsWith('{"error"') && !e.data.includes('"choices"'))) {
+      // An error first (OpenAI's error chunk, Anthropic's and the Responses API's error or response.failed event):
+      // nothing reached the client yet, so the next target may take the call.
+      if (e.event === 'error' || e.event === 'response.failed' || (e.data.startsWith('{"error"') && !e.data.includes('"choices"'))) {
         return failure('upstream_5xx', 'the upstream stream began with an error event');
       }
       return { ...route, kind: 'stream', first: events, parser, rest };

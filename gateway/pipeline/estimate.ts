@@ -2,6 +2,7 @@
 // tokenizer yields more tokens than bytes, and the prompt is part of the body), output by max_tokens or the model's
 // output cap, at the dearest model of the chain.
 import type { CompiledModel } from '../contract/snapshot.ts';
+import { MAX_AMOUNT } from '../state/store.ts';
 
 export interface Reservation {
   /** The request body's size: the bound on its input tokens. */
@@ -18,5 +19,6 @@ export function reserve(chain: readonly CompiledModel[], inputBytes: number, max
     outputTokens = Math.max(outputTokens, out);
     holdNano = Math.max(holdNano, inputBytes * m.inputNanoPerToken + out * m.outputNanoPerToken);
   }
-  return { inputBytes, outputTokens, holdNano };
+  // A max_tokens no account could pay for (2^53, say) is bounded, not an error: admission refuses it by TPM or balance.
+  return { inputBytes, outputTokens: Math.min(outputTokens, MAX_AMOUNT - inputBytes), holdNano: Math.min(holdNano, MAX_AMOUNT) };
 }

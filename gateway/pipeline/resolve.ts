@@ -1,6 +1,6 @@
 // Step 2: which model the call may use: known, of the right type, open to the plan and the key's whitelist.
 import { keyAllows, planAllows } from '../contract/model-match.ts';
-import type { CompiledAccount, CompiledModel, CompiledPlan, KeyRecord, Snapshot } from '../contract/snapshot.ts';
+import { entryOf, type CompiledAccount, type CompiledModel, type CompiledPlan, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 
 export interface Principal {
@@ -10,8 +10,8 @@ export interface Principal {
 }
 
 export function principal(snapshot: Snapshot, key: KeyRecord): Principal {
-  const account = snapshot.accounts[key.account];
-  const plan = account ? snapshot.plans[account.plan] : undefined;
+  const account = entryOf(snapshot.accounts, key.account);
+  const plan = account ? entryOf(snapshot.plans, account.plan) : undefined;
   if (!account || !plan) throw new GatewayError('invalid_api_key', 'This API key belongs to no active account.');
   return { key, account, plan };
 }
@@ -22,7 +22,7 @@ export function mayUse(p: Principal, model: CompiledModel): boolean {
 
 /** The requested model, then the fallbacks the caller may use, in order. */
 export function resolveChain(snapshot: Snapshot, p: Principal, modelId: string, type: CompiledModel['type']): CompiledModel[] {
-  const model = snapshot.models[modelId];
+  const model = entryOf(snapshot.models, modelId);
   if (!model) throw new GatewayError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist. GET /v1/models lists the models.`, { param: 'model' });
   if (model.type !== type) {
     throw new GatewayError('invalid_request', `The model ${modelId} is a${model.type === 'chat' ? ' chat' : 'n embeddings'} model and cannot serve this endpoint.`, { param: 'model' });
@@ -31,7 +31,7 @@ export function resolveChain(snapshot: Snapshot, p: Principal, modelId: string, 
   if (!keyAllows(p.key, model.id)) throw new GatewayError('model_not_allowed', `This API key may not use the model ${modelId}.`, { param: 'model' });
   const chain = [model];
   for (const id of model.fallbacks) {
-    const f = snapshot.models[id];
+    const f = entryOf(snapshot.models, id);
     if (f && f.type === type && mayUse(p, f) && !chain.includes(f)) chain.push(f);
   }
   return chain;
