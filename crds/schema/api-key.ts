@@ -13,6 +13,17 @@ export const apiKeySpec = z.object({
     .describe('Revokes the key; irreversible.')
     .meta(cel({ rule: 'self || !oldSelf', message: 'a revoked ApiKey cannot be un-revoked; create a new ApiKey instead' })),
   secretName: objectName.optional().describe('Secret holding the key under data key `key` (default <apikey>-key).'),
+  keyHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional()
+    .describe('Keys made in the console: HMAC-SHA-256 (hex) of the key under the gateways\' pepper. The key itself is kept nowhere, so no Secret is read or generated.')
+    .meta(cel({ rule: 'self == oldSelf', message: 'keyHash cannot change; rotate to a new ApiKey instead' })),
+  displayedKey: z
+    .string()
+    .regex(/^sk-svc-…[0-9A-Za-z]{4}$/)
+    .optional()
+    .describe('With keyHash: the displayed form of the key (sk-svc-… and its last 4 characters).'),
 });
 
 export const apiKey = z.object({

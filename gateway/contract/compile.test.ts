@@ -35,6 +35,16 @@ describe('compile', () => {
     expect(snapshot.accounts.acme).toEqual({ name: 'acme', plan: 'pro', trialCreditNano: 1_000_000_000, credits: [{ id: 'c1', amountNano: 2_500_000_000 }] });
   });
 
+  it('takes a key made in the console from its HMAC (spec.keyHash): no Secret, no key, no generation', () => {
+    const key = generateKey();
+    const hashed = { apiVersion: API, kind: 'ApiKey', metadata: { name: 'made' }, spec: { accountRef: 'acme', keyHash: hashKey(key, 'p'), displayedKey: `sk-svc-…${key.slice(-4)}`, limits: { rpm: 500 } } };
+    let generated = 0;
+    const { keys, problems } = compile(parse([plan, acct, hashed]).set, { pepper: 'p', keyFor: () => (generated++, generateKey()) });
+    expect(problems).toEqual([]);
+    expect(generated).toBe(0);
+    expect(keys).toEqual([{ hash: hashKey(key, 'p'), name: 'made', display: `sk-svc-…${key.slice(-4)}`, account: 'acme', monthlyBudgetNano: null, rpm: 100, tpm: 5000, models: null, revoked: false }]);
+  });
+
   it('is deterministic: the same manifests in any order give the same version', () => {
     const a = compile(parse([plan, acct, routeDoc, upstreamSecret]).set, { pepper: 'p' }).snapshot;
     const b = compile(parse([upstreamSecret, routeDoc, acct, plan]).set, { pepper: 'p' }).snapshot;

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Account, ApiKey, ModelRoute, Plan, Secret, Target } from '../../crds/schema/index.ts';
 import { secretValues } from '../../crds/schema/index.ts';
-import { displayKey, hashKey, isWellFormedKey } from './keys.ts';
+import { displayKey, hashKey, isWellFormedKey, KEY_PREFIX } from './keys.ts';
 import { perMTokToNanoPerToken, usdToNano } from './money.ts';
 import type { CompiledModel, CompiledTarget, CredentialRef, KeyRecord, Snapshot } from './snapshot.ts';
 import { SNAPSHOT_SCHEMA } from './snapshot.ts';
@@ -116,6 +116,20 @@ function compileKeys(set: ManifestSet, snapshot: Omit<Snapshot, 'version'>, secr
       continue;
     }
     const plan = snapshot.plans[account.plan];
+    const settings = {
+      name: k.metadata.name,
+      account: account.name,
+      monthlyBudgetNano: k.spec.monthlyBudgetUsd === undefined ? null : usdToNano(k.spec.monthlyBudgetUsd),
+      rpm: minLimit(k.spec.limits?.rpm, plan?.rpm ?? undefined),
+      tpm: minLimit(k.spec.limits?.tpm, plan?.tpm ?? undefined),
+      models: k.spec.models ?? null,
+      revoked: k.spec.revoked,
+    };
+    // A key made in the console: only its HMAC exists (the ApiKey carries it), no Secret.
+    if (k.spec.keyHash) {
+      keys.push({ ...settings, hash: k.spec.keyHash, display: k.spec.displayedKey ?? `${KEY_PREFIX}…` });
+      continue;
+    }
     const secretName = k.spec.secretName ?? `${k.metadata.name}-key`;
     const stored = secrets.get(secretName)?.key;
     let key: string | null = stored ?? null;
@@ -126,17 +140,7 @@ function compileKeys(set: ManifestSet, snapshot: Omit<Snapshot, 'version'>, secr
     if (key === null) key = opts.keyFor?.(k) ?? null;
     if (key === null) continue;
     key = key.trim();
-    keys.push({
-      hash: hashKey(key, opts.pepper),
-      name: k.metadata.name,
-      display: displayKey(key),
-      account: account.name,
-      monthlyBudgetNano: k.spec.monthlyBudgetUsd === undefined ? null : usdToNano(k.spec.monthlyBudgetUsd),
-      rpm: minLimit(k.spec.limits?.rpm, plan?.rpm ?? undefined),
-      tpm: minLimit(k.spec.limits?.tpm, plan?.tpm ?? undefined),
-      models: k.spec.models ?? null,
-      revoked: k.spec.revoked,
-    });
+    keys.push({ ...settings, hash: hashKey(key, opts.pepper), display: displayKey(key) });
   }
   return keys;
 }

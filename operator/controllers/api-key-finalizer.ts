@@ -28,10 +28,11 @@ export async function recordKeyHmac(ctx: ControllerContext, obj: CustomObject, h
 export async function finalize(ctx: ControllerContext, obj: CustomObject): Promise<void> {
   if (!hasFinalizer(obj)) return;
   const name = obj.metadata?.name ?? '';
-  const spec = obj.spec as { secretName?: string } | undefined;
-  const key = await currentKey(ctx, secretNameOf(name, spec?.secretName));
+  const spec = obj.spec as { secretName?: string; keyHash?: string } | undefined;
+  const key = spec?.keyHash ? undefined : await currentKey(ctx, secretNameOf(name, spec?.secretName));
   const hmacs = new Set<string>();
   if (key) hmacs.add(hashKey(key, ctx.pepper));
+  if (spec?.keyHash && /^[0-9a-f]{64}$/.test(spec.keyHash)) hmacs.add(spec.keyHash);
   const noted = obj.metadata?.annotations?.[KEY_HMAC_ANNOTATION];
   if (noted && /^[0-9a-f]{64}$/.test(noted)) hmacs.add(noted);
   for (const h of hmacs) await ctx.store.revoke(h);

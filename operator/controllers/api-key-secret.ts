@@ -16,7 +16,9 @@ export type KeyState =
   | { kind: 'key'; key: string; generated: boolean }
   | { kind: 'malformed' }
   /** No key and none wanted (a revoked key is never generated). */
-  | { kind: 'none' };
+  | { kind: 'none' }
+  /** A key made in the console: the ApiKey carries only its HMAC (spec.keyHash); no Secret is read or written. */
+  | { kind: 'hashed'; hmac: string; display: string };
 
 export function secretNameOf(name: string, specSecretName: string | undefined): string {
   return specSecretName ?? `${name}-key`;

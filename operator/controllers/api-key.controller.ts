@@ -1,7 +1,7 @@
 // ApiKey: a finalizer first (so no key reaches Redis that deletion could miss), then the key (found in its Secret
 // or generated there), revocation in Redis when spec.revoked is set (irreversible), and a status that shows only
 // the displayed form of the key. Deletion revokes the key in Redis before the finalizer is removed.
-import { displayKey, hashKey } from '../../gateway/contract/keys.ts';
+import { displayKey, hashKey, KEY_PREFIX } from '../../gateway/contract/keys.ts';
 import { nanoToUsd } from '../../gateway/contract/money.ts';
 import type { ApiKey } from '../../crds/schema/index.ts';
 import type { KeyRecord } from '../../gateway/contract/snapshot.ts';
@@ -35,20 +35,24 @@ export class ApiKeyController implements Reconciler {
     if (!parsed.ok) return writeStatus(this.ctx, 'ApiKey', obj, { ready: false, reason: 'InvalidSpec', message: parsed.message });
     const spec = parsed.value.spec;
     const secretName = secretNameOf(name, spec.secretName);
-    const state = await ensureKey(this.ctx, obj, secretName, spec.revoked);
-    if (state.kind === 'key') await this.published(obj, state, secretName);
-    const record = state.kind === 'key' ? await this.ctx.store.findKey(hashKey(state.key, this.ctx.pepper)) : null;
+    const state: KeyState = spec.keyHash
+      ? { kind: 'hashed', hmac: spec.keyHash, display: spec.displayedKey ?? `${KEY_PREFIX}…` }
+      : await ensureKey(this.ctx, obj, secretName, spec.revoked);
+    if (state.kind === 'key' || state.kind === 'hashed') await this.published(obj, state, secretName);
+    const hmac = hmacOf(state, this.ctx.pepper);
+    const record = hmac ? await this.ctx.store.findKey(hmac) : null;
     const { verdict, requeue } = this.judge(parsed.value, state, record, secretName);
     await writeStatus(this.ctx, 'ApiKey', obj, verdict, await this.fields(obj, parsed.value, state, record, secretName));
     return requeue ? { requeueAfterMs: PUBLISH_RECHECK_MS } : undefined;
   }
 
   /** Events and Redis effects of a known key: generated, revoked (idempotent), its HMAC kept for deletion. */
-  private async published(obj: CustomObject, state: Extract<KeyState, { kind: 'key' }>, secretName: string): Promise<void> {
+  private async published(obj: CustomObject, state: Extract<KeyState, { kind: 'key' | 'hashed' }>, secretName: string): Promise<void> {
     const { ctx } = this;
-    const hmac = hashKey(state.key, ctx.pepper);
+    const hmac = hmacOf(state, ctx.pepper) as string;
+    const shown = displayOf(state) as string;
     const ref = objectKey(ctx, obj.metadata?.name ?? '');
-    if (state.generated) {
+    if (state.kind === 'key' && state.generated) {
       ctx.log.info('Generated key', { ApiKey: ref, Secret: secretName, key: displayKey(state.key) });
       await ctx.events.record(obj, { type: 'Normal', reason: 'KeyGenerated', action: 'Generate', message: `Generated key ${displayKey(state.key)} into Secret ${secretName}.` });
     }
@@ -57,8 +61,8 @@ export class ApiKeyController implements Reconciler {
     if (!spec?.revoked) return;
     await ctx.store.revoke(hmac);
     if (obj.status?.state !== 'Revoked') {
-      ctx.log.info('Revoked key', { ApiKey: ref, key: displayKey(state.key) });
-      await ctx.events.record(obj, { type: 'Normal', reason: 'KeyRevoked', action: 'Revoke', message: `Revoked key ${displayKey(state.key)} in every gateway.` });
+      ctx.log.info('Revoked key', { ApiKey: ref, key: shown });
+      await ctx.events.record(obj, { type: 'Normal', reason: 'KeyRevoked', action: 'Revoke', message: `Revoked key ${shown} in every gateway.` });
     }
   }
 
@@ -74,7 +78,7 @@ export class ApiKeyController implements Reconciler {
     if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist in namespace ${ns}.`);
     const planRef = (account.spec as { planRef?: string } | undefined)?.planRef ?? '';
     if (!caches.Plan.get(planRef)) return no('UnknownPlan', `Plan ${planRef} of Account ${k.spec.accountRef} does not exist in namespace ${ns}.`);
-    if (state.kind !== 'key') return no('MissingSecret', `Secret ${secretName} holds no key.`);
+    if (state.kind !== 'key' && state.kind !== 'hashed') return no('MissingSecret', `Secret ${secretName} holds no key.`);
     if (record?.revoked) {
       return no('KeyRevokedBefore', `The key in Secret ${secretName} was revoked before, and revocation is irreversible: put a new key there, or delete the Secret to have one generated.`);
     }
@@ -86,17 +90,29 @@ export class ApiKeyController implements Reconciler {
     const status = obj.status ?? {};
     const revoked = k.spec.revoked || record?.revoked === true;
     let monthSpendUsd: number | null = null;
-    if (state.kind === 'key' && this.ctx.caches.Account.get(k.spec.accountRef)) {
+    const known = state.kind === 'key' || state.kind === 'hashed';
+    if (known && this.ctx.caches.Account.get(k.spec.accountRef)) {
       const view = await this.ctx.store.view(k.spec.accountRef, k.metadata.name, this.ctx.now().getTime());
       monthSpendUsd = Math.round(nanoToUsd(view.keyMonthSpendNano) * 1e6) / 1e6;
     }
     return {
-      state: revoked ? 'Revoked' : state.kind === 'key' ? 'Active' : null,
+      state: revoked ? 'Revoked' : known ? 'Active' : null,
       // A revoked key whose Secret is gone keeps the display it had.
-      displayedKey: state.kind === 'key' ? displayKey(state.key) : (status.displayedKey ?? null),
-      secretName,
+      displayedKey: displayOf(state) ?? status.displayedKey ?? null,
+      secretName: state.kind === 'hashed' ? null : secretName,
       revokedAt: revoked ? (status.revokedAt ?? this.ctx.now().toISOString().replace(/\.\d+Z$/, 'Z')) : null,
       monthSpendUsd,
     };
   }
+}
+
+/** The HMAC the gateways know the key by (none while there is no key). */
+function hmacOf(state: KeyState, pepper: string): string | null {
+  if (state.kind === 'key') return hashKey(state.key, pepper);
+  return state.kind === 'hashed' ? state.hmac : null;
+}
+
+function displayOf(state: KeyState): string | null {
+  if (state.kind === 'key') return displayKey(state.key);
+  return state.kind === 'hashed' ? state.display : null;
 }
