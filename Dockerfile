@@ -27,6 +27,7 @@ COPY gateway ./gateway
 # The official image's unprivileged `node` user, by number so runAsNonRoot can check it. The code stays root-owned:
 # the process cannot change it.
 USER 1000:1000
-EXPOSE 8080
+# 8080: the API. 9090: the gateway's /metrics (SVC_METRICS_PORT), which is never served on the API port.
+EXPOSE 8080 9090
 ENTRYPOINT ["node"]
 CMD ["gateway/main.ts"]

@@ -10,6 +10,7 @@ import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { Metrics } from './http/metrics.ts';
 import { Drain, drainSeconds } from './lifecycle/drain.ts';
+import { metricsListen, serveGatewayMetrics } from './http/metrics-server.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
 import { standaloneUsage } from './usage/standalone.ts';
 import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './state/last-used.ts';
@@ -23,13 +24,16 @@ Usage:
 
 Options:
   --config PATH   manifests: a YAML file with several documents, or a folder (default: $SVC_CONFIG, else the demo)
-  --port N        listen port (default: $PORT, else 8080)
+  --port N        listen port of the API (default: $PORT, else 8080); metrics are on SVC_METRICS_PORT
   --cluster       read config and keys from Redis, as written by the operator (REDIS_URL and SVC_KEY_PEPPER required);
                   not ready (/readyz 503) until the operator has published a config
   -h, --help      this help
 
 Environment:
   PORT            listen port (8080)             HOST        listen address (0.0.0.0)
+  SVC_METRICS_PORT  port of /metrics (Prometheus), /healthz and /readyz, kept off the API port because the metrics
+                    list every account's balance (9090; 0 = any free port). Keep it inside the cluster.
+  SVC_METRICS_HOST  listen address of that port (default: HOST)
   SVC_CONFIG      manifests for standalone mode  LOG_LEVEL   fatal|error|warn|info|debug (info)
   SVC_KEY_PEPPER  secret used to hash API keys (standalone default: random per process; required with REDIS_URL)
   REDIS_URL       shared state for several gateway processes: limits, holds, balances, usage stream.
@@ -69,6 +73,7 @@ async function main(): Promise<void> {
   let drainMs: number;
   try {
     drainMs = drainSeconds(process.env) * 1000;
+    metricsListen(process.env);
   } catch (err) {
     return fail((err as Error).message);
   }
@@ -136,9 +141,18 @@ async function main(): Promise<void> {
   for (const w of config.warnings) app.log.warn({ source: w.source, object: w.object, field: w.field }, w.message);
   const port = Number(values.port ?? process.env.PORT ?? 8080);
   const address = await app.listen({ port, host: process.env.HOST ?? '0.0.0.0' });
-  printKeys(generated, address.replace('0.0.0.0', '127.0.0.1'), consoleToken);
+  let metricsServer: Awaited<ReturnType<typeof serveGatewayMetrics>>;
+  try {
+    metricsServer = await serveGatewayMetrics(metrics.registry, process.env, () => (drain.draining ? 'draining' : true));
+  } catch (err) {
+    await app.close();
+    await store.close();
+    await usage.close();
+    return fail(err instanceof Error ? err.message : String(err));
+  }
+  printKeys(generated, address.replace('0.0.0.0', '127.0.0.1'), consoleToken, metricsServer.url);
   const stop = (): void => {
-    void drain.run(app, drainMs, app.log).then(() => store.close()).then(() => usage.close()).then(() => process.exit(0));
+    void drain.run(app, drainMs, app.log).then(() => store.close()).then(() => usage.close()).then(() => metricsServer.close()).then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
@@ -152,6 +166,7 @@ async function runCluster(port: number): Promise<void> {
     return fail(err instanceof Error ? err.message : String(err));
   }
   process.stdout.write(`svc-gateway listening on ${gw.address.replace('0.0.0.0', '127.0.0.1')} (cluster mode)\n`);
+  process.stdout.write(`svc-gateway metrics on ${gw.metricsUrl}/metrics\n`);
   const stop = (): void => {
     void gw.stop().then(() => process.exit(0));
   };
@@ -164,13 +179,14 @@ function fail(message: string): void {
   process.exitCode = 1;
 }
 
-function printKeys(generated: Array<{ apiKey: string; account: string; key: string }>, url: string, consoleToken: string | null): void {
+function printKeys(generated: Array<{ apiKey: string; account: string; key: string }>, url: string, consoleToken: string | null, metricsUrl: string): void {
   const consoleLines = consoleToken === null
     ? [`Console: ${url}/dashboard/login (admin token from SVC_CONSOLE_TOKEN)`]
     : [`Console: ${url}/dashboard/login`, `  ${'console'.padEnd(20)} admin token          ${consoleToken}`];
   const lines = [
     '',
     `svc-gateway listening on ${url}`,
+    `svc-gateway metrics on ${metricsUrl}/metrics`,
     ...(generated.length === 0 ? [] : [
       'API keys generated for this run (shown once; they change at every start):',
       ...generated.map((g) => `  ${g.apiKey.padEnd(20)} account ${g.account.padEnd(12)} ${g.key}`),

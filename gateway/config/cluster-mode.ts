@@ -2,6 +2,7 @@
 // wrote them. The gateway never talks to Kubernetes and never writes config.
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { metricsListen, serveGatewayMetrics, type MetricsServer } from '../http/metrics-server.ts';
 import { Drain, drainSeconds } from '../lifecycle/drain.ts';
 import { build } from '../server.ts';
 import { redactUrl, redisOptionsFromEnv } from '../state/redis-env.ts';
@@ -24,6 +25,10 @@ function pollMs(env: Env): number {
 export interface ClusterGateway {
   app: FastifyInstance;
   address: string;
+  /** Port of /metrics, /healthz and /readyz (SVC_METRICS_PORT), never the API port. */
+  metricsPort: number;
+  /** http://host:port of that listener. */
+  metricsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -35,6 +40,7 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   const options = redisOptionsFromEnv(url, env);
   const poll = pollMs(env);
   const drainMs = drainSeconds(env) * 1000;
+  metricsListen(env); // a bad SVC_METRICS_PORT fails here, before any connection
   const drain = new Drain();
   // The config source and the store log through the server's logger, which exists once the server is built.
   const logger: { app?: FastifyInstance } = {};
@@ -51,18 +57,32 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   const subscriber = new Redis(url, { lazyConnect: true });
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, pollMs: poll, log });
-  const { app } = await build({ config: source, store, pepper, ready: () => source.ready(), drain });
+  const { app, deps } = await build({ config: source, store, pepper, ready: () => source.ready(), drain });
   logger.app = app;
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');
-  const address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
+  let address: string;
+  let metrics: MetricsServer & { url: string };
+  try {
+    address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
+    // Same readiness as the API port's /readyz; it keeps answering (503 draining) while the API port drains.
+    metrics = await serveGatewayMetrics(deps.metrics.registry, env, () => (drain.draining ? 'draining' : source.ready()));
+  } catch (err) {
+    await app.close();
+    await source.close();
+    await store.close();
+    throw err;
+  }
   return {
     app,
     address,
+    metricsPort: metrics.port,
+    metricsUrl: metrics.url,
     stop: async () => {
       await drain.run(app, drainMs, app.log);
       await source.close();
       await store.close();
+      await metrics.close();
     },
   };
 }

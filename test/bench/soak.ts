@@ -1,5 +1,5 @@
 // Memory soak: the gateway under a moderate, steady mix of JSON calls and streams for MINUTES; RSS from /proc
-// and the V8 heap from the gateway's own /metrics, sampled along the way. Flat means no growth beyond noise.
+// and the V8 heap from the gateway's own /metrics (on its metrics port), sampled along the way. Flat means no growth beyond noise.
 import { Client, fixedRate } from './load.ts';
 import { rssBytes, type Proc } from './procs.ts';
 import { CHAT_PATH, type Subject } from './subjects.ts';
@@ -36,7 +36,8 @@ function slope(xs: Sample[], pick: (s: Sample) => number): number {
 export async function soak(s: Subject, minutes: number, log: (line: string) => void): Promise<string> {
   const gw = s.procs[0] as Proc;
   const redis = s.procs.find((p) => p.name === 'redis');
-  const url = s.urls[0] as string;
+  const metricsUrl = s.metricsUrls?.[0];
+  if (!metricsUrl) throw new Error(`soak: ${s.name} has no metrics port (only our gateway is soaked)`);
   const body = { model: 'bench-chat', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 64 };
   const headers = { ...s.headers, 'content-type': 'application/json' };
   const json = new Client({ urls: s.urls, path: CHAT_PATH, headers, body: JSON.stringify(body) }, 32);
@@ -46,7 +47,7 @@ export async function soak(s: Subject, minutes: number, log: (line: string) => v
   const t0 = performance.now();
   const sample = async (): Promise<void> => {
     const redisMb = redis ? rssBytes(redis.pid) / 2 ** 20 : 0;
-    const x = { atS: (performance.now() - t0) / 1000, rssMb: rssBytes(gw.pid) / 2 ** 20, heapMb: await heapUsedMb(url), redisMb };
+    const x = { atS: (performance.now() - t0) / 1000, rssMb: rssBytes(gw.pid) / 2 ** 20, heapMb: await heapUsedMb(metricsUrl), redisMb };
     samples.push(x);
     log(`soak ${x.atS.toFixed(0)} s: RSS ${x.rssMb.toFixed(1)} MB, heap used ${x.heapMb.toFixed(1)} MB, Redis RSS ${x.redisMb.toFixed(1)} MB`);
   };

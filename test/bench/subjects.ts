@@ -15,6 +15,8 @@ export interface Subject {
   /** Processes serving requests (several gateways behind one Redis). */
   servers: number;
   urls: string[];
+  /** Where each of our gateway processes serves /metrics (SVC_METRICS_PORT); absent for other subjects. */
+  metricsUrls?: string[];
   headers: Record<string, string>;
 }
 
@@ -84,13 +86,20 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
   };
   if (opts.redis) env.REDIS_URL = `redis://127.0.0.1:${opts.redis.port}`;
   const procs: Proc[] = [];
+  const metricsUrls: string[] = [];
   // One after the other: with REDIS_URL each process publishes the same config, which must stay idempotent.
   for (let i = 0; i < opts.processes; i++) {
-    procs.push(await startProc({ name: `${opts.name}#${i}`, command: NODE, args: [...profileArgs(), 'gateway/main.ts'], env, ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/ }));
+    // Each its own metrics port, never the default 9090 (other processes on this machine may hold it).
+    const metricsPort = await freePort();
+    metricsUrls.push(`http://127.0.0.1:${metricsPort}`);
+    procs.push(await startProc({
+      name: `${opts.name}#${i}`, command: NODE, args: [...profileArgs(), 'gateway/main.ts'], env: { ...env, SVC_METRICS_PORT: String(metricsPort) },
+      ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
+    }));
   }
   return {
     name: opts.name, procs: opts.redis ? [...procs, opts.redis] : procs, servers: procs.length,
-    urls: procs.map((p) => `http://127.0.0.1:${p.port}`), headers: { authorization: `Bearer ${key}` },
+    urls: procs.map((p) => `http://127.0.0.1:${p.port}`), metricsUrls, headers: { authorization: `Bearer ${key}` },
   };
 }
 

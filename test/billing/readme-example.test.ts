@@ -38,8 +38,9 @@ function example(name: string): string {
 
 it('runs two gateway processes on one Redis that share the spend, as the README shows', async () => {
   redisPort = await freePort();
-  const [a, b] = [await freePort(), await freePort()];
+  const [a, b, ma, mb] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const script = example('redis-fleet').replaceAll('6379', String(redisPort)).replaceAll('8081', String(a)).replaceAll('8082', String(b))
+    .replaceAll('9091', String(ma)).replaceAll('9092', String(mb))
     .replaceAll('/tmp/svc-', `${dir}/svc-`).replace('--daemonize yes', `--daemonize yes --dir ${dir}`);
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

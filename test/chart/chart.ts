@@ -22,6 +22,7 @@ export interface Container {
   name: string;
   command: string[];
   env: Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>;
+  ports?: Array<{ name: string; containerPort: number; protocol?: string }>;
   readinessProbe?: { httpGet: { path: string } };
   livenessProbe?: { httpGet: { path: string } };
   lifecycle?: { preStop?: { exec?: { command: string[] } } };

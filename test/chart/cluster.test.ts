@@ -142,7 +142,9 @@ describe('the operator under the chart\'s RBAC', () => {
     // PORT and HOST: the Pod's own network stands in for a loopback port; KUBECONFIG for the mounted token.
     const { PORT: _port, ...opEnv } = await podEnv(container(opDeploy), ns, 'svc-operator-0');
     operator = await startOperatorProcess('svc-operator-0', { ...opEnv, KUBECONFIG: kubeconfig });
-    const { PORT: _gwPort, ...gwEnv } = await podEnv(container(find(docs, 'Deployment', '-gateway')), ns, 'svc-gateway-0');
+    // SVC_METRICS_PORT too: the chart's 9090 stands for the Pod's own port; here any free one (parallel tests).
+    const { PORT: _gwPort, SVC_METRICS_PORT: gwMetricsPort, ...gwEnv } = await podEnv(container(find(docs, 'Deployment', '-gateway')), ns, 'svc-gateway-0');
+    expect(gwMetricsPort).toBe('9090');
     gateway = await startGatewayProcess({ ...gwEnv, SVC_CONFIG_POLL_MS: '500' }, ['--cluster']);
 
     await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], readmeExample('operator').replace('https://api.openai.com/v1', upstream.baseUrl));
@@ -160,6 +162,9 @@ describe('the operator under the chart\'s RBAC', () => {
       if (status !== 200) await new Promise((res) => setTimeout(res, 200));
     }
     expect(status, `${operator.output()}\n${gateway.output()}`).toBe(200);
+    // What the ServiceMonitor scrapes: the gateway's metrics port, with the call just made; the API port has no /metrics.
+    expect(await (await fetch(`${gateway.metricsUrl}/metrics`)).text()).toContain('svc_gateway_requests_total{');
+    expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
     const states = await kubectlOk(cp, ['get', 'apikeys,accounts,plans,modelroutes', '-n', ns,
       '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
     expect(states.trim().split('\n').sort()).toEqual(['Account/acme=True', 'ApiKey/ci-bot=True', 'ModelRoute/gpt-4o-mini=True', 'Plan/builder=True']);

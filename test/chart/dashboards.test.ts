@@ -1,7 +1,8 @@
 // The Grafana dashboards the chart ships, run as Grafana would run them. One gateway process (standalone, Redis +
 // Postgres, so the usage exporter runs in it and its metrics are on the same /metrics) takes mixed traffic: successes,
 // streams, fallbacks, upstream errors, cut streams, client aborts, rate-limited and budget-refused calls. A real
-// Prometheus scrapes it: every PromQL query of traffic.json returns data. Every SQL query of spend.json runs on the
+// Prometheus scrapes its metrics port (SVC_METRICS_PORT, as the ServiceMonitor does): every PromQL query of
+// traffic.json returns data. Every SQL query of spend.json runs on the
 // real schema and returns the sums computed independently from the raw usage_events rows.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,7 +55,7 @@ beforeAll(async () => {
     SVC_CONFIG: writeManifests([...m.docs, ...capped.docs]), REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix,
     SVC_KEY_PEPPER: FLEET_PEPPER, DATABASE_URL: db.url,
   });
-  prom = await startPrometheus([new URL(gw.url).host]);
+  prom = await startPrometheus([new URL(gw.metricsUrl).host]);
   // Two waves a few scrapes apart, so every counter is seen before and after it grows (rate() > 0).
   for (let wave = 0; wave < 2; wave++) {
     calls.push(...(await mixedTraffic([gw.url], m.keys, 60)));

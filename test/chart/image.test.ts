@@ -143,7 +143,7 @@ describe('the image\'s files with production dependencies only', () => {
   });
 
   it('serves the offline demo with the default command (node gateway/main.ts)', async () => {
-    const child = spawn(process.execPath, ['gateway/main.ts'], { cwd: dir, env: { ...process.env, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['gateway/main.ts'], { cwd: dir, env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

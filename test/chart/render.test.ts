@@ -37,7 +37,7 @@ describe('helm lint and template', () => {
       'PodDisruptionBudget/svc-svc-gateway-gateway', 'PodDisruptionBudget/svc-svc-gateway-operator',
       'Role/svc-svc-gateway-operator', 'RoleBinding/svc-svc-gateway-operator',
       'Secret/svc-svc-gateway-connections', 'Secret/svc-svc-gateway-pepper',
-      'Service/svc-svc-gateway-gateway', 'Service/svc-svc-gateway-operator-metrics',
+      'Service/svc-svc-gateway-gateway', 'Service/svc-svc-gateway-gateway-metrics', 'Service/svc-svc-gateway-operator-metrics',
       'ServiceAccount/svc-svc-gateway-gateway', 'ServiceAccount/svc-svc-gateway-operator',
     ]);
   });
@@ -60,6 +60,8 @@ describe('values schema', () => {
     ['gateway.replica=3', "at '/gateway': additional properties 'replica' not allowed"],
     ['gateway.logLevel=verbose', "at '/gateway/logLevel': value must be one of"],
     ['operator.leaseName=Not_A_Name', "at '/operator/leaseName': 'Not_A_Name' does not match pattern"],
+    ['gateway.metricsPort=8080', "gateway.metricsPort must not be 8080: that is the gateway's API port"],
+    ['gateway.metricsPort=0', "at '/gateway/metricsPort': minimum: got 0, want 1"],
     ['metrics.serviceMonitor.interval=often', "at '/metrics/serviceMonitor/interval': 'often' does not match pattern"],
     ['gateway.autoscaling.maxReplicas=1', 'gateway.autoscaling.maxReplicas (1) must be at least gateway.autoscaling.minReplicas (2)'],
   ];
@@ -165,6 +167,49 @@ describe('what the rendered objects promise', () => {
     for (const name of ['-gateway', '-operator']) {
       expect(sum(defaults, name)).toMatch(/^[0-9a-f]{16}$/);
       expect(sum(moved, name)).not.toBe(sum(defaults, name));
+    }
+  });
+
+  it('keeps the gateway\'s /metrics off the API: its own port and ClusterIP Service, scraped there, reachable from the cluster only', async () => {
+    interface Port { name: string; port: number; targetPort: string | number }
+    interface Backend { service: { name: string; port: { name?: string; number?: number } } }
+    interface Peer { namespaceSelector?: Record<string, unknown>; podSelector?: Record<string, unknown> }
+    interface Rule { ports: Array<{ port: string }>; from?: Peer[] }
+    const withDefaultPolicy = parseDocs(await template('ns1', [], ['networkPolicy.enabled=true', 'metrics.serviceMonitor.enabled=true', 'ingress.enabled=true']));
+    for (const [docs, port] of [[defaults, 9090], [full, 9102], [withDefaultPolicy, 9090]] as const) {
+      const c = container(find(docs, 'Deployment', '-gateway'));
+      expect(c.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }, { name: 'metrics', containerPort: port, protocol: 'TCP' }]);
+      expect(envOf(c, 'SVC_METRICS_PORT')?.value).toBe(String(port));
+      expect(envOf(c, 'PORT')?.value).toBe('8080');
+      // The probes stay on the API port: ready means the API answers.
+      expect((c.readinessProbe?.httpGet as { port?: string } | undefined)?.port).toBe('http');
+      // The API Service (a LoadBalancer in ci/full-values.yaml) carries the API port only.
+      const api = (find(docs, 'Service', '-gateway').spec as { ports: Port[] }).ports;
+      expect(api.map((p) => p.targetPort)).toEqual(['http']);
+      const metrics = find(docs, 'Service', '-gateway-metrics').spec as { type: string; ports: Port[] };
+      expect(metrics.type).toBe('ClusterIP');
+      expect(metrics.ports).toEqual([{ name: 'metrics', port, targetPort: 'metrics', protocol: 'TCP' }]);
+    }
+    for (const docs of [full, withDefaultPolicy]) {
+      // The ServiceMonitor scrapes ports named metrics only (the gateway's, operator's and exporter's), never http.
+      const endpoints = (find(docs, 'ServiceMonitor', '').spec as { endpoints: Array<{ port: string; path: string }> }).endpoints;
+      expect(endpoints.map((e) => [e.port, e.path])).toEqual([['metrics', '/metrics']]);
+      // The Ingress sends only API paths, and only to the API Service's http port: never /metrics, never the metrics Service.
+      const ingress = find(docs, 'Ingress', '-gateway').spec as { rules: Array<{ http: { paths: Array<{ path: string; backend: Backend }> } }> };
+      const paths = ingress.rules.flatMap((r) => r.http.paths);
+      expect(paths.length).toBeGreaterThan(0);
+      for (const p of paths) {
+        expect(p.backend.service).toEqual({ name: 'svc-svc-gateway-gateway', port: { name: 'http' } });
+        expect('/metrics'.startsWith(p.path.replace(/\/$/, '') || '/')).toBe(false);
+      }
+      // The gateway's NetworkPolicy: the API port as gatewayFrom says; the metrics port from metricsFrom only.
+      const rules = (find(docs, 'NetworkPolicy', '-gateway').spec as { ingress: Rule[] }).ingress;
+      expect(rules.map((r) => r.ports.map((p) => p.port))).toEqual([['http'], ['metrics']]);
+      const from = docs === full ? [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] : [{ namespaceSelector: {} }];
+      for (const name of ['-gateway', '-operator']) {
+        const rule = (find(docs, 'NetworkPolicy', name).spec as { ingress: Rule[] }).ingress.find((r) => r.ports.some((p) => p.port === 'metrics'));
+        expect(rule?.from, name).toEqual(from);
+      }
     }
   });
 

@@ -112,6 +112,9 @@ describe('SIGTERM drain', () => {
     gw.child.kill('SIGTERM');
     await until(() => gw.output().includes('Draining'), 5_000, 'drain started');
     expect(await connect(gw.url)).toBe('ECONNREFUSED');
+    // The metrics port stays up while the API port drains, and says so.
+    const ready = await fetch(`${gw.metricsUrl}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([503, { status: 'draining' }]);
     const body = await call.body;
     expect(body).toContain('data: [DONE]');
     expect(body).not.toContain('"error"');
@@ -175,6 +178,7 @@ describe('SIGTERM drain', () => {
       gw.child.kill('SIGTERM');
       await until(() => gw.output().includes('Draining'), 5_000, 'drain started');
       expect(await connect(gw.url)).toBe('ECONNREFUSED');
+      expect((await fetch(`${gw.metricsUrl}/readyz`)).status).toBe(503);
       expect(await call.body).toContain('data: [DONE]');
       expect(await exited(gw)).toBe(0);
       const entries = await redis.client.xrange(accountKeys(redis.prefix, 'acme').usage, '-', '+');

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { metricSum } from '../helpers/prom.ts';
 import { readmeExample } from '../helpers/readme.ts';
 
 let gw: GatewayProcess;
@@ -38,6 +39,37 @@ describe('npm start (standalone, demo config)', () => {
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   });
 
+  it('serves /metrics on its metrics port only: the API port answers 404 in the caller\'s dialect (issue 18)', async () => {
+    expect(gw.output()).toMatch(/svc-gateway listening on http:\/\/\S+\nsvc-gateway metrics on http:\/\/127\.0\.0\.1:\d+\/metrics\n/);
+    expect(new URL(gw.metricsUrl).port).not.toBe(new URL(gw.url).port);
+    const key = gw.keys['demo-builder'] as string;
+    const call = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    expect(call.status).toBe(200);
+    await call.text();
+    for (const path of ['/metrics', '/metrics?x=1']) {
+      const res = await fetch(`${gw.url}${path}`);
+      const text = await res.text();
+      expect(res.status, path).toBe(404);
+      expect(text).not.toContain('svc_gateway_');
+      const body = JSON.parse(text) as { error?: { message?: unknown; type?: unknown } };
+      expect(typeof body.error?.message, text).toBe('string');
+      expect(typeof body.error?.type, text).toBe('string');
+    }
+    const metrics = await fetch(`${gw.metricsUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toContain('text/plain');
+    const text = await metrics.text();
+    expect(metricSum(text, 'svc_gateway_requests_total')).toBeGreaterThanOrEqual(1);
+    expect(text).toContain('svc_gateway_account_balance_usd{account="');
+    expect((await fetch(`${gw.metricsUrl}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${gw.metricsUrl}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+    expect((await fetch(`${gw.metricsUrl}/v1/models`)).status).toBe(404);
+  });
+
   it('never writes a key to its logs after printing it once (key-leak canary)', async () => {
     const key = gw.keys['demo-builder'] as string;
     const h = { authorization: `Bearer ${key}`, 'x-api-key': key, 'content-type': 'application/json' };
@@ -45,7 +77,7 @@ describe('npm start (standalone, demo config)', () => {
     await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: h, body: '{broken' });
     await fetch(`${gw.url}/v1/me`, { headers: h });
     await fetch(`${gw.url}/v1/nowhere`, { method: 'POST', headers: h, body: '{}' });
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
     await new Promise((r) => setTimeout(r, 100));
     const secret = key.slice(7);
     expect(gw.output().split(secret).length - 1).toBe(1);
@@ -60,6 +92,16 @@ describe('the command line', () => {
     expect(r.code).toBe(0);
     expect(r.output).toContain('Usage:');
     expect(r.output).toContain('SVC_CONFIG');
+    expect(r.output).toContain('SVC_METRICS_PORT');
+  });
+
+  it('refuses a bad SVC_METRICS_PORT, and a metrics port already taken, with a message naming it', async () => {
+    const bad = await runToExit([], { SVC_METRICS_PORT: 'nine' });
+    expect(bad.code).toBe(1);
+    expect(bad.output).toContain('SVC_METRICS_PORT must be a port number');
+    const taken = await runToExit([], { SVC_METRICS_PORT: new URL(gw.metricsUrl).port });
+    expect(taken.code).toBe(1);
+    expect(taken.output).toContain(`Cannot serve metrics on 127.0.0.1:${new URL(gw.metricsUrl).port}`);
   });
 
   it('fails at start on a bad manifest, naming the file, the object and the field', async () => {

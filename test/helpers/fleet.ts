@@ -13,6 +13,8 @@ export const FLEET_PEPPER = 'fleet-test-pepper-shared-by-every-process';
 export interface Fleet {
   procs: GatewayProcess[];
   urls: string[];
+  /** Each process's metrics port (/metrics is not on the API port). */
+  metricsUrls: string[];
   /** Starts one more process on the same Redis, with these manifests (default: the fleet's). */
   add(docs?: object[], env?: Record<string, string>): Promise<GatewayProcess>;
   stop(): Promise<void>;
@@ -50,6 +52,9 @@ export async function startFleet(n: number, redis: TestRedis, docs: object[], en
     procs,
     get urls() {
       return procs.map((p) => p.url);
+    },
+    get metricsUrls() {
+      return procs.map((p) => p.metricsUrl);
     },
     add,
     stop: async () => {

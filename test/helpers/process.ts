@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface GatewayProcess {
+  /** The API port. */
   url: string;
+  /** The metrics port (SVC_METRICS_PORT: /metrics, /healthz, /readyz); the API port does not serve /metrics. */
+  metricsUrl: string;
   child: ChildProcess;
   output: () => string;
   /** Keys printed once at start, by ApiKey name. */
@@ -15,18 +18,19 @@ export interface GatewayProcess {
 
 export async function startGatewayProcess(env: Record<string, string>, args: string[] = []): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['gateway/main.ts', ...args], {
-    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT, env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
     const check = (): void => {
       const m = /svc-gateway listening on (http:\/\/\S+)/.exec(out) ?? /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m?.[1]) {
+      const metrics = /svc-gateway metrics on (http:\/\/\S+)\/metrics/.exec(out);
+      if (m?.[1] && metrics?.[1]) {
         clearTimeout(timer);
-        resolve(m[1]);
+        resolve([m[1], metrics[1]]);
       }
     };
     child.stdout?.on('data', check);
@@ -37,7 +41,7 @@ export async function startGatewayProcess(env: Record<string, string>, args: str
   const keys: Record<string, string> = {};
   for (const m of out.matchAll(/^\s+(\S+)\s+account \S+\s+(sk-svc-\S+)$/gm)) keys[m[1] as string] = m[2] as string;
   return {
-    url, child, keys, output: () => out,
+    url, metricsUrl, child, keys, output: () => out,
     stop: () => new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
@@ -48,7 +52,7 @@ export async function startGatewayProcess(env: Record<string, string>, args: str
 
 export function runToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['gateway/main.ts', ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env } });
+    const child = spawn(process.execPath, ['gateway/main.ts', ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', ...env } });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -12,6 +12,8 @@ export function metricSum(text: string, name: string, labels: Record<string, str
   return sum;
 }
 
+/** GET <url>/metrics, where url is a metrics port: the gateway's SVC_METRICS_PORT (GatewayProcess.metricsUrl, never its
+ * API port, which answers 404 there), the exporter's or the operator's PORT. */
 export async function scrape(url: string): Promise<string> {
   return (await fetch(`${url}/metrics`)).text();
 }

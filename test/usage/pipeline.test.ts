@@ -95,7 +95,7 @@ describe('usage pipeline: gateways -> Redis Streams -> exporters -> Postgres', (
       const view = await store.view(acct, r.api_key, Date.now());
       expect(r.cost).toBe(String(view.keyMonthSpendNano));
     }
-    const texts = await Promise.all(fleet.urls.map(scrape));
+    const texts = await Promise.all(fleet.metricsUrls.map(scrape));
     const rows = (await rowCounts(pg.pool)).rows;
     expect(texts.reduce((a, t) => a + metricSum(t, 'svc_exporter_rows_written_total'), 0)).toBe(rows);
     expect(texts.reduce((a, t) => a + metricSum(t, 'svc_gateway_requests_total'), 0)).toBe(rows);
@@ -109,7 +109,7 @@ describe('usage pipeline: gateways -> Redis Streams -> exporters -> Postgres', (
     const during = await mixedTraffic(fleet.urls, keys, 150);
     outcomes.push(...during);
     await new Promise((r) => setTimeout(r, 1500)); // exporters retry against the dead server meanwhile
-    const errorsDuring = (await Promise.all(fleet.urls.map(scrape))).reduce((a, t) => a + metricSum(t, 'svc_exporter_errors_total', { stage: 'write' }), 0);
+    const errorsDuring = (await Promise.all(fleet.metricsUrls.map(scrape))).reduce((a, t) => a + metricSum(t, 'svc_exporter_errors_total', { stage: 'write' }), 0);
     await pg.startServer();
     await exported(outcomes.length);
     const { rows, distinct } = await rowCounts(pg.pool);

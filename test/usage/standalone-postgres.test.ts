@@ -58,14 +58,14 @@ describe('standalone gateway with DATABASE_URL and the in-memory store', () => {
       { account: 'acme', kind: 'trial', credit_id: '', amount_nano: '50000000000' },
       { account: 'globex', kind: 'trial', credit_id: '', amount_nano: '20000000000' },
     ]);
-    expect(metricSum(await scrape(gw.url), 'svc_gateway_usage_rows_written_total')).toBe(rows);
+    expect(metricSum(await scrape(gw.metricsUrl), 'svc_gateway_usage_rows_written_total')).toBe(rows);
   });
 
   it('keeps serving while Postgres is down; the queue catches up after, losing nothing', async () => {
     await db.stopServer();
     const during = await mixedTraffic([gw.url], keys, 60);
     calls.push(...during);
-    const queued = metricSum(await scrape(gw.url), 'svc_gateway_usage_queue_events');
+    const queued = metricSum(await scrape(gw.metricsUrl), 'svc_gateway_usage_queue_events');
     await db.startServer();
     await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length, 30_000, 'queue drained');
     const { rows, distinct } = await rowCounts(db.pool);
@@ -93,7 +93,7 @@ describe('standalone gateway with DATABASE_URL and the in-memory store', () => {
     const victim = await startGatewayProcess({ SVC_CONFIG: config, DATABASE_URL: db.url });
     await db.stopServer();
     const lostCalls = await mixedTraffic([victim.url], keys, 20);
-    const queued = metricSum(await scrape(victim.url), 'svc_gateway_usage_queue_events');
+    const queued = metricSum(await scrape(victim.metricsUrl), 'svc_gateway_usage_queue_events');
     const exited = new Promise((r) => victim.child.once('exit', r));
     victim.child.kill('SIGKILL');
     await exited;

@@ -123,3 +123,13 @@ affinity:
 {{- define "svc-gateway.connectionsChecksum" -}}
 {{- printf "%s|%s|%s|%s|%s" .Values.redis.url .Values.redis.existingSecret .Values.postgres.url .Values.postgres.existingSecret .Values.pepper.existingSecret | sha256sum | trunc 16 }}
 {{- end }}
+
+{{/* NetworkPolicy peers allowed on the metrics ports: networkPolicy.metricsFrom, else any pod of any namespace of the
+cluster (a namespaceSelector matching every namespace), which excludes sources outside the cluster. */}}
+{{- define "svc-gateway.metricsFrom" -}}
+{{- with .Values.networkPolicy.metricsFrom }}
+{{- toYaml . }}
+{{- else }}
+- namespaceSelector: {}
+{{- end }}
+{{- end }}

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { migrate } from '../postgres/migrate.ts';
 import { createPool, redactDatabaseUrl } from '../postgres/pool.ts';
-import { serveMetrics } from './http.ts';
+import { serveMetrics } from '../../http/metrics-server.ts';
 import { jsonLog } from './log.ts';
 import { startExporter } from './start.ts';
 
