@@ -2,6 +2,7 @@
 // and controllers. Losing the lease ends the process (the caller exits), so a replica that may no longer be the
 // leader never writes again.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { redisConnectionFromEnv } from '../gateway/state/redis-connect.ts';
 import { RedisStore } from '../gateway/state/redis-store.ts';
 import { CR_KINDS, customWatch, loadKubeConfig, makeClients, secretWatch, type Clients } from './kube/clients.ts';
 import { EventRecorder } from './kube/events.ts';
@@ -29,7 +30,9 @@ function makeCaches(kc: KubeConfig, clients: Clients, log: Logger, metrics: Oper
 export async function startOperator(opts: OperatorOptions, log: Logger, onLostLeadership: (reason: string) => void): Promise<RunningOperator> {
   const kc = loadKubeConfig();
   const clients = makeClients(kc, opts.namespace);
-  const store = await RedisStore.connect({ url: opts.redisUrl, prefix: opts.redisPrefix, onWarning: (m, e) => log.warn(m, { error: e }) });
+  const store = await RedisStore.connect({
+    ...redisConnectionFromEnv(opts.redisUrl, process.env), prefix: opts.redisPrefix, onWarning: (m, e) => log.warn(m, { error: e }),
+  });
   const metrics = new OperatorMetrics();
   const ctx = {
     clients, store, log, pepper: opts.pepper, now: () => new Date(),

@@ -1,7 +1,7 @@
 // Server-side sessions: the cookie holds only a random id; the session (who, CSRF token) lives in memory or Redis,
 // under the SHA-256 of the id, so a dump of Redis cannot be replayed as a cookie.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 import type { Principal } from './principal.ts';
 
 export interface Session {

@@ -2,7 +2,7 @@
 // the HMAC), who did what, and rotations' pending revocations. Kept in Redis with REDIS_URL (it survives restarts of
 // every process), else in memory, optionally mirrored to a JSON file (SVC_CONSOLE_STATE) so a restart keeps it.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 import type { KeyRecord } from '../../gateway/contract/snapshot.ts';
 
 export interface KeyEntry {

@@ -1,10 +1,10 @@
 // `node gateway/main.ts --cluster` (npm run gateway): config, keys and state come from Redis only, as the operator
 // wrote them. The gateway never talks to Kubernetes and never writes config.
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { metricsListen, serveGatewayMetrics, type MetricsServer } from '../http/metrics-server.ts';
 import { Drain, drainSeconds } from '../lifecycle/drain.ts';
 import { build } from '../server.ts';
+import { createRedis } from '../state/redis-connect.ts';
 import { redactUrl, redisOptionsFromEnv } from '../state/redis-env.ts';
 import { RedisStore } from '../state/redis-store.ts';
 import { RedisConfigSource } from './redis-config-source.ts';
@@ -54,7 +54,8 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   } catch (err) {
     throw new Error(`Cannot use Redis at ${redactUrl(url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  const subscriber = new Redis(url, { lazyConnect: true });
+  // Its own connection (a subscribed client runs nothing else); a Cluster subscribes on one node and hears every publish.
+  const subscriber = createRedis(options);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, pollMs: poll, log });
   const { app, deps } = await build({ config: source, store, pepper, ready: () => source.ready(), drain });

@@ -1,7 +1,7 @@
 // Cluster mode's config: the snapshot the operator published to Redis (gateway/contract/config-channel.ts), held in
 // memory and swapped in one assignment when a new version is announced (pub/sub) or found by the periodic poll.
 // Requests never wait on Redis for config; until the first snapshot arrives the gateway is not ready.
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../state/redis-connect.ts';
 import { configKeys, decodeSnapshot, readCurrentVersion, readSnapshot } from '../contract/config-channel.ts';
 import type { Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';

@@ -11,7 +11,7 @@
 //   <p>:config:changed              the new version, published right after `current` moves. A gateway that misses
 //                                   the message (reconnecting) catches up by polling `current` every few seconds.
 // A reader that finds a snapshot whose `schema` it does not understand keeps serving its last good one.
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../state/redis-connect.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { SNAPSHOT_SCHEMA, snapshot as snapshotSchema, type Snapshot } from './snapshot.ts';
 
@@ -34,23 +34,23 @@ export function configKeys(prefix: string): ConfigKeys {
   };
 }
 
-/** Writes the snapshot, moves `current` to it and announces it. Idempotent: the same snapshot twice changes nothing. */
+/**
+ * Writes the snapshot, moves `current` to it and announces it. Idempotent: the same snapshot twice changes nothing.
+ * One command per key, in this order (the snapshot before `current`, `current` before the announcement), never a
+ * MULTI across keys: in a Redis Cluster these keys live in different hash slots.
+ */
 export async function publishSnapshot(redis: Redis, prefix: string, snap: Snapshot): Promise<void> {
   const k = configKeys(prefix);
   const v = snap.version;
-  await redis.multi()
-    .set(k.snapshot(v), canonicalJson(snap))
-    .set(k.current, v)
-    .lrem(k.history, 0, v)
-    .lpush(k.history, v)
-    .publish(k.channel, v)
-    .exec();
+  await redis.set(k.snapshot(v), canonicalJson(snap));
+  // One key: a MULTI on it is fine in a Cluster too.
+  await redis.multi().lrem(k.history, 0, v).lpush(k.history, v).exec();
+  await redis.set(k.current, v);
+  await redis.publish(k.channel, v);
   const old = await redis.lrange(k.history, KEEP_SNAPSHOTS, -1);
   if (old.length === 0) return;
-  const stale = old.filter((x) => x !== v).map((x) => k.snapshot(x));
-  const tx = redis.multi().ltrim(k.history, 0, KEEP_SNAPSHOTS - 1);
-  if (stale.length > 0) tx.del(...stale);
-  await tx.exec();
+  await redis.ltrim(k.history, 0, KEEP_SNAPSHOTS - 1);
+  for (const x of old) if (x !== v) await redis.del(k.snapshot(x));
 }
 
 /** The version gateways should serve, or null before the first publish. */

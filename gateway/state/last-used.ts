@@ -1,7 +1,7 @@
 // "Last used" of each key, for the console: recorded when a call is admitted, without a write per call. The memory
 // form keeps the exact time; the Redis form writes a key's time at most once a minute per process (HSET on one hash),
 // so the console shows it to within a minute, and Postgres is never written per call.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connect.ts';
 import type { AdmitDecision, AdmitRequest, Store } from './store.ts';
 
 export interface LastUsed {
@@ -30,11 +30,11 @@ export class MemoryLastUsed implements LastUsed {
 export const LAST_USED_WRITE_EVERY_MS = 60_000;
 
 export class RedisLastUsed implements LastUsed {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly key: string;
   private readonly written = new Map<string, number>();
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.redis = redis;
     this.key = `${prefix}:lastused`;
   }

@@ -2,7 +2,7 @@
 // does not know the script yet (first use, or after a Redis restart).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connect.ts';
 
 const DIR = new URL('./lua/', import.meta.url);
 
@@ -18,7 +18,7 @@ export class LuaScript {
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
-  async run(redis: Redis, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+  async run(redis: RedisClient, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {

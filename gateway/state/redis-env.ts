@@ -1,5 +1,6 @@
 // How the standalone gateway uses Redis (REDIS_URL): settings from the environment, and what it publishes.
 import type { KeyRecord } from '../contract/snapshot.ts';
+import { redisConnectionFromEnv, splitUrls } from './redis-connect.ts';
 import type { RedisStoreOptions } from './redis-store.ts';
 
 export const PEPPER_REQUIRED = 'REDIS_URL is set but SVC_KEY_PEPPER is not. Every gateway process sharing a Redis must hash API keys '
@@ -15,16 +16,21 @@ function positiveInt(env: Env, name: string): number | undefined {
   return n;
 }
 
-/** SVC_REDIS_PREFIX, SVC_REDIS_TIMEOUT_MS, SVC_HOLD_TTL_SECONDS; throws a readable error on a bad value. */
+/**
+ * SVC_REDIS_PREFIX, SVC_REDIS_TIMEOUT_MS, SVC_HOLD_TTL_SECONDS, and the connection settings of redis-connect.ts
+ * (SVC_REDIS_CLUSTER, SVC_REDIS_CA_FILE, SVC_REDIS_CERT_FILE, SVC_REDIS_KEY_FILE); throws a readable error on a bad value.
+ */
 export function redisOptionsFromEnv(url: string, env: Env): RedisStoreOptions {
   const ttl = positiveInt(env, 'SVC_HOLD_TTL_SECONDS');
   const prefix = env.SVC_REDIS_PREFIX || undefined;
   if (prefix !== undefined && /[{}\s]/.test(prefix)) throw new Error('SVC_REDIS_PREFIX must not contain braces or spaces');
-  return { url, prefix, commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'), holdTtlMs: ttl === undefined ? undefined : ttl * 1000 };
+  return { ...redisConnectionFromEnv(url, env), prefix, commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'), holdTtlMs: ttl === undefined ? undefined : ttl * 1000 };
 }
 
 /** The URL without its password, for messages. */
 export function redactUrl(url: string): string {
+  const urls = splitUrls(url);
+  if (urls.length > 1) return urls.map(redactUrl).join(',');
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';

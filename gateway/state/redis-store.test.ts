@@ -61,7 +61,7 @@ describe('RedisStore specifics', () => {
   it('sends the commands of one event-loop turn in one socket write, and one call at a time at once', async () => {
     const store = await RedisStore.connect({ url: redis.url, prefix: `${redis.prefix}-batch` });
     try {
-      const socket = store.redis.stream as unknown as { _writev: (chunks: unknown[], cb: unknown) => unknown; _write: (chunk: unknown, enc: unknown, cb: unknown) => unknown };
+      const socket = (store.redis as { stream?: unknown }).stream as { _writev: (chunks: unknown[], cb: unknown) => unknown; _write: (chunk: unknown, enc: unknown, cb: unknown) => unknown };
       const seen: number[] = [];
       const writev = socket._writev.bind(socket);
       const write = socket._write.bind(socket);

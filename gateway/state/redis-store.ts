@@ -28,13 +28,13 @@
 //
 // Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
 // becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
-import { Redis } from 'ioredis';
 import { canonicalJson } from '../contract/canonical-json.ts';
 import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { REFUSALS, toDecision, type Refusal } from './admission.ts';
 import { int, LuaScript } from './lua-script.ts';
+import { connectRedis, type RedisClient, type RedisConnection } from './redis-connect.ts';
 import { SettleRetries } from './settle-retries.ts';
 import { WriteBatch } from './write-batch.ts';
 import {
@@ -42,7 +42,8 @@ import {
   type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
 } from './store.ts';
 
-export interface RedisStoreOptions extends StoreTiming {
+export interface RedisStoreOptions extends StoreTiming, RedisConnection {
+  /** One URL, or with `cluster` comma-separated Cluster seed nodes (gateway/state/redis-connect.ts). */
   url: string;
   /** Prefix of every key (default "svc"); tests use one per file so runs can share a server. */
   prefix?: string;
@@ -81,7 +82,7 @@ function windowKeys(prefix: string, account: string, key: string): { calls: stri
 }
 
 export class RedisStore implements Store, StoreAdmin {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   private readonly holdTtlMs: number;
   private readonly retryAfterSec: number;
@@ -90,7 +91,7 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly retries: SettleRetries;
   private readonly batch: WriteBatch;
 
-  private constructor(redis: Redis, opts: RedisStoreOptions) {
+  private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
     this.batch = new WriteBatch(redis);
     this.prefix = opts.prefix ?? 'svc';
@@ -104,28 +105,17 @@ export class RedisStore implements Store, StoreAdmin {
 
   /** Connects (failing fast if Redis is unreachable) and returns the store. */
   static async connect(opts: RedisStoreOptions): Promise<RedisStore> {
-    const redis = new Redis(opts.url, {
-      lazyConnect: true,
+    const made: { store?: RedisStore } = {};
+    const redis = await connectRedis(opts, {
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
       commandTimeout: opts.commandTimeoutMs ?? 1000,
       connectTimeout: Math.max(2000, opts.commandTimeoutMs ?? 1000),
-      retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
-    });
-    const store = new RedisStore(redis, opts);
-    let first: unknown;
-    redis.on('error', (err: unknown) => {
-      first ??= err;
-      store.warn('Redis connection error', err);
-    });
-    try {
-      await redis.connect();
-    } catch (err) {
-      redis.disconnect();
-      throw first ?? err;
-    }
-    return store;
+      retryDelayMs: (attempt) => Math.min(100 * attempt, 1000),
+    }, (err) => made.store?.warn('Redis connection error', err));
+    made.store = new RedisStore(redis, opts);
+    return made.store;
   }
 
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {

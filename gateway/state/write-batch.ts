@@ -3,15 +3,15 @@
 // gateway's CPU profile). The first command of a turn corks the connection's socket; the check phase of the same
 // turn uncorks it, so the commands leave together, in order, before the loop waits for I/O again. One call at a
 // time waits no longer: nothing else runs between the command and the uncork.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connect.ts';
 
 export class WriteBatch {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private corked = false;
   private readonly flush: () => void;
   private socket: { uncork(): void } | null = null;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.redis = redis;
     this.flush = (): void => {
       this.corked = false;
@@ -24,7 +24,8 @@ export class WriteBatch {
   /** Call before sending a command: it leaves with the others of this turn. */
   join(): void {
     if (this.corked) return;
-    const s = this.redis.stream as { cork?: () => void; uncork(): void; writable?: boolean } | undefined;
+    // A Cluster has a connection per node and no single stream: nothing to cork.
+    const s = (this.redis as { stream?: unknown }).stream as { cork?: () => void; uncork(): void; writable?: boolean } | undefined;
     if (!s?.cork || !s.writable) return;
     s.cork();
     this.socket = s;

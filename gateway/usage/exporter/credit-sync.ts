@@ -2,7 +2,7 @@
 // snapshot gives each credit's amount by id; only those the store has applied are recorded (its credits set),
 // and the trial credit's amount is read from the account's record, where the store keeps what it granted once.
 // So the Postgres ledger credits exactly what the store credited, even if the config changed since.
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../state/redis-connect.ts';
 import type pg from 'pg';
 import { snapshot as snapshotSchema } from '../../contract/snapshot.ts';
 import { accountKeys } from '../../state/redis-store.ts';
@@ -13,13 +13,12 @@ export async function syncCredits(redis: Redis, pool: pg.Pool, prefix: string): 
   const raw = await redis.get(`${prefix}:config:snapshot`);
   if (!raw) return 0;
   const accounts = Object.values(snapshotSchema.parse(JSON.parse(raw)).accounts);
-  const pipe = redis.pipeline();
-  for (const a of accounts) {
+  // One command per key, sent together (a pipeline would have to stay in one hash slot on a Redis Cluster).
+  const settle = <T>(p: Promise<T>): Promise<[Error | null, T | null]> => p.then((v): [null, T] => [null, v], (e: Error): [Error, null] => [e, null]);
+  const res = await Promise.all(accounts.flatMap((a) => {
     const k = accountKeys(prefix, a.name);
-    pipe.hget(k.acct, 'trial');
-    pipe.smembers(k.credits);
-  }
-  const res = (await pipe.exec()) ?? [];
+    return [settle<unknown>(redis.hget(k.acct, 'trial')), settle<unknown>(redis.smembers(k.credits))];
+  }));
   const granted = accounts.flatMap((a, i) => {
     const [trialErr, trial] = res[2 * i] ?? [];
     const [setErr, applied] = res[2 * i + 1] ?? [];

@@ -2,7 +2,7 @@
 // Each replica reads new entries through the shared consumer group, commits them in one transaction, and only then
 // acknowledges them; entries left pending by a replica that died are claimed (XAUTOCLAIM) after claimIdleMs; the
 // streams are trimmed only below the oldest entry not yet acknowledged. Safe to run any number of replicas.
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../state/redis-connect.ts';
 import type pg from 'pg';
 import { UsageWriter } from '../postgres/writer.ts';
 import { chunk, toBatch, type Batch } from './batch.ts';

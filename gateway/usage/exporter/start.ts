@@ -2,8 +2,8 @@
 // then partitions ahead, then the loop. Used by the exporter's command and by the standalone gateway.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
+import { createRedis, redisConnectionFromEnv, type RedisConnection } from '../../state/redis-connect.ts';
 import { migrate } from '../postgres/migrate.ts';
 import { createPool } from '../postgres/pool.ts';
 import { UsageExporter, type ExporterOptions } from './exporter.ts';
@@ -12,6 +12,8 @@ import { ExporterMetrics } from './metrics.ts';
 
 export interface StartOptions extends Partial<Omit<ExporterOptions, 'redis' | 'pool' | 'metrics' | 'log'>> {
   redisUrl: string;
+  /** Cluster, TLS and client certificate settings; default: from the environment (SVC_REDIS_CLUSTER, SVC_REDIS_CA_FILE...). */
+  redisConnection?: Omit<RedisConnection, 'url'>;
   databaseUrl: string;
   registry: Registry;
   log: Log;
@@ -30,7 +32,8 @@ export function consumerName(): string {
 export async function startExporter(o: StartOptions): Promise<RunningExporter> {
   const pool = createPool(o.databaseUrl, { onError: (err) => o.log.warn({ err }, 'Postgres connection lost; reconnecting') });
   // Its own connection, patient: the exporter waits out a Redis restart instead of failing like the request path.
-  const redis = new Redis(o.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, commandTimeout: 10_000, retryStrategy: (n) => Math.min(200 * n, 2_000) });
+  const connection = { ...(o.redisConnection ?? redisConnectionFromEnv(o.redisUrl, process.env)), url: o.redisUrl };
+  const redis = createRedis(connection, { lazyConnect: true, maxRetriesPerRequest: 2, commandTimeout: 10_000, retryDelayMs: (n) => Math.min(200 * n, 2_000) });
   redis.on('error', () => {});
   try {
     await redis.connect();

@@ -1,6 +1,7 @@
 // The Redis side of the exporter: the usage streams the gateways append to (gateway/state/redis-store.ts, "Usage
 // stream format"), read through one consumer group shared by every exporter replica.
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../state/redis-connect.ts';
+import { isCluster } from '../../state/redis-connect.ts';
 import {
   autoclaimReply, consumersReply, deliveriesReply, groupsReply, oldestPendingReply, readReply, type Entry, type GroupInfo,
 } from './redis-replies.ts';
@@ -59,19 +60,28 @@ export class UsageStreams {
     if (n === 0) return out;
     const start = this.rotation++ % n;
     const order = [...this.streams.slice(start), ...this.streams.slice(0, start)];
+    // On a Redis Cluster every stream is in its account's own hash slot: one XREADGROUP per stream, sent together.
+    const cluster = isCluster(this.redis);
     for (let i = 0; i < order.length && out.length < count; i += READ_CHUNK) {
       const keys = order.slice(i, i + READ_CHUNK);
-      const per = Math.max(1, count - out.length);
-      try {
-        const raw = await this.redis.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', per, 'STREAMS', ...keys, ...keys.map(() => '>'));
-        out.push(...readReply(raw));
-      } catch (err) {
-        // The group vanished (the stream was deleted, or Redis restarted without persistence): recreate it.
-        if (!String(err).includes('NOGROUP')) throw err;
-        for (const k of keys) await this.ensureGroup(k);
-      }
+      const left = Math.max(1, count - out.length);
+      const replies = cluster
+        ? await Promise.all(keys.map((k) => this.readGroup([k], Math.ceil(left / keys.length))))
+        : [await this.readGroup(keys, left)];
+      for (const r of replies) out.push(...r);
     }
     return out;
+  }
+
+  private async readGroup(keys: string[], per: number): Promise<Entry[]> {
+    try {
+      return readReply(await this.redis.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', per, 'STREAMS', ...keys, ...keys.map(() => '>')));
+    } catch (err) {
+      // The group vanished (the stream was deleted, or Redis restarted without persistence): recreate it.
+      if (!String(err).includes('NOGROUP')) throw err;
+      for (const k of keys) await this.ensureGroup(k);
+      return [];
+    }
   }
 
   /** Entries pending on another consumer for at least `minIdleMs` (it died or hangs), now ours. */
@@ -92,15 +102,9 @@ export class UsageStreams {
   async ack(entries: readonly Entry[]): Promise<number> {
     const byStream = new Map<string, string[]>();
     for (const e of entries) byStream.set(e.stream, [...(byStream.get(e.stream) ?? []), e.id]);
-    const pipe = this.redis.pipeline();
-    for (const [s, ids] of byStream) pipe.xack(s, GROUP, ...ids);
-    const res = (await pipe.exec()) ?? [];
-    let n = 0;
-    for (const [err, count] of res) {
-      if (err) throw err;
-      n += Number(count);
-    }
-    return n;
+    // One XACK per stream, sent together (a pipeline would have to stay in one hash slot on a Redis Cluster).
+    const counts = await Promise.all([...byStream].map(([s, ids]) => this.redis.xack(s, GROUP, ...ids)));
+    return counts.reduce((n: number, c) => n + Number(c), 0);
   }
 
   async position(stream: string): Promise<StreamPosition | null> {
