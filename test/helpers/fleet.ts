@@ -6,7 +6,9 @@ import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { startGatewayProcess, type GatewayProcess } from './process.ts';
 import { toYaml } from './manifests.ts';
 import { afterAll, beforeAll } from 'vitest';
+import type { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from './redis.ts';
+import { startRedisCluster } from './redis-cluster.ts';
 
 export const FLEET_PEPPER = 'fleet-test-pepper-shared-by-every-process';
 
@@ -36,11 +38,15 @@ async function waitReady(url: string): Promise<void> {
   throw new Error(`${url} never became ready`);
 }
 
-export async function startFleet(n: number, redis: TestRedis, docs: object[], env: Record<string, string> = {}): Promise<Fleet> {
+/** Where the fleet keeps its state: one Redis, or (cluster) a Redis Cluster whose seed nodes `url` lists. */
+export type FleetRedis = Pick<TestRedis, 'url' | 'prefix'> & { cluster?: boolean };
+
+export async function startFleet(n: number, redis: FleetRedis, docs: object[], env: Record<string, string> = {}): Promise<Fleet> {
   const procs: GatewayProcess[] = [];
   const add = async (d: object[] = docs, extra: Record<string, string> = {}): Promise<GatewayProcess> => {
     const p = await startGatewayProcess({
-      SVC_CONFIG: writeManifests(d), REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix, SVC_KEY_PEPPER: FLEET_PEPPER, ...env, ...extra,
+      SVC_CONFIG: writeManifests(d), REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix, SVC_KEY_PEPPER: FLEET_PEPPER,
+      ...(redis.cluster ? { SVC_REDIS_CLUSTER: '1' } : {}), ...env, ...extra,
     });
     procs.push(p);
     await waitReady(p.url);
@@ -65,8 +71,8 @@ export async function startFleet(n: number, redis: TestRedis, docs: object[], en
 }
 
 /** A store on the fleet's Redis and prefix: what the operator would use (ledger, revoke, usage stream). */
-export function fleetStore(redis: TestRedis): Promise<RedisStore> {
-  return RedisStore.connect({ url: redis.url, prefix: redis.prefix });
+export function fleetStore(redis: FleetRedis): Promise<RedisStore> {
+  return RedisStore.connect({ url: redis.url, prefix: redis.prefix, cluster: redis.cluster });
 }
 
 export interface CallResult {
@@ -105,11 +111,27 @@ export interface FleetContext {
   store: RedisStore;
 }
 
-/** A test file's Redis, n gateway processes on it and a store client, started before its tests, stopped after. */
+/**
+ * A Redis Cluster in the shape of a TestRedis (its client is an ioredis Cluster: the same commands, one slot each).
+ * It cannot be killed or restarted as a whole.
+ */
+async function clusterAsTestRedis(name: string): Promise<TestRedis & { cluster: true }> {
+  const c = await startRedisCluster(name);
+  return {
+    url: c.url, prefix: c.prefix, client: c.client as unknown as Redis, owned: false, cluster: true, stop: () => c.stop(),
+    kill: () => Promise.reject(new Error('cannot kill a whole Redis Cluster')), restart: () => Promise.reject(new Error('cannot restart a whole Redis Cluster')),
+  };
+}
+
+/**
+ * A test file's Redis, n gateway processes on it and a store client, started before its tests, stopped after.
+ * With SVC_TEST_REDIS_CLUSTER=1 (or REDIS_CLUSTER_URL set) the same tests run on a 3-master, 3-replica Redis Cluster.
+ */
 export function useFleet(name: string, docs: object[], n = 3): FleetContext {
   const ctx = {} as FleetContext;
   beforeAll(async () => {
-    ctx.redis = await startRedis(name);
+    const cluster = process.env.SVC_TEST_REDIS_CLUSTER === '1' || Boolean(process.env.REDIS_CLUSTER_URL);
+    ctx.redis = cluster ? await clusterAsTestRedis(name) : await startRedis(name);
     ctx.fleet = await startFleet(n, ctx.redis, docs);
     ctx.store = await fleetStore(ctx.redis);
   });
