@@ -53,7 +53,8 @@ export class UsageExporter {
   constructor(opts: ExporterOptions) {
     this.o = {
       batchSize: 500, pollMs: 200, claimIdleMs: 30_000, claimEveryMs: 5_000, maintainEveryMs: 10_000, discoverEveryMs: 10_000,
-      creditsEveryMs: 60_000, maxDeliveries: 10, ...opts,
+      // An option given as undefined (a command-line flag not set) keeps its default.
+      creditsEveryMs: 60_000, maxDeliveries: 10, ...(Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as ExporterOptions),
     };
     this.streams = new UsageStreams(opts.redis, opts.prefix, opts.consumer);
     this.writer = new UsageWriter(opts.pool);
