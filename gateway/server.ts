@@ -5,7 +5,7 @@ import { jsonBodies } from './http/body-parser.ts';
 import { cors } from './http/cors.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
 import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
-import { errorHandling, frameworkError } from './http/errors.ts';
+import { dialectErrors, dialectNotFound, frameworkError } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
@@ -43,7 +43,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return { level, redact: { paths: REDACT, censor: '[redacted]' } };
 }
 
-export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps }> {
+export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
   const t = { ...timeoutsFromEnv(process.env), ...opts.timeouts };
   const app = Fastify({
     // Node checks the header and request deadlines on a timer: often enough that a short deadline is kept.
@@ -62,34 +62,44 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     // Longer than a load balancer's usual 60 s idle timeout (so the balancer closes first), unless idleMs is shorter.
     keepAliveTimeout: Math.min(65_000, t.idleMs),
   });
-  jsonBodies(app);
+  await app.register(jsonBodies);
+  const metrics = opts.metrics ?? new Metrics();
   const deps: GatewayDeps = {
     config: opts.config,
     store: opts.store,
     providers: opts.providers ?? new ProviderRegistry(),
     pepper: opts.pepper,
-    metrics: opts.metrics ?? new Metrics(),
+    metrics,
     log: app.log,
     now: Date.now,
     lifecycle: opts.drain,
   };
-  deps.metrics.watchBalances(async () => {
+  metrics.watchBalances(async () => {
     const now = Date.now();
     return Promise.all(Object.keys(deps.config.current().accounts).sort().map(async (account) => (
       { account, balanceNano: (await deps.store.view(account, '', now)).balanceNano })));
   });
-  cors(app);
-  errorHandling(app);
+  await app.register(cors);
+  // The root answers in OpenAI's shape (health, unknown paths); each dialect's routes are a plugin of their own.
+  dialectErrors(app, 'openai');
+  dialectNotFound(app, 'openai');
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     if (opts.drain?.draining) return reply.code(503).send({ status: 'draining' });
     const ready = opts.ready?.() ?? true;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting' });
   });
-  openAIRoutes(app, deps);
-  anthropicRoutes(app, deps);
+  await app.register(async (api) => {
+    dialectErrors(api, 'openai');
+    openAIRoutes(api, deps);
+  });
+  await app.register(async (api) => {
+    dialectErrors(api, 'anthropic');
+    dialectNotFound(api, 'anthropic');
+    anthropicRoutes(api, deps);
+  }, { prefix: '/anthropic' });
   app.addHook('onClose', async () => {
     await deps.providers.close();
   });
-  return { app, deps };
+  return { app, deps, metrics };
 }

@@ -58,7 +58,7 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   const subscriber = createRedis(options);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, pollMs: poll, log });
-  const { app, deps } = await build({ config: source, store, pepper, ready: () => source.ready(), drain });
+  const { app, metrics: gatewayMetrics } = await build({ config: source, store, pepper, ready: () => source.ready(), drain });
   logger.app = app;
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');
@@ -67,7 +67,7 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   try {
     address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
     // Same readiness as the API port's /readyz; it keeps answering (503 draining) while the API port drains.
-    metrics = await serveGatewayMetrics(deps.metrics.registry, env, () => (drain.draining ? 'draining' : source.ready()));
+    metrics = await serveGatewayMetrics(gatewayMetrics.registry, env, () => (drain.draining ? 'draining' : source.ready()));
   } catch (err) {
     await app.close();
     await source.close();

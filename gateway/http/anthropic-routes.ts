@@ -1,11 +1,12 @@
 // The Anthropic-compatible endpoints under /anthropic (an Anthropic SDK or coding agent sets its base URL there):
 // messages and count_tokens through the pipeline, plan-gated; the model list in Anthropic's format; the
-// connectivity probe Claude Code sends to {base}/api/hello. Errors take Anthropic's shape (errors.ts, dialectOf).
+// connectivity probe Claude Code sends to {base}/api/hello. Registered under the /anthropic prefix, in a plugin whose
+// errors take Anthropic's shape (server.ts).
 import type { FastifyInstance } from 'fastify';
 import { entryOf, type CompiledModel } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
-import { handleCall } from '../pipeline/handle-call.ts';
+import { serveCall } from './serve-call.ts';
 import type { Principal } from '../pipeline/resolve.ts';
 import type { AnthropicHeaders } from '../translate/anthropic-anthropic.ts';
 import { countTokensTranslation, messagesTranslation } from '../translate/select.ts';
@@ -46,35 +47,33 @@ export function pageOf<T extends { id: string }>(all: T[], q: { limit: number; a
 }
 
 export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
-  app.post('/anthropic/v1/messages', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
+  app.post('/v1/messages', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
     const body = parseBody(messagesBody, req.body);
-    await handleCall(deps, req, reply, {
+    return serveCall(deps, req, reply, {
       dialect: 'anthropic', endpoint: 'messages', modelType: 'chat', modelId: body.model, stream: body.stream === true,
       taskType: taskTypeOf(body.metadata), maxTokens: body.max_tokens, inputBytes: req.bodyBytes,
       translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)), gate: anthropicPlanGate,
     });
-    return reply;
   });
 
   // Free, as Anthropic's: no output is reserved and no input bytes are held.
-  app.post('/anthropic/v1/messages/count_tokens', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
+  app.post('/v1/messages/count_tokens', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
     const body = parseBody(countTokensBody, req.body);
-    await handleCall(deps, req, reply, {
+    return serveCall(deps, req, reply, {
       dialect: 'anthropic', endpoint: 'count_tokens', modelType: 'chat', modelId: body.model, stream: false,
       taskType: taskTypeOf(body.metadata), maxTokens: 0, inputBytes: 0,
       translationFor: countTokensTranslation(body, anthropicHeadersOf(req.headers)), gate: anthropicPlanGate,
     });
-    return reply;
   });
 
-  app.get('/anthropic/v1/models', async (req) => {
+  app.get('/v1/models', async (req) => {
     const q = parseBody(modelsQuery, { ...(req.query as object) });
     const all = Object.values(deps.config.current().models).filter((m) => m.type === 'chat').sort((a, b) => a.id.localeCompare(b.id));
     const { page, hasMore } = pageOf(all, q);
     return { data: page.map(modelInfo), has_more: hasMore, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null };
   });
 
-  app.get<{ Params: { '*': string } }>('/anthropic/v1/models/*', async (req) => {
+  app.get<{ Params: { '*': string } }>('/v1/models/*', async (req) => {
     const id = req.params['*'];
     const m = entryOf(deps.config.current().models, id);
     if (!m || m.type !== 'chat') throw new GatewayError('model_not_found', `The model ${JSON.stringify(id)} does not exist.`, { param: 'model' });
@@ -82,7 +81,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   });
 
   // Claude Code probes {ANTHROPIC_BASE_URL}/api/hello with HEAD (GET routes answer HEAD too).
-  app.get('/anthropic/api/hello', async () => ({ status: 'ok' }));
-  app.get('/anthropic', async () => ({ status: 'ok', api: 'anthropic', messages: '/anthropic/v1/messages' }));
-  app.get('/anthropic/', async () => ({ status: 'ok', api: 'anthropic', messages: '/anthropic/v1/messages' }));
+  app.get('/api/hello', async () => ({ status: 'ok' }));
+  // '/' under the /anthropic prefix answers both /anthropic and /anthropic/.
+  app.get('/', async () => ({ status: 'ok', api: 'anthropic', messages: '/anthropic/v1/messages' }));
 }

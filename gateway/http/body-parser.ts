@@ -2,6 +2,7 @@
 // whose count is kept on the request. Admission bounds a call's input tokens by that count (no tokenizer yields
 // more tokens than bytes), so the prompt is never serialized again just to be measured.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { GatewayError } from '../errors/catalog.ts';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.ts';
 
@@ -14,7 +15,10 @@ declare module 'fastify' {
   }
 }
 
-export function jsonBodies(app: FastifyInstance): void {
+/** Not encapsulated (fastify-plugin): every route reads its body this way. */
+export const jsonBodies = fp(jsonBodyParsers, { name: 'svc-json-bodies' });
+
+async function jsonBodyParsers(app: FastifyInstance): Promise<void> {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.decorateRequest('bodyBytes', 0);
   const parser = (req: FastifyRequest, body: string | Buffer, done: Done): void => {

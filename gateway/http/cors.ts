@@ -3,7 +3,14 @@
 // Anthropic SDK in a browser also sends anthropic-beta and anthropic-dangerous-direct-browser-access: those two
 // are allowed when asked for (an addition to the spec's table, noted in the README).
 import type { FastifyInstance } from 'fastify';
-import { corsHeaders } from '../pipeline/handle-call.ts';
+import fp from 'fastify-plugin';
+
+export function corsHeaders(): Record<string, string> {
+  return {
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': 'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, retry-after',
+  };
+}
 
 export const ALLOW_METHODS = 'POST, GET, OPTIONS';
 export const ALLOW_HEADERS = 'authorization, content-type, x-api-key, anthropic-version, x-stainless-*';
@@ -18,7 +25,10 @@ export function allowHeadersFor(requested: string | undefined): string {
   return [ALLOW_HEADERS, ...new Set(extra)].join(', ');
 }
 
-export function cors(app: FastifyInstance): void {
+/** Not encapsulated (fastify-plugin): the hook answers every route's requests, the dialect plugins' included. */
+export const cors = fp(corsHook, { name: 'svc-cors' });
+
+async function corsHook(app: FastifyInstance): Promise<void> {
   const always = corsHeaders();
   // Callback style: an async hook costs a promise and a microtask on every request.
   app.addHook('onRequest', (req, reply, done) => {

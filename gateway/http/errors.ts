@@ -1,11 +1,12 @@
-// Every failure becomes the catalog's error in the caller's dialect: never an HTML page, never a stack.
+// Every failure becomes the catalog's error in the caller's dialect: never an HTML page, never a stack. Each
+// dialect's routes live in a plugin of their own (server.ts) that sets its error handler with its dialect.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, type Dialect } from '../errors/catalog.ts';
-import { sendError } from '../pipeline/handle-call.ts';
+import { errorBody, GatewayError, type Dialect } from '../errors/catalog.ts';
 import { dialectOfPath } from './client-errors.ts';
 
-export function dialectOf(req: FastifyRequest): Dialect {
-  return dialectOfPath(req.url);
+export function sendError(reply: FastifyReply, dialect: Dialect, err: GatewayError): void {
+  if (err.retryAfterSec !== undefined) void reply.header('retry-after', String(err.retryAfterSec));
+  void reply.code(err.status).send(errorBody(dialect, err.code, err.message, err.param));
 }
 
 /** fastify's own refusals before routing (a URL it cannot decode, a path parameter too long), in the dialect. */
@@ -13,7 +14,7 @@ export function frameworkError(err: FastifyError, req: FastifyRequest, reply: Fa
   const ge = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
     ? new GatewayError('uri_too_long', 'A path segment of the URL is too long.')
     : new GatewayError('invalid_request', 'The URL is not valid.');
-  sendError(reply, dialectOf(req), ge);
+  sendError(reply, dialectOfPath(req.url), ge);
 }
 
 function fromFastify(err: FastifyError): GatewayError | null {
@@ -28,7 +29,8 @@ function fromFastify(err: FastifyError): GatewayError | null {
   return null;
 }
 
-export function errorHandling(app: FastifyInstance): void {
+/** The error handler of one dialect's plugin (and of the root, in OpenAI's shape). */
+export function dialectErrors(app: FastifyInstance, dialect: Dialect): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (reply.sent || reply.raw.headersSent) return;
     let ge = err instanceof GatewayError ? err : fromFastify(err);
@@ -36,9 +38,13 @@ export function errorHandling(app: FastifyInstance): void {
       req.log.error({ err }, 'Request failed');
       ge = new GatewayError('internal_error', 'The gateway failed to process the request.');
     }
-    sendError(reply, dialectOf(req), ge);
+    sendError(reply, dialect, ge);
   });
+}
+
+/** Unknown paths under the plugin's prefix, in its dialect. */
+export function dialectNotFound(app: FastifyInstance, dialect: Dialect): void {
   app.setNotFoundHandler((req, reply) => {
-    sendError(reply, dialectOf(req), new GatewayError('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`));
+    sendError(reply, dialect, new GatewayError('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`));
   });
 }

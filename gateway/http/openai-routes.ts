@@ -5,7 +5,7 @@ import { entryOf } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
-import { handleCall } from '../pipeline/handle-call.ts';
+import { serveCall } from './serve-call.ts';
 import { principal } from '../pipeline/resolve.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import { keyFirst } from './key-first.ts';
@@ -17,12 +17,11 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/chat/completions', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(chatBody, req.body);
     const taskType = taskTypeOf(body.metadata);
-    await handleCall(deps, req, reply, {
+    return serveCall(deps, req, reply, {
       dialect: 'openai', endpoint: 'chat.completions', modelType: 'chat', modelId: body.model, stream: body.stream === true, taskType,
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, inputBytes: req.bodyBytes,
       translationFor: chatTranslation(body),
     });
-    return reply;
   });
 
   responsesRoutes(app, deps);
@@ -30,11 +29,10 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/embeddings', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(embeddingsBody, req.body);
     const taskType = taskTypeOf(body.metadata);
-    await handleCall(deps, req, reply, {
+    return serveCall(deps, req, reply, {
       dialect: 'openai', endpoint: 'embeddings', modelType: 'embeddings', modelId: body.model, stream: false, taskType,
       maxTokens: 0, inputBytes: req.bodyBytes, translationFor: embeddingsTranslation(body),
     });
-    return reply;
   });
 
   app.get('/v1/models', async () => {

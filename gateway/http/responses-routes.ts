@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/catalog.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
-import { handleCall } from '../pipeline/handle-call.ts';
+import { serveCall } from './serve-call.ts';
 import { refuseStateful } from '../translate/responses-refuse.ts';
 import { responsesTranslation } from '../translate/select.ts';
 import { keyFirst } from './key-first.ts';
@@ -17,11 +17,10 @@ export function responsesRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const body = parseBody(responsesBody, req.body);
     const taskType = taskTypeOf(body.metadata);
     refuseStateful(body);
-    await handleCall(deps, req, reply, {
+    return serveCall(deps, req, reply, {
       dialect: 'openai', endpoint: 'responses', modelType: 'chat', modelId: body.model, stream: body.stream === true, taskType,
       maxTokens: body.max_output_tokens ?? undefined, inputBytes: req.bodyBytes, translationFor: responsesTranslation(body),
     });
-    return reply;
   });
 
   const notStored = async (): Promise<never> => {

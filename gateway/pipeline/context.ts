@@ -1,9 +1,19 @@
-// What the pipeline needs from the process: config, state, providers, the key pepper, a clock.
-import type { FastifyBaseLogger } from 'fastify';
+// What the pipeline needs from the process: config, state, providers, the key pepper, a clock, a log and a place
+// for each call's outcome (metrics). Interfaces only: no transport, no framework.
 import type { Snapshot } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { Store } from '../state/store.ts';
-import type { Metrics } from '../http/metrics.ts';
+import type { UsageEvent } from '../usage/event.ts';
+
+/** The part of a pino logger the pipeline writes to (fastify's logger is one). */
+export interface CallLog {
+  error(obj: object, msg: string): void;
+}
+
+/** Counts each call's outcome (gateway/http/metrics.ts is the Prometheus one). */
+export interface CallMetrics {
+  observe(e: UsageEvent): void;
+}
 
 export interface ConfigSource {
   current(): Snapshot;
@@ -21,8 +31,8 @@ export interface GatewayDeps {
   store: Store;
   providers: ProviderRegistry;
   pepper: string;
-  metrics: Metrics;
-  log: FastifyBaseLogger;
+  metrics: CallMetrics;
+  log: CallLog;
   now: () => number;
   lifecycle?: CallLifecycle;
 }

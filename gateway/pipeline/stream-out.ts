@@ -1,8 +1,8 @@
 // Step 5 for streams: write each upstream event through as it arrives, end with an explicit error event on
 // any failure (never a clean end after a cut), and report what was served.
-import type { ServerResponse } from 'node:http';
 import type { StreamTranslator, Usage } from '../translate/types.ts';
 import type { Served } from './dispatch.ts';
+import type { StreamWriter } from './sink.ts';
 
 export interface StreamResult {
   outcome: 'complete' | 'upstream_error' | 'client_closed' | 'shutting_down';
@@ -12,23 +12,9 @@ export interface StreamResult {
   message: string | null;
 }
 
-function write(res: ServerResponse, text: string): Promise<void> | null {
-  if (text === '' || res.destroyed) return null;
-  if (res.write(text)) return null;
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 /** `cancel` aborts the upstream call: when the client is not gone, the gateway is ending the call (shutdown). */
 export async function pipeStream(
-  served: Extract<Served, { kind: 'stream' }>, tr: StreamTranslator, res: ServerResponse, clientGone: () => boolean, cancel?: AbortSignal,
+  served: Extract<Served, { kind: 'stream' }>, tr: StreamTranslator, res: StreamWriter, clientGone: () => boolean, cancel?: AbortSignal,
 ): Promise<StreamResult> {
   let events = 0;
   const result = (outcome: StreamResult['outcome'], message: string | null): StreamResult => ({ outcome, usage: tr.usage(), events, message });
@@ -41,7 +27,7 @@ export async function pipeStream(
         events++;
         out += tr.event(ev);
       }
-      const wait = write(res, out);
+      const wait = out === '' || res.destroyed ? null : res.write(out);
       if (wait) await wait;
       if (clientGone()) return result('client_closed', null);
       if (tr.complete) break;
@@ -68,7 +54,7 @@ export async function pipeStream(
 }
 
 function endWithError(
-  res: ServerResponse, tr: StreamTranslator, result: (o: StreamResult['outcome'], m: string | null) => StreamResult, message: string,
+  res: StreamWriter, tr: StreamTranslator, result: (o: StreamResult['outcome'], m: string | null) => StreamResult, message: string,
   outcome: StreamResult['outcome'] = 'upstream_error',
 ): StreamResult {
   if (!res.destroyed) res.end(tr.error(message, outcome === 'shutting_down' ? 'shutting_down' : 'upstream_stream_error'));

@@ -1,0 +1,21 @@
+// What a route tells the pipeline about one call: all of it read from the request, none of it HTTP.
+import type { Dialect } from '../errors/catalog.ts';
+import type { Protocol } from '../providers/types.ts';
+import type { Translation } from '../translate/types.ts';
+import type { Endpoint } from '../usage/event.ts';
+import type { Principal } from './resolve.ts';
+
+export interface CallSpec {
+  dialect: Dialect;
+  endpoint: Endpoint;
+  modelType: 'chat' | 'embeddings';
+  modelId: string;
+  stream: boolean;
+  taskType: string | null;
+  maxTokens: number | undefined;
+  /** The request body's size in bytes: the bound on its input tokens. */
+  inputBytes: number;
+  translationFor: (protocol: Protocol) => Translation;
+  /** Extra gate after the principal is known (the Anthropic endpoint's plan gate). */
+  gate?: (p: Principal) => void;
+}

@@ -1,0 +1,58 @@
+// The request pipeline of every model endpoint, with no HTTP in it: authenticate -> resolve -> prepare -> admit ->
+// respond (dispatch, answer) -> settle, one usage event. The answer goes through a CallSink; `client` aborts when the
+// caller leaves. Errors before the answer starts are thrown as GatewayError for the transport to render.
+import { NO_USAGE } from '../translate/types.ts';
+import { admit } from './admit.ts';
+import { authenticate } from './authenticate.ts';
+import type { CallSpec } from './call-spec.ts';
+import type { GatewayDeps } from './context.ts';
+import { reserve } from './estimate.ts';
+import { keyCacheOf } from './key-cache.ts';
+import { callEvents } from './outcome.ts';
+import { prepareFirst, translationCache } from './prepare.ts';
+import { principal, resolveChain } from './resolve.ts';
+import { respond } from './respond.ts';
+import { settler } from './settle.ts';
+import { callSignal } from './signals.ts';
+import type { CallSink } from './sink.ts';
+
+export type { CallSpec } from './call-spec.ts';
+export type { CallSink, StreamWriter } from './sink.ts';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {
+  // Counted while in flight, settle included, so a graceful shutdown waits for the hold and the usage event.
+  const run = (): Promise<void> => steps(deps, spec, headers, client, sink);
+  return deps.lifecycle ? deps.lifecycle.track(run) : run();
+}
+
+async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {
+  const started = deps.now();
+  const keys = keyCacheOf(deps.store);
+  const key = await authenticate(headers, spec.dialect, deps.store, deps.pepper, keys);
+  const snapshot = deps.config.current();
+  const p = principal(snapshot, key);
+  spec.gate?.(p);
+  const chain = resolveChain(snapshot, p, spec.modelId, spec.modelType);
+  // Everything the request alone decides is decided before admission, the first target's translation included.
+  const translationFor = translationCache(spec.translationFor);
+  const first = chain[0] ? prepareFirst(chain[0], translationFor, deps.providers) : null;
+  const r = reserve(chain, spec.inputBytes, spec.maxTokens);
+  // A client gone before admission costs nothing and is not admitted.
+  if (client.aborted) return;
+  const events = callEvents(spec, p, started, deps.now);
+  const hold = await admit(deps, p, r, events, keys);
+  const settle = settler(deps, hold, events);
+  // The client left while the call was admitted: release the hold now, call no upstream.
+  if (client.aborted) {
+    await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
+    return;
+  }
+  const sig = callSignal(client, deps.lifecycle?.ending);
+  try {
+    await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started, estInput: Math.ceil(r.inputBytes / 4) }, sig, sink);
+  } finally {
+    sig.dispose();
+  }
+}

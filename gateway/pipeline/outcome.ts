@@ -1,0 +1,39 @@
+// How a call ended, and the one usage event that records it.
+import { feeShareNano } from '../contract/money.ts';
+import type { FallbackReason } from '../routing/classify.ts';
+import type { Usage } from '../translate/types.ts';
+import { newEventId, type UsageEvent } from '../usage/event.ts';
+import type { CallSpec } from './call-spec.ts';
+import type { Route } from './dispatch.ts';
+import type { Principal } from './resolve.ts';
+
+export interface Outcome {
+  status: number;
+  errorCode: string | null;
+  route: Route | null;
+  usage: Usage;
+  ttftMs: number | null;
+  /** Whether any upstream was called (dispatch started). */
+  contacted: boolean;
+}
+
+/** The usage event of one call; its id is made once, before admission, and names the hold too. */
+export interface CallEvents {
+  readonly eventId: string;
+  /** When the call started (ms): its admission time and its event's createdAt. */
+  readonly started: number;
+  of(o: Outcome, costNano: number): UsageEvent;
+}
+
+export function callEvents(spec: CallSpec, p: Principal, started: number, now: () => number): CallEvents {
+  const eventId = newEventId();
+  const createdAt = new Date(started).toISOString();
+  return { eventId, started, of: (o, cost) => ({
+    eventId, createdAt, account: p.account.name, apiKey: p.key.name, taskType: spec.taskType,
+    endpoint: spec.endpoint, requestedModel: spec.modelId, servedModel: o.route?.model.id ?? null, upstream: o.route?.target.name ?? null,
+    fallback: o.route?.fallback ?? false, fallbackReason: (o.route?.fallbackReason ?? null) as FallbackReason | null,
+    status: o.status, errorCode: o.errorCode, stream: spec.stream, inputTokens: o.usage.inputTokens, outputTokens: o.usage.outputTokens,
+    cacheReadTokens: o.usage.cacheReadTokens, cacheWriteTokens: o.usage.cacheWriteTokens, costNano: cost, feeNano: feeShareNano(cost),
+    latencyMs: now() - started, ttftMs: o.ttftMs,
+  }) };
+}

@@ -1,0 +1,66 @@
+// Steps 4 and 5: dispatch to a target (falling back before the first byte), then the answer through the sink, whole
+// or streamed, and the outcome settled on every path.
+import { GatewayError } from '../errors/catalog.ts';
+import type { Protocol } from '../providers/types.ts';
+import type { Translation } from '../translate/types.ts';
+import { NO_USAGE } from '../translate/types.ts';
+import type { GatewayDeps } from './context.ts';
+import { dispatch, DispatchError, type Served } from './dispatch.ts';
+import { routeHeaders } from './headers.ts';
+import type { FirstAttempt } from './prepare.ts';
+import type { Settle } from './settle.ts';
+import type { CallSignal } from './signals.ts';
+import type { CallSink } from './sink.ts';
+import { pipeStream, type StreamResult } from './stream-out.ts';
+
+export interface RespondInput {
+  modelId: string;
+  chain: Parameters<typeof dispatch>[0]['chain'];
+  first: FirstAttempt | null;
+  translationFor: (p: Protocol) => Translation;
+  settle: Settle;
+  started: number;
+  /** Input tokens charged when a cut stream never reported usage: a quarter of the body's bytes. */
+  estInput: number;
+}
+
+const STREAM_OUTCOMES: Record<StreamResult['outcome'], { status: number; code: string | null }> = {
+  complete: { status: 200, code: null },
+  client_closed: { status: 499, code: 'client_closed' },
+  upstream_error: { status: 502, code: 'upstream_stream_error' },
+  shutting_down: { status: 503, code: 'shutting_down' },
+};
+
+export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, sink: CallSink): Promise<void> {
+  const { modelId, chain, settle, started, estInput } = input;
+  let served: Served;
+  try {
+    served = await dispatch({ chain, translationFor: input.translationFor, providers: deps.providers, signal: sig.signal, first: input.first });
+  } catch (err) {
+    if (sig.clientGone()) {
+      await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: true });
+      return;
+    }
+    const ge = err instanceof GatewayError ? err : new GatewayError('internal_error', 'The gateway failed to dispatch the call.');
+    const route = err instanceof DispatchError ? err.route : null;
+    await settle({ status: ge.status, errorCode: ge.code, route, usage: NO_USAGE, ttftMs: null, contacted: true });
+    sink.headers(routeHeaders(modelId, route));
+    if (!(err instanceof GatewayError)) deps.log.error({ err }, 'Dispatch failed');
+    throw ge;
+  }
+  const ttftMs = deps.now() - started;
+  const headers = routeHeaders(modelId, served);
+  if (served.kind === 'json') {
+    sink.json(200, headers, served.body);
+    await settle({ status: 200, errorCode: null, route: served, usage: served.usage, ttftMs, contacted: true });
+    return;
+  }
+  const out = await pipeStream(served, served.translation.stream(served.model.id), sink.stream(headers), sig.clientGone, sig.signal);
+  let usage = out.usage;
+  if (usage.inputTokens === 0 && usage.outputTokens === 0 && out.events > 0) {
+    // The usage chunk never came (cut or abort): charge what we can bound, never zero.
+    usage = { ...NO_USAGE, inputTokens: estInput, outputTokens: out.events };
+  }
+  const { status, code } = STREAM_OUTCOMES[out.outcome];
+  await settle({ status, errorCode: code, route: served, usage, ttftMs, contacted: true });
+}
