@@ -6,9 +6,8 @@ import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { startGatewayProcess, type GatewayProcess } from './process.ts';
 import { toYaml } from './manifests.ts';
 import { afterAll, beforeAll } from 'vitest';
-import type { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from './redis.ts';
-import { startRedisCluster } from './redis-cluster.ts';
+import { clusterAsTestRedis, clusterWanted } from './redis-cluster.ts';
 
 export const FLEET_PEPPER = 'fleet-test-pepper-shared-by-every-process';
 
@@ -112,26 +111,13 @@ export interface FleetContext {
 }
 
 /**
- * A Redis Cluster in the shape of a TestRedis (its client is an ioredis Cluster: the same commands, one slot each).
- * It cannot be killed or restarted as a whole.
- */
-async function clusterAsTestRedis(name: string): Promise<TestRedis & { cluster: true }> {
-  const c = await startRedisCluster(name);
-  return {
-    url: c.url, prefix: c.prefix, client: c.client as unknown as Redis, owned: false, cluster: true, stop: () => c.stop(),
-    kill: () => Promise.reject(new Error('cannot kill a whole Redis Cluster')), restart: () => Promise.reject(new Error('cannot restart a whole Redis Cluster')),
-  };
-}
-
-/**
  * A test file's Redis, n gateway processes on it and a store client, started before its tests, stopped after.
  * With SVC_TEST_REDIS_CLUSTER=1 (or REDIS_CLUSTER_URL set) the same tests run on a 3-master, 3-replica Redis Cluster.
  */
 export function useFleet(name: string, docs: object[], n = 3): FleetContext {
   const ctx = {} as FleetContext;
   beforeAll(async () => {
-    const cluster = process.env.SVC_TEST_REDIS_CLUSTER === '1' || Boolean(process.env.REDIS_CLUSTER_URL);
-    ctx.redis = cluster ? await clusterAsTestRedis(name) : await startRedis(name);
+    ctx.redis = clusterWanted() ? await clusterAsTestRedis(name) : await startRedis(name);
     ctx.fleet = await startFleet(n, ctx.redis, docs);
     ctx.store = await fleetStore(ctx.redis);
   });

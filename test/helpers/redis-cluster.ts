@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { Redis, type Cluster } from 'ioredis';
 import { createRedis, scanAll } from '../../gateway/state/redis-connect.ts';
 import { freePort } from './host.ts';
+import type { TestRedis } from './redis.ts';
 
 const run = promisify(execFile);
 
@@ -222,4 +223,21 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
       await stopAll();
     },
   };
+}
+
+/**
+ * A Redis Cluster in the shape of a TestRedis (its client is an ioredis Cluster: the same commands, one slot each).
+ * It cannot be killed or restarted as a whole.
+ */
+export async function clusterAsTestRedis(name: string): Promise<TestRedis & { cluster: true }> {
+  const c = await startRedisCluster(name);
+  return {
+    url: c.url, prefix: c.prefix, client: c.client as unknown as Redis, owned: false, cluster: true, stop: () => c.stop(),
+    kill: () => Promise.reject(new Error('cannot kill a whole Redis Cluster')), restart: () => Promise.reject(new Error('cannot restart a whole Redis Cluster')),
+  };
+}
+
+/** SVC_TEST_REDIS_CLUSTER=1 or REDIS_CLUSTER_URL: multi-process tests run on a Redis Cluster instead of one Redis. */
+export function clusterWanted(): boolean {
+  return process.env.SVC_TEST_REDIS_CLUSTER === '1' || Boolean(process.env.REDIS_CLUSTER_URL);
 }

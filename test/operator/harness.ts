@@ -8,6 +8,7 @@ import { installCrds } from '../k8s/install-crds.ts';
 import { createNamespace, kubectl, kubectlOk, type KubectlResult } from '../k8s/kubectl.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { clusterAsTestRedis, clusterWanted } from '../helpers/redis-cluster.ts';
 import { operatorIdentity } from './identity.ts';
 import { adminApi, type AdminApi } from './kube-api.ts';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
@@ -16,13 +17,14 @@ export const PEPPER = 'operator-test-pepper-shared-with-the-gateways';
 
 export interface Cluster {
   cp: ControlPlane;
-  redis: TestRedis;
+  /** One Redis, or with SVC_TEST_REDIS_CLUSTER=1 a Redis Cluster (cluster: true) the processes reach with SVC_REDIS_CLUSTER=1. */
+  redis: TestRedis & { cluster?: boolean };
   api: AdminApi;
   stop(): Promise<void>;
 }
 
 export async function startCluster(name: string): Promise<Cluster> {
-  const [cp, redis] = await Promise.all([startControlPlane(), startRedis(name)]);
+  const [cp, redis] = await Promise.all([startControlPlane(), clusterWanted() ? clusterAsTestRedis(name) : startRedis(name)]);
   await installCrds(cp);
   return {
     cp, redis, api: adminApi(cp),
@@ -49,20 +51,21 @@ export async function install(cluster: Cluster, name: string): Promise<Installat
   const ns = await createNamespace(cluster.cp, name);
   const kubeconfig = await operatorIdentity(cluster.cp, ns);
   const prefix = `${cluster.redis.prefix}-${randomBytes(3).toString('hex')}`;
+  const redisEnv = { REDIS_URL: cluster.redis.url, ...(cluster.redis.cluster ? { SVC_REDIS_CLUSTER: '1' } : {}) };
   const operators: OperatorProcess[] = [];
   const gateways: GatewayProcess[] = [];
   const inst: Installation = {
     ns, prefix, kubeconfig, operators, gateways,
     startOperator: async (opName, env = {}) => {
       const op = await startOperatorProcess(opName, {
-        KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, REDIS_URL: cluster.redis.url, SVC_REDIS_PREFIX: prefix, SVC_KEY_PEPPER: PEPPER, ...env,
+        KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, ...redisEnv, SVC_REDIS_PREFIX: prefix, SVC_KEY_PEPPER: PEPPER, ...env,
       });
       operators.push(op);
       return op;
     },
     startGateway: async (env = {}) => {
       const gw = await startGatewayProcess({
-        REDIS_URL: cluster.redis.url, SVC_REDIS_PREFIX: prefix, SVC_KEY_PEPPER: PEPPER, SVC_CONFIG_POLL_MS: '1000', LOG_LEVEL: 'warn', ...env,
+        ...redisEnv, SVC_REDIS_PREFIX: prefix, SVC_KEY_PEPPER: PEPPER, SVC_CONFIG_POLL_MS: '1000', LOG_LEVEL: 'warn', ...env,
       }, ['--cluster']);
       gateways.push(gw);
       return gw;
