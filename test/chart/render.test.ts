@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from '../helpers/process.ts';
 import { container, envOf, find, parseDocs, podSpec, type K8sObject } from './chart.ts';
 import { CHART, FULL_VALUES, helm, template } from './helm.ts';
@@ -31,14 +31,15 @@ describe('helm lint and template', () => {
 
   it('renders the default installation', () => {
     expect(kinds(defaults)).toEqual([
+      'ClusterRoleBinding/ns1-svc-svc-gateway-console',
       'ConfigMap/svc-svc-gateway-dashboard-spend', 'ConfigMap/svc-svc-gateway-dashboard-traffic',
-      'Deployment/svc-svc-gateway-gateway', 'Deployment/svc-svc-gateway-operator',
+      'Deployment/svc-svc-gateway-console', 'Deployment/svc-svc-gateway-gateway', 'Deployment/svc-svc-gateway-operator',
       'HorizontalPodAutoscaler/svc-svc-gateway-gateway',
       'PodDisruptionBudget/svc-svc-gateway-gateway', 'PodDisruptionBudget/svc-svc-gateway-operator',
-      'Role/svc-svc-gateway-operator', 'RoleBinding/svc-svc-gateway-operator',
+      'Role/svc-svc-gateway-console', 'Role/svc-svc-gateway-operator', 'RoleBinding/svc-svc-gateway-console', 'RoleBinding/svc-svc-gateway-operator',
       'Secret/svc-svc-gateway-connections', 'Secret/svc-svc-gateway-pepper',
-      'Service/svc-svc-gateway-gateway', 'Service/svc-svc-gateway-gateway-metrics', 'Service/svc-svc-gateway-operator-metrics',
-      'ServiceAccount/svc-svc-gateway-gateway', 'ServiceAccount/svc-svc-gateway-operator',
+      'Service/svc-svc-gateway-console', 'Service/svc-svc-gateway-gateway', 'Service/svc-svc-gateway-gateway-metrics', 'Service/svc-svc-gateway-operator-metrics',
+      'ServiceAccount/svc-svc-gateway-console', 'ServiceAccount/svc-svc-gateway-gateway', 'ServiceAccount/svc-svc-gateway-operator',
     ]);
   });
 
@@ -102,6 +103,23 @@ describe('what the rendered objects promise', () => {
     expect(cmd('-gateway')).toBe(scripts.gateway);
     expect(cmd('-operator')).toBe(scripts.operator);
     expect(cmd('-exporter')).toBe(`${scripts.exporter} --batch-size 1000`);
+    expect(cmd('-console')).toBe(scripts.console);
+  });
+
+  it('grants the console exactly the Role of console/rbac/role.yaml (no Secrets) and system:auth-delegator; the Ingress sends it the console paths', async () => {
+    const [role, binding] = parseAllDocuments(readFileSync(join(ROOT, 'console', 'rbac', 'role.yaml'), 'utf8')).map((d) => d.toJS() as K8sObject);
+    expect(find(defaults, 'Role', '-console').rules).toEqual(role?.rules);
+    expect(JSON.stringify(role?.rules)).not.toContain('secrets');
+    expect(find(defaults, 'ClusterRoleBinding', '-console')).toMatchObject({
+      roleRef: (binding as unknown as { roleRef: unknown }).roleRef,
+      subjects: [{ kind: 'ServiceAccount', name: 'svc-svc-gateway-console', namespace: 'ns1' }],
+    });
+    const d = find(full, 'Deployment', '-console');
+    expect(['REDIS_URL', 'SVC_KEY_PEPPER', 'DATABASE_URL', 'WATCH_NAMESPACE', 'SVC_TRUST_PROXY'].map((n) => envOf(container(d), n) !== undefined)).toEqual([true, true, true, true, true]);
+    const ingress = find(full, 'Ingress', '-gateway').spec as { rules: Array<{ http: { paths: Array<{ path: string; backend: { service: { name: string } } }> } }> };
+    const to = Object.fromEntries(ingress.rules[0]?.http.paths.map((p) => [p.path, p.backend.service.name]) ?? []);
+    expect(to).toMatchObject({ '/v1': 'svc-svc-gateway-gateway', '/dashboard': 'svc-svc-gateway-console', '/status': 'svc-svc-gateway-console', '/trust': 'svc-svc-gateway-console', '/billing': 'svc-svc-gateway-console' });
+    expect(kinds(parseDocs(await template('ns1', [], ['console.enabled=false']))).filter((k) => k.includes('console'))).toEqual([]);
   });
 
   it('lets streams drain: preStop sleep, then SVC_DRAIN_SECONDS, inside terminationGracePeriodSeconds', () => {
@@ -194,12 +212,13 @@ describe('what the rendered objects promise', () => {
       // The ServiceMonitor scrapes ports named metrics only (the gateway's, operator's and exporter's), never http.
       const endpoints = (find(docs, 'ServiceMonitor', '').spec as { endpoints: Array<{ port: string; path: string }> }).endpoints;
       expect(endpoints.map((e) => [e.port, e.path])).toEqual([['metrics', '/metrics']]);
-      // The Ingress sends only API paths, and only to the API Service's http port: never /metrics, never the metrics Service.
+      // The Ingress sends only API paths (and the console's), and only to http ports: never /metrics, never a metrics Service.
       const ingress = find(docs, 'Ingress', '-gateway').spec as { rules: Array<{ http: { paths: Array<{ path: string; backend: Backend }> } }> };
       const paths = ingress.rules.flatMap((r) => r.http.paths);
       expect(paths.length).toBeGreaterThan(0);
       for (const p of paths) {
-        expect(p.backend.service).toEqual({ name: 'svc-svc-gateway-gateway', port: { name: 'http' } });
+        const toConsole = ['/dashboard', '/status', '/trust', '/billing'].includes(p.path);
+        expect(p.backend.service).toEqual({ name: toConsole ? 'svc-svc-gateway-console' : 'svc-svc-gateway-gateway', port: { name: 'http' } });
         expect('/metrics'.startsWith(p.path.replace(/\/$/, '') || '/')).toBe(false);
       }
       // The gateway's NetworkPolicy: the API port as gatewayFrom says; the metrics port from metricsFrom only.

@@ -1,0 +1,95 @@
+// The console as its own process in a cluster (npm run console): Kubernetes sign-in and RBAC, ApiKey objects
+// written with the console's ServiceAccount, sessions and "last used" in Redis, usage from Postgres (DATABASE_URL)
+// or, without it, from the Redis usage streams. Gateways are untouched: they never talk to the Kubernetes API.
+import { existsSync, readFileSync } from 'node:fs';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { RedisLastUsed } from '../gateway/state/last-used.ts';
+import { accountKeys } from '../gateway/state/redis-store.ts';
+import type { UsageEvent } from '../gateway/usage/event.ts';
+import { createPool } from '../gateway/usage/postgres/pool.ts';
+import { KubernetesAuth } from './auth/kubernetes.ts';
+import { RedisSessions } from './auth/sessions.ts';
+import { SignInLimit } from './auth/sign-in-limit.ts';
+import { ClusterKeys } from './keys/cluster-backend.ts';
+import { kubeClients } from './kube/clients.ts';
+import { consolePlugin } from './server/plugin.ts';
+import { MemoryUsageSource } from './usage/memory-source.ts';
+import { PostgresUsageSource } from './usage/postgres-source.ts';
+import type { UsageSource } from './usage/report.ts';
+
+type Env = Record<string, string | undefined>;
+
+export const CONSOLE_NEEDS = 'The console needs REDIS_URL (sessions, last used), SVC_KEY_PEPPER (the secret the gateways hash keys '
+  + 'with) and a namespace (WATCH_NAMESPACE, or the in-cluster one).';
+
+const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+function namespaceOf(env: Env): string {
+  const ns = env.WATCH_NAMESPACE || (existsSync(IN_CLUSTER_NAMESPACE) ? readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim() : '');
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) throw new Error(CONSOLE_NEEDS);
+  return ns;
+}
+
+export interface ClusterConsole {
+  app: FastifyInstance;
+  address: string;
+  stop(): Promise<void>;
+}
+
+function redisUsage(redis: Redis, prefix: string): UsageSource {
+  return new MemoryUsageSource(async (accounts) => {
+    const out: UsageEvent[] = [];
+    for (const a of accounts) {
+      for (const [, fields] of await redis.xrange(accountKeys(prefix, a).usage, '-', '+')) {
+        const i = fields.indexOf('event');
+        if (i >= 0 && i % 2 === 0 && fields[i + 1]) out.push(JSON.parse(fields[i + 1] as string) as UsageEvent);
+      }
+    }
+    return out;
+  });
+}
+
+export async function startClusterConsole(env: Env, port: number): Promise<ClusterConsole> {
+  const url = env.REDIS_URL;
+  const pepper = env.SVC_KEY_PEPPER;
+  if (!url || !pepper) throw new Error(CONSOLE_NEEDS);
+  const namespace = namespaceOf(env);
+  const prefix = env.SVC_REDIS_PREFIX || 'svc';
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 2000, lazyConnect: true });
+  redis.on('error', () => {});
+  await redis.connect();
+  const kube = kubeClients(namespace);
+  const auth = new KubernetesAuth(kube);
+  const keys = new ClusterKeys(kube, pepper, new RedisLastUsed(redis, prefix));
+  const pool = env.DATABASE_URL ? createPool(env.DATABASE_URL, { max: 2, statementTimeoutMs: 10_000 }) : null;
+  const app = Fastify({
+    logger: { level: env.LOG_LEVEL ?? 'info', redact: { paths: ['req.headers.cookie', 'req.headers.authorization'], censor: '[redacted]' } },
+    trustProxy: env.SVC_TRUST_PROXY === '1',
+  });
+  pool?.on('error', (err) => app.log.warn({ err }, 'Postgres connection lost; reconnecting'));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const ok = await redis.ping().then(() => true, () => false);
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'redis unreachable' });
+  });
+  app.get('/', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
+  await app.register(consolePlugin({
+    authn: auth, authz: auth, keys, now: Date.now, exampleModel: env.SVC_CONSOLE_EXAMPLE_MODEL || 'mock-mini',
+    usage: pool ? new PostgresUsageSource(pool) : redisUsage(redis, prefix),
+    sessions: new RedisSessions(redis, prefix), signInLimit: new SignInLimit(), apiBaseUrl: env.SVC_API_BASE_URL || undefined,
+  }));
+  // Rotations' grace periods end on time even when nobody opens the page (every replica may do it: idempotent).
+  const timer = setInterval(() => void keys.sweep(null, Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Pending revocations not applied yet')), 10_000);
+  timer.unref();
+  const address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
+  return {
+    app, address,
+    stop: async () => {
+      clearInterval(timer);
+      await app.close();
+      await pool?.end().catch(() => {});
+      redis.disconnect();
+    },
+  };
+}

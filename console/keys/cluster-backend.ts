@@ -1,0 +1,204 @@
+// Keys in a cluster: ApiKey objects, written with the console's own ServiceAccount. A key made here is carried by
+// its ApiKey as an HMAC (spec.keyHash, under the gateways' pepper) and nothing else: no Secret holds it. Who did
+// what is on the object (annotations created-by, revoked-by) and in an Event; a rotation's pending revocation is an
+// annotation (revoke-at), so it survives restarts of every process and is applied by whichever console is up.
+import type { CoreV1Event } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { API_VERSION } from '../../crds/schema/common.ts';
+import { displayKey, generateKey, hashKey } from '../../gateway/contract/keys.ts';
+import { nanoToUsd, usdToNano } from '../../gateway/contract/money.ts';
+import type { LastUsed } from '../../gateway/state/last-used.ts';
+import { FIELD_MANAGER, MERGE, ref, statusOf, type KubeClients } from '../kube/clients.ts';
+import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow, type PlanLimits } from './backend.ts';
+import type { KeySpec } from './form.ts';
+import { rotatedName } from './rotated-name.ts';
+
+export const CREATED_BY = 'gateway.svc.dev/created-by';
+export const REVOKED_BY = 'gateway.svc.dev/revoked-by';
+export const REVOKE_AT = 'gateway.svc.dev/revoke-at';
+export const ACCOUNT_LABEL = 'gateway.svc.dev/account';
+const KEY_HMAC = 'gateway.svc.dev/key-hmac';
+
+interface ApiKeyObject {
+  metadata: { name: string; creationTimestamp?: string | Date; annotations?: Record<string, string>; uid?: string; resourceVersion?: string };
+  spec: {
+    accountRef: string; monthlyBudgetUsd?: number; limits?: { rpm?: number; tpm?: number }; models?: string[];
+    revoked?: boolean; keyHash?: string; displayedKey?: string;
+  };
+  status?: { state?: string; displayedKey?: string; monthSpendUsd?: number };
+}
+
+function iso(t: string | Date | undefined): string | null {
+  if (!t) return null;
+  return typeof t === 'string' ? t : t.toISOString();
+}
+
+export class ClusterKeys implements KeyBackend {
+  private readonly c: KubeClients;
+  private readonly pepper: string;
+  private readonly lastUsed: LastUsed;
+
+  constructor(c: KubeClients, pepper: string, lastUsed: LastUsed) {
+    this.c = c;
+    this.pepper = pepper;
+    this.lastUsed = lastUsed;
+  }
+
+  async accounts(): Promise<string[]> {
+    const list = (await this.c.custom.listNamespacedCustomObject(ref(this.c, 'accounts'))) as { items: Array<{ metadata: { name: string } }> };
+    return list.items.map((a) => a.metadata.name).sort();
+  }
+
+  async planLimits(account: string): Promise<PlanLimits> {
+    try {
+      const a = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'accounts'), name: account })) as { spec: { planRef: string } };
+      const p = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'plans'), name: a.spec.planRef })) as { spec: { limits?: { rpm?: number; tpm?: number } } };
+      return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null };
+    } catch (err) {
+      if (statusOf(err) === 404) return { rpm: null, tpm: null };
+      throw err;
+    }
+  }
+
+  private async keysOf(account: string): Promise<ApiKeyObject[]> {
+    const list = (await this.c.custom.listNamespacedCustomObject(ref(this.c, 'apikeys'))) as { items: ApiKeyObject[] };
+    return list.items.filter((k) => k.spec.accountRef === account).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  }
+
+  async list(account: string, offset: number, limit: number, now: number): Promise<KeyPage> {
+    const all = await this.keysOf(account);
+    await this.sweep(all, now);
+    const page = all.slice(offset, offset + limit);
+    const hashOf = (k: ApiKeyObject): string | undefined => k.spec.keyHash ?? k.metadata.annotations?.[KEY_HMAC];
+    const used = await this.lastUsed.read(page.flatMap((k) => hashOf(k) ?? []));
+    const plan = await this.planLimits(account);
+    const rows = page.map((k): KeyRow => {
+      const a = k.metadata.annotations ?? {};
+      const revoked = k.spec.revoked === true || k.status?.state === 'Revoked';
+      const revokeAt = a[REVOKE_AT] && !revoked ? Date.parse(a[REVOKE_AT]) : NaN;
+      const h = hashOf(k);
+      return {
+        name: k.metadata.name, account, display: k.status?.displayedKey ?? k.spec.displayedKey ?? 'sk-svc-…',
+        state: revoked ? 'Revoked' : 'Active', createdAt: iso(k.metadata.creationTimestamp), createdBy: a[CREATED_BY] ?? null,
+        lastUsedAt: h ? used.get(h) ?? null : null, monthSpendNano: usdToNano(k.status?.monthSpendUsd ?? 0),
+        monthlyBudgetNano: k.spec.monthlyBudgetUsd === undefined ? null : usdToNano(k.spec.monthlyBudgetUsd),
+        rpm: minLimit(k.spec.limits?.rpm ?? null, plan.rpm), tpm: minLimit(k.spec.limits?.tpm ?? null, plan.tpm), models: k.spec.models ?? null,
+        revokeAt: Number.isNaN(revokeAt) ? null : revokeAt,
+      };
+    });
+    return { rows, total: all.length };
+  }
+
+  /** Revokes the keys whose rotation grace period has ended (on every listing, and periodically). */
+  async sweep(keys: ApiKeyObject[] | null, now: number): Promise<void> {
+    for (const k of keys ?? ((await this.c.custom.listNamespacedCustomObject(ref(this.c, 'apikeys'))) as { items: ApiKeyObject[] }).items) {
+      const at = k.metadata.annotations?.[REVOKE_AT];
+      if (!at || k.spec.revoked || Date.parse(at) > now) continue;
+      await this.patchRevoked(k, k.metadata.annotations?.[REVOKED_BY] ?? 'rotation', `at the end of a rotation's grace period`);
+      k.spec.revoked = true;
+    }
+  }
+
+  async create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey> {
+    const key = generateKey();
+    const body = {
+      apiVersion: API_VERSION, kind: 'ApiKey',
+      metadata: { name: spec.name, labels: { [ACCOUNT_LABEL]: account }, annotations: { [CREATED_BY]: actor } },
+      spec: {
+        accountRef: account, keyHash: hashKey(key, this.pepper), displayedKey: displayKey(key),
+        ...(spec.monthlyBudgetNano === null ? {} : { monthlyBudgetUsd: nanoToUsd(spec.monthlyBudgetNano) }),
+        ...(spec.rpm === null && spec.tpm === null ? {} : { limits: { ...(spec.rpm === null ? {} : { rpm: spec.rpm }), ...(spec.tpm === null ? {} : { tpm: spec.tpm }) } }),
+        ...(spec.models === null ? {} : { models: spec.models }),
+      },
+    };
+    let made: ApiKeyObject;
+    try {
+      made = (await this.c.custom.createNamespacedCustomObject({ ...ref(this.c, 'apikeys'), body, fieldManager: FIELD_MANAGER })) as ApiKeyObject;
+    } catch (err) {
+      if (statusOf(err) === 409) throw new KeyActionError(`An ApiKey named ${spec.name} exists already.`, 'name');
+      if (statusOf(err) === 422) throw new KeyActionError(`The API server refused this key: ${messageOf(err)}`);
+      throw err;
+    }
+    await this.event(made, 'KeyCreated', 'Create', `Key ${displayKey(key)} created in the console by ${actor}.`);
+    const plan = await this.planLimits(account);
+    return {
+      key,
+      row: {
+        name: spec.name, account, display: displayKey(key), state: 'Active', createdAt: new Date(now).toISOString(), createdBy: actor,
+        lastUsedAt: null, monthSpendNano: 0, monthlyBudgetNano: spec.monthlyBudgetNano, rpm: minLimit(spec.rpm, plan.rpm),
+        tpm: minLimit(spec.tpm, plan.tpm), models: spec.models, revokeAt: null,
+      },
+    };
+  }
+
+  private async get(account: string, name: string): Promise<ApiKeyObject> {
+    try {
+      const k = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'apikeys'), name })) as ApiKeyObject;
+      if (k.spec.accountRef === account) return k;
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+    }
+    throw new KeyActionError(`There is no key ${name} in account ${account}.`);
+  }
+
+  private async patchRevoked(k: ApiKeyObject, actor: string, why: string): Promise<void> {
+    await this.c.custom.patchNamespacedCustomObject({
+      ...ref(this.c, 'apikeys'), name: k.metadata.name, fieldManager: FIELD_MANAGER,
+      body: { metadata: { annotations: { [REVOKED_BY]: actor } }, spec: { revoked: true } },
+    }, MERGE);
+    await this.event(k, 'KeyRevoked', 'Revoke', `Key revoked in the console by ${actor}${why ? ` ${why}` : ''}.`);
+  }
+
+  async revoke(account: string, name: string, actor: string): Promise<void> {
+    await this.patchRevoked(await this.get(account, name), actor, '');
+  }
+
+  async rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey> {
+    const old = await this.get(account, name);
+    if (old.spec.revoked) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`);
+    const taken = new Set((await this.keysOf(account)).map((k) => k.metadata.name));
+    const s = old.spec;
+    const created = await this.create(account, {
+      name: rotatedName(name, taken), monthlyBudgetNano: s.monthlyBudgetUsd === undefined ? null : usdToNano(s.monthlyBudgetUsd),
+      rpm: s.limits?.rpm ?? null, tpm: s.limits?.tpm ?? null, models: s.models ?? null,
+    }, actor, now);
+    if (graceMs <= 0) {
+      await this.patchRevoked(old, actor, `(rotated to ${created.row.name})`);
+    } else {
+      const at = new Date(now + graceMs).toISOString();
+      await this.c.custom.patchNamespacedCustomObject({
+        ...ref(this.c, 'apikeys'), name, fieldManager: FIELD_MANAGER,
+        body: { metadata: { annotations: { [REVOKE_AT]: at, [REVOKED_BY]: actor } } },
+      }, MERGE);
+      await this.event(old, 'KeyRotated', 'Rotate', `Key rotated to ${created.row.name} in the console by ${actor}; revoked at ${at}.`);
+    }
+    return created;
+  }
+
+  /** Best effort, as the operator's Events: a missing Event never fails the action. */
+  private async event(k: ApiKeyObject, reason: string, action: string, message: string): Promise<void> {
+    const now = new Date();
+    const body: CoreV1Event = {
+      metadata: { name: `${k.metadata.name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace: this.c.namespace },
+      involvedObject: { apiVersion: API_VERSION, kind: 'ApiKey', name: k.metadata.name, namespace: this.c.namespace, uid: k.metadata.uid },
+      type: 'Normal', reason, action, message, count: 1, firstTimestamp: now, lastTimestamp: now,
+      source: { component: FIELD_MANAGER }, reportingComponent: FIELD_MANAGER, reportingInstance: process.env.HOSTNAME ?? 'console',
+    };
+    await this.c.core.createNamespacedEvent({ namespace: this.c.namespace, body }).catch(() => {});
+  }
+}
+
+function minLimit(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  return b === null ? a : Math.min(a, b);
+}
+
+function messageOf(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  try {
+    const parsed = typeof body === 'string' ? (JSON.parse(body) as { message?: string }) : (body as { message?: string } | undefined);
+    return parsed?.message ?? String(err);
+  } catch {
+    return String(err);
+  }
+}

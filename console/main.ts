@@ -1,0 +1,45 @@
+// svc-gateway console in a cluster (npm run console). In standalone mode `npm start` serves the console itself.
+import { parseArgs } from 'node:util';
+import { startClusterConsole } from './cluster.ts';
+
+const HELP = `svc-gateway console (cluster mode): /dashboard/keys and /dashboard/usage
+
+Usage: node console/main.ts [--port N]      (npm run console)
+
+Sign-in is with a Kubernetes bearer token (TokenReview); rights are Kubernetes RBAC on accounts.gateway.svc.dev/<name>
+(verbs get, manage-keys, view-usage; SubjectAccessReview). Keys made here are ApiKey objects carrying only the key's
+HMAC; the console's own ServiceAccount writes them (see charts/svc-gateway/README.md for the Role).
+
+Environment:
+  KUBECONFIG       the console's identity (default: ~/.kube/config, else the in-cluster ServiceAccount)
+  WATCH_NAMESPACE  the namespace of the gateway's objects (default: the in-cluster namespace)
+  REDIS_URL        sessions and "last used" (required)      SVC_REDIS_PREFIX   as the gateways (svc)
+  SVC_KEY_PEPPER   the secret the gateways hash keys with (required)
+  DATABASE_URL     usage from Postgres (the daily rollup); without it, from the Redis usage streams
+  PORT (8090), HOST (0.0.0.0), LOG_LEVEL (info)
+  SVC_API_BASE_URL       the API's public URL for the curl example (default: the console's own origin)
+  SVC_TRUST_PROXY=1      behind an Ingress: the client address (sign-in rate limit) from X-Forwarded-For`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { help: { type: 'boolean', short: 'h' }, port: { type: 'string' } } });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  let c;
+  try {
+    c = await startClusterConsole(process.env, Number(values.port ?? process.env.PORT ?? 8090));
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  process.stdout.write(`svc-console listening on ${c.address.replace('0.0.0.0', '127.0.0.1')}\n`);
+  const stop = (): void => {
+    void c.stop().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+await main();

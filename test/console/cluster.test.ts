@@ -1,0 +1,158 @@
+// The console in cluster mode on a real kube-apiserver, a real Redis, the real operator and a cluster-mode gateway:
+// sign-in by TokenReview, rights by SubjectAccessReview (two users with different Roles), keys as ApiKey objects
+// written by the console's own least-privilege ServiceAccount, carrying only the key's HMAC and the creator; the
+// revocation reaches the gateway.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PEPPER, gatewayReady, install, startCluster, type Cluster, type Installation } from '../operator/harness.ts';
+import { waitFor } from '../operator/kube-api.ts';
+import { kubectl, kubectlOk } from '../k8s/kubectl.ts';
+import { accountUser, consoleIdentity, CONSOLE_SA } from './cluster-identity.ts';
+import { startConsoleProcess, type ConsoleProcess } from './console-process.ts';
+import { expectAccessible, launchBrowser } from './browser.ts';
+import { occurrences } from './secrets.ts';
+
+const API = 'gateway.svc.dev/v1alpha1';
+const MANIFESTS = [
+  { apiVersion: API, kind: 'Plan', metadata: { name: 'builder' }, spec: { tier: 2, limits: { rpm: 600, tpm: 200000 } } },
+  { apiVersion: API, kind: 'Account', metadata: { name: 'team-a' }, spec: { planRef: 'builder' } },
+  { apiVersion: API, kind: 'Account', metadata: { name: 'team-b' }, spec: { planRef: 'builder' } },
+  { apiVersion: API, kind: 'ModelRoute', metadata: { name: 'mock-mini' }, spec: { pricing: { inputPerMTokUsd: 0.156, outputPerMTokUsd: 0.624 }, targets: [{ name: 'mock', provider: 'mock' }] } },
+];
+
+let cluster: Cluster;
+let inst: Installation;
+let console_: ConsoleProcess;
+let browser: Browser;
+let tokenA: string;
+let tokenB: string;
+let gatewayUrl: string;
+
+beforeAll(async () => {
+  [cluster, browser] = await Promise.all([startCluster('console'), launchBrowser()]);
+  inst = await install(cluster, 'console');
+  await inst.kubectlOk(['apply', '-f', '-'], MANIFESTS.map((m) => JSON.stringify(m)).join('\n---\n'));
+  const kubeconfig = await consoleIdentity(cluster.cp, inst.ns);
+  [tokenA, tokenB] = await Promise.all([
+    accountUser(cluster.cp, inst.ns, 'alice', ['team-a'], ['get', 'manage-keys', 'view-usage']),
+    accountUser(cluster.cp, inst.ns, 'bob', ['team-b'], ['get', 'view-usage']),
+  ]);
+  await inst.startOperator('op-0');
+  const gw = await inst.startGateway();
+  await gatewayReady(gw, 30_000, () => inst.operators[0]?.output() ?? '');
+  gatewayUrl = gw.url;
+  console_ = await startConsoleProcess({
+    KUBECONFIG: kubeconfig, WATCH_NAMESPACE: inst.ns, REDIS_URL: cluster.redis.url, SVC_REDIS_PREFIX: inst.prefix,
+    SVC_KEY_PEPPER: PEPPER, SVC_API_BASE_URL: gatewayUrl,
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await console_?.stop();
+  await inst?.stop();
+  await cluster?.stop();
+});
+
+async function signIn(token: string): Promise<Page> {
+  const context = await browser.newContext();
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  await page.goto(`${console_.url}/dashboard/keys`);
+  await page.getByLabel('Kubernetes token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/dashboard\/keys/);
+  return page;
+}
+
+async function chat(key: string): Promise<number> {
+  const r = await fetch(`${gatewayUrl}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
+  });
+  await r.arrayBuffer();
+  return r.status;
+}
+
+async function apiKeyJson(name: string): Promise<string> {
+  return kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'apikey', name, '-o', 'json']);
+}
+
+describe('console, cluster mode', () => {
+  it('refuses a token the API server does not accept', async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${console_.url}/dashboard/login`);
+    await expectAccessible(page, 'the cluster sign-in page');
+    await page.getByLabel('Kubernetes token').fill('not-a-kubernetes-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByText('That token was not accepted.').count()).resolves.toBe(1);
+  });
+
+  it('a user with manage-keys sees only its account, creates a key carrying only its HMAC and the creator; it reaches the gateway', async () => {
+    const page = await signIn(tokenA);
+    await expect(page.getByText('Account: team-a').count()).resolves.toBe(1);
+    expect(await page.content()).not.toContain('team-b');
+    await page.getByLabel('Name', { exact: true }).fill('ci-bot');
+    await page.getByLabel('RPM limit').fill('60');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByRole('dialog').getByLabel('Key').inputValue();
+    expect(key).toMatch(/^sk-svc-/);
+    await expectAccessible(page, 'the cluster keys page with the dialog');
+
+    const obj = JSON.parse(await apiKeyJson('ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
+    expect(obj.metadata.annotations['gateway.svc.dev/created-by']).toBe(`system:serviceaccount:${inst.ns}:alice`);
+    expect(obj.spec).toMatchObject({ accountRef: 'team-a', limits: { rpm: 60 }, displayedKey: `sk-svc-…${key.slice(-4)}` });
+    expect(obj.spec.keyHash).toMatch(/^[0-9a-f]{64}$/);
+    const apiKeyStatus = await apiKeyJson('ci-bot');
+    expect(occurrences(JSON.stringify(obj), key)).toBe(0);
+    const secrets = await kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'secrets', '-o', 'json']);
+    expect(occurrences(secrets, key)).toBe(0);
+    expect((await kubectl(cluster.cp, ['get', '-n', inst.ns, 'secret', 'ci-bot-key'])).code).not.toBe(0);
+    const events = await kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'events', '--field-selector', 'involvedObject.name=ci-bot', '-o', 'json']);
+    expect(events).toContain(`created in the console by system:serviceaccount:${inst.ns}:alice`);
+
+    await waitFor('the gateway accepts the new key', async () => (await chat(key)) === 200, 30_000, 200).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${inst.operators[0]?.output().slice(-3000)}\n${apiKeyStatus}`);
+    });
+    await page.getByRole('link', { name: 'Done, close' }).click();
+    await page.getByRole('link', { name: 'Revoke ci-bot' }).click();
+    await page.getByLabel('Type the key name to confirm').fill('ci-bot');
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toBe('Key ci-bot is revoked.');
+    await waitFor('the gateway refuses the revoked key', async () => (await chat(key)) === 401, 30_000, 200);
+    const revoked = JSON.parse(await apiKeyJson('ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: { revoked: boolean } };
+    expect([revoked.spec.revoked, revoked.metadata.annotations['gateway.svc.dev/revoked-by']]).toEqual([true, `system:serviceaccount:${inst.ns}:alice`]);
+  }, 120_000);
+
+  it('a user without manage-keys sees no Create button, gets 403 posting anyway, and cannot see the other account', async () => {
+    const page = await signIn(tokenB);
+    await expect(page.getByText('Account: team-b').count()).resolves.toBe(1);
+    await expect(page.getByRole('button', { name: 'Create key' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('link', { name: /^(Revoke|Rotate) / }).count()).resolves.toBe(0);
+    await expectAccessible(page, 'the read-only keys page');
+    const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+    const post = await page.request.post(`${console_.url}/dashboard/keys`, { form: { _csrf: csrf, account: 'team-b', name: 'sneaky' }, maxRedirects: 0 });
+    expect(post.status()).toBe(403);
+    const other = await page.request.post(`${console_.url}/dashboard/keys`, { form: { _csrf: csrf, account: 'team-a', name: 'sneaky' }, maxRedirects: 0 });
+    expect(other.status()).toBe(403);
+    expect((await kubectl(cluster.cp, ['get', '-n', inst.ns, 'apikey', 'sneaky'])).code).not.toBe(0);
+    const peek = await page.request.get(`${console_.url}/dashboard/keys?account=team-a`);
+    expect(peek.status()).toBe(403);
+    await page.goto(`${console_.url}/dashboard/usage`);
+    await expect(page.getByRole('heading', { name: /Account team-b/ }).count()).resolves.toBe(1);
+    await expectAccessible(page, 'the cluster usage page');
+    expect((await page.request.get(`${console_.url}/dashboard/usage?account=team-a`)).status()).toBe(403);
+  });
+
+  it('runs under a least-privilege ServiceAccount: no Secrets, no deletes, nothing outside its namespace', async () => {
+    const as = `--as=system:serviceaccount:${inst.ns}:${CONSOLE_SA}`;
+    const can = async (...args: string[]): Promise<string> => (await kubectl(cluster.cp, ['auth', 'can-i', as, ...args])).stdout.trim();
+    expect(await can('create', 'apikeys.gateway.svc.dev', '-n', inst.ns)).toBe('yes');
+    expect(await can('create', 'tokenreviews.authentication.k8s.io')).toBe('yes');
+    expect(await can('create', 'subjectaccessreviews.authorization.k8s.io')).toBe('yes');
+    expect(await can('get', 'secrets', '-n', inst.ns)).toBe('no');
+    expect(await can('delete', 'apikeys.gateway.svc.dev', '-n', inst.ns)).toBe('no');
+    expect(await can('patch', 'accounts.gateway.svc.dev', '-n', inst.ns)).toBe('no');
+    expect(await can('list', 'apikeys.gateway.svc.dev', '-n', 'default')).toBe('no');
+  });
+});
