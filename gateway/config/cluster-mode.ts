@@ -7,6 +7,7 @@ import { build } from '../server.ts';
 import { createRedis } from '../state/redis-connect.ts';
 import { redactUrl, redisOptionsFromEnv } from '../state/redis-env.ts';
 import { RedisStore } from '../state/redis-store.ts';
+import { RedisLastUsed, withLastUsed } from '../state/last-used.ts';
 import { RedisConfigSource } from './redis-config-source.ts';
 
 export const CLUSTER_NEEDS = 'Cluster mode needs REDIS_URL (the Redis the operator writes to) and SVC_KEY_PEPPER '
@@ -58,7 +59,10 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   const subscriber = createRedis(options);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, pollMs: poll, log });
-  const { app, metrics: gatewayMetrics } = await build({ config: source, store, pepper, ready: () => source.ready(), drain });
+  const { app, metrics: gatewayMetrics } = await build({
+    // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
+    config: source, store: withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), pepper, ready: () => source.ready(), drain,
+  });
   logger.app = app;
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');

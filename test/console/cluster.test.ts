@@ -115,6 +115,10 @@ describe('console, cluster mode', () => {
       throw new Error(`${String(err)}\n${inst.operators[0]?.output().slice(-3000)}\n${apiKeyStatus}`);
     });
     await page.getByRole('link', { name: 'Done, close' }).click();
+    // The gateway touched the key's "last used" in Redis when it admitted the call.
+    const row = await page.getByRole('row', { name: /^ci-bot / }).textContent();
+    expect(row).not.toContain('never');
+    expect(row).toMatch(/by system:serviceaccount:.*:alice[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     await page.getByRole('link', { name: 'Revoke ci-bot' }).click();
     await page.getByLabel('Type the key name to confirm').fill('ci-bot');
     await page.getByRole('button', { name: 'Revoke key' }).click();
@@ -138,6 +142,9 @@ describe('console, cluster mode', () => {
     expect((await kubectl(cluster.cp, ['get', '-n', inst.ns, 'apikey', 'sneaky'])).code).not.toBe(0);
     const peek = await page.request.get(`${console_.url}/dashboard/keys?account=team-a`);
     expect(peek.status()).toBe(403);
+    await page.goto(`${console_.url}/dashboard/keys?account=team-a`);
+    await expect(page.getByRole('alert').textContent()).resolves.toBe('You may not see account team-a.');
+    await expectAccessible(page, 'the 403 page');
     await page.goto(`${console_.url}/dashboard/usage`);
     await expect(page.getByRole('heading', { name: /Account team-b/ }).count()).resolves.toBe(1);
     await expectAccessible(page, 'the cluster usage page');
