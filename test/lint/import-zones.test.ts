@@ -1,0 +1,38 @@
+// The layers are a test, not a hope: each import zone of eslint.config.js refuses an upward import, and leaves the
+// allowed ones alone. Linted as if the text were the named file of the repository.
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: new URL('../..', import.meta.url).pathname });
+
+async function restricted(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).filter((m) => m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
+}
+
+describe('import zones', () => {
+  it.each([
+    ['gateway/pipeline/estimate.ts', "import Fastify from 'fastify';\nexport const f = Fastify;\n", /no HTTP in it/],
+    ['gateway/pipeline/estimate.ts', "import { corsHeaders } from '../http/cors.ts';\nexport const c = corsHeaders;\n", /no HTTP in it/],
+    ['gateway/pipeline/estimate.ts', "import { x } from '../../operator/operator.ts';\nexport const y = x;\n", /never imports the operator/],
+    ['gateway/http/cors.ts', "import { x } from '../../operator/options.ts';\nexport const y = x;\n", /never imports the operator/],
+    ['gateway/http/cors.ts', "import { x } from '../../console/standalone.ts';\nexport const y = x;\n", /never imports the operator or the console/],
+    ['gateway/contract/keys.ts', "import { Redis } from 'ioredis';\nexport const r = Redis;\n", /The contract is pure/],
+    ['gateway/contract/keys.ts', "import { RedisStore } from '../state/redis-store.ts';\nexport const r = RedisStore;\n", /The contract is pure/],
+    ['gateway/state/store.ts', "import { x } from '../usage/exporter/exporter.ts';\nexport const y = x;\n", /does not depend on the exporter/],
+    ['gateway/main.ts', "import { x } from '../operator/operator.ts';\nexport const y = x;\n", /never imports the operator/],
+  ])('%s refuses %j', async (file, code, message) => {
+    const found = await restricted(file, code);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.join('\n')).toMatch(message);
+  });
+
+  it.each([
+    ['gateway/contract/keys.ts', "import type { Redis } from 'ioredis';\nexport type R = Redis;\n"],
+    ['gateway/pipeline/estimate.ts', "import { reserve } from './estimate.ts';\nexport const r = reserve;\n"],
+    ['gateway/http/cors.ts', "import { runCall } from '../pipeline/call.ts';\nexport const r = runCall;\n"],
+    ['gateway/main.ts', "import { x } from '../console/standalone.ts';\nexport const y = x;\n"],
+  ])('%s allows %j', async (file, code) => {
+    expect(await restricted(file, code)).toEqual([]);
+  });
+});
