@@ -1,0 +1,50 @@
+// Least-privilege Redis ACL rules for each process (README "Redis users"; tested by test/redis-security/tls-acl.test.ts
+// on a real redis-server). Each process gets only the commands it sends, scripts' own commands included (Redis checks
+// the commands a Lua script calls against the caller's ACL), and only its keys; none gets FLUSHALL, CONFIG, KEYS,
+// SCAN, DEBUG, SHUTDOWN or any @admin / @dangerous command.
+//
+// Keys (<p> = SVC_REDIS_PREFIX, default "svc"): see gateway/state/redis-store.ts and gateway/contract/config-channel.ts.
+
+/** Every client: the ready check (INFO), PING, and a Cluster's slot map. AUTH and HELLO are always allowed. */
+const CONNECTION = ['+ping', '+info', '+cluster|slots', '+cluster|info', '+cluster|nodes'];
+
+/** Commands the Lua scripts of gateway/state/lua/ call for admit, settle, view and ledger. */
+const SCRIPTED_CALLS = [
+  '+hexists', '+sismember', '+zrangebyscore', '+hget', '+hmget', '+hincrby', '+hdel', '+hset', '+zrem', '+zcard', '+zrange', '+zadd',
+  '+pexpire', '+zscore', '+zremrangebyscore', '+xadd',
+];
+
+export type RedisRole = 'gateway' | 'operator' | 'exporter';
+
+/** The ACL rule list for one process (to follow `user <name> on >password` or to give to ACL SETUSER). */
+export function aclRules(role: RedisRole, prefix = 'svc'): string {
+  const p = prefix;
+  const byRole: Record<RedisRole, string[]> = {
+    // Cluster-mode gateway: reads config and key records (read-only), admits/settles on account keys, appends usage,
+    // listens for config announcements, records "last used".
+    gateway: [
+      `%R~${p}:config:*`, `%R~${p}:key:*`, `~${p}:{a:*}:*`, `~${p}:lastused`, `&${p}:config:changed`,
+      '+evalsha', '+eval', '+get', '+hmget', '+hget', '+hset', '+xadd', '+subscribe', '+unsubscribe', ...SCRIPTED_CALLS,
+    ],
+    // Operator (and the standalone gateway's publish): config snapshots and announcements, key records and their
+    // registry, the streams' registry, credits and revocations of each account.
+    operator: [
+      `~${p}:config:*`, `~${p}:key:*`, `~${p}:keys`, `~${p}:usage:streams`, `~${p}:{a:*}:acct`, `~${p}:{a:*}:credits`, `~${p}:{a:*}:revoked`,
+      `&${p}:config:changed`,
+      '+get', '+set', '+del', '+lrem', '+lpush', '+lrange', '+ltrim', '+multi', '+exec', '+publish', '+sadd', '+smembers', '+srem',
+      '+hget', '+hset', '+hsetnx', '+hincrby', '+evalsha', '+eval',
+    ],
+    // Usage exporter: the streams through its consumer group, and (read-only) what credit sync needs.
+    exporter: [
+      `%R~${p}:config:snapshot`, `%R~${p}:usage:streams`, `~${p}:{a:*}:usage`, `%R~${p}:{a:*}:acct`, `%R~${p}:{a:*}:credits`,
+      '+get', '+smembers', '+hget', '+xgroup|create', '+xgroup|delconsumer', '+xreadgroup', '+xautoclaim', '+xpending', '+xack',
+      '+xinfo|groups', '+xinfo|consumers', '+xrange', '+xtrim',
+    ],
+  };
+  return [...new Set(['resetkeys', 'resetchannels', '-@all', ...CONNECTION, ...byRole[role]])].join(' ');
+}
+
+/** A whole ACL file line. */
+export function aclUser(name: string, password: string, role: RedisRole, prefix = 'svc'): string {
+  return `user ${name} on >${password} ${aclRules(role, prefix)}`;
+}

@@ -1,0 +1,130 @@
+// Redis over TLS with ACL users, on a real redis-server that only speaks TLS (certificates made by the test with
+// openssl; every client must show a certificate signed by the test CA) and takes its users from an ACL file holding
+// the least-privilege rules of gateway/state/redis-acl.ts. The operator's user publishes, the gateway's user serves
+// real traffic (cluster-mode gateway, HTTP calls), the exporter's user exports; each is refused what it must not do.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadStandaloneConfig } from '../../gateway/config/standalone.ts';
+import { startClusterGateway, type ClusterGateway } from '../../gateway/config/cluster-mode.ts';
+import { publishSnapshot } from '../../gateway/contract/config-channel.ts';
+import { aclUser } from '../../gateway/state/redis-acl.ts';
+import { connectRedis, type RedisClient } from '../../gateway/state/redis-connect.ts';
+import { RedisStore } from '../../gateway/state/redis-store.ts';
+import { UsageStreams } from '../../gateway/usage/exporter/streams.ts';
+import { maintain } from '../../gateway/usage/exporter/maintain.ts';
+import { ExporterMetrics } from '../../gateway/usage/exporter/metrics.ts';
+import { Registry } from 'prom-client';
+import { setup } from '../billing/fixtures.ts';
+import { chat, me, writeManifests } from '../helpers/fleet.ts';
+import { startSecureRedis, type SecureRedis } from '../helpers/redis-secure.ts';
+
+const PEPPER = 'tls-acl-test-pepper';
+const pw = { admin: randomBytes(12).toString('hex'), gateway: randomBytes(12).toString('hex'), operator: randomBytes(12).toString('hex'), exporter: randomBytes(12).toString('hex') };
+let redis: SecureRedis;
+let tlsEnv: Record<string, string>;
+const s = setup([{ name: 'acme', spec: { trialCreditUsd: 5, credits: [{ id: 'c1', amountUsd: 1 }] } }], [{ name: 'k1', account: 'acme' }]);
+
+beforeAll(async () => {
+  redis = await startSecureRedis([
+    `user default off`,
+    `user admin on >${pw.admin} ~* &* +@all`,
+    aclUser('svc-gateway', pw.gateway, 'gateway'),
+    aclUser('svc-operator', pw.operator, 'operator'),
+    aclUser('svc-exporter', pw.exporter, 'exporter'),
+  ], { clientCerts: true });
+  tlsEnv = { SVC_REDIS_CA_FILE: redis.certs.ca, SVC_REDIS_CERT_FILE: redis.certs.clientCert, SVC_REDIS_KEY_FILE: redis.certs.clientKey };
+}, 60_000);
+
+afterAll(async () => {
+  await redis?.stop();
+});
+
+const conn = (user: keyof typeof pw, over: Record<string, string | undefined> = {}): { url: string; caFile?: string; certFile?: string; keyFile?: string } => ({
+  url: redis.url(user === 'gateway' || user === 'operator' || user === 'exporter' ? `svc-${user}` : user, pw[user]),
+  caFile: over.ca ?? redis.certs.ca, certFile: over.cert ?? redis.certs.clientCert, keyFile: over.key ?? redis.certs.clientKey,
+});
+
+async function refused(client: RedisClient, ...cmd: [string, ...Array<string | number>]): Promise<void> {
+  await expect(client.call(...cmd), cmd.join(' ')).rejects.toThrow(/NOPERM|DEBUG command not allowed/);
+}
+
+describe('Redis over TLS with ACL users', () => {
+  it('refuses a client without the CA, without a client certificate, or with a wrong password', async () => {
+    await expect(connectRedis({ ...conn('admin'), caFile: undefined }, { connectTimeout: 2000, retryDelayMs: () => 60_000 })).rejects.toThrow(/certificate/i);
+    await expect(connectRedis({ ...conn('admin'), certFile: undefined, keyFile: undefined }, { connectTimeout: 2000, retryDelayMs: () => 60_000 })).rejects.toThrow();
+    await expect(connectRedis({ ...conn('admin'), url: redis.url('svc-gateway', 'wrong') }, { connectTimeout: 2000, retryDelayMs: () => 60_000 })).rejects.toThrow(/WRONGPASS|invalid/i);
+    const ok = await connectRedis(conn('admin'));
+    expect(await ok.ping()).toBe('PONG');
+    ok.disconnect();
+  });
+
+  it('the operator publishes with its user; the gateway serves traffic with its own; the exporter exports with its own', async () => {
+    const config = loadStandaloneConfig(writeManifests(s.docs), PEPPER);
+    const op = await RedisStore.connect(conn('operator'));
+    let gw: ClusterGateway | undefined;
+    try {
+      await op.applyConfig(config.snapshot, config.keys);
+      await publishSnapshot(op.redis, op.prefix, config.snapshot);
+      await op.revoke('ff'.repeat(32));
+      await refused(op.redis, 'FLUSHALL');
+      await refused(op.redis, 'CONFIG', 'GET', 'maxmemory');
+      await refused(op.redis, 'KEYS', '*');
+      await refused(op.redis, 'GET', 'elsewhere');
+
+      gw = await startClusterGateway({
+        REDIS_URL: redis.url('svc-gateway', pw.gateway), ...tlsEnv, SVC_KEY_PEPPER: PEPPER, HOST: '127.0.0.1', SVC_METRICS_PORT: '0', SVC_DRAIN_SECONDS: '0',
+      }, 0);
+      const url = gw.address;
+      const end = Date.now() + 10_000;
+      while ((await fetch(`${url}/readyz`)).status !== 200 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      const key = s.keys.k1 as string;
+      const calls = await Promise.all(Array.from({ length: 10 }, () => chat(url, key)));
+      if (calls.some((c) => c.status !== 200)) {
+        const admin = await connectRedis(conn('admin'));
+        const log = await admin.call('ACL', 'LOG', '5');
+        admin.disconnect();
+        throw new Error(`gateway calls failed: ${calls[0]?.body}; ACL LOG: ${JSON.stringify(log)}`);
+      }
+      expect((await me(url, key)).status).toBe(200);
+      // What the gateway's user must not do.
+      const g = await RedisStore.connect(conn('gateway'));
+      try {
+        for (const cmd of [['FLUSHALL'], ['FLUSHDB'], ['CONFIG', 'GET', 'maxmemory'], ['KEYS', '*'], ['SCAN', '0'], ['DEBUG', 'SLEEP', '0'], ['SHUTDOWN'],
+          ['SET', 'svc:config:current', 'x'], ['HSET', `svc:key:${'ab'.repeat(32)}`, 'revoked', '0'], ['SREM', 'svc:keys', 'x'], ['GET', 'elsewhere']] as Array<[string, ...string[]]>) {
+          await refused(g.redis, ...cmd);
+        }
+      } finally {
+        await g.close();
+      }
+      const admin = await RedisStore.connect(conn('admin'));
+      try {
+        for (let i = 0; i < 100 && (await admin.ledger('acme')).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(await admin.ledger('acme')).toMatchObject({ openHolds: 0, heldNano: 0 });
+        expect((await admin.ledger('acme')).spentNano).toBeGreaterThan(0);
+      } finally {
+        await admin.close();
+      }
+
+      const ex = await connectRedis(conn('exporter'));
+      try {
+        const streams = new UsageStreams(ex, 'svc', 'exporter-1');
+        expect(await streams.discover()).toBe(1);
+        const entries = await streams.readNew(100);
+        expect(entries.length).toBe(10);
+        expect(await streams.ack(entries)).toBe(10);
+        await maintain(streams, new ExporterMetrics(new Registry()), Date.now());
+        expect(await ex.get('svc:config:snapshot')).not.toBeNull();
+        expect(await ex.smembers('svc:{a:acme}:credits')).toEqual(['c1']);
+        await refused(ex, 'SET', 'svc:config:snapshot', 'x');
+        await refused(ex, 'HMGET', `svc:key:${'ab'.repeat(32)}`, 'record');
+        await refused(ex, 'HINCRBY', 'svc:{a:acme}:acct', 'credited', '1');
+        await refused(ex, 'FLUSHALL');
+      } finally {
+        ex.disconnect();
+      }
+    } finally {
+      await gw?.stop();
+      await op.close();
+    }
+  });
+});
