@@ -2,6 +2,7 @@
 // swapped on announcement, healed by polling when an announcement is missed, last good kept on an unknown schema.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../test/helpers/until.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { configKeys, publishSnapshot } from '../contract/config-channel.ts';
 import type { Snapshot } from '../contract/snapshot.ts';
@@ -39,14 +40,6 @@ async function source(pollMs = 60_000): Promise<{ src: RedisConfigSource; prefix
   });
   sources.push(src);
   return { src, prefix, warnings };
-}
-
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('RedisConfigSource', () => {

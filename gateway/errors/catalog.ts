@@ -17,7 +17,6 @@ export type ErrorCode =
   | 'request_timeout'
   | 'uri_too_long'
   | 'headers_too_large'
-  | 'unsupported_media_type'
   | 'rate_limited'
   | 'upstream_error'
   | 'upstream_timeout'
@@ -55,7 +54,6 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   request_timeout: { status: 408, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   uri_too_long: { status: 414, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   headers_too_large: { status: 431, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
-  unsupported_media_type: { status: 415, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   rate_limited: { status: 429, openaiType: 'rate_limit_error', anthropicType: 'rate_limit_error' },
   upstream_error: { status: 502, openaiType: 'api_error', anthropicType: 'api_error' },
   upstream_timeout: { status: 504, openaiType: 'api_error', anthropicType: 'timeout_error' },

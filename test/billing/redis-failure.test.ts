@@ -2,6 +2,7 @@
 // command timeout; money paths answer 503 with retry-after (fail closed); settles that hit the stall are retried
 // and land once; no dollar is admitted past a budget.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { chat, fleetStore, startFleet, type CallResult, type Fleet } from '../helpers/fleet.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -49,14 +50,6 @@ function expectFailClosed(name: string, results: CallResult[]): void {
     expect(JSON.parse(r.body)).toMatchObject({ error: { code: 'store_unavailable' } });
   }
   expect(longest).toBeLessThan(TIMEOUT_MS + 1200);
-}
-
-async function until(cond: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('Redis failure policy', () => {

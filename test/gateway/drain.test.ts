@@ -3,6 +3,7 @@
 // budget runs out, and every call's usage event reaches Postgres (memory mode flushes its queue) before exit.
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.ts';
 import { Drain } from '../../gateway/lifecycle/drain.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { accountKeys } from '../../gateway/state/redis-store.ts';
@@ -81,14 +82,6 @@ function connect(url: string): Promise<string> {
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
     req.end();
   });
-}
-
-async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function exited(gw: GatewayProcess): Promise<number | null> {

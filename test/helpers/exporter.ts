@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { jsonLog } from '../../gateway/usage/exporter/log.ts';
 import { startExporter, type RunningExporter } from '../../gateway/usage/exporter/start.ts';
 import { ROOT } from './process.ts';
+import { until } from './until.ts';
 
 export interface InProcessExporter extends RunningExporter {
   registry: Registry;
@@ -69,10 +70,6 @@ export async function rowCounts(pool: pg.Pool): Promise<{ rows: number; distinct
   return r.rows[0] as { rows: number; distinct: number };
 }
 
-export async function waitFor(cond: () => Promise<boolean>, ms = 20_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`${what} not met in ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+export function waitFor(cond: () => Promise<boolean>, ms = 20_000, what = 'condition'): Promise<void> {
+  return until(cond, ms, what, 50);
 }

@@ -6,6 +6,7 @@ import { formatIssue, parseManifests } from '../../gateway/config/manifests.ts';
 import { build } from '../../gateway/server.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { MemoryUsageSink } from '../../gateway/usage/event.ts';
+import { until } from './until.ts';
 
 export interface TestGateway {
   url: string;
@@ -32,10 +33,6 @@ export async function startGateway(docs: object[], opts: { bodyLimit?: number } 
 }
 
 /** Waits until `cond` holds (polling), bounded. */
-export async function eventually(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+export function eventually(cond: () => boolean, ms = 5000): Promise<void> {
+  return until(cond, ms);
 }
