@@ -10,7 +10,7 @@ import type { UsageEvent } from '../gateway/usage/event.ts';
 import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { KubernetesAuth } from './auth/kubernetes.ts';
 import { RedisSessions } from './auth/sessions.ts';
-import { SignInLimit } from './auth/sign-in-limit.ts';
+import { RedisSignInLimit } from './auth/sign-in-limit.ts';
 import { ClusterKeys } from './keys/cluster-backend.ts';
 import { kubeClients } from './kube/clients.ts';
 import { consolePlugin } from './server/plugin.ts';
@@ -77,7 +77,7 @@ export async function startClusterConsole(env: Env, port: number): Promise<Clust
   await app.register(consolePlugin({
     authn: auth, authz: auth, keys, now: Date.now, exampleModel: env.SVC_CONSOLE_EXAMPLE_MODEL || 'mock-mini',
     usage: pool ? new PostgresUsageSource(pool) : redisUsage(redis, prefix),
-    sessions: new RedisSessions(redis, prefix), signInLimit: new SignInLimit(), apiBaseUrl: env.SVC_API_BASE_URL || undefined,
+    sessions: new RedisSessions(redis, prefix), signInLimit: new RedisSignInLimit(redis, prefix), apiBaseUrl: env.SVC_API_BASE_URL || undefined,
   }));
   // Rotations' grace periods end on time even when nobody opens the page (every replica may do it: idempotent).
   const timer = setInterval(() => void keys.sweep(null, Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Pending revocations not applied yet')), 10_000);

@@ -10,7 +10,7 @@ import { MemoryUsageSink, type UsageSink } from '../gateway/usage/event.ts';
 import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { AdminTokenAuth, generateAdminToken } from './auth/admin-token.ts';
 import { MemorySessions, RedisSessions } from './auth/sessions.ts';
-import { SignInLimit } from './auth/sign-in-limit.ts';
+import { MemorySignInLimit, RedisSignInLimit } from './auth/sign-in-limit.ts';
 import { MemoryPublisher, RedisPublisher } from './keys/publisher.ts';
 import { MemoryRegistry, RedisRegistry } from './keys/registry.ts';
 import { StandaloneKeys } from './keys/standalone-backend.ts';
@@ -73,7 +73,7 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   await app.register(consolePlugin({
     authn: auth, authz: auth, keys, usage: usage.source, now: Date.now, exampleModel: exampleModel(o.snapshot),
     sessions: redis ? new RedisSessions(redis.redis, redis.prefix) : new MemorySessions(),
-    signInLimit: new SignInLimit(),
+    signInLimit: redis ? new RedisSignInLimit(redis.redis, redis.prefix) : new MemorySignInLimit(),
   }));
   app.addHook('onClose', async () => {
     clearInterval(timer);

@@ -32,14 +32,14 @@ export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       return showLogin(deps, req, reply, { status: 403, next, error: 'The sign-in form expired. Try again.' });
     }
     const now = deps.now();
-    const wait = deps.signInLimit.retryAfterSec(req.ip, now);
+    const wait = await deps.signInLimit.retryAfterSec(req.ip, now);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
       return showLogin(deps, req, reply, { status: 429, next, error: `Too many failed sign-ins from your address. Try again in ${wait} seconds.` });
     }
     const principal = typeof form.token === 'string' && form.token.trim() !== '' ? await deps.authn.authenticate(form.token.trim()) : null;
     if (!principal) {
-      deps.signInLimit.fail(req.ip, now);
+      await deps.signInLimit.fail(req.ip, now);
       return showLogin(deps, req, reply, { status: 401, next, error: 'That token was not accepted.' });
     }
     const { id } = await deps.sessions.create(principal, now);
