@@ -1,30 +1,28 @@
 // Builders of the manifests tests apply: the same YAML a user would `kubectl apply`, Secrets included.
 import { stringify } from 'yaml';
+import type { z } from 'zod';
+import type { accountSpec, apiKeySpec, modelRouteSpec, planSpec, target } from '../../crds/schema/index.ts';
 import { generateKey } from '../../gateway/contract/keys.ts';
 
 const API = 'gateway.svc.dev/v1alpha1';
 
-export interface TargetSpec {
-  name: string;
-  provider: 'openai' | 'anthropic' | 'mock';
-  baseUrl?: string;
-  upstreamModel?: string;
-  responsesApi?: boolean;
-  weight?: number;
-  timeouts?: { connectMs?: number; firstByteMs?: number; idleMs?: number; totalMs?: number };
-  credentials?: { secretKeyRef?: { name: string; key: string }; env?: string };
-}
+/** Typed from the zod schemas of crds/schema, so a renamed or retyped field breaks the build of every test using it. */
+export type TargetSpec = z.input<typeof target>;
+type PlanSpec = z.input<typeof planSpec>;
+type AccountSpec = Omit<z.input<typeof accountSpec>, 'planRef'>;
+type ApiKeySpec = Omit<z.input<typeof apiKeySpec>, 'accountRef'>;
+type ModelRouteSpec = Omit<z.input<typeof modelRouteSpec>, 'targets' | 'pricing'> & Partial<Pick<z.input<typeof modelRouteSpec>, 'pricing'>>;
 
-export function plan(name: string, spec: Record<string, unknown>): object {
+export function plan(name: string, spec: PlanSpec): object {
   return { apiVersion: API, kind: 'Plan', metadata: { name }, spec };
 }
 
-export function account(name: string, planRef: string, extra: Record<string, unknown> = {}): object {
+export function account(name: string, planRef: string, extra: AccountSpec = {}): object {
   return { apiVersion: API, kind: 'Account', metadata: { name }, spec: { planRef, ...extra } };
 }
 
 /** An ApiKey and the Secret holding its key, so the test knows the key. */
-export function apiKey(name: string, accountRef: string, extra: Record<string, unknown> = {}, key = generateKey()): { docs: object[]; key: string } {
+export function apiKey(name: string, accountRef: string, extra: ApiKeySpec = {}, key = generateKey()): { docs: object[]; key: string } {
   return {
     key,
     docs: [
@@ -34,7 +32,7 @@ export function apiKey(name: string, accountRef: string, extra: Record<string, u
   };
 }
 
-export function route(name: string, targets: TargetSpec[], extra: Record<string, unknown> = {}): object {
+export function route(name: string, targets: TargetSpec[], extra: ModelRouteSpec = {}): object {
   return {
     apiVersion: API, kind: 'ModelRoute', metadata: { name },
     spec: { pricing: { inputPerMTokUsd: 1.04, outputPerMTokUsd: 2.08 }, targets, ...extra },
