@@ -1,7 +1,7 @@
-// CORS as the spec's table (section 5.4). Browsers do not honour a wildcard inside a header name, so on a
+// CORS as the README's table (OpenAI-compatible API, CORS). Browsers do not honour a wildcard inside a header name, so on a
 // preflight the x-stainless-* entry is expanded to the x-stainless-* headers the browser asked for. The
 // Anthropic SDK in a browser also sends anthropic-beta and anthropic-dangerous-direct-browser-access: those two
-// are allowed when asked for (an addition to the spec's table, noted in the README).
+// are allowed when asked for (an addition, noted in the README under the contract changes).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 

@@ -1,4 +1,4 @@
-// Prometheus metrics of the gateway (DESIGN.md section 6). Labels stay bounded: endpoint, configured model
+// Prometheus metrics of the gateway (README: Metrics). Labels stay bounded: endpoint, configured model
 // ids, status class, fallback reason, configured account names; never key values or task_type.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
