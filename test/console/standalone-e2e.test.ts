@@ -3,7 +3,9 @@
 // usage by task and in the CSV (totals = rows = Postgres), rotate with a grace period that survives a restart,
 // revoke (401), then search the page, Redis, Postgres and the log for the keys: 0 hits. Screenshots for the README.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
@@ -13,6 +15,9 @@ import { expectAccessible, launchBrowser, signIn } from './browser.ts';
 import { occurrences, postgresText, redisText } from './secrets.ts';
 
 const TOKEN = `e2e-console-${randomBytes(12).toString('hex')}`;
+// The README's screenshots (docs/screenshots/) are rewritten only when asked, as golden files are; otherwise the
+// same shots go to a temporary folder, so a test run leaves the tree clean.
+const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'svc-console-shots-'));
 let redis: TestRedis;
 let db: TestPostgres;
 let gw: GatewayProcess;
@@ -126,7 +131,7 @@ describe('console, standalone, end to end', () => {
     expect(csv[0]).toEqual(['Task', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)']);
     expect(csv.slice(1)).toEqual(table);
     await expectAccessible(page, 'the usage page');
-    await page.screenshot({ path: `${ROOT}docs/screenshots/console-usage.png`, fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'console-usage.png'), fullPage: true });
   });
 
   it('rotates with a grace period: a new key at once, the old one pending, and that survives a restart', async () => {
@@ -151,7 +156,7 @@ describe('console, standalone, end to end', () => {
     expect(new URL(page.url()).pathname).toBe('/dashboard/keys');
     await expect(page.getByRole('row', { name: /^e2e-bot / }).textContent()).resolves.toMatch(/Active, revoked at .* UTC \(rotated\)/);
     expect(await chat(keys[0] as string)).toBe(200);
-    await page.screenshot({ path: `${ROOT}docs/screenshots/console-keys.png`, fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'console-keys.png'), fullPage: true });
   }, 90_000);
 
   it('revokes after the name is typed; the key gets 401 at once', async () => {
@@ -166,6 +171,15 @@ describe('console, standalone, end to end', () => {
     await expect(page.getByRole('row', { name: /^e2e-bot / }).textContent()).resolves.toContain('Revoked');
     expect(await chat(keys[0] as string)).toBe(401);
     expect(await chat(keys[1] as string)).toBe(200);
+  });
+
+  it('the README shows both pages (UPDATE_SCREENSHOTS=1 retakes them)', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    for (const shot of ['console-keys.png', 'console-usage.png']) {
+      expect(readme).toContain(`docs/screenshots/${shot}`);
+      expect(existsSync(join(ROOT, 'docs', 'screenshots', shot))).toBe(true);
+      expect(existsSync(join(SHOTS, shot))).toBe(true);
+    }
   });
 
   it('after the dialogs, the keys are nowhere: not the page, Redis, Postgres or the log', async () => {
