@@ -1,7 +1,7 @@
 // What the CRDs add around each zod schema: resource names, short names and the columns of `kubectl get`.
 // Field rules (CEL included) live on the zod schemas themselves, next to the fields they check.
 import type { z } from 'zod';
-import { account, apiKey, modelRoute, plan } from './schema/index.ts';
+import { CR_SCHEMAS } from './schema/index.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -12,8 +12,12 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+export type CrKind = keyof typeof CR_SCHEMAS;
+/** A custom resource of kind K, as its schema parses it (defaults applied). */
+export type CrOf<K extends CrKind> = z.infer<(typeof CR_SCHEMAS)[K]>;
+
 export interface CrdKind {
-  kind: string;
+  kind: CrKind;
   plural: string;
   singular: string;
   shortNames: string[];
@@ -37,7 +41,7 @@ export const CRD_KINDS: readonly CrdKind[] = [
     singular: 'plan',
     shortNames: ['pln'],
     description: 'A Plan sets the tier, the models and the rate limits open to the accounts on it.',
-    schema: plan,
+    schema: CR_SCHEMAS.Plan,
     columns: [
       { name: 'Tier', type: 'integer', jsonPath: '.spec.tier' },
       { name: 'Anthropic', type: 'boolean', jsonPath: '.spec.anthropicEndpoint', description: 'Anthropic endpoint open.' },
@@ -53,7 +57,7 @@ export const CRD_KINDS: readonly CrdKind[] = [
     singular: 'account',
     shortNames: ['acct'],
     description: 'An Account holds one prepaid balance (trial credit plus top-ups) shared by its ApiKeys.',
-    schema: account,
+    schema: CR_SCHEMAS.Account,
     columns: [
       { name: 'Plan', type: 'string', jsonPath: '.spec.planRef' },
       { name: 'Balance', type: 'number', jsonPath: '.status.balanceUsd', description: 'Balance in USD.' },
@@ -68,7 +72,7 @@ export const CRD_KINDS: readonly CrdKind[] = [
     singular: 'apikey',
     shortNames: ['ak'],
     description: 'An ApiKey is one secret key of an Account, with its own budget, rate limits and model whitelist.',
-    schema: apiKey,
+    schema: CR_SCHEMAS.ApiKey,
     columns: [
       { name: 'State', type: 'string', jsonPath: '.status.state' },
       { name: 'Key', type: 'string', jsonPath: '.status.displayedKey', description: 'The displayed form of the key.' },
@@ -85,7 +89,7 @@ export const CRD_KINDS: readonly CrdKind[] = [
     singular: 'modelroute',
     shortNames: ['mr'],
     description: 'A ModelRoute publishes one model id: its price, its upstream targets and its fallbacks.',
-    schema: modelRoute,
+    schema: CR_SCHEMAS.ModelRoute,
     columns: [
       { name: 'Model', type: 'string', jsonPath: '.spec.model', description: 'Public model id (default: the name).' },
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
@@ -98,3 +102,8 @@ export const CRD_KINDS: readonly CrdKind[] = [
     ],
   },
 ];
+
+export const CR_KINDS: readonly CrKind[] = CRD_KINDS.map((k) => k.kind);
+
+/** Resource (plural) name of each kind, as in the API path: `plans`, `accounts`, `apikeys`, `modelroutes`. */
+export const PLURALS = Object.fromEntries(CRD_KINDS.map((k) => [k.kind, k.plural])) as Readonly<Record<CrKind, string>>;

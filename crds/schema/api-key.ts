@@ -44,3 +44,8 @@ export const apiKey = z.object({
 });
 
 export type ApiKey = z.infer<typeof apiKey>;
+
+/** The Secret that holds an ApiKey's key: spec.secretName, else `<apikey>-key` (the one place that default lives). */
+export function keySecretName(apiKeyName: string, secretName: string | undefined): string {
+  return secretName ?? `${apiKeyName}-key`;
+}

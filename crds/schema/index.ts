@@ -11,5 +11,7 @@ import { apiKey } from './api-key.ts';
 import { modelRoute } from './model-route.ts';
 import { secret } from './secret.ts';
 
-export const KINDS = { Plan: plan, Account: account, ApiKey: apiKey, ModelRoute: modelRoute, Secret: secret } as const;
+/** The zod schema of each custom resource kind, by kind (crds/crd-kinds.ts adds their resource names). */
+export const CR_SCHEMAS = { Plan: plan, Account: account, ApiKey: apiKey, ModelRoute: modelRoute } as const;
+export const KINDS = { ...CR_SCHEMAS, Secret: secret } as const;
 export type KindName = keyof typeof KINDS;

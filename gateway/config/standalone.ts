@@ -1,7 +1,7 @@
 // Standalone config: manifests from SVC_CONFIG (a multi-document YAML file or a folder), or the demo config.
 import { fileURLToPath } from 'node:url';
 import type { ApiKey } from '../../crds/schema/index.ts';
-import { compile, type CompileResult } from '../contract/compile.ts';
+import { compile, type CompileResult, type Problem } from '../contract/compile.ts';
 import { generateKey } from '../contract/keys.ts';
 import { formatIssue, parseManifests, readManifestFiles, type ManifestIssue } from './manifests.ts';
 
@@ -25,8 +25,8 @@ export function loadStandaloneConfig(path: string | undefined, pepper: string): 
   const file = path || DEMO_CONFIG;
   const read = readManifestFiles(file);
   const parsed = parseManifests(read.docs);
-  const errors = [...read.errors, ...parsed.errors];
-  if (errors.length > 0) throw new ConfigError(errors);
+  const invalid = [...read.errors, ...parsed.errors];
+  if (invalid.length > 0) throw new ConfigError(invalid);
   const generated: StandaloneConfig['generated'] = [];
   const keyFor = (k: ApiKey): string => {
     const key = generateKey();
@@ -34,8 +34,11 @@ export function loadStandaloneConfig(path: string | undefined, pepper: string): 
     return key;
   };
   const result = compile(parsed.set, { pepper, keyFor });
-  if (result.problems.length > 0) {
-    throw new ConfigError(result.problems.map((p) => ({ source: file, ...p })));
-  }
-  return { ...result, generated, warnings: parsed.warnings };
+  // A target the compiler left out (its credentials missing) is a warning, as in cluster mode where the route's
+  // status says it: the route's other targets serve, and a route with none left answers 503 no_target_available.
+  const issue = (p: Problem): ManifestIssue => ({ source: file, object: p.object, field: p.field, message: p.message });
+  const errors = result.problems.filter((p) => p.leftOut !== 'target');
+  if (errors.length > 0) throw new ConfigError(errors.map(issue));
+  const leftOut = result.problems.filter((p) => p.leftOut === 'target').map((p) => issue({ ...p, message: `${p.message}; the target is not served` }));
+  return { ...result, generated, warnings: [...parsed.warnings, ...leftOut] };
 }

@@ -72,7 +72,7 @@ describe('compile', () => {
   it.each([
     ['an unknown plan', [{ ...acct, spec: { planRef: 'nope' } }], 'Account/acme', 'spec.planRef'],
     ['an unknown account', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'ghost' } }], 'ApiKey/k', 'spec.accountRef'],
-    ['a missing credential Secret', [routeDoc], 'ModelRoute/gpt', 'spec.targets[0].credentials'],
+    ['a missing credential Secret', [routeDoc], 'ModelRoute/gpt', 'spec.targets[0].credentials.secretKeyRef'],
     ['an unknown fallback', [{ ...routeDoc, spec: { ...routeDoc.spec, fallbacks: ['ghost'] } }, upstreamSecret], 'ModelRoute/gpt', 'spec.fallbacks[0]'],
     ['a malformed key in a Secret', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k-key' }, stringData: { key: 'sk-svc-nope' } }], 'ApiKey/k', 'spec.secretName'],
     ['an openai target without baseUrl', [{ ...routeDoc, spec: { ...routeDoc.spec, targets: [{ name: 'x', provider: 'openai' }] } }], 'ModelRoute/gpt', 'spec.targets[0].baseUrl'],
@@ -82,6 +82,63 @@ describe('compile', () => {
     expect(errors).toEqual([]);
     const { problems } = compile(set, { pepper: 'p' });
     expect(problems).toContainEqual(expect.objectContaining({ object, field }));
+  });
+});
+
+describe('compile verdicts', () => {
+  const mockTarget = { name: 'spare', provider: 'mock' };
+  const twoTargets = { ...routeDoc, spec: { ...routeDoc.spec, targets: [...routeDoc.spec.targets, mockTarget] } };
+  const verdicts = (docs: object[], scope?: string) => compile(parse(docs).set, { pepper: 'p', scope });
+
+  it('leaves out a target whose credentials Secret is missing; the route\'s other targets serve', () => {
+    const { snapshot, verdicts: v, problems } = verdicts([twoTargets], 'namespace ns');
+    expect(snapshot.models.gpt?.targets.map((t) => t.name)).toEqual(['spare']);
+    expect(v.modelRoutes.gpt).toEqual({
+      ready: false, served: true, reason: 'MissingSecret',
+      message: 'Target oa: Secret upstream does not exist in namespace ns. It is left out: 1 of 2 targets serve model gpt.',
+      targets: [
+        { name: 'oa', ready: false, served: false, reason: 'MissingSecret', message: 'Target oa: Secret upstream does not exist in namespace ns.' },
+        { name: 'spare', ready: true, served: true, reason: 'Accepted', message: 'Target spare is published.' },
+      ],
+    });
+    expect(problems).toEqual([expect.objectContaining({ object: 'ModelRoute/gpt', field: 'spec.targets[0].credentials.secretKeyRef', leftOut: 'target' })]);
+  });
+
+  it('keeps a route with no target left in the snapshot, with no targets, and says calls get 503', () => {
+    const wrongKey = { ...upstreamSecret, data: { other: Buffer.from('x').toString('base64') } };
+    const { snapshot, verdicts: v } = verdicts([routeDoc, wrongKey]);
+    expect(snapshot.models.gpt?.targets).toEqual([]);
+    expect(v.modelRoutes.gpt).toMatchObject({
+      ready: false, served: false, reason: 'MissingSecretKey',
+      message: 'Target oa: Secret upstream has no key token. No target is left: calls to model gpt get 503 no_target_available.',
+    });
+    const fixed = verdicts([routeDoc, upstreamSecret]);
+    expect(fixed.verdicts.modelRoutes.gpt).toMatchObject({ ready: true, served: true, reason: 'Accepted', message: 'Model gpt is published to the gateways with 1 target(s).' });
+    expect(fixed.snapshot.models.gpt?.targets.map((t) => t.name)).toEqual(['oa']);
+  });
+
+  it('says which of two routes publishing one model id is not served, and names an unknown fallback', () => {
+    const a = { ...routeDoc, metadata: { name: 'a' }, spec: { ...routeDoc.spec, model: 'same', targets: [mockTarget] } };
+    const b = { ...a, metadata: { name: 'b' }, spec: { ...a.spec, fallbacks: ['ghost'] } };
+    const { verdicts: v } = verdicts([b, a]);
+    expect(v.modelRoutes.a).toMatchObject({ ready: false, served: false, reason: 'DuplicateModel', message: 'ModelRoute b publishes model same in its place.' });
+    expect(v.modelRoutes.b).toMatchObject({ ready: false, served: true, reason: 'UnknownFallback', message: 'No ModelRoute publishes fallback model ghost.' });
+  });
+
+  it.each([
+    ['an account without its plan', [acct], 'accounts', 'acme', { ready: false, served: false, reason: 'UnknownPlan', message: 'Plan pro does not exist in namespace ns.' }],
+    ['an account on a known plan', [plan, acct], 'accounts', 'acme', { ready: true, served: true, reason: 'Accepted' }],
+    ['a plan', [plan], 'plans', 'pro', { ready: true, served: true, reason: 'Accepted', message: 'Tier 2 is published to the gateways.' }],
+    ['a key without its account', [{ apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'ghost' } }], 'apiKeys', 'k',
+      { ready: false, served: false, reason: 'UnknownAccount', message: 'Account ghost does not exist in namespace ns.' }],
+    ['a key whose account has no plan', [acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }], 'apiKeys', 'k',
+      { ready: false, served: false, reason: 'UnknownPlan', message: 'Plan pro of Account acme does not exist in namespace ns.' }],
+    ['a key whose Secret holds none', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }], 'apiKeys', 'k',
+      { ready: false, served: false, reason: 'MissingSecret', message: 'Secret k-key holds no key.' }],
+    ['a revoked key', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme', revoked: true } }], 'apiKeys', 'k',
+      { ready: true, reason: 'Revoked' }],
+  ] as const)('judges %s', (_n, docs, table, name, expected) => {
+    expect(verdicts(docs as unknown as object[], 'namespace ns').verdicts[table][name]).toMatchObject(expected);
   });
 });
 
@@ -104,6 +161,19 @@ describe('manifests', () => {
     expect(c.generated.map((g) => g.apiKey).sort()).toEqual(['demo-builder', 'demo-free']);
     expect(Object.values(c.snapshot.models).every((m) => m.targets.every((t) => t.provider === 'mock'))).toBe(true);
     expect(readManifestFiles(DEMO_CONFIG).errors).toEqual([]);
+  });
+
+  it('starts standalone with a warning when a target\'s credentials Secret is missing; the target is not served', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
+    const file = join(dir, 'route.yaml');
+    writeFileSync(file, [plan, acct, { ...routeDoc, spec: { ...routeDoc.spec, targets: [...routeDoc.spec.targets, { name: 'spare', provider: 'mock' }] } }]
+      .map((d) => JSON.stringify(d)).join('\n---\n'));
+    const c = loadStandaloneConfig(file, 'p');
+    expect(c.snapshot.models.gpt?.targets.map((t) => t.name)).toEqual(['spare']);
+    expect(c.warnings).toEqual([{ source: file, object: 'ModelRoute/gpt', field: 'spec.targets[0].credentials.secretKeyRef', message: 'target oa: Secret upstream does not exist; the target is not served' }]);
+    // Other problems still refuse to start.
+    writeFileSync(file, JSON.stringify(acct));
+    expect(() => loadStandaloneConfig(file, 'p')).toThrow(/Account\/acme field spec\.planRef: unknown Plan pro/);
   });
 
   it('reads a folder of YAML files in name order, several documents per file', () => {

@@ -1,13 +1,18 @@
-// Pure compile step: validated manifests (Secrets included) -> config snapshot + key records.
-// Used by the standalone gateway and by the operator; problems are returned as data, naming object and field.
+// Pure compile step: validated manifests (Secrets included) -> config snapshot + key records, and a verdict per
+// object (served or not, and why). Used by the standalone gateway and by the operator, whose statuses render the
+// verdicts. Problems are also returned as data, naming object and field. An object with a problem is not always
+// left out: a route keeps its good targets, an account with an unknown plan stays in the snapshot (its keys cannot
+// be served); see the verdicts for what is served.
 import { createHash } from 'node:crypto';
-import type { Account, ApiKey, ModelRoute, Plan, Secret, Target } from '../../crds/schema/index.ts';
-import { secretValues } from '../../crds/schema/index.ts';
+import type { Account, ApiKey, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
+import { keySecretName, secretValues } from '../../crds/schema/index.ts';
+import { compileModels } from './compile-routes.ts';
 import { displayKey, hashKey, isWellFormedKey, KEY_PREFIX } from './keys.ts';
-import { perMTokToNanoPerToken, usdToNano } from './money.ts';
-import type { CompiledModel, CompiledTarget, CredentialRef, KeyRecord, Snapshot } from './snapshot.ts';
+import { usdToNano } from './money.ts';
+import type { KeyRecord, Snapshot } from './snapshot.ts';
 import { SNAPSHOT_SCHEMA } from './snapshot.ts';
 import { canonicalJson } from './canonical-json.ts';
+import { accepted, inScope, type Verdict, type Verdicts } from './verdict.ts';
 
 export interface ManifestSet {
   plans: Plan[];
@@ -21,18 +26,24 @@ export interface Problem {
   object: string; // Kind/name
   field: string;
   message: string;
+  /** Set when the problem only left a target out of the snapshot: the route's other targets still serve. */
+  leftOut?: 'target';
 }
 
 export interface CompileOptions {
   pepper: string;
   /** Called for an ApiKey whose Secret holds no key (standalone: generate and print once). */
   keyFor?: (apiKey: ApiKey) => string | null;
+  /** Where the objects live, named in messages about a missing one ("namespace team-a"). */
+  scope?: string;
 }
 
 export interface CompileResult {
   snapshot: Snapshot;
   keys: KeyRecord[];
   problems: Problem[];
+  /** Per object: served or not, and why. */
+  verdicts: Verdicts;
 }
 
 function minLimit(a: number | undefined, ceiling: number | undefined): number | null {
@@ -40,83 +51,47 @@ function minLimit(a: number | undefined, ceiling: number | undefined): number | 
   return ceiling === undefined ? a : Math.min(a, ceiling);
 }
 
-function credentialOf(t: Target, secrets: Map<string, Record<string, string>>, where: Problem): CredentialRef | Problem {
-  const c = t.credentials;
-  if (c?.secretKeyRef) {
-    const value = secrets.get(c.secretKeyRef.name)?.[c.secretKeyRef.key];
-    if (value === undefined) {
-      return { ...where, message: `Secret ${c.secretKeyRef.name} has no key ${c.secretKeyRef.key}` };
-    }
-    return { kind: 'value', value };
-  }
-  if (c?.env) return { kind: 'env', name: c.env };
-  return { kind: 'none' };
-}
-
-function compileTarget(
-  r: ModelRoute, t: Target, i: number, secrets: Map<string, Record<string, string>>, problems: Problem[],
-): CompiledTarget {
-  const object = `ModelRoute/${r.metadata.name}`;
-  const base = `spec.targets[${i}]`;
-  if (t.provider !== 'mock' && !t.baseUrl) problems.push({ object, field: `${base}.baseUrl`, message: 'required for provider ' + t.provider });
-  const cred = credentialOf(t, secrets, { object, field: `${base}.credentials`, message: '' });
-  if ('message' in cred) problems.push(cred);
-  if (t.responsesApi === true && t.provider !== 'openai') {
-    problems.push({ object, field: `${base}.responsesApi`, message: 'applies to provider openai only' });
-  }
-  return {
-    name: t.name,
-    provider: t.provider,
-    baseUrl: t.baseUrl ? t.baseUrl.replace(/\/+$/, '') : null,
-    upstreamModel: t.upstreamModel ?? r.spec.model ?? r.metadata.name,
-    ...(t.responsesApi === true && t.provider === 'openai' ? { responsesApi: true } : {}),
-    credential: 'message' in cred ? { kind: 'none' } : cred,
-    weight: t.weight,
-    timeouts: t.timeouts,
-    mock: t.provider === 'mock' ? (t.mock ?? { latencyMs: 0, chunkDelayMs: 0 }) : null,
-  };
-}
-
-function compileModels(set: ManifestSet, secrets: Map<string, Record<string, string>>, problems: Problem[]): Record<string, CompiledModel> {
-  // No prototype: a model id such as "constructor" or "__proto__" is a plain entry.
-  const models = Object.create(null) as Record<string, CompiledModel>;
-  for (const r of sortByName(set.modelRoutes)) {
-    const id = r.spec.model ?? r.metadata.name;
-    if (Object.hasOwn(models, id)) problems.push({ object: `ModelRoute/${r.metadata.name}`, field: 'spec.model', message: `model ${id} is defined twice` });
-    models[id] = {
-      id,
-      type: r.spec.type,
-      minTier: r.spec.minTier,
-      inputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.inputPerMTokUsd),
-      outputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.outputPerMTokUsd),
-      maxOutputTokens: r.spec.maxOutputTokens,
-      targets: r.spec.targets.map((t, i) => compileTarget(r, t, i, secrets, problems)),
-      fallbacks: r.spec.fallbacks,
-    };
-  }
-  for (const r of set.modelRoutes) {
-    r.spec.fallbacks.forEach((f, i) => {
-      if (!Object.hasOwn(models, f)) problems.push({ object: `ModelRoute/${r.metadata.name}`, field: `spec.fallbacks[${i}]`, message: `unknown model ${f}` });
-    });
-  }
-  return models;
-}
-
 function sortByName<T extends { metadata: { name: string } }>(xs: T[]): T[] {
   return [...xs].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
 }
 
-function compileKeys(set: ManifestSet, snapshot: Omit<Snapshot, 'version'>, secrets: Map<string, Record<string, string>>, opts: CompileOptions, problems: Problem[]): KeyRecord[] {
+const MALFORMED = 'sk-svc- followed by 38 base62 characters with a valid checksum';
+
+/** An ApiKey's verdict, most telling first: revoked, a malformed key, a missing Account or Plan, no key. */
+function keyVerdict(k: ApiKey, snapshot: Omit<Snapshot, 'version'>, key: 'ok' | 'malformed' | 'none', scope: string | undefined): Verdict {
+  const no = (reason: string, message: string): Verdict => ({ ready: false, served: false, reason, message });
+  const secretName = keySecretName(k.metadata.name, k.spec.secretName);
+  const account = snapshot.accounts[k.spec.accountRef];
+  if (k.spec.revoked) return { ready: true, served: account !== undefined && key === 'ok', reason: 'Revoked', message: 'The key is revoked: every gateway refuses it, for good.' };
+  if (key === 'malformed') return no('MalformedKey', `Secret ${secretName} holds a malformed key under data key "key" (${MALFORMED}).`);
+  if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist${inScope(scope)}.`);
+  if (!snapshot.plans[account.plan]) return no('UnknownPlan', `Plan ${account.plan} of Account ${account.name} does not exist${inScope(scope)}.`);
+  if (key === 'none') return no('MissingSecret', `Secret ${secretName} holds no key.`);
+  return accepted('The key is published: every gateway accepts it.');
+}
+
+function compileKeys(
+  set: ManifestSet, snapshot: Omit<Snapshot, 'version'>, secrets: Map<string, Record<string, string>>, opts: CompileOptions, problems: Problem[],
+): { keys: KeyRecord[]; verdicts: Record<string, Verdict> } {
   const keys: KeyRecord[] = [];
+  const verdicts: Record<string, Verdict> = {};
   for (const k of sortByName(set.apiKeys)) {
     const object = `ApiKey/${k.metadata.name}`;
     const account = snapshot.accounts[k.spec.accountRef];
+    // No key is generated for a key no gateway could serve.
+    const found = keyOf(k, secrets, account ? opts : { ...opts, keyFor: undefined });
+    verdicts[k.metadata.name] = keyVerdict(k, snapshot, found === 'malformed' ? 'malformed' : found === null ? 'none' : 'ok', opts.scope);
     if (!account) {
       problems.push({ object, field: 'spec.accountRef', message: `unknown Account ${k.spec.accountRef}` });
       continue;
     }
+    if (found === 'malformed') {
+      problems.push({ object, field: 'spec.secretName', message: `Secret ${keySecretName(k.metadata.name, k.spec.secretName)} holds a malformed key under data key "key"` });
+      continue;
+    }
+    if (found === null) continue;
     const plan = snapshot.plans[account.plan];
-    const settings = {
+    keys.push({
       name: k.metadata.name,
       account: account.name,
       monthlyBudgetNano: k.spec.monthlyBudgetUsd === undefined ? null : usdToNano(k.spec.monthlyBudgetUsd),
@@ -124,25 +99,20 @@ function compileKeys(set: ManifestSet, snapshot: Omit<Snapshot, 'version'>, secr
       tpm: minLimit(k.spec.limits?.tpm, plan?.tpm ?? undefined),
       models: k.spec.models ?? null,
       revoked: k.spec.revoked,
-    };
-    // A key made in the console: only its HMAC exists (the ApiKey carries it), no Secret.
-    if (k.spec.keyHash) {
-      keys.push({ ...settings, hash: k.spec.keyHash, display: k.spec.displayedKey ?? `${KEY_PREFIX}…` });
-      continue;
-    }
-    const secretName = k.spec.secretName ?? `${k.metadata.name}-key`;
-    const stored = secrets.get(secretName)?.key;
-    let key: string | null = stored ?? null;
-    if (stored !== undefined && !isWellFormedKey(stored.trim())) {
-      problems.push({ object, field: 'spec.secretName', message: `Secret ${secretName} holds a malformed key under data key "key"` });
-      continue;
-    }
-    if (key === null) key = opts.keyFor?.(k) ?? null;
-    if (key === null) continue;
-    key = key.trim();
-    keys.push({ ...settings, hash: hashKey(key, opts.pepper), display: displayKey(key) });
+      ...found,
+    });
   }
-  return keys;
+  return { keys, verdicts };
+}
+
+/** The key's HMAC and display: from spec.keyHash (a key made in the console), its Secret, or opts.keyFor. */
+function keyOf(k: ApiKey, secrets: Map<string, Record<string, string>>, opts: CompileOptions): { hash: string; display: string } | 'malformed' | null {
+  // A key made in the console: only its HMAC exists (the ApiKey carries it), no Secret.
+  if (k.spec.keyHash) return { hash: k.spec.keyHash, display: k.spec.displayedKey ?? `${KEY_PREFIX}…` };
+  const stored = secrets.get(keySecretName(k.metadata.name, k.spec.secretName))?.key;
+  if (stored !== undefined && !isWellFormedKey(stored.trim())) return 'malformed';
+  const key = (stored ?? opts.keyFor?.(k) ?? null)?.trim();
+  return key ? { hash: hashKey(key, opts.pepper), display: displayKey(key) } : null;
 }
 
 export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
@@ -160,24 +130,40 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
     };
   }
   const accounts: Snapshot['accounts'] = {};
+  const accountVerdicts: Record<string, Verdict> = {};
   for (const a of sortByName(set.accounts)) {
-    if (!plans[a.spec.planRef]) problems.push({ object: `Account/${a.metadata.name}`, field: 'spec.planRef', message: `unknown Plan ${a.spec.planRef}` });
-    const seen = new Set<string>();
-    a.spec.credits.forEach((c, i) => {
-      if (seen.has(c.id)) problems.push({ object: `Account/${a.metadata.name}`, field: `spec.credits[${i}].id`, message: `duplicate credit id ${c.id}` });
-      seen.add(c.id);
-    });
     accounts[a.metadata.name] = {
       name: a.metadata.name,
       plan: a.spec.planRef,
       trialCreditNano: usdToNano(a.spec.trialCreditUsd),
       credits: a.spec.credits.map((c) => ({ id: c.id, amountNano: usdToNano(c.amountUsd) })),
     };
+    accountVerdicts[a.metadata.name] = accountVerdict(a, plans, opts.scope, problems);
   }
-  const models = compileModels(set, secrets, problems);
-  const body = { schema: SNAPSHOT_SCHEMA, plans, accounts, models } as const;
+  const routes = compileModels(sortByName(set.modelRoutes), secrets, opts.scope, problems);
+  const body = { schema: SNAPSHOT_SCHEMA, plans, accounts, models: routes.models } as const;
   const version = createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 16);
   const snapshot: Snapshot = { ...body, version };
-  const keys = compileKeys(set, body, secrets, opts, problems);
-  return { snapshot, keys, problems };
+  const { keys, verdicts: apiKeys } = compileKeys(set, body, secrets, opts, problems);
+  const planVerdicts = Object.fromEntries(Object.values(plans).map((p) => [p.name, accepted(`Tier ${p.tier} is published to the gateways.`)]));
+  return { snapshot, keys, problems, verdicts: { plans: planVerdicts, accounts: accountVerdicts, apiKeys, modelRoutes: routes.verdicts } };
+}
+
+/** An account with an unknown plan stays in the snapshot, but none of its keys can be served. */
+function accountVerdict(a: Account, plans: Snapshot['plans'], scope: string | undefined, problems: Problem[]): Verdict {
+  const object = `Account/${a.metadata.name}`;
+  let verdict = accepted('The account is published to the gateways.');
+  const seen = new Set<string>();
+  a.spec.credits.forEach((c, i) => {
+    if (seen.has(c.id)) {
+      problems.push({ object, field: `spec.credits[${i}].id`, message: `duplicate credit id ${c.id}` });
+      verdict = { ready: false, served: true, reason: 'DuplicateCreditId', message: `Credit id ${c.id} is listed twice; it is applied once.` };
+    }
+    seen.add(c.id);
+  });
+  if (!plans[a.spec.planRef]) {
+    problems.push({ object, field: 'spec.planRef', message: `unknown Plan ${a.spec.planRef}` });
+    verdict = { ready: false, served: false, reason: 'UnknownPlan', message: `Plan ${a.spec.planRef} does not exist${inScope(scope)}.` };
+  }
+  return verdict;
 }

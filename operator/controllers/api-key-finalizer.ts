@@ -4,7 +4,8 @@
 import { displayKey, hashKey } from '../../gateway/contract/keys.ts';
 import type { CustomObject } from '../kube/clients.ts';
 import { patchMetadata } from '../kube/patch.ts';
-import { currentKey, secretNameOf } from './api-key-secret.ts';
+import { keySecretName } from '../../crds/schema/index.ts';
+import { currentKey } from './api-key-secret.ts';
 import { objectKey, type ControllerContext } from './context.ts';
 
 export const FINALIZER = 'gateway.svc.dev/revoke-key';
@@ -29,7 +30,7 @@ export async function finalize(ctx: ControllerContext, obj: CustomObject): Promi
   if (!hasFinalizer(obj)) return;
   const name = obj.metadata?.name ?? '';
   const spec = obj.spec as { secretName?: string; keyHash?: string } | undefined;
-  const key = spec?.keyHash ? undefined : await currentKey(ctx, secretNameOf(name, spec?.secretName));
+  const key = spec?.keyHash ? undefined : await currentKey(ctx, keySecretName(name, spec?.secretName));
   const hmacs = new Set<string>();
   if (key) hmacs.add(hashKey(key, ctx.pepper));
   if (spec?.keyHash && /^[0-9a-f]{64}$/.test(spec.keyHash)) hmacs.add(spec.keyHash);

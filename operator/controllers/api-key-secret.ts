@@ -20,10 +20,6 @@ export type KeyState =
   /** A key made in the console: the ApiKey carries only its HMAC (spec.keyHash); no Secret is read or written. */
   | { kind: 'hashed'; hmac: string; display: string };
 
-export function secretNameOf(name: string, specSecretName: string | undefined): string {
-  return specSecretName ?? `${name}-key`;
-}
-
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 function stateOf(secret: V1Secret): KeyState | null {

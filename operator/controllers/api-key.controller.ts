@@ -3,15 +3,16 @@
 // the displayed form of the key. Deletion revokes the key in Redis before the finalizer is removed.
 import { displayKey, hashKey, KEY_PREFIX } from '../../gateway/contract/keys.ts';
 import { nanoToUsd } from '../../gateway/contract/money.ts';
-import type { ApiKey } from '../../crds/schema/index.ts';
+import { keySecretName, type ApiKey } from '../../crds/schema/index.ts';
 import type { KeyRecord } from '../../gateway/contract/snapshot.ts';
 import type { CustomObject } from '../kube/clients.ts';
 import type { Outcome } from '../queue/work-queue.ts';
-import { ensureKey, secretNameOf, type KeyState } from './api-key-secret.ts';
+import { ensureKey, SECRET_DATA_KEY, type KeyState } from './api-key-secret.ts';
 import { addFinalizer, finalize, hasFinalizer, KEY_HMAC_ANNOTATION, recordKeyHmac } from './api-key-finalizer.ts';
 import type { Verdict } from './conditions.ts';
 import { isDeleting, objectKey, type ControllerContext, type Reconciler } from './context.ts';
-import { parseCr } from './parse.ts';
+import { compiled, compiledWithKey } from './compiled.ts';
+import { parseCr, secretValue } from './parse.ts';
 import { writeStatus } from './status.ts';
 
 /** While a new key travels to Redis (through the config controller), look again this soon. */
@@ -34,16 +35,17 @@ export class ApiKeyController implements Reconciler {
     const parsed = parseCr('ApiKey', obj);
     if (!parsed.ok) return writeStatus(this.ctx, 'ApiKey', obj, { ready: false, reason: 'InvalidSpec', message: parsed.message });
     const spec = parsed.value.spec;
-    const secretName = secretNameOf(name, spec.secretName);
+    const secretName = keySecretName(name, spec.secretName);
     const state: KeyState = spec.keyHash
       ? { kind: 'hashed', hmac: spec.keyHash, display: spec.displayedKey ?? `${KEY_PREFIX}…` }
       : await ensureKey(this.ctx, obj, secretName, spec.revoked);
     if (state.kind === 'key' || state.kind === 'hashed') await this.published(obj, state, secretName);
     const hmac = hmacOf(state, this.ctx.pepper);
     const record = hmac ? await this.ctx.store.findKey(hmac) : null;
-    const { verdict, requeue } = this.judge(parsed.value, state, record, secretName);
-    await writeStatus(this.ctx, 'ApiKey', obj, verdict, await this.fields(obj, parsed.value, state, record, secretName));
-    return requeue ? { requeueAfterMs: PUBLISH_RECHECK_MS } : undefined;
+    const judged = this.verdict(name, state, record, secretName);
+    if (!judged) return;
+    await writeStatus(this.ctx, 'ApiKey', obj, judged.verdict, await this.fields(obj, parsed.value, state, record, secretName));
+    return judged.requeue ? { requeueAfterMs: PUBLISH_RECHECK_MS } : undefined;
   }
 
   /** Events and Redis effects of a known key: generated, revoked (idempotent), its HMAC kept for deletion. */
@@ -66,24 +68,24 @@ export class ApiKeyController implements Reconciler {
     }
   }
 
-  private judge(k: ApiKey, state: KeyState, record: KeyRecord | null, secretName: string): { verdict: Verdict; requeue: boolean } {
-    const { caches, clients } = this.ctx;
-    const ns = clients.namespace;
-    const no = (reason: string, message: string): { verdict: Verdict; requeue: boolean } => ({ verdict: { ready: false, reason, message }, requeue: false });
-    if (k.spec.revoked) return { verdict: { ready: true, reason: 'Revoked', message: 'The key is revoked: every gateway refuses it, for good.' }, requeue: false };
-    if (state.kind === 'malformed') {
-      return no('MalformedKey', `Secret ${secretName} holds a malformed key under data key "key" (sk-svc- followed by 38 base62 characters with a valid checksum).`);
-    }
-    const account = caches.Account.get(k.spec.accountRef);
-    if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist in namespace ${ns}.`);
-    const planRef = (account.spec as { planRef?: string } | undefined)?.planRef ?? '';
-    if (!caches.Plan.get(planRef)) return no('UnknownPlan', `Plan ${planRef} of Account ${k.spec.accountRef} does not exist in namespace ${ns}.`);
-    if (state.kind !== 'key' && state.kind !== 'hashed') return no('MissingSecret', `Secret ${secretName} holds no key.`);
+  /**
+   * The compiler's verdict; once it says the key is served, what Redis holds: a record revoked before (revocation is
+   * irreversible) or none yet (the config controller is publishing it).
+   */
+  private verdict(name: string, state: KeyState, record: KeyRecord | null, secretName: string): { verdict: Verdict; requeue: boolean } | null {
+    const cachedKey = secretValue(this.ctx.caches.Secret.get(secretName), SECRET_DATA_KEY);
+    const result = state.kind === 'key' && cachedKey !== state.key ? compiledWithKey(this.ctx, name, state.key) : compiled(this.ctx);
+    const v = result.verdicts.apiKeys[name];
+    if (!v) return null;
+    if (!v.ready || v.reason === 'Revoked') return { verdict: v, requeue: false };
     if (record?.revoked) {
-      return no('KeyRevokedBefore', `The key in Secret ${secretName} was revoked before, and revocation is irreversible: put a new key there, or delete the Secret to have one generated.`);
+      return {
+        verdict: { ready: false, reason: 'KeyRevokedBefore', message: `The key in Secret ${secretName} was revoked before, and revocation is irreversible: put a new key there, or delete the Secret to have one generated.` },
+        requeue: false,
+      };
     }
     if (!record) return { verdict: { ready: false, reason: 'Publishing', message: 'The key is on its way to the gateways.' }, requeue: true };
-    return { verdict: { ready: true, reason: 'Active', message: 'The key is published: every gateway accepts it.' }, requeue: false };
+    return { verdict: { ready: true, reason: 'Active', message: v.message }, requeue: false };
   }
 
   private async fields(obj: CustomObject, k: ApiKey, state: KeyState, record: KeyRecord | null, secretName: string): Promise<Record<string, unknown>> {

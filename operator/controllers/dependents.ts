@@ -1,6 +1,7 @@
 // Who must be reconciled when an object changes: the object itself and whatever names it (an Account names a Plan,
 // an ApiKey an Account and a Secret, a ModelRoute Secrets and other models). Level-based controllers make an
 // extra reconcile harmless, so this errs on the side of more.
+import { keySecretName } from '../../crds/schema/index.ts';
 import type { CrKind } from '../kube/clients.ts';
 import type { Caches } from './context.ts';
 
@@ -22,7 +23,7 @@ function keysOfAccounts(caches: Caches, accounts: Set<string>): Work[] {
 }
 
 function secretUsers(caches: Caches, secret: string): Work[] {
-  const keys = caches.ApiKey.list().filter((k) => (specOf(k).secretName ?? `${k.metadata?.name}-key`) === secret);
+  const keys = caches.ApiKey.list().filter((k) => keySecretName(k.metadata?.name ?? '', specOf(k).secretName as string | undefined) === secret);
   const routes = caches.ModelRoute.list().filter((r) => {
     const targets = (specOf(r).targets ?? []) as Array<{ credentials?: { secretKeyRef?: { name?: string } } }>;
     return targets.some((t) => t.credentials?.secretKeyRef?.name === secret);

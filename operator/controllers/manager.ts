@@ -7,6 +7,7 @@ import type { OperatorMetrics } from '../metrics.ts';
 import { WorkQueue, type Outcome } from '../queue/work-queue.ts';
 import { AccountController } from './account.controller.ts';
 import { ApiKeyController } from './api-key.controller.ts';
+import { forgetCompiled } from './compiled.ts';
 import { CONFIG_KEY, ConfigController } from './config.controller.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
 import { dependents, type Work } from './dependents.ts';
@@ -52,6 +53,8 @@ export class ControllerManager {
     const { caches } = this.ctx;
     for (const kind of ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'Secret'] as const) {
       caches[kind].onChange((name) => {
+        // First: work enqueued below may start at once, and must not read the compile of the caches before.
+        forgetCompiled(caches);
         const work = kind === 'Secret' || this.specChanged(kind, name) ? dependents(caches, kind, name) : [[kind, name] as const];
         for (const w of work) this.enqueue(w);
       });

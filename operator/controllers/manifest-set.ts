@@ -1,9 +1,8 @@
 // The compiler's input, read from the informer caches: every object of the namespace that passes its schema, and
 // the Secrets they name. An ApiKey being deleted is compiled as revoked, so it never flickers back to active.
 import type { ManifestSet } from '../../gateway/contract/compile.ts';
-import type { Account, ApiKey, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
+import { keySecretName, type Account, type ApiKey, type ModelRoute, type Plan, type Secret } from '../../crds/schema/index.ts';
 import type { CrKind } from '../kube/clients.ts';
-import { secretNameOf } from './api-key-secret.ts';
 import { isDeleting, type Caches } from './context.ts';
 import { parseCr, secretManifest, type Parsed } from './parse.ts';
 
@@ -20,7 +19,7 @@ function parsedAll<K extends CrKind>(caches: Caches, kind: K): Array<Parsed<K>> 
 
 export function referencedSecrets(apiKeys: ApiKey[], routes: ModelRoute[]): Set<string> {
   const names = new Set<string>();
-  for (const k of apiKeys) names.add(secretNameOf(k.metadata.name, k.spec.secretName));
+  for (const k of apiKeys) names.add(keySecretName(k.metadata.name, k.spec.secretName));
   for (const r of routes) {
     for (const t of r.spec.targets) if (t.credentials?.secretKeyRef) names.add(t.credentials.secretKeyRef.name);
   }

@@ -1,17 +1,17 @@
 // Custom resources from the API server, validated by the same zod schemas that generate the CRDs (defaults applied).
-import { z } from 'zod';
-import { account, apiKey, modelRoute, plan, secret, type Secret } from '../../crds/schema/index.ts';
+import type { z } from 'zod';
+import type { CrKind, CrOf } from '../../crds/crd-kinds.ts';
+import { CR_SCHEMAS, secret, type Secret } from '../../crds/schema/index.ts';
 import { API_VERSION } from '../../crds/schema/common.ts';
 import type { V1Secret } from '@kubernetes/client-node';
-import type { CrKind, CustomObject } from '../kube/clients.ts';
+import type { CustomObject } from '../kube/clients.ts';
 
-const SCHEMAS = { Plan: plan, Account: account, ApiKey: apiKey, ModelRoute: modelRoute } as const;
-export type Parsed<K extends CrKind> = z.infer<(typeof SCHEMAS)[K]>;
+export type Parsed<K extends CrKind> = CrOf<K>;
 
 export type ParseResult<K extends CrKind> = { ok: true; value: Parsed<K> } | { ok: false; message: string };
 
 export function parseCr<K extends CrKind>(kind: K, obj: CustomObject): ParseResult<K> {
-  const schema: z.ZodType<Parsed<K>> = SCHEMAS[kind] as unknown as z.ZodType<Parsed<K>>;
+  const schema: z.ZodType<Parsed<K>> = CR_SCHEMAS[kind] as unknown as z.ZodType<Parsed<K>>;
   const r = schema.safeParse({ ...obj, apiVersion: API_VERSION, kind });
   if (r.success) return { ok: true, value: r.data };
   const first = r.error.issues[0];

@@ -3,13 +3,11 @@ import {
   CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig,
   type KubernetesListObject, type KubernetesObject, type V1Secret,
 } from '@kubernetes/client-node';
+import { PLURALS, type CrKind } from '../../crds/crd-kinds.ts';
 import { GROUP, VERSION } from '../../crds/schema/common.ts';
 import type { WatchSpec } from './informer.ts';
 
-export type CrKind = 'Plan' | 'Account' | 'ApiKey' | 'ModelRoute';
-export const CR_KINDS: readonly CrKind[] = ['Plan', 'Account', 'ApiKey', 'ModelRoute'];
-
-export const PLURALS: Record<CrKind, string> = { Plan: 'plans', Account: 'accounts', ApiKey: 'apikeys', ModelRoute: 'modelroutes' };
+export { CR_KINDS, type CrKind } from '../../crds/crd-kinds.ts';
 
 /** A custom resource as the API server returns it; its spec is validated by the zod schema before use. */
 export interface CustomObject extends KubernetesObject {

@@ -1,0 +1,135 @@
+// ModelRoutes -> compiled models. A target that cannot be called as written (its credentials Secret or the key in
+// it missing, no baseUrl) is left out of the snapshot: the route's other targets
+// serve, and a route with none left stays published with no targets, so its calls get 503 no_target_available
+// (gateway/pipeline/dispatch.ts) rather than an upstream call without credentials.
+import type { ModelRoute, Target } from '../../crds/schema/index.ts';
+import { perMTokToNanoPerToken } from './money.ts';
+import type { CompiledModel, CompiledTarget, CredentialRef } from './snapshot.ts';
+import { accepted, inScope, type RouteVerdict, type TargetVerdict } from './verdict.ts';
+import type { Problem } from './compile.ts';
+
+type Secrets = Map<string, Record<string, string>>;
+type Refusal = { field: string; reason: string; message: string };
+
+function credentialOf(t: Target, secrets: Secrets, scope: string | undefined): CredentialRef | Refusal {
+  const c = t.credentials;
+  if (c?.secretKeyRef) {
+    const { name, key } = c.secretKeyRef;
+    const field = 'credentials.secretKeyRef';
+    const secret = secrets.get(name);
+    if (!secret) return { field, reason: 'MissingSecret', message: `Secret ${name} does not exist${inScope(scope)}` };
+    const value = secret[key];
+    if (value === undefined) return { field, reason: 'MissingSecretKey', message: `Secret ${name} has no key ${key}` };
+    return { kind: 'value', value };
+  }
+  if (c?.env) return { kind: 'env', name: c.env };
+  return { kind: 'none' };
+}
+
+/** Why a target cannot be served as written, or its credential. */
+function checkTarget(t: Target, secrets: Secrets, scope: string | undefined): CredentialRef | Refusal {
+  if (t.provider !== 'mock' && !t.baseUrl) return { field: 'baseUrl', reason: 'MissingBaseUrl', message: `provider ${t.provider} needs a baseUrl` };
+  return credentialOf(t, secrets, scope);
+}
+
+const RESPONSES_API_OPENAI_ONLY = 'applies to provider openai only';
+
+function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): CompiledTarget {
+  return {
+    name: t.name,
+    provider: t.provider,
+    baseUrl: t.baseUrl ? t.baseUrl.replace(/\/+$/, '') : null,
+    upstreamModel: t.upstreamModel ?? r.spec.model ?? r.metadata.name,
+    ...(t.responsesApi === true && t.provider === 'openai' ? { responsesApi: true } : {}),
+    credential,
+    weight: t.weight,
+    timeouts: t.timeouts,
+    mock: t.provider === 'mock' ? (t.mock ?? { latencyMs: 0, chunkDelayMs: 0 }) : null,
+  };
+}
+
+interface CompiledRoute {
+  model: CompiledModel;
+  targets: TargetVerdict[];
+}
+
+function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined, problems: Problem[]): CompiledRoute {
+  const object = `ModelRoute/${r.metadata.name}`;
+  const compiled: CompiledTarget[] = [];
+  const targets = r.spec.targets.map((t, i): TargetVerdict => {
+    const checked = checkTarget(t, secrets, scope);
+    if ('reason' in checked) {
+      problems.push({ object, field: `spec.targets[${i}].${checked.field}`, message: `target ${t.name}: ${checked.message}`, leftOut: 'target' });
+      return { name: t.name, ready: false, served: false, reason: checked.reason, message: `Target ${t.name}: ${checked.message}.` };
+    }
+    compiled.push(compileTarget(r, t, checked));
+    // Served without the option (the CRD's CEL rule refuses it; standalone refuses to start on it).
+    if (t.responsesApi === true && t.provider !== 'openai') {
+      problems.push({ object, field: `spec.targets[${i}].responsesApi`, message: RESPONSES_API_OPENAI_ONLY });
+      return { name: t.name, ready: false, served: true, reason: 'InvalidSpec', message: `Target ${t.name}: responsesApi ${RESPONSES_API_OPENAI_ONLY}.` };
+    }
+    return { name: t.name, ...accepted(`Target ${t.name} is published.`) };
+  });
+  const id = r.spec.model ?? r.metadata.name;
+  const model: CompiledModel = {
+    id,
+    type: r.spec.type,
+    minTier: r.spec.minTier,
+    inputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.inputPerMTokUsd),
+    outputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.outputPerMTokUsd),
+    maxOutputTokens: r.spec.maxOutputTokens,
+    targets: compiled,
+    fallbacks: r.spec.fallbacks,
+  };
+  return { model, targets };
+}
+
+function routeVerdict(r: ModelRoute, route: CompiledRoute, models: Record<string, CompiledModel>, owner: string): RouteVerdict {
+  const { targets } = route;
+  const id = route.model.id;
+  const served = targets.filter((t) => t.served).length;
+  if (owner !== r.metadata.name) {
+    return { ready: false, served: false, reason: 'DuplicateModel', message: `ModelRoute ${owner} publishes model ${id} in its place.`, targets };
+  }
+  const refused = targets.find((t) => !t.served);
+  if (refused) {
+    const rest = served > 0
+      ? `It is left out: ${served} of ${targets.length} targets serve model ${id}.`
+      : `No target is left: calls to model ${id} get 503 no_target_available.`;
+    return { ready: false, served: served > 0, reason: refused.reason, message: `${refused.message} ${rest}`, targets };
+  }
+  const flawed = targets.find((t) => !t.ready);
+  if (flawed) return { ready: false, served: true, reason: flawed.reason, message: flawed.message, targets };
+  const unknown = r.spec.fallbacks.filter((f) => !Object.hasOwn(models, f));
+  if (unknown.length > 0) {
+    return { ready: false, served: true, reason: 'UnknownFallback', message: `No ModelRoute publishes fallback model ${unknown.join(', ')}.`, targets };
+  }
+  return { ...accepted(`Model ${id} is published to the gateways with ${served} target(s).`), targets };
+}
+
+export function compileModels(
+  routes: ModelRoute[], secrets: Secrets, scope: string | undefined, problems: Problem[],
+): { models: Record<string, CompiledModel>; verdicts: Record<string, RouteVerdict> } {
+  // No prototype: a model id such as "constructor" or "__proto__" is a plain entry.
+  const models = Object.create(null) as Record<string, CompiledModel>;
+  /** Model id -> the route that publishes it: of two routes with one id, the last by name. */
+  const owners = new Map<string, string>();
+  const compiled = routes.map((r) => ({ r, route: compileRoute(r, secrets, scope, problems) }));
+  for (const { r, route } of compiled) {
+    const id = route.model.id;
+    const previous = owners.get(id);
+    if (previous !== undefined) {
+      problems.push({ object: `ModelRoute/${previous}`, field: 'spec.model', message: `model ${id} is defined twice: ModelRoute ${r.metadata.name} publishes it in its place` });
+    }
+    owners.set(id, r.metadata.name);
+    models[id] = route.model;
+  }
+  const verdicts: Record<string, RouteVerdict> = {};
+  for (const { r, route } of compiled) {
+    r.spec.fallbacks.forEach((f, i) => {
+      if (!Object.hasOwn(models, f)) problems.push({ object: `ModelRoute/${r.metadata.name}`, field: `spec.fallbacks[${i}]`, message: `unknown model ${f}` });
+    });
+    verdicts[r.metadata.name] = routeVerdict(r, route, models, owners.get(route.model.id) ?? r.metadata.name);
+  }
+  return { models, verdicts };
+}
