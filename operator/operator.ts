@@ -2,6 +2,7 @@
 // and controllers. Losing the lease ends the process (the caller exits), so a replica that may no longer be the
 // leader never writes again.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { keyringFromEnv } from '../gateway/contract/sealed-credentials.ts';
 import { redisConnectionFromEnv } from '../gateway/state/redis-connect.ts';
 import { RedisStore } from '../gateway/state/redis-store.ts';
 import { CR_KINDS, customWatch, loadKubeConfig, makeClients, secretWatch, type Clients } from './kube/clients.ts';
@@ -31,7 +32,9 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   const kc = loadKubeConfig();
   const clients = makeClients(kc, opts.namespace);
   const store = await RedisStore.connect({
-    ...redisConnectionFromEnv(opts.redisUrl, process.env), prefix: opts.redisPrefix, onWarning: (m, e) => log.warn(m, { error: e }),
+    ...redisConnectionFromEnv(opts.redisUrl, process.env), prefix: opts.redisPrefix,
+    // Upstream credentials are sealed in every snapshot written to Redis (SVC_CONFIG_KEY, else derived from the pepper).
+    keyring: keyringFromEnv({ ...process.env, SVC_KEY_PEPPER: opts.pepper }), onWarning: (m, e) => log.warn(m, { error: e }),
   });
   const metrics = new OperatorMetrics();
   const ctx = {

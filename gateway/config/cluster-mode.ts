@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { metricsListen, serveGatewayMetrics, type MetricsServer } from '../http/metrics-server.ts';
 import { Drain, drainSeconds } from '../lifecycle/drain.ts';
 import { build } from '../server.ts';
+import { keyringFromEnv } from '../contract/sealed-credentials.ts';
 import { createRedis } from '../state/redis-connect.ts';
 import { redactUrl, redisOptionsFromEnv } from '../state/redis-env.ts';
 import { RedisStore } from '../state/redis-store.ts';
@@ -58,7 +59,7 @@ export async function startClusterGateway(env: Env, port: number): Promise<Clust
   // Its own connection (a subscribed client runs nothing else); a Cluster subscribes on one node and hears every publish.
   const subscriber = createRedis(options);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
-  const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, pollMs: poll, log });
+  const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, keyring: keyringFromEnv(env), pollMs: poll, log });
   const { app, metrics: gatewayMetrics } = await build({
     // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
     config: source, store: withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), pepper, ready: () => source.ready(), drain,

@@ -2,7 +2,8 @@
 // memory and swapped in one assignment when a new version is announced (pub/sub) or found by the periodic poll.
 // Requests never wait on Redis for config; until the first snapshot arrives the gateway is not ready.
 import type { RedisClient as Redis } from '../state/redis-connect.ts';
-import { configKeys, decodeSnapshot, readCurrentVersion, readSnapshot } from '../contract/config-channel.ts';
+import { configKeys, decodeSnapshot, readCurrentVersion, readSnapshot, type Decoded } from '../contract/config-channel.ts';
+import { unsealSnapshot, type Keyring } from '../contract/sealed-credentials.ts';
 import type { Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { ConfigSource } from '../pipeline/context.ts';
@@ -13,6 +14,8 @@ export interface RedisConfigSourceOptions {
   /** A dedicated connection: a subscribed ioredis client can run nothing else. */
   subscriber: Redis;
   prefix: string;
+  /** Unseals the upstream credentials of each snapshot (SVC_CONFIG_KEY or the pepper); null: none are expected sealed. */
+  keyring?: Keyring | null;
   /** Poll interval, so a missed announcement heals (default 3000 ms). */
   pollMs?: number;
   log: { info(msg: string): void; warn(msg: string): void };
@@ -88,9 +91,10 @@ export class RedisConfigSource implements ConfigSource {
     if (version === null || version === this.snapshot?.version || this.refused.has(version)) return;
     const raw = await readSnapshot(redis, prefix, version);
     // A missing snapshot may be written again (Redis restarted, the operator republishes): looked for again next time.
-    const decoded = raw === null ? { ok: false as const, reason: 'its snapshot is missing' } : decodeSnapshot(raw, version);
+    const decoded = raw === null ? { ok: false as const, reason: 'its snapshot is missing' } : this.unseal(decodeSnapshot(raw, version));
     if (!decoded.ok) {
-      if (raw !== null) this.refused.add(version);
+      // A snapshot this build cannot read is not read again; one sealed with a key we lack may be republished.
+      if (raw !== null && !('sealed' in decoded)) this.refused.add(version);
       if (!this.warned.has(version)) log.warn(`Ignored config version ${version}: ${decoded.reason}; kept serving version ${this.version() ?? '(none)'}`);
       this.warned.add(version);
       return;
@@ -98,6 +102,15 @@ export class RedisConfigSource implements ConfigSource {
     const previous = this.version();
     this.snapshot = decoded.snapshot;
     log.info(`Loaded config version ${version}${previous ? ` (was ${previous})` : ''}`);
+  }
+
+  private unseal(d: Decoded): Decoded | { ok: false; reason: string; sealed: true } {
+    if (!d.ok) return d;
+    try {
+      return { ok: true, snapshot: unsealSnapshot(d.snapshot, this.opts.keyring ?? null) };
+    } catch (err) {
+      return { ok: false, reason: err instanceof Error ? err.message : String(err), sealed: true };
+    }
   }
 
   async close(): Promise<void> {

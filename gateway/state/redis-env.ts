@@ -1,4 +1,5 @@
 // How the standalone gateway uses Redis (REDIS_URL): settings from the environment, and what it publishes.
+import { keyringFromEnv } from '../contract/sealed-credentials.ts';
 import type { KeyRecord } from '../contract/snapshot.ts';
 import { redisConnectionFromEnv, splitUrls } from './redis-connect.ts';
 import type { RedisStoreOptions } from './redis-store.ts';
@@ -24,7 +25,7 @@ export function redisOptionsFromEnv(url: string, env: Env): RedisStoreOptions {
   const ttl = positiveInt(env, 'SVC_HOLD_TTL_SECONDS');
   const prefix = env.SVC_REDIS_PREFIX || undefined;
   if (prefix !== undefined && /[{}\s]/.test(prefix)) throw new Error('SVC_REDIS_PREFIX must not contain braces or spaces');
-  return { ...redisConnectionFromEnv(url, env), prefix, commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'), holdTtlMs: ttl === undefined ? undefined : ttl * 1000 };
+  return { ...redisConnectionFromEnv(url, env), keyring: keyringFromEnv(env), prefix, commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'), holdTtlMs: ttl === undefined ? undefined : ttl * 1000 };
 }
 
 /** The URL without its password, for messages. */

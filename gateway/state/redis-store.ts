@@ -29,6 +29,7 @@
 // Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
 // becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
 import { canonicalJson } from '../contract/canonical-json.ts';
+import { sealSnapshot, type Keyring } from '../contract/sealed-credentials.ts';
 import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { UsageEvent } from '../usage/event.ts';
@@ -52,6 +53,8 @@ export interface RedisStoreOptions extends StoreTiming, RedisConnection {
   /** retry-after sent with 503 store_unavailable (default 2 s). */
   retryAfterSec?: number;
   streamMaxLen?: number;
+  /** Seals upstream credentials in every snapshot written to Redis (gateway/contract/sealed-credentials.ts). */
+  keyring?: Keyring | null;
   onWarning?: (message: string, err?: unknown) => void;
 }
 
@@ -90,6 +93,7 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly warn: (message: string, err?: unknown) => void;
   private readonly retries: SettleRetries;
   private readonly batch: WriteBatch;
+  private readonly keyring: Keyring | null;
 
   private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
@@ -98,6 +102,7 @@ export class RedisStore implements Store, StoreAdmin {
     this.holdTtlMs = opts.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.retryAfterSec = opts.retryAfterSec ?? 2;
     this.streamMaxLen = opts.streamMaxLen ?? 0;
+    this.keyring = opts.keyring ?? null;
     this.warn = rateLimitedWarn(opts.onWarning ?? (() => {}));
     // A settle that failed is retried (it is idempotent) until its hold would have expired anyway.
     this.retries = new SettleRetries((h, s) => this.runSettle(h, s), this.holdTtlMs, this.warn);
@@ -120,7 +125,7 @@ export class RedisStore implements Store, StoreAdmin {
 
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
     const p = this.prefix;
-    await this.redis.set(`${p}:config:snapshot`, canonicalJson(snapshot));
+    await this.redis.set(`${p}:config:snapshot`, canonicalJson(this.seal(snapshot)));
     for (const a of Object.values(snapshot.accounts)) {
       const k = accountKeys(p, a.name);
       await this.redis.sadd(`${p}:usage:streams`, k.usage);
@@ -139,6 +144,11 @@ export class RedisStore implements Store, StoreAdmin {
       if (current.has(hash)) continue;
       if (int(await SCRIPTS.removeKey.run(this.redis, [`${p}:key:${hash}`], [])) === 1) await this.redis.srem(`${p}:keys`, hash);
     }
+  }
+
+  /** The snapshot as it may be written to Redis: upstream credentials sealed (unchanged without a keyring). */
+  seal(snapshot: Snapshot): Snapshot {
+    return this.keyring ? sealSnapshot(snapshot, this.keyring) : snapshot;
   }
 
   /**

@@ -72,7 +72,7 @@ describe('Redis over TLS with ACL users', () => {
       await refused(op.redis, 'GET', 'elsewhere');
 
       gw = await startClusterGateway({
-        REDIS_URL: redis.url('svc-gateway', pw.gateway), ...tlsEnv, SVC_KEY_PEPPER: PEPPER, HOST: '127.0.0.1', SVC_METRICS_PORT: '0', SVC_DRAIN_SECONDS: '0',
+        REDIS_URL: redis.url('svc-gateway', pw.gateway), ...tlsEnv, SVC_KEY_PEPPER: PEPPER, HOST: '127.0.0.1', SVC_METRICS_PORT: '0', SVC_DRAIN_SECONDS: '0', LOG_LEVEL: 'warn',
       }, 0);
       const url = gw.address;
       const end = Date.now() + 10_000;
