@@ -1,14 +1,14 @@
 // The aggregate: compiles every object of the namespace into one snapshot plus key records (the same pure compile
 // the standalone gateway runs) and publishes them: key records, revocations and credits through RedisStore, then
 // the snapshot through the config channel (content-addressed, `current` moved last, announced on pub/sub).
-// Objects with problems are left out by the compiler and reported in their own status by their own controller.
+// What the compiler could not serve (a target without its credentials, a key without its account) is in its
+// verdicts, which the other controllers render into each object's status.
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../gateway/contract/canonical-json.ts';
-import { compile } from '../../gateway/contract/compile.ts';
 import { publishSnapshot, readCurrentVersion } from '../../gateway/contract/config-channel.ts';
 import type { Outcome } from '../queue/work-queue.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
-import { manifestSetFrom } from './manifest-set.ts';
+import { compiled, forgetCompiled } from './compiled.ts';
 
 export const CONFIG_KEY = 'config';
 
@@ -32,11 +32,12 @@ export class ConfigController implements Reconciler {
   /** Makes the next reconcile publish even if nothing changed (periodic resync: heals a flushed Redis). */
   forget(): void {
     this.lastDigest = null;
+    forgetCompiled(this.ctx.caches);
   }
 
   async reconcile(): Promise<Outcome | void> {
     const { ctx } = this;
-    const { snapshot, keys, problems } = compile(manifestSetFrom(ctx.caches), { pepper: ctx.pepper });
+    const { snapshot, keys, problems } = compiled(ctx);
     const digest = createHash('sha256').update(canonicalJson({ version: snapshot.version, keys })).digest('hex');
     if (digest === this.lastDigest && (await readCurrentVersion(ctx.store.redis, ctx.store.prefix)) === snapshot.version) return;
     await ctx.store.applyConfig(snapshot, keys);
@@ -47,7 +48,7 @@ export class ConfigController implements Reconciler {
       version: snapshot.version, models: Object.keys(snapshot.models).length, accounts: Object.keys(snapshot.accounts).length,
       keys: keys.length, problems: problems.length,
     });
-    for (const p of problems) ctx.log.debug('Left out of the config', { object: p.object, field: p.field, problem: p.message });
+    for (const p of problems) ctx.log.debug('Compiled with a problem', { object: p.object, field: p.field, problem: p.message });
     this.onPublished({ version: snapshot.version, keys: keys.length });
   }
 }
