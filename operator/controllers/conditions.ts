@@ -2,14 +2,13 @@
 // and a transition time that moves only when the status does, so an unchanged verdict writes nothing.
 import type { z } from 'zod';
 import type { condition } from '../../crds/schema/common.ts';
+import type { Verdict as CompileVerdict } from '../../gateway/contract/verdict.ts';
 
 export type Condition = z.infer<typeof condition>;
 
-export interface Verdict {
-  ready: boolean;
-  reason: string;
-  message: string;
-}
+/** What a Ready condition shows: the compiler's verdict (gateway/contract/verdict.ts), or the controller's own
+ *  InvalidSpec and publication states (Publishing, Active). */
+export type Verdict = Pick<CompileVerdict, 'ready' | 'reason' | 'message'>;
 
 export function readyCondition(previous: readonly Condition[] | undefined, v: Verdict, generation: number | undefined, now: Date): Condition[] {
   const status = v.ready ? 'True' : 'False';
