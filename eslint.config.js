@@ -27,6 +27,11 @@ export const ZONES = [
     typesAllowed: true,
   },
   {
+    dir: 'console',
+    group: ['**/operator/**', '**/gateway/pipeline/**', '**/gateway/http/**', '**/gateway/providers/**', '**/gateway/translate/**', '**/gateway/server.ts'],
+    message: 'The console uses the contract, the stores and the usage tables, never the operator or the call path (pipeline, HTTP, providers, translators).',
+  },
+  {
     dir: 'gateway/state',
     group: ['**/usage/exporter/**', '**/http/**', '**/pipeline/**'],
     message: 'The state store does not depend on the exporter, HTTP or the pipeline.',
