@@ -86,12 +86,25 @@ key: pepper
 {{- end }}
 {{- end }}
 
-{{/* Environment every component shares: Redis and its key prefix. */}}
+{{/* The Redis URL kept in the chart's Secret: one URL, or a Redis Cluster's seed nodes joined by commas. */}}
+{{- define "svc-gateway.redisUrl" -}}
+{{- if .Values.redis.clusterNodes -}}
+{{ join "," .Values.redis.clusterNodes }}
+{{- else -}}
+{{ .Values.redis.url }}
+{{- end -}}
+{{- end }}
+
+{{/* Environment every component shares: Redis (one server or a Cluster's seed nodes) and its key prefix. */}}
 {{- define "svc-gateway.redisEnv" -}}
 - name: REDIS_URL
   valueFrom:
     secretKeyRef:
       {{- include "svc-gateway.redisSecretRef" . | nindent 6 }}
+{{- if or .Values.redis.clusterNodes .Values.redis.cluster }}
+- name: SVC_REDIS_CLUSTER
+  value: "1"
+{{- end }}
 - name: SVC_REDIS_PREFIX
   value: {{ .Values.redis.prefix | quote }}
 {{- end }}
@@ -121,7 +134,7 @@ affinity:
 
 {{/* Changes when a connection setting given in values changes, so pods restart with it (a Secret of yours: restart them yourself). */}}
 {{- define "svc-gateway.connectionsChecksum" -}}
-{{- printf "%s|%s|%s|%s|%s" .Values.redis.url .Values.redis.existingSecret .Values.postgres.url .Values.postgres.existingSecret .Values.pepper.existingSecret | sha256sum | trunc 16 }}
+{{- printf "%s|%s|%s|%s|%s" (include "svc-gateway.redisUrl" .) .Values.redis.existingSecret .Values.postgres.url .Values.postgres.existingSecret .Values.pepper.existingSecret | sha256sum | trunc 16 }}
 {{- end }}
 
 {{/* NetworkPolicy peers allowed on the metrics ports: networkPolicy.metricsFrom, else any pod of any namespace of the
