@@ -10,7 +10,7 @@ import { kubectl, kubectlOk } from '../k8s/kubectl.ts';
 import { accountUser, consoleIdentity, CONSOLE_SA } from './cluster-identity.ts';
 import { startConsoleProcess, type ConsoleProcess } from './console-process.ts';
 import { expectAccessible, launchBrowser } from './browser.ts';
-import { occurrences } from './secrets.ts';
+import { occurrences, redisText } from './secrets.ts';
 
 const API = 'gateway.svc.dev/v1alpha1';
 const MANIFESTS = [
@@ -27,6 +27,7 @@ let browser: Browser;
 let tokenA: string;
 let tokenB: string;
 let gatewayUrl: string;
+let consoleEnv: Record<string, string>;
 
 beforeAll(async () => {
   [cluster, browser] = await Promise.all([startCluster('console'), launchBrowser()]);
@@ -41,10 +42,11 @@ beforeAll(async () => {
   const gw = await inst.startGateway();
   await gatewayReady(gw, 30_000, () => inst.operators[0]?.output() ?? '');
   gatewayUrl = gw.url;
-  console_ = await startConsoleProcess({
+  consoleEnv = {
     KUBECONFIG: kubeconfig, WATCH_NAMESPACE: inst.ns, REDIS_URL: cluster.redis.url, SVC_REDIS_PREFIX: inst.prefix,
     SVC_KEY_PEPPER: PEPPER, SVC_API_BASE_URL: gatewayUrl,
-  });
+  };
+  console_ = await startConsoleProcess(consoleEnv);
 }, 180_000);
 
 afterAll(async () => {
@@ -126,6 +128,36 @@ describe('console, cluster mode', () => {
     await waitFor('the gateway refuses the revoked key', async () => (await chat(key)) === 401, 30_000, 200);
     const revoked = JSON.parse(await apiKeyJson('ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: { revoked: boolean } };
     expect([revoked.spec.revoked, revoked.metadata.annotations['gateway.svc.dev/revoked-by']]).toEqual([true, `system:serviceaccount:${inst.ns}:alice`]);
+  }, 120_000);
+
+  it('rotates: the new key works at once, the old one is pending (an annotation, so it survives restarts) and revoked when due', async () => {
+    const page = await signIn(tokenA);
+    await page.getByLabel('Name', { exact: true }).fill('deploy-bot');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const old = await page.getByRole('dialog').getByLabel('Key').inputValue();
+    await page.getByRole('link', { name: 'Done, close' }).click();
+    await page.getByRole('link', { name: 'Rotate deploy-bot' }).click();
+    await page.getByLabel('Grace period').selectOption({ label: '24 hours' });
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    const fresh = await page.getByRole('dialog').getByLabel('Key').inputValue();
+    await page.getByRole('link', { name: 'Done, close' }).click();
+    await expect(page.getByRole('row', { name: /^deploy-bot / }).textContent()).resolves.toMatch(/Active, revoked at .* UTC \(rotated\)/);
+    await waitFor('both keys work during the grace period', async () => (await chat(old)) === 200 && (await chat(fresh)) === 200, 30_000, 200);
+    const annotations = (JSON.parse(await apiKeyJson('deploy-bot')) as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
+    expect(Date.parse(annotations['gateway.svc.dev/revoke-at'] as string) - Date.now()).toBeGreaterThan(23 * 3600_000);
+    // The console restarts (sessions are in Redis: still signed in); the pending revocation is still there.
+    await console_.stop();
+    console_ = await startConsoleProcess(consoleEnv);
+    await page.goto(`${console_.url}/dashboard/keys`);
+    await expect(page.getByRole('row', { name: /^deploy-bot / }).textContent()).resolves.toMatch(/Active, revoked at .* UTC \(rotated\)/);
+    // A day later (the annotation moved into the past): the next look revokes it, and the gateway refuses it.
+    await kubectlOk(cluster.cp, ['annotate', '-n', inst.ns, 'apikey', 'deploy-bot', '--overwrite', 'gateway.svc.dev/revoke-at=2020-01-01T00:00:00.000Z']);
+    await page.reload();
+    await expect(page.getByRole('row', { name: /^deploy-bot / }).textContent()).resolves.toContain('Revoked');
+    await waitFor('the gateway refuses the rotated-out key', async () => (await chat(old)) === 401, 30_000, 200);
+    expect(await chat(fresh)).toBe(200);
+    const redisDump = await redisText(cluster.redis.client);
+    for (const key of [old, fresh]) expect(occurrences(redisDump, key)).toBe(0);
   }, 120_000);
 
   it('a user without manage-keys sees no Create button, gets 403 posting anyway, and cannot see the other account', async () => {
