@@ -11,6 +11,8 @@ import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { KubernetesAuth } from './auth/kubernetes.ts';
 import { RedisSessions } from './auth/sessions.ts';
 import { RedisSignInLimit } from './auth/sign-in-limit.ts';
+import { billingWebhookPlugin } from './billing/webhook-route.ts';
+import { clusterBilling } from './billing/wiring.ts';
 import { ClusterKeys } from './keys/cluster-backend.ts';
 import { kubeClients } from './kube/clients.ts';
 import { consolePlugin } from './server/plugin.ts';
@@ -74,7 +76,10 @@ export async function startClusterConsole(env: Env, port: number): Promise<Clust
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'redis unreachable' });
   });
   app.get('/', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
+  const billing = clusterBilling(env, redis, prefix, () => keys.accounts());
+  await app.register(billingWebhookPlugin(billing));
   await app.register(consolePlugin({
+    billing, publicBaseUrl: env.SVC_CONSOLE_BASE_URL || undefined,
     authn: auth, authz: auth, keys, now: Date.now, exampleModel: env.SVC_CONSOLE_EXAMPLE_MODEL || 'mock-mini',
     usage: pool ? new PostgresUsageSource(pool) : redisUsage(redis, prefix),
     sessions: new RedisSessions(redis, prefix), signInLimit: new RedisSignInLimit(redis, prefix), apiBaseUrl: env.SVC_API_BASE_URL || undefined,

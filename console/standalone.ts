@@ -11,6 +11,8 @@ import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { AdminTokenAuth, generateAdminToken } from './auth/admin-token.ts';
 import { MemorySessions, RedisSessions } from './auth/sessions.ts';
 import { MemorySignInLimit, RedisSignInLimit } from './auth/sign-in-limit.ts';
+import { billingWebhookPlugin } from './billing/webhook-route.ts';
+import { standaloneBilling } from './billing/wiring.ts';
 import { MemoryPublisher, RedisPublisher } from './keys/publisher.ts';
 import { MemoryRegistry, RedisRegistry } from './keys/registry.ts';
 import { StandaloneKeys } from './keys/standalone-backend.ts';
@@ -70,7 +72,10 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   const timer = setInterval(() => void keys.sweep(Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Console: pending revocations not applied yet')), 10_000);
   timer.unref();
   const usage = usageSource(o);
+  const billing = standaloneBilling(o.env, o.snapshot, b);
+  await app.register(billingWebhookPlugin(billing));
   await app.register(consolePlugin({
+    billing, publicBaseUrl: o.env.SVC_CONSOLE_BASE_URL || undefined,
     authn: auth, authz: auth, keys, usage: usage.source, now: Date.now, exampleModel: exampleModel(o.snapshot),
     sessions: redis ? new RedisSessions(redis.redis, redis.prefix) : new MemorySessions(),
     signInLimit: redis ? new RedisSignInLimit(redis.redis, redis.prefix) : new MemorySignInLimit(),

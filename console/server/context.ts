@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Authorizer, Principal, Verb } from '../auth/principal.ts';
 import type { SessionStore } from '../auth/sessions.ts';
 import type { SignInLimit } from '../auth/sign-in-limit.ts';
+import type { BillingBackend } from '../billing/backend.ts';
 import type { Html } from '../html.ts';
 import type { KeyBackend } from '../keys/backend.ts';
 import type { UsageSource } from '../usage/report.ts';
@@ -19,6 +20,10 @@ export interface ConsoleDeps {
   exampleModel: string;
   /** Base URL of the API for the curl example (default: the console's own origin). */
   apiBaseUrl?: string;
+  /** Payments and the ledger (/dashboard/billing); without it the page is not served. */
+  billing?: BillingBackend;
+  /** The console's public URL for Stripe's return links (default: the request's own origin). */
+  publicBaseUrl?: string;
 }
 
 export interface SignedIn {

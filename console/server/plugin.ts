@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { errorPage } from '../pages/login.ts';
 import { authRoutes } from './auth-routes.ts';
+import { billingRoutes } from './billing-routes.ts';
 import { Forbidden, sendHtml, type ConsoleDeps, type SignedIn } from './context.ts';
 import { keyRoutes } from './key-routes.ts';
 import { securityHooks } from './security.ts';
@@ -34,5 +35,6 @@ export function consolePlugin(deps: ConsoleDeps): (app: FastifyInstance) => Prom
     authRoutes(app, deps);
     keyRoutes(app, deps);
     usageRoutes(app, deps);
+    billingRoutes(app, deps);
   };
 }

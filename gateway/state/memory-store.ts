@@ -157,6 +157,12 @@ export class MemoryStore implements Store, StoreAdmin {
 
   async close(): Promise<void> {}
 
+  /** Runtime money outside the config (payments, refunds, disputes; gateway/state/billing-ledger.ts): may be negative. */
+  adjustCredited(account: string, deltaNano: number): void {
+    if (!Number.isSafeInteger(deltaNano)) throw new RangeError(`deltaNano must be a safe integer, got ${deltaNano}`);
+    this.account(account).creditedNano += deltaNano;
+  }
+
   /** Releases the holds whose deadline has passed: their replica never settled them. */
   private reclaim(acct: AccountState, now: number): void {
     for (const [id, { hold, deadline }] of acct.holds) if (deadline <= now) release(acct, id, hold);

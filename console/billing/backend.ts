@@ -1,0 +1,28 @@
+// What the billing page and the webhook need, wherever the console runs: the Stripe client (null when payments are
+// not set up), the payments ledger, the balance, and the credits from the config (trial, Account.spec.credits[]).
+import type { BillingLedger } from '../../gateway/state/billing-ledger.ts';
+import type { StripeClient } from './stripe-client.ts';
+
+export interface ConfigCredit { kind: 'trial' | 'credit'; reference: string; amountNano: number }
+
+export interface BillingBackend {
+  stripe: StripeClient | null;
+  webhookSecret: string | null;
+  ledger: BillingLedger;
+  balanceNano(account: string): Promise<number>;
+  configCredits(account: string): Promise<ConfigCredit[]>;
+  accountExists(account: string): Promise<boolean>;
+}
+
+/** Add credits: whole or cent amounts from 5 to 10,000 USD. */
+export const MIN_CENTS = 500;
+export const MAX_CENTS = 1_000_000;
+
+export function parseUsdCents(input: string | undefined): { cents: number } | { error: string } {
+  const s = (input ?? '').trim();
+  const m = /^(\d{1,7})(?:\.(\d{1,2}))?$/.exec(s);
+  if (!m) return { error: 'Enter an amount in US dollars, like 25 or 25.50.' };
+  const cents = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+  if (cents < MIN_CENTS || cents > MAX_CENTS) return { error: `Enter an amount from $${MIN_CENTS / 100} to $${(MAX_CENTS / 100).toLocaleString('en-US')}.` };
+  return { cents };
+}

@@ -1,0 +1,52 @@
+// The billing backend for the standalone process (its own store: memory or Redis) and for the cluster console (the
+// gateways' Redis): the same ledger rules either way (gateway/state/billing-ledger.ts).
+import type { Redis } from 'ioredis';
+import type { Snapshot } from '../../gateway/contract/snapshot.ts';
+import { MemoryBilling, RedisBilling } from '../../gateway/state/billing-ledger.ts';
+import type { MemoryStore } from '../../gateway/state/memory-store.ts';
+import type { RedisStore } from '../../gateway/state/redis-store.ts';
+import { accountKeys } from '../../gateway/state/redis-store.ts';
+import type { BillingBackend, ConfigCredit } from './backend.ts';
+import { stripeSettings } from './settings.ts';
+import { StripeClient } from './stripe-client.ts';
+
+type Env = Record<string, string | undefined>;
+
+function creditsOf(snapshot: Pick<Snapshot, 'accounts'> | null, account: string): ConfigCredit[] {
+  const a = snapshot?.accounts[account];
+  if (!a) return [];
+  return [{ kind: 'trial', reference: '', amountNano: a.trialCreditNano }, ...a.credits.map((c) => ({ kind: 'credit' as const, reference: c.id, amountNano: c.amountNano }))];
+}
+
+function stripeParts(env: Env): Pick<BillingBackend, 'stripe' | 'webhookSecret'> {
+  const s = stripeSettings(env);
+  return { stripe: s ? new StripeClient(s) : null, webhookSecret: s?.webhookSecret ?? null };
+}
+
+export function standaloneBilling(env: Env, snapshot: Snapshot, backing: { kind: 'memory'; store: MemoryStore } | { kind: 'redis'; store: RedisStore }): BillingBackend {
+  const store = backing.store;
+  return {
+    ...stripeParts(env),
+    ledger: backing.kind === 'memory' ? new MemoryBilling(backing.store) : new RedisBilling(backing.store.redis, backing.store.prefix),
+    balanceNano: async (account) => (await store.view(account, '', Date.now())).balanceNano,
+    configCredits: async (account) => creditsOf(snapshot, account),
+    accountExists: async (account) => Object.hasOwn(snapshot.accounts, account),
+  };
+}
+
+export function clusterBilling(env: Env, redis: Redis, prefix: string, accounts: () => Promise<string[]>): BillingBackend {
+  const snapshot = async (): Promise<Pick<Snapshot, 'accounts'> | null> => {
+    const raw = await redis.get(`${prefix}:config:snapshot`);
+    return raw ? (JSON.parse(raw) as Pick<Snapshot, 'accounts'>) : null;
+  };
+  return {
+    ...stripeParts(env),
+    ledger: new RedisBilling(redis, prefix),
+    balanceNano: async (account) => {
+      const [credited, spent] = await redis.hmget(accountKeys(prefix, account).acct, 'credited', 'spent');
+      return Number(credited ?? 0) - Number(spent ?? 0);
+    },
+    configCredits: async (account) => creditsOf(await snapshot(), account),
+    accountExists: async (account) => (await accounts()).includes(account),
+  };
+}

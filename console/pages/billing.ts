@@ -1,0 +1,72 @@
+// /dashboard/billing: the balance, Add credits (to Stripe Checkout), the Payment link for regional wallets (copyable),
+// and the ledger: trial and config credits, payments, refunds, disputes, each with its date and reference.
+import { html, type Html } from '../html.ts';
+import type { AppliedEntry } from '../../gateway/state/billing-ledger.ts';
+import type { ConfigCredit } from '../billing/backend.ts';
+import { MAX_CENTS, MIN_CENTS } from '../billing/backend.ts';
+import { accountSelector } from './keys.ts';
+import { field, page, utc } from './layout.ts';
+
+export interface BillingView {
+  user: { name: string; csrf: string };
+  accounts: string[];
+  account: string;
+  configured: boolean;
+  balanceNano: number;
+  openDisputes: number;
+  configCredits: ConfigCredit[];
+  entries: AppliedEntry[];
+  paymentLink: string | null;
+  linkError?: string;
+  form?: { amount?: string };
+  error?: string;
+  notice?: string;
+}
+
+const KIND_LABELS: Record<string, string> = {
+  trial: 'Trial credit', credit: 'Credit (config)', payment: 'Top-up (Stripe)', 'payment-failed': 'Payment failed (no credit)',
+  'payment-unpaid': 'Payment pending (no credit yet)', refund: 'Refund', dispute: 'Dispute', 'dispute-reinstated': 'Dispute won (reinstated)',
+};
+
+/** USD for display: cents when the amount is whole cents, else all 9 decimals (nothing is rounded away unseen). */
+export function money(nano: number): string {
+  const neg = nano < 0;
+  const a = BigInt(Math.abs(nano));
+  const whole = a / 1_000_000_000n;
+  const frac = (a % 1_000_000_000n).toString().padStart(9, '0');
+  const shown = frac.slice(2) === '0000000' ? frac.slice(0, 2) : frac;
+  return `${neg ? '−' : ''}$${whole.toLocaleString('en-US')}.${shown}`;
+}
+
+function ledgerRows(v: BillingView): Html[] {
+  const rows: Html[] = v.configCredits.map((c) => html`<tr><td>—</td><th scope="row">${KIND_LABELS[c.kind]}</th><td>${c.reference || 'trial'}</td><td class="num">${money(c.amountNano)}</td></tr>`);
+  for (const e of v.entries) {
+    rows.push(html`<tr><td>${utc(e.at)}</td><th scope="row">${KIND_LABELS[e.kind] ?? e.kind}</th><td><code>${e.reference}</code></td><td class="num">${money(e.deltaNano)}</td></tr>`);
+  }
+  return rows;
+}
+
+export function billingPage(v: BillingView): Html {
+  const payments = v.configured
+    ? html`<section aria-labelledby="add-h"><h2 id="add-h">Add credits</h2>
+<form method="post" action="/dashboard/billing/checkout" class="stack">
+<input type="hidden" name="_csrf" value="${v.user.csrf}"><input type="hidden" name="account" value="${v.account}">
+${field({ id: 'amount', label: 'Amount (USD)', value: v.form?.amount ?? '25', error: v.error, hint: `From $${MIN_CENTS / 100} to $${(MAX_CENTS / 100).toLocaleString('en-US')}. You pay on Stripe's page (cards, and the wallets enabled there); the credit appears once Stripe confirms the payment.`, attrs: html` inputmode="decimal" required` })}
+<button type="submit">Add credits</button></form></section>
+<section aria-labelledby="link-h"><h2 id="link-h">Payment link</h2>
+${v.paymentLink
+    ? html`<p class="hint" id="payment-link-hint">For regional wallets and anyone paying for this account: the amount is chosen on the page, and the payment credits account ${v.account}.</p>
+<div class="field"><label for="payment-link">Payment link</label><input id="payment-link" type="text" readonly value="${v.paymentLink}" aria-describedby="payment-link-hint"></div>
+<p><button type="button" data-copy="payment-link">Copy</button> <span data-copy-status aria-live="polite"></span></p>`
+    : html`<p class="error">The payment link could not be made right now${v.linkError ? html`: ${v.linkError}` : ''}. Reload to try again.</p>`}</section>`
+    : html`<p class="warning" role="status">Payments are not set up: set <code>STRIPE_SECRET_KEY</code> and <code>STRIPE_WEBHOOK_SECRET</code> (and the Stripe webhook to <code>/billing/stripe/webhook</code>) to take payments here.</p>`;
+  return page({ title: 'Billing', user: v.user, nav: 'billing' }, html`
+${accountSelector('/dashboard/billing', v.accounts, v.account)}
+${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}
+<dl class="cards"><div class="stat"><dt>Balance</dt><dd>${money(v.balanceNano)}</dd></div>
+${v.openDisputes > 0 ? html`<div class="stat"><dt>Open disputes</dt><dd>${v.openDisputes}</dd></div>` : ''}</dl>
+${payments}
+<table><caption>Ledger of account ${v.account}: credits and payments (usage is on the Usage page)</caption>
+<thead><tr><th scope="col">Date</th><th scope="col">Entry</th><th scope="col">Reference</th><th scope="col">Amount (USD)</th></tr></thead>
+<tbody>${ledgerRows(v)}</tbody></table>`);
+}

@@ -1,0 +1,46 @@
+// The Stripe client against stripe-mock, which checks every request against Stripe's OpenAPI spec: the Checkout
+// Session and the Payment Link the billing page makes are requests Stripe accepts; a wrong one is refused.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stripeSettings, SettingsError } from '../../console/billing/settings.ts';
+import { formEncode, StripeClient, StripeError } from '../../console/billing/stripe-client.ts';
+import { startStripeMock, type StripeMock } from './stripe-mock.ts';
+
+let mock: StripeMock;
+beforeAll(async () => {
+  mock = await startStripeMock();
+});
+afterAll(async () => {
+  await mock?.stop();
+});
+
+const client = (key = 'sk_test_123'): StripeClient => new StripeClient({ secretKey: key, webhookSecret: 'whsec_x', apiBase: mock.url });
+
+describe('Stripe client (stripe-mock)', () => {
+  it('encodes nested parameters as Stripe does', () => {
+    expect(decodeURIComponent(formEncode({ a: 'x', line_items: [{ quantity: 1, price_data: { currency: 'usd' } }], skip: undefined })))
+      .toBe('a=x&line_items[0][quantity]=1&line_items[0][price_data][currency]=usd');
+  });
+
+  it('creates a Checkout Session (mode payment, the account as client_reference_id, cents) and a Payment Link', async () => {
+    const s = await client().createCheckoutSession({ account: 'demo', cents: 2550, successUrl: 'http://127.0.0.1/ok', cancelUrl: 'http://127.0.0.1/no' });
+    expect(s.id).toMatch(/^cs_/);
+    expect(s.url).toMatch(/^https:\/\//);
+    const link = await client().createPaymentLink('demo');
+    expect(link.id).toMatch(/^plink_/);
+    expect(new URL(link.url).searchParams.get('client_reference_id')).toBe('demo');
+  });
+
+  it('surfaces Stripe refusals: a parameter Stripe does not know, and a missing key', async () => {
+    await expect(client().post('/v1/checkout/sessions', { mode: 'payment', no_such_parameter: 1 })).rejects.toThrow(StripeError);
+    await expect(client('').createCheckoutSession({ account: 'demo', cents: 500, successUrl: 'http://x/', cancelUrl: 'http://x/' }))
+      .rejects.toMatchObject({ status: 401 });
+  });
+
+  it('reads the settings: both secrets or nothing; STRIPE_API_BASE must be http(s)://host:port', () => {
+    expect(stripeSettings({})).toBeNull();
+    expect(stripeSettings({ STRIPE_SECRET_KEY: 'sk_test_1' })).toBeNull();
+    expect(stripeSettings({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).toEqual({ secretKey: 'sk_test_1', webhookSecret: 'whsec_1', apiBase: 'https://api.stripe.com' });
+    expect(stripeSettings({ STRIPE_SECRET_KEY: 'k', STRIPE_WEBHOOK_SECRET: 'w', STRIPE_API_BASE: 'http://127.0.0.1:12111/' })?.apiBase).toBe('http://127.0.0.1:12111');
+    expect(() => stripeSettings({ STRIPE_API_BASE: 'ftp://x' })).toThrow(SettingsError);
+  });
+});
