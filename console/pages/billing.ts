@@ -53,7 +53,7 @@ export function billingPage(v: BillingView): Html {
 <input type="hidden" name="_csrf" value="${v.user.csrf}"><input type="hidden" name="account" value="${v.account}">
 ${field({ id: 'amount', label: 'Amount (USD)', value: v.form?.amount ?? '25', error: v.error, hint: `From $${MIN_CENTS / 100} to $${(MAX_CENTS / 100).toLocaleString('en-US')}. You pay on Stripe's page (cards, and the wallets enabled there); the credit appears once Stripe confirms the payment.`, attrs: html` inputmode="decimal" required` })}
 <button type="submit">Add credits</button></form></section>
-<section aria-labelledby="link-h"><h2 id="link-h">Payment link</h2>
+<section aria-labelledby="link-h"><h2 id="link-h">Payment link for regional wallets</h2>
 ${v.paymentLink
     ? html`<p class="hint" id="payment-link-hint">For regional wallets and anyone paying for this account: the amount is chosen on the page, and the payment credits account ${v.account}.</p>
 <div class="field"><label for="payment-link">Payment link</label><input id="payment-link" type="text" readonly value="${v.paymentLink}" aria-describedby="payment-link-hint"></div>

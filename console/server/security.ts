@@ -6,7 +6,8 @@ import { clearedCookie, readCookie, SESSION_COOKIE } from '../auth/cookies.ts';
 import { errorPage } from '../pages/login.ts';
 import { sendHtml, setUser, type ConsoleDeps } from './context.ts';
 
-export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
+// form-action also names Stripe Checkout: Add credits answers its POST with a redirect there (billing-routes.ts).
+export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self' https://checkout.stripe.com; "
   + "frame-ancestors 'none'; base-uri 'none'";
 
 const PUBLIC = new Set(['/dashboard/login', '/dashboard/static/console.css', '/dashboard/static/console.js']);
