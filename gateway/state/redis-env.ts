@@ -18,14 +18,15 @@ function positiveInt(env: Env, name: string): number | undefined {
 }
 
 /**
- * SVC_REDIS_PREFIX, SVC_REDIS_TIMEOUT_MS, SVC_HOLD_TTL_SECONDS, and the connection settings of redis-connect.ts
+ * SVC_REDIS_PREFIX, SVC_REDIS_TIMEOUT_MS, SVC_HOLD_TTL_SECONDS, SVC_REDIS_WAIT_REPLICAS, SVC_REDIS_WAIT_TIMEOUT_MS, and the connection settings of redis-connect.ts
  * (SVC_REDIS_CLUSTER, SVC_REDIS_CA_FILE, SVC_REDIS_CERT_FILE, SVC_REDIS_KEY_FILE); throws a readable error on a bad value.
  */
 export function redisOptionsFromEnv(url: string, env: Env): RedisStoreOptions {
   const ttl = positiveInt(env, 'SVC_HOLD_TTL_SECONDS');
   const prefix = env.SVC_REDIS_PREFIX || undefined;
   if (prefix !== undefined && /[{}\s]/.test(prefix)) throw new Error('SVC_REDIS_PREFIX must not contain braces or spaces');
-  return { ...redisConnectionFromEnv(url, env), keyring: keyringFromEnv(env), prefix, commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'), holdTtlMs: ttl === undefined ? undefined : ttl * 1000 };
+  const wait = { waitReplicas: positiveInt(env, 'SVC_REDIS_WAIT_REPLICAS'), waitTimeoutMs: positiveInt(env, 'SVC_REDIS_WAIT_TIMEOUT_MS') };
+  return { ...redisConnectionFromEnv(url, env), ...wait, keyring: keyringFromEnv(env), prefix, commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'), holdTtlMs: ttl === undefined ? undefined : ttl * 1000 };
 }
 
 /** The URL without its password, for messages. */

@@ -53,6 +53,14 @@ export interface RedisStoreOptions extends StoreTiming, RedisConnection {
   /** retry-after sent with 503 store_unavailable (default 2 s). */
   retryAfterSec?: number;
   streamMaxLen?: number;
+  /**
+   * Replicas that must acknowledge each admission and settlement (WAIT after the script; 0 = asynchronous replication,
+   * the default). With 1, a failover cannot lose an answered call's hold or charge: an admission not acknowledged in
+   * time answers 503 (its hold expires), a settlement not acknowledged is retried (it is idempotent).
+   */
+  waitReplicas?: number;
+  /** Longest WAIT for those acknowledgements (default 100 ms). */
+  waitTimeoutMs?: number;
   /** Seals upstream credentials in every snapshot written to Redis (gateway/contract/sealed-credentials.ts). */
   keyring?: Keyring | null;
   onWarning?: (message: string, err?: unknown) => void;
@@ -94,6 +102,8 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly retries: SettleRetries;
   private readonly batch: WriteBatch;
   private readonly keyring: Keyring | null;
+  private readonly waitReplicas: number;
+  private readonly waitTimeoutMs: number;
 
   private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
@@ -103,6 +113,8 @@ export class RedisStore implements Store, StoreAdmin {
     this.retryAfterSec = opts.retryAfterSec ?? 2;
     this.streamMaxLen = opts.streamMaxLen ?? 0;
     this.keyring = opts.keyring ?? null;
+    this.waitReplicas = opts.waitReplicas ?? 0;
+    this.waitTimeoutMs = opts.waitTimeoutMs ?? 100;
     this.warn = rateLimitedWarn(opts.onWarning ?? (() => {}));
     // A settle that failed is retried (it is idempotent) until its hold would have expired anyway.
     this.retries = new SettleRetries((h, s) => this.runSettle(h, s), this.holdTtlMs, this.warn);
@@ -184,6 +196,10 @@ export class RedisStore implements Store, StoreAdmin {
         req.tokens, req.holdNano, req.now + this.holdTtlMs, k.revoked ? '1' : '0']));
     const [verdict, waitMs] = Array.isArray(reply) ? reply : [];
     if (verdict === 'ok') {
+      if (!(await this.guard('admit', () => this.replicated(a.acct)))) {
+        this.warn('An admission was not acknowledged by a replica in time; answering 503 (its hold expires)');
+        throw new GatewayError('store_unavailable', 'The gateway cannot reach its state store right now; retry shortly.', { retryAfterSec: this.retryAfterSec });
+      }
       return { ok: true, hold: { id: req.eventId, account: req.account.name, key: k.name, tokens: req.tokens, holdNano: req.holdNano, month } };
     }
     if (!REFUSALS.includes(verdict as Refusal)) throw new GatewayError('internal_error', 'The state store gave an unexpected answer.');
@@ -218,6 +234,17 @@ export class RedisStore implements Store, StoreAdmin {
       [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, w.tpmn, a.usage, w.calls],
       [hold.id, hold.key, hold.month, s.costNano, s.event.feeNano, s.tokens, settledAt(s), this.holdTtlMs + SETTLED_MEMORY_MS,
         JSON.stringify(s.event), this.streamMaxLen, s.freeSlot ? '1' : '0']);
+    // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
+    if (!(await this.replicated(a.acct))) throw new Error(`settle of ${hold.id} not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
+  }
+
+  /** WAIT on the connection of `key`'s node (its slot in a Cluster): true when enough replicas have the writes so far. */
+  private async replicated(key: string): Promise<boolean> {
+    if (this.waitReplicas <= 0) return true;
+    const res = await this.redis.pipeline().exists(key).wait(this.waitReplicas, this.waitTimeoutMs).exec();
+    const [err, acked] = res?.[1] ?? [];
+    if (err) throw err;
+    return Number(acked) >= this.waitReplicas;
   }
 
   async record(event: UsageEvent): Promise<void> {

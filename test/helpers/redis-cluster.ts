@@ -24,6 +24,8 @@ export interface ClusterNode {
   alive: boolean;
   /** SIGKILL: no goodbye to the cluster, as a crashed machine. */
   kill(): Promise<void>;
+  /** Starts a killed node again on its port and data dir: it rejoins the Cluster (a killed master as a replica). */
+  restart(): Promise<void>;
 }
 
 export interface TestRedisCluster {
@@ -72,7 +74,7 @@ function spawnNode(port: number, busPort: number, dir: string, extra: string[]):
     const child = spawn('redis-server', [
       '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--dir', dir,
       '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
-      '--save', '', '--appendonly', 'no', '--loglevel', 'warning', ...extra,
+      '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--repl-diskless-sync-delay', '0', ...extra,
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -89,6 +91,19 @@ async function clusterInfo(port: number): Promise<string> {
   try {
     await c.connect();
     return String(await c.cluster('INFO'));
+  } finally {
+    c.disconnect();
+  }
+}
+
+/** INFO replication of one node: a replica whose link to its master is not up yet cannot take over. */
+async function replicaLinkDown(port: number): Promise<boolean> {
+  const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, commandTimeout: 1000 });
+  c.on('error', () => {});
+  try {
+    await c.connect();
+    const info = String(await c.info('replication'));
+    return info.includes('role:slave') && !info.includes('master_link_status:up');
   } finally {
     c.disconnect();
   }
@@ -163,6 +178,11 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
           await exited(c);
           children[i] = null;
         },
+        restart: async () => {
+          if (children[i]) return;
+          children[i] = await spawnNode(port, busPort, dir, opts.extraArgs ?? []);
+          node.alive = true;
+        },
       };
       nodes.push(node);
     }
@@ -197,6 +217,12 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
   };
   try {
     await waitHealthy();
+    // Replicas synced, so that a master killed by a test can be replaced.
+    const end = Date.now() + 30_000;
+    while ((await Promise.all(nodes.map((n) => replicaLinkDown(n.port)))).some(Boolean)) {
+      if (Date.now() > end) throw new Error('the Redis Cluster replicas did not sync with their masters');
+      await new Promise((r) => setTimeout(r, 100));
+    }
   } catch (err) {
     await stopAll();
     throw err;
