@@ -67,7 +67,10 @@ export const modelRouteSpec = z.object({
   maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
   targets: z.array(target).min(1).describe('Upstreams serving the model, chosen by weight.').meta(listMapKeys('name')),
   fallbacks: z.array(z.string().min(1)).default([]).describe('Other model ids tried in order after every target failed.'),
-  probe: z.object({ intervalSeconds: z.number().int().positive().default(300) }).optional(),
+  probe: z
+    .object({ intervalSeconds: z.number().int().min(5).max(86_400).default(180).describe('Seconds between two probes of each target (at least 5).') })
+    .optional()
+    .describe('Availability probes: a minimal real call to every target, billed to no account.'),
 });
 
 export const modelRoute = z.object({
@@ -78,7 +81,13 @@ export const modelRoute = z.object({
   status: z
     .object({
       ...baseStatus,
-      targets: z.array(z.object({ name: z.string(), available: z.boolean(), lastProbe: z.string().optional() })).optional(),
+      targets: z.array(z.object({
+        name: z.string(),
+        state: z.enum(['operational', 'degraded_performance', 'partial_outage', 'major_outage', 'under_maintenance']),
+        lastProbeTime: z.string().optional().describe('RFC 3339 time of the last probe.'),
+        latencyMs: z.number().int().optional(),
+        message: z.string().max(1024).optional(),
+      })).meta(listMapKeys('name')).optional().describe('Availability of each target, from the probes of the operator\'s leader.'),
     })
     .optional(),
 }).meta(cel({

@@ -38,6 +38,8 @@ export const compiledModel = z.object({
   maxOutputTokens: z.number().int(),
   targets: z.array(compiledTarget),
   fallbacks: z.array(z.string()),
+  /** ModelRoute spec.probe.intervalSeconds when set (availability probes; absent: the process default). */
+  probeIntervalSeconds: z.number().int().optional(),
 });
 
 export const compiledPlan = z.object({

@@ -26,6 +26,14 @@ export interface CallLifecycle {
   readonly ending: AbortSignal;
 }
 
+/** What the pipeline knows of target availability (gateway/availability/health.ts): no I/O on the call path. */
+export interface Availability {
+  /** The target is in major_outage: tried after every other target and fallback. */
+  isDown(model: string, target: string): boolean;
+  /** An upstream attempt's outcome; `failed` for upstream failures (5xx, timeout, connect error). */
+  record(model: string, target: string, failed: boolean): void;
+}
+
 export interface GatewayDeps {
   config: ConfigSource;
   store: Store;
@@ -35,4 +43,5 @@ export interface GatewayDeps {
   log: CallLog;
   now: () => number;
   lifecycle?: CallLifecycle;
+  availability?: Availability;
 }

@@ -10,6 +10,7 @@ import { SseParser, type SseEvent } from '../sse/parser.ts';
 import type { Protocol } from '../providers/types.ts';
 import type { Translation, Usage } from '../translate/types.ts';
 import type { FirstAttempt } from './prepare.ts';
+import type { Availability } from './context.ts';
 
 export interface Route {
   model: CompiledModel;
@@ -51,24 +52,54 @@ export interface DispatchInput {
   random?: () => number;
   /** The first model's target order and first request, made before admission (prepare.ts). */
   first?: FirstAttempt | null;
+  /** Targets in major_outage are tried last; every attempt's outcome is counted (gateway/availability). */
+  health?: Availability;
 }
 
 export async function dispatch(input: DispatchInput): Promise<Served> {
   let first: AttemptFailure | null = null;
   let last: AttemptFailure | null = null;
   let lastRoute: Route | null = null;
-  for (const model of input.chain) {
-    const order = input.first?.model === model ? input.first.order : weightedOrder(model.targets, input.random);
-    for (const target of order) {
-      const route: Route = { model, target, fallback: first !== null, fallbackReason: first?.reason ?? null };
-      lastRoute = route;
-      const result = await attempt(input, route);
-      if ('kind' in result) return result;
-      first ??= result;
-      last = result;
-    }
+  const attempts = plan(input);
+  for (const { model, target } of attempts) {
+    // Moved away from the first choice because it is in major_outage: the headers say `unavailable`.
+    const skipped = attempts.skipped !== null && attempts.skipped !== target;
+    const reason = attempts.skipped !== null && (skipped || first !== null) ? 'unavailable' : first?.reason ?? null;
+    const route: Route = { model, target, fallback: first !== null || skipped, fallbackReason: reason };
+    lastRoute = route;
+    const result = await attempt(input, route);
+    input.health?.record(model.id, target.name, !('kind' in result) && result.reason !== 'upstream_429');
+    if ('kind' in result) return result;
+    first ??= result;
+    last = result;
   }
   throw new DispatchError(exhausted(last), lastRoute && { ...lastRoute, fallback: lastRoute.fallback, fallbackReason: first?.reason ?? null });
+}
+
+/**
+ * The attempts in order: each model of the chain with its targets (weighted), except that targets in major_outage
+ * come after every other one. `skipped` is the first choice when it was moved back that way.
+ */
+function plan(input: DispatchInput): Iterable<{ model: CompiledModel; target: CompiledTarget }> & { skipped: CompiledTarget | null } {
+  const orderOf = (model: CompiledModel): CompiledTarget[] => (input.first?.model === model ? input.first.order : weightedOrder(model.targets, input.random));
+  const health = input.health;
+  const head = input.chain[0];
+  const firstOrder = head ? orderOf(head) : [];
+  const natural = firstOrder[0];
+  const skipped = health && head && natural && health.isDown(head.id, natural.name) ? natural : null;
+  return {
+    skipped,
+    *[Symbol.iterator]() {
+      const later: Array<{ model: CompiledModel; target: CompiledTarget }> = [];
+      for (const model of input.chain) {
+        for (const target of model === head ? firstOrder : orderOf(model)) {
+          if (health?.isDown(model.id, target.name)) later.push({ model, target });
+          else yield { model, target };
+        }
+      }
+      yield* later;
+    },
+  };
 }
 
 function exhausted(last: AttemptFailure | null): GatewayError {

@@ -103,7 +103,7 @@ describe('kubectl get', () => {
     expect(await header('apikeys')).toEqual(['NAME', 'STATE', 'KEY', 'ACCOUNT', 'BUDGET', 'AGE']);
     expect(await header('plans')).toEqual(['NAME', 'TIER', 'ANTHROPIC', 'RPM', 'TPM', 'READY', 'AGE']);
     expect(await header('accounts')).toEqual(['NAME', 'PLAN', 'BALANCE', 'MONTH SPEND', 'READY', 'AGE']);
-    expect(await header('modelroutes')).toEqual(['NAME', 'MODEL', 'TYPE', 'MIN TIER', 'INPUT $/MTOK', 'OUTPUT $/MTOK', 'READY', 'AGE']);
+    expect(await header('modelroutes')).toEqual(['NAME', 'MODEL', 'TYPE', 'MIN TIER', 'INPUT $/MTOK', 'OUTPUT $/MTOK', 'READY', 'STATE', 'AGE']);
     const row = (await kubectlOk(cp, ['get', '-n', ns, 'apikey', 'ci-bot', '--no-headers'])).trim().split(/\s+/);
     expect(row.slice(0, 3)).toEqual(['ci-bot', 'acme', '25']); // State and Key are empty until the operator runs
   });

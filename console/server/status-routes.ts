@@ -1,0 +1,72 @@
+// The public pages of the console's server: /status (HTML), /status/api/v2/*.json (Atlassian Statuspage shapes),
+// /status/badge/<model>.svg. No sign-in; the console's look and CSP. A plugin of its own, so the console's session
+// check never applies here.
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Html } from '../html.ts';
+import type { StatusSource } from '../../gateway/availability/view.ts';
+import { page } from '../pages/layout.ts';
+import { REFRESH_SECONDS, statusBody } from '../pages/status.ts';
+import {
+  badgeSvg, componentsJson, incidentsJson, maintenancesJson, statusJson, summaryJson, type PageInfo,
+} from '../status/statuspage.ts';
+import { CSP } from './security.ts';
+
+const STATUS_CSS = readFileSync(new URL('../static/status.css', import.meta.url));
+
+/** The console's page shell with the public pages' stylesheet and, for /status, a meta refresh (no script needed). */
+export function publicPage(doc: Html, refreshSeconds?: number): string {
+  const head = `<link rel="stylesheet" href="/status/static/status.css">${refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">` : ''}`;
+  return doc.value.replace('</head>', `${head}</head>`);
+}
+
+export interface StatusDeps {
+  source: StatusSource;
+  page: PageInfo;
+}
+
+export function publicHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('content-security-policy', CSP);
+    reply.header('x-frame-options', 'DENY');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache');
+    return payload;
+  });
+}
+
+function json(reply: FastifyReply, body: object): FastifyReply {
+  // Monitors and widgets on other origins read these: open to any origin, cached briefly.
+  return reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=10').type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+export function statusPlugin(deps: StatusDeps): (app: FastifyInstance) => Promise<void> {
+  return async (app) => {
+    publicHeaders(app);
+    const view = () => deps.source.view();
+    app.get('/status/static/status.css', async (_req, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(STATUS_CSS));
+    app.get('/status', async (_req, reply) => {
+      const v = await view();
+      return reply.type('text/html; charset=utf-8').send(publicPage(page({ title: 'Model status' }, statusBody(v)), REFRESH_SECONDS));
+    });
+    const routes: Array<[string, (v: Awaited<ReturnType<typeof view>>) => object]> = [
+      ['summary.json', (v) => summaryJson(deps.page, v)],
+      ['status.json', (v) => statusJson(deps.page, v)],
+      ['components.json', (v) => componentsJson(deps.page, v)],
+      ['incidents.json', (v) => incidentsJson(deps.page, v)],
+      ['incidents/unresolved.json', (v) => incidentsJson(deps.page, v, true)],
+      ['scheduled-maintenances.json', (v) => maintenancesJson(deps.page, v)],
+    ];
+    for (const [path, make] of routes) app.get(`/status/api/v2/${path}`, async (_req, reply) => json(reply, make(await view())));
+    app.get<{ Params: { '*': string } }>('/status/badge/*', async (req, reply) => {
+      const name = req.params['*'];
+      const model = name.endsWith('.svg') ? name.slice(0, -4) : null;
+      const v = await view();
+      const m = model === null ? undefined : v.models.find((x) => x.id === model);
+      reply.header('cache-control', 'public, max-age=30').type('image/svg+xml; charset=utf-8');
+      if (!m) return reply.code(404).send(badgeSvg(model ?? name, 'major_outage', 'unknown model'));
+      return reply.send(badgeSvg(m.id, m.state));
+    });
+  };
+}
