@@ -12,6 +12,9 @@ export interface BillingBackend {
   balanceNano(account: string): Promise<number>;
   configCredits(account: string): Promise<ConfigCredit[]>;
   accountExists(account: string): Promise<boolean>;
+  /** With DATABASE_URL: copies the account's applied entries to Postgres ledger_credits (idempotent). */
+  copyToPostgres?(account: string): Promise<void>;
+  close?(): Promise<void>;
 }
 
 /** Add credits: whole or cent amounts from 5 to 10,000 USD. */

@@ -13,8 +13,15 @@ export function billingWebhookPlugin(b: BillingBackend, opts: { now?: () => numb
         ledger: b.ledger, webhookSecret: b.webhookSecret, now: opts.now ?? Date.now,
         knownAccount: (a) => b.accountExists(a),
         log: (level, message, fields) => app.log[level](fields, message),
+        // Postgres is a copy: a failed copy is logged and made whole by the next event of the account.
+        onAccountTouched: async (account) => {
+          await b.copyToPostgres?.(account).catch((err: unknown) => app.log.warn({ err, account }, 'Billing entries not copied to Postgres yet'));
+        },
       })
       : null;
+    app.addHook('onClose', async () => {
+      await b.close?.();
+    });
     app.post('/billing/stripe/webhook', async (req, reply) => {
       if (!hook) return reply.code(503).send({ error: 'payments are not set up (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET)' });
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);

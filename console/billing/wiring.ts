@@ -2,9 +2,11 @@
 // gateways' Redis): the same ledger rules either way (gateway/state/billing-ledger.ts).
 import type { Redis } from 'ioredis';
 import type { Snapshot } from '../../gateway/contract/snapshot.ts';
-import { MemoryBilling, RedisBilling } from '../../gateway/state/billing-ledger.ts';
+import { MemoryBilling, RedisBilling, type BillingLedger } from '../../gateway/state/billing-ledger.ts';
 import type { MemoryStore } from '../../gateway/state/memory-store.ts';
 import type { RedisStore } from '../../gateway/state/redis-store.ts';
+import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
+import { createPool } from '../../gateway/usage/postgres/pool.ts';
 import { accountKeys } from '../../gateway/state/redis-store.ts';
 import type { BillingBackend, ConfigCredit } from './backend.ts';
 import { stripeSettings } from './settings.ts';
@@ -18,16 +20,24 @@ function creditsOf(snapshot: Pick<Snapshot, 'accounts'> | null, account: string)
   return [{ kind: 'trial', reference: '', amountNano: a.trialCreditNano }, ...a.credits.map((c) => ({ kind: 'credit' as const, reference: c.id, amountNano: c.amountNano }))];
 }
 
-function stripeParts(env: Env): Pick<BillingBackend, 'stripe' | 'webhookSecret'> {
+/** The Stripe client and secret from the settings; with DATABASE_URL, the copy of applied entries to Postgres. */
+function stripeParts(env: Env, ledger: BillingLedger): Pick<BillingBackend, 'stripe' | 'webhookSecret' | 'ledger' | 'copyToPostgres' | 'close'> {
   const s = stripeSettings(env);
-  return { stripe: s ? new StripeClient(s) : null, webhookSecret: s?.webhookSecret ?? null };
+  const base = { stripe: s ? new StripeClient(s) : null, webhookSecret: s?.webhookSecret ?? null, ledger };
+  if (!env.DATABASE_URL || !s) return base;
+  const pool = createPool(env.DATABASE_URL, { max: 1, statementTimeoutMs: 5000 });
+  pool.on('error', () => {});
+  return {
+    ...base,
+    copyToPostgres: async (account) => void (await recordBillingEntries(pool, account, await ledger.entries(account))),
+    close: () => pool.end().catch(() => {}),
+  };
 }
 
 export function standaloneBilling(env: Env, snapshot: Snapshot, backing: { kind: 'memory'; store: MemoryStore } | { kind: 'redis'; store: RedisStore }): BillingBackend {
   const store = backing.store;
   return {
-    ...stripeParts(env),
-    ledger: backing.kind === 'memory' ? new MemoryBilling(backing.store) : new RedisBilling(backing.store.redis, backing.store.prefix),
+    ...stripeParts(env, backing.kind === 'memory' ? new MemoryBilling(backing.store) : new RedisBilling(backing.store.redis, backing.store.prefix)),
     balanceNano: async (account) => (await store.view(account, '', Date.now())).balanceNano,
     configCredits: async (account) => creditsOf(snapshot, account),
     accountExists: async (account) => Object.hasOwn(snapshot.accounts, account),
@@ -40,8 +50,7 @@ export function clusterBilling(env: Env, redis: Redis, prefix: string, accounts:
     return raw ? (JSON.parse(raw) as Pick<Snapshot, 'accounts'>) : null;
   };
   return {
-    ...stripeParts(env),
-    ledger: new RedisBilling(redis, prefix),
+    ...stripeParts(env, new RedisBilling(redis, prefix)),
     balanceNano: async (account) => {
       const [credited, spent] = await redis.hmget(accountKeys(prefix, account).acct, 'credited', 'spent');
       return Number(credited ?? 0) - Number(spent ?? 0);
