@@ -1,6 +1,6 @@
 // The public status page: the overall state, open incidents first, one row per model (state, last probe, latency,
-// 90 daily bars, 24 h / 7 d / 30 d / 90 d uptime), the rules behind them, then the incident history. No script: the
-// page refreshes itself with a meta refresh.
+// 90 daily bars, 24 h / 7 d / 30 d / 90 d uptime), the rules behind them, then the incident history. Readable without
+// script; status.js reloads it every REFRESH_SECONDS while the reader leaves the Refresh box ticked.
 import { describeState } from '../../gateway/availability/incidents.ts';
 import { STATE_RULES, UPTIME_RULE } from '../../gateway/availability/states.ts';
 import type { Incident, State } from '../../gateway/availability/types.ts';
@@ -68,7 +68,8 @@ export function statusBody(v: StatusView): Html {
   const open = v.incidents.filter((i) => i.status !== 'resolved');
   const past = v.incidents.filter((i) => i.status === 'resolved');
   return html`<p class="overall ${o.indicator}" role="status">${o.description}</p>
-<p class="hint">Data as of <time datetime="${new Date(v.asOf).toISOString()}">${utc(v.asOf)}</time>. Every target is probed every ${v.intervalSeconds} s (unless its ModelRoute says otherwise) and judged with the live traffic of the last 5 minutes; this page refreshes itself every ${REFRESH_SECONDS} s. Machine-readable: <a href="/status/api/v2/summary.json">summary.json</a> (Statuspage API v2).</p>
+<p class="hint">Data as of <time datetime="${new Date(v.asOf).toISOString()}">${utc(v.asOf)}</time>. Every target is probed every ${v.intervalSeconds} s (unless its ModelRoute says otherwise) and judged with the live traffic of the last 5 minutes. Machine-readable: <a href="/status/api/v2/summary.json">summary.json</a> (Statuspage API v2).</p>
+<p class="inline"><input type="checkbox" id="auto-refresh" data-refresh="${REFRESH_SECONDS}" checked><label for="auto-refresh">Refresh this page every ${REFRESH_SECONDS} s</label></p>
 ${open.length > 0 ? html`<section aria-labelledby="open-h"><h2 id="open-h">Open incidents</h2>${open.map(incidentBlock)}</section>` : ''}
 <section aria-labelledby="models-h"><h2 id="models-h">Models</h2>
 <div class="scroll"><table class="status"><caption>Current state and uptime of each model</caption>

@@ -6,18 +6,28 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Html } from '../html.ts';
 import type { StatusSource } from '../../gateway/availability/view.ts';
 import { page } from '../pages/layout.ts';
-import { REFRESH_SECONDS, statusBody } from '../pages/status.ts';
+import { statusBody } from '../pages/status.ts';
 import {
   badgeSvg, componentsJson, incidentsJson, maintenancesJson, statusJson, summaryJson, type PageInfo,
 } from '../status/statuspage.ts';
 import { CSP } from './security.ts';
 
-const STATUS_CSS = readFileSync(new URL('../static/status.css', import.meta.url));
+const STATIC = {
+  'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../static/console.css', import.meta.url)) },
+  'status.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../static/status.css', import.meta.url)) },
+  'status.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../static/status.js', import.meta.url)) },
+};
 
-/** The console's page shell with the public pages' stylesheet and, for /status, a meta refresh (no script needed). */
-export function publicPage(doc: Html, refreshSeconds?: number): string {
-  const head = `<link rel="stylesheet" href="/status/static/status.css">${refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">` : ''}`;
-  return doc.value.replace('</head>', `${head}</head>`);
+/**
+ * The console's page shell for a public page: its stylesheets served from /status/static (the page works where only
+ * the public paths are routed) and, instead of the console's script, status.js (the self-refresh of /status).
+ */
+export function publicPage(doc: Html, script = false): string {
+  const head = `<link rel="stylesheet" href="/status/static/status.css">${script ? '<script src="/status/static/status.js" defer></script>' : ''}`;
+  return doc.value
+    .replace('/dashboard/static/console.css', '/status/static/console.css')
+    .replace(/<script src="\/dashboard\/static\/console\.js" defer><\/script>\n?/, '')
+    .replace('</head>', `${head}</head>`);
 }
 
 export interface StatusDeps {
@@ -45,10 +55,12 @@ export function statusPlugin(deps: StatusDeps): (app: FastifyInstance) => Promis
   return async (app) => {
     publicHeaders(app);
     const view = () => deps.source.view();
-    app.get('/status/static/status.css', async (_req, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(STATUS_CSS));
+    for (const [name, file] of Object.entries(STATIC)) {
+      app.get(`/status/static/${name}`, async (_req, reply) => reply.type(file.type).header('cache-control', 'public, max-age=300').send(file.body));
+    }
     app.get('/status', async (_req, reply) => {
       const v = await view();
-      return reply.type('text/html; charset=utf-8').send(publicPage(page({ title: 'Model status' }, statusBody(v)), REFRESH_SECONDS));
+      return reply.type('text/html; charset=utf-8').send(publicPage(page({ title: 'Model status' }, statusBody(v)), true));
     });
     const routes: Array<[string, (v: Awaited<ReturnType<typeof view>>) => object]> = [
       ['summary.json', (v) => summaryJson(deps.page, v)],

@@ -185,8 +185,9 @@ describe('pages', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     const text = await res.text();
-    expect(text).toContain('/dashboard/static/console.css');
-    expect(text).toContain('<meta http-equiv="refresh" content="60">');
+    expect(text).toContain('/status/static/console.css');
+    expect(text.match(/<script[^>]*>/g)).toEqual(['<script src="/status/static/status.js" defer>']);
+    expect(text).toContain('id="auto-refresh" data-refresh="60" checked');
     for (const m of ['smart', 'solo', 'first-choice']) expect(text).toContain(`Daily uptime of ${m}, 90 days`);
     expect(text.match(/<rect class="day /g)).toHaveLength(3 * 90);
     expect(text).toContain('Uptime = 1 − (time in major outage + half the time in partial outage)');
