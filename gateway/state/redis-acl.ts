@@ -21,18 +21,19 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
   const p = prefix;
   const byRole: Record<RedisRole, string[]> = {
     // Cluster-mode gateway: reads config and key records (read-only), admits/settles on account keys, appends usage,
-    // listens for config announcements, records "last used".
+    // listens for config announcements, records "last used", counts live traffic per target and reads target states
+    // (gateway/availability/board.ts).
     gateway: [
-      `%R~${p}:config:*`, `%R~${p}:key:*`, `~${p}:{a:*}:*`, `~${p}:lastused`, `&${p}:config:changed`,
-      '+evalsha', '+eval', '+get', '+hmget', '+hget', '+hset', '+xadd', '+subscribe', '+unsubscribe', ...SCRIPTED_CALLS,
+      `%R~${p}:config:*`, `%R~${p}:key:*`, `~${p}:{a:*}:*`, `~${p}:lastused`, `~${p}:{avail}:*`, `&${p}:config:changed`,
+      '+evalsha', '+eval', '+get', '+hmget', '+hget', '+hset', '+hgetall', '+expire', '+xadd', '+subscribe', '+unsubscribe', ...SCRIPTED_CALLS,
     ],
     // Operator (and the standalone gateway's publish): config snapshots and announcements, key records and their
-    // registry, the streams' registry, credits and revocations of each account.
+    // registry, the streams' registry, credits and revocations of each account; the prober's target states.
     operator: [
       `~${p}:config:*`, `~${p}:key:*`, `~${p}:keys`, `~${p}:usage:streams`, `~${p}:{a:*}:acct`, `~${p}:{a:*}:credits`, `~${p}:{a:*}:revoked`,
-      `&${p}:config:changed`,
+      `~${p}:{avail}:*`, `&${p}:config:changed`,
       '+get', '+set', '+del', '+lrem', '+lpush', '+lrange', '+ltrim', '+multi', '+exec', '+publish', '+sadd', '+smembers', '+srem',
-      '+hget', '+hset', '+hsetnx', '+hincrby', '+evalsha', '+eval',
+      '+hget', '+hset', '+hgetall', '+hsetnx', '+hincrby', '+evalsha', '+eval',
     ],
     // Usage exporter: the streams through its consumer group, and (read-only) what credit sync needs.
     exporter: [
