@@ -7,6 +7,8 @@ import type { Html } from '../html.ts';
 import type { StatusSource } from '../../gateway/availability/view.ts';
 import { page } from '../pages/layout.ts';
 import { statusBody } from '../pages/status.ts';
+import { trustBody } from '../pages/trust.ts';
+import { renderSecurityTxt, securityTxt, trustFacts } from '../trust/facts.ts';
 import {
   badgeSvg, componentsJson, incidentsJson, maintenancesJson, statusJson, summaryJson, type PageInfo,
 } from '../status/statuspage.ts';
@@ -33,6 +35,9 @@ export function publicPage(doc: Html, script = false): string {
 export interface StatusDeps {
   source: StatusSource;
   page: PageInfo;
+  /** The process's settings (security contact, Redis and Postgres URLs for /trust). */
+  env: Record<string, string | undefined>;
+  now?: () => number;
 }
 
 export function publicHeaders(app: FastifyInstance): void {
@@ -71,6 +76,16 @@ export function statusPlugin(deps: StatusDeps): (app: FastifyInstance) => Promis
       ['scheduled-maintenances.json', (v) => maintenancesJson(deps.page, v)],
     ];
     for (const [path, make] of routes) app.get(`/status/api/v2/${path}`, async (_req, reply) => json(reply, make(await view())));
+    app.get('/trust', async (_req, reply) => reply.type('text/html; charset=utf-8')
+      .send(publicPage(page({ title: 'Trust and security' }, trustBody(trustFacts(deps.source.snapshot(), deps.env))))));
+    // Checked at start, so a bad SVC_SECURITY_TXT_EXPIRES stops the process instead of failing each request.
+    securityTxt(deps.env, Date.now());
+    app.get('/.well-known/security.txt', async (_req, reply) => {
+      const txt = securityTxt(deps.env, (deps.now ?? Date.now)());
+      reply.type('text/plain; charset=utf-8');
+      if (!txt) return reply.code(404).send('No security contact is configured (SVC_SECURITY_CONTACT).\n');
+      return reply.send(renderSecurityTxt(txt));
+    });
     app.get<{ Params: { '*': string } }>('/status/badge/*', async (req, reply) => {
       const name = req.params['*'];
       const model = name.endsWith('.svg') ? name.slice(0, -4) : null;

@@ -25,7 +25,7 @@ export interface AvailabilityGateway {
   close(): Promise<void>;
 }
 
-export async function startAvailabilityGateway(docs: object[], o: { env?: Record<string, string>; start?: boolean; redis?: { client: RedisClient; prefix: string } } = {}): Promise<AvailabilityGateway> {
+export async function startAvailabilityGateway(docs: object[], o: { env?: Record<string, string>; pagesEnv?: Record<string, string>; start?: boolean; redis?: { client: RedisClient; prefix: string } } = {}): Promise<AvailabilityGateway> {
   const parsed = parseManifests(docs.map((doc, i) => ({ source: `test#${i}`, doc })));
   if (parsed.errors.length > 0) throw new Error(parsed.errors.map(formatIssue).join('\n'));
   const result = compile(parsed.set, { pepper: TEST_PEPPER });
@@ -36,7 +36,7 @@ export async function startAvailabilityGateway(docs: object[], o: { env?: Record
   const { app, deps } = await build({ config: { current: () => result.snapshot }, store, pepper: TEST_PEPPER, logLevel: 'silent' });
   const avail = localAvailability({ snapshot: () => result.snapshot, env: o.env ?? {}, start: o.start ?? false, redis: o.redis });
   deps.availability = avail.health;
-  await mountStatusPages(app, { source: avail.source, env: {} });
+  await mountStatusPages(app, { source: avail.source, env: o.pagesEnv ?? {} });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const model = (id: string): CompiledModel => {
     const m = result.snapshot.models[id];

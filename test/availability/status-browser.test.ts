@@ -40,7 +40,7 @@ beforeAll(async () => {
     route('gpt-main', [{ name: 'openai-eu', provider: 'openai', baseUrl: up.baseUrl, timeouts: t }, { name: 'openai-us', provider: 'openai', baseUrl: down.baseUrl, weight: 0, timeouts: t }], { probe: { intervalSeconds: 60 } }),
     route('embed-small', [{ name: 'embed-eu', provider: 'openai', baseUrl: up.baseUrl, timeouts: t }], { type: 'embeddings', probe: { intervalSeconds: 60 } }),
     route('legacy-chat', [{ name: 'old-dc', provider: 'openai', baseUrl: down.baseUrl, timeouts: t }], { probe: { intervalSeconds: 60 } }),
-  ], { env: { SVC_PROBE_INTERVAL_SECONDS: '60' } });
+  ], { env: { SVC_PROBE_INTERVAL_SECONDS: '60' }, pagesEnv: { SVC_SECURITY_CONTACT: 'security@example.com', REDIS_URL: 'rediss://redis.internal:6380' } });
   await seed('gpt-main', [[70, 3, 'partial_outage'], [84, 1, 'major_outage']]);
   await seed('embed-small', []);
   await seed('legacy-chat', [[40, 6, 'major_outage'], [86, 24, 'degraded_performance']]);
@@ -90,6 +90,22 @@ describe('/status in a browser', () => {
     expect(errors).toEqual([]);
     await expectAccessible(page, '/status');
     await page.screenshot({ path: join(SHOTS, 'status.png'), fullPage: true });
+  });
+
+  it('/trust: generated from the config (the subprocessors are the routes\' hosts), accessible', async () => {
+    await page.goto(`${gw.url}/trust`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Trust and security');
+    const subs = page.getByRole('table', { name: 'Upstream providers and hosts' }).getByRole('row');
+    expect(await subs.count()).toBe(3);
+    const hosts = (await subs.allTextContents()).join(' ');
+    for (const f of [up, down]) expect(hosts).toContain(new URL(f.url).host);
+    expect(await page.getByRole('table', { name: 'In transit' }).getByRole('row', { name: /Redis/ }).textContent()).toContain('TLS');
+    expect(await page.getByRole('link', { name: 'security@example.com' }).getAttribute('href')).toBe('mailto:security@example.com');
+    expect(await page.getByText('self-hosted: none claimed').count()).toBe(1);
+    await expectAccessible(page, '/trust');
+    const txt = await fetch(`${gw.url}/.well-known/security.txt`);
+    expect(txt.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await txt.text()).toMatch(/^Contact: mailto:security@example\.com\nExpires: \d{4}-\d\d-\d\dT/m);
   });
 
   it('the README shows it', () => {
