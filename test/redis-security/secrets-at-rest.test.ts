@@ -5,7 +5,7 @@
 // Cluster. A cluster-mode gateway serves with what the operator's path publishes; key rotation keeps both keys valid.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startClusterGateway } from '../../gateway/config/cluster-mode.ts';
+import { startClusterGateway } from '../../gateway/cluster-mode.ts';
 import { RedisConfigSource } from '../../gateway/config/redis-config-source.ts';
 import { loadStandaloneConfig } from '../../gateway/config/standalone.ts';
 import { publishSnapshot } from '../../gateway/contract/config-channel.ts';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStandaloneConfig } from '../../gateway/config/standalone.ts';
-import { startClusterGateway, type ClusterGateway } from '../../gateway/config/cluster-mode.ts';
+import { startClusterGateway, type ClusterGateway } from '../../gateway/cluster-mode.ts';
 import { publishSnapshot } from '../../gateway/contract/config-channel.ts';
 import { aclUser } from '../../gateway/state/redis-acl.ts';
 import { connectRedis, type RedisClient } from '../../gateway/state/redis-connect.ts';
