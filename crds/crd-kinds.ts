@@ -102,6 +102,21 @@ export const CRD_KINDS: readonly CrdKind[] = [
       AGE,
     ],
   },
+  {
+    kind: 'Incident',
+    plural: 'incidents',
+    singular: 'incident',
+    shortNames: ['inc'],
+    description: 'An Incident is declared by people: affected models, impact, status, updates, or a maintenance window; it shows on /status.',
+    schema: CR_SCHEMAS.Incident,
+    columns: [
+      { name: 'Title', type: 'string', jsonPath: '.spec.title' },
+      { name: 'Models', type: 'string', jsonPath: '.spec.models' },
+      { name: 'Impact', type: 'string', jsonPath: '.spec.impact' },
+      { name: 'Status', type: 'string', jsonPath: '.spec.status' },
+      AGE,
+    ],
+  },
 ];
 
 export const CR_KINDS: readonly CrKind[] = CRD_KINDS.map((k) => k.kind);

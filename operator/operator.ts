@@ -15,6 +15,7 @@ import type { OperatorOptions } from './options.ts';
 import type { Caches } from './controllers/context.ts';
 import { ControllerManager } from './controllers/manager.ts';
 import { startProbes, type ProbeServer } from './http/probes.ts';
+import { startProber, type OperatorProber } from './availability.ts';
 
 export interface RunningOperator {
   probes: ProbeServer;
@@ -44,12 +45,18 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   };
   const manager = new ControllerManager(ctx, metrics, opts.resyncMs);
   let leading = false;
+  // Availability probes run on the leader only: two operators make one set of probes.
+  let prober: OperatorProber | null = null;
   const elector = new LeaderElector({
     ...opts, api: clients.coordination, namespace: opts.namespace, name: opts.leaseName, identity: opts.identity, log,
     onStartedLeading: () => {
       leading = true;
       metrics.leader.set(1);
-      manager.start().catch((err: unknown) => onLostLeadership(`controllers failed to start: ${String(err)}`));
+      manager.start()
+        .then(() => {
+          prober = startProber(ctx, store.prefix, process.env);
+        })
+        .catch((err: unknown) => onLostLeadership(`controllers failed to start: ${String(err)}`));
     },
     onStoppedLeading: (reason) => {
       metrics.leader.set(0);
@@ -63,6 +70,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   return {
     probes,
     stop: async () => {
+      await prober?.stop();
       if (leading) await manager.stop();
       await elector.release();
       metrics.leader.set(0);

@@ -27,6 +27,8 @@ export interface MonitorOptions {
   declared?: () => readonly Incident[];
   now?: () => number;
   onError?: (err: unknown) => void;
+  /** After each round (the operator writes the ModelRoute's status.targets and Available condition). */
+  onRound?: (model: CompiledModel, targets: readonly TargetStatus[], state: State) => Promise<void>;
 }
 
 export function intervalFromEnv(env: Record<string, string | undefined>): number {
@@ -111,6 +113,7 @@ export class Monitor {
     const declaredOpen = declared.some((i) => i.models.includes(m.id) && i.status !== 'resolved' && i.scheduled === null);
     const change = step(track, { model: m.id, state, detail, at, declaredOpen }, randomUUID);
     if (change) await this.o.history.saveIncident(change.incident);
+    await this.o.onRound?.(m, statuses, state);
     this.rounds.set(m.id, (this.rounds.get(m.id) ?? 0) + 1);
   }
 }

@@ -61,6 +61,8 @@ export interface Incident {
   updates: IncidentUpdate[];
   /** Scheduled maintenance window (declared incidents only): models are under_maintenance inside it. */
   scheduled: { from: number; to: number } | null;
+  /** Declared incidents only: the models' state while it is open (probes do not overwrite it). */
+  state?: State;
 }
 
 export function targetKey(model: string, target: string): string {

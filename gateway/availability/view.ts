@@ -64,7 +64,12 @@ export function statusSource(o: StatusSourceOptions): StatusSource {
           bars: dailyBars(segments, at), windows: uptimeWindows(segments, at),
         };
       }));
-      for (const mv of models) if (mv.latencyMs === Infinity) mv.latencyMs = null;
+      for (const mv of models) {
+        if (mv.latencyMs === Infinity) mv.latencyMs = null;
+        // A person's open incident says the state; probes do not overwrite it.
+        const said = declared.find((i) => i.state && i.status !== 'resolved' && i.scheduled === null && i.models.includes(mv.id));
+        if (said?.state && mv.state !== 'under_maintenance') mv.state = said.state;
+      }
       const all = [...recorded, ...declared.filter((i) => i.scheduled === null)];
       const open = all.filter((i) => i.status !== 'resolved').sort((a, b) => b.createdAt - a.createdAt);
       const closed = all.filter((i) => i.status === 'resolved').sort((a, b) => b.createdAt - a.createdAt);

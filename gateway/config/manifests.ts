@@ -26,7 +26,7 @@ export interface ParsedManifests {
 }
 
 const LISTS: Record<KindName, keyof ManifestSet> = {
-  Plan: 'plans', Account: 'accounts', ApiKey: 'apiKeys', ModelRoute: 'modelRoutes', Secret: 'secrets',
+  Plan: 'plans', Account: 'accounts', ApiKey: 'apiKeys', ModelRoute: 'modelRoutes', Secret: 'secrets', Incident: 'incidents',
 };
 
 function pathString(path: readonly PropertyKey[]): string {
@@ -57,7 +57,7 @@ function objectLabel(doc: Record<string, unknown>): string {
 }
 
 export function parseManifests(docs: SourcedDoc[]): ParsedManifests {
-  const set: ManifestSet = { plans: [], accounts: [], apiKeys: [], modelRoutes: [], secrets: [] };
+  const set: ManifestSet = { plans: [], accounts: [], apiKeys: [], modelRoutes: [], secrets: [], incidents: [] };
   const errors: ManifestIssue[] = [];
   const warnings: ManifestIssue[] = [];
   for (const { source, doc } of docs) {

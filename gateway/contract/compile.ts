@@ -4,7 +4,7 @@
 // left out: a route keeps its good targets, an account with an unknown plan stays in the snapshot (its keys cannot
 // be served); see the verdicts for what is served.
 import { createHash } from 'node:crypto';
-import type { Account, ApiKey, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
+import type { Account, ApiKey, IncidentCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
 import { keySecretName, secretValues } from '../../crds/schema/index.ts';
 import { compileModels } from './compile-routes.ts';
 import { displayKey, hashKey, isWellFormedKey, KEY_PREFIX } from './keys.ts';
@@ -20,6 +20,8 @@ export interface ManifestSet {
   apiKeys: ApiKey[];
   modelRoutes: ModelRoute[];
   secrets: Secret[];
+  /** Declared incidents (status pages only; compile ignores them). */
+  incidents?: IncidentCr[];
 }
 
 export interface Problem {
@@ -137,6 +139,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       plan: a.spec.planRef,
       trialCreditNano: usdToNano(a.spec.trialCreditUsd),
       credits: a.spec.credits.map((c) => ({ id: c.id, amountNano: usdToNano(c.amountUsd) })),
+      ...(a.spec.billing ? { billing: a.spec.billing } : {}),
     };
     accountVerdicts[a.metadata.name] = accountVerdict(a, plans, opts.scope, problems);
   }

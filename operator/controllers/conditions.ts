@@ -13,7 +13,8 @@ export type Verdict = Pick<CompileVerdict, 'ready' | 'reason' | 'message'>;
 export function readyCondition(previous: readonly Condition[] | undefined, v: Verdict, generation: number | undefined, now: Date): Condition[] {
   const status = v.ready ? 'True' : 'False';
   const old = previous?.find((c) => c.type === 'Ready');
-  return [{
+  // Other conditions (the prober's Available) are kept: a merge patch replaces the list whole.
+  return [...(previous ?? []).filter((c) => c.type !== 'Ready'), {
     type: 'Ready',
     status,
     reason: v.reason,

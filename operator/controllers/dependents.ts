@@ -48,6 +48,9 @@ export function dependents(caches: Caches, kind: CrKind | 'Secret', name: string
       const users = secretUsers(caches, name);
       return users.length > 0 ? [...users, config] : [];
     }
+    case 'Incident':
+      // Read by the prober from the cache (operator/availability.ts); nothing to reconcile.
+      return [];
     default: {
       const never: never = kind;
       return never;
