@@ -8,13 +8,16 @@ import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { soak } from './soak.ts';
+import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 import { direct, floor, gateway, portkey, redis, redisStoreAvailable, upstream, type Subject } from './subjects.ts';
 
 const HELP = `npm run bench [-- options]
 
   --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
   --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
-  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-redis,gateway-redis-x2,portkey
+  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-redis,gateway-redis-x2,portkey; or of the
+                       scaling subjects, not run by default: gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
+                       gateway processes on a 3-master, 3-replica Redis Cluster)
   --json FILE          also write the raw results as JSON
   -h, --help           this help
 
@@ -28,7 +31,7 @@ function machine(): string {
   return `Machine: ${nproc} CPUs (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 }
 
-type Starter = (up: Proc, redisProc: () => Promise<Proc>) => Promise<Subject>;
+type Starter = (up: Proc, redisProc: () => Promise<Proc>, cluster: () => Promise<TestRedisCluster>) => Promise<Subject>;
 
 const STARTERS: Record<string, Starter> = {
   direct: async (up) => direct(up),
@@ -37,7 +40,12 @@ const STARTERS: Record<string, Starter> = {
   'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
   'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
   portkey: (up) => portkey(up),
+  'gateway-redis-x4': async (up, r) => gateway(up, { name: 'gateway-redis-x4', processes: 4, redis: await r() }),
+  'gateway-cluster': async (up, _r, c) => gateway(up, { name: 'gateway-cluster', processes: 1, redisCluster: (await c()).url }),
+  'gateway-cluster-x2': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x2', processes: 2, redisCluster: (await c()).url }),
+  'gateway-cluster-x4': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x4', processes: 4, redisCluster: (await c()).url }),
 };
+const SCALING = ['gateway-redis-x4', 'gateway-cluster', 'gateway-cluster-x2', 'gateway-cluster-x4'];
 
 async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<SubjectResult[]> {
   const up = await upstream();
@@ -45,7 +53,9 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
   for (const name of names) {
     let redisProc: Proc | null = null;
     const r = async (): Promise<Proc> => (redisProc = await redis());
-    const subject = await (STARTERS[name] as Starter)(up, r);
+    let cluster: TestRedisCluster | null = null;
+    const c = async (): Promise<TestRedisCluster> => (cluster = await startRedisCluster('bench'));
+    const subject = await (STARTERS[name] as Starter)(up, r, c);
     log(`measuring ${name}...`);
     try {
       results.push(await measure(subject, quick ? QUICK : FULL));
@@ -53,6 +63,7 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
       // The shared upstream stays; everything else the subject started goes, so idle processes never compete.
       await Promise.all(subject.procs.filter((p) => p !== up).map((p) => p.stop()));
       await (redisProc as Proc | null)?.stop();
+      await (cluster as TestRedisCluster | null)?.stop();
     }
   }
   await up.stop();
@@ -81,9 +92,9 @@ async function main(): Promise<void> {
     return;
   }
   const wanted = values.subjects ? values.subjects.split(',').map((x) => x.trim()) : ALL;
-  const unknown = wanted.filter((w) => !ALL.includes(w));
+  const unknown = wanted.filter((w) => !ALL.includes(w) && !SCALING.includes(w));
   if (unknown.length > 0) throw new Error(`unknown subjects: ${unknown.join(', ')}`);
-  const names = ALL.filter((n) => wanted.includes(n) && (redisOk || !n.startsWith('gateway-redis')));
+  const names = [...ALL, ...SCALING].filter((n) => wanted.includes(n) && (redisOk || !n.startsWith('gateway-redis')));
   if (!redisOk) log('The Redis store is not in this build yet: the gateway runs on its in-memory store.');
   const results = await compare(names, values.quick === true, log);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);

@@ -63,7 +63,8 @@ function profileArgs(): string[] {
 /** True once gateway/main.ts takes REDIS_URL for its store (the Redis store landed). */
 export function redisStoreAvailable(): boolean {
   if (!existsSync(join(ROOT, 'gateway/state/redis-store.ts'))) return false;
-  return /process\.env\.REDIS_URL/.test(readFileSync(join(ROOT, 'gateway/main.ts'), 'utf8'));
+  // gateway/main.ts, or the options module it reads its environment through.
+  return ['gateway/main.ts', 'gateway/options.ts'].some((f) => existsSync(join(ROOT, f)) && /REDIS_URL/.test(readFileSync(join(ROOT, f), 'utf8')));
 }
 
 export async function redis(): Promise<Proc> {
@@ -76,7 +77,8 @@ export async function redis(): Promise<Proc> {
   });
 }
 
-export async function gateway(up: Proc, opts: { name: string; processes: number; redis?: Proc }): Promise<Subject> {
+/** `redisCluster`: the seed nodes of a Redis Cluster (the processes get SVC_REDIS_CLUSTER=1). */
+export async function gateway(up: Proc, opts: { name: string; processes: number; redis?: Proc; redisCluster?: string }): Promise<Subject> {
   const key = generateKey();
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const config = join(dir, 'bench.yaml');
@@ -85,6 +87,7 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
     SVC_CONFIG: config, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'info', SVC_KEY_PEPPER: 'bench-pepper-not-secret',
   };
   if (opts.redis) env.REDIS_URL = `redis://127.0.0.1:${opts.redis.port}`;
+  if (opts.redisCluster) Object.assign(env, { REDIS_URL: opts.redisCluster, SVC_REDIS_CLUSTER: '1' });
   const procs: Proc[] = [];
   const metricsUrls: string[] = [];
   // One after the other: with REDIS_URL each process publishes the same config, which must stay idempotent.
