@@ -7,6 +7,48 @@ export const credit = z.object({
   note: z.string().max(1024).optional(),
 }).meta(cel({ rule: 'self == oldSelf', message: 'a credit cannot be changed once added; add a credit with a new id' }));
 
+/** One statement line: printable characters, no control characters (a line break only where allowed). */
+const LINE = '[^\\x00-\\x09\\x0b-\\x1f\\x7f]';
+
+/**
+ * The uptime SLA. An account is eligible when the platform team sets this (the enterprise contract is the explicit
+ * flag; it needs an invoiceHeader). Per UTC month: uptime = the month's uptime of each model the account called,
+ * weighted by its calls; below `uptimePercent`, a credit of `creditPercent` of the month's spend on the models below
+ * target, applied once as ledger entry sla-YYYY-MM.
+ */
+export const sla = z.object({
+  uptimePercent: z.number().min(90).max(99.999).describe('Monthly uptime target in percent, 90 to 99.999 (e.g. 99.9).'),
+  creditPercent: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(10)
+    .describe('Credit, in percent of the month\'s spend on the models below target, when uptime is below target.'),
+});
+
+export const billing = z
+  .object({
+    invoiceHeader: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(new RegExp(`^${LINE}{1,120}(\\n${LINE}{0,120}){0,7}$`), 'at most 8 lines of at most 120 printable characters')
+      .optional()
+      .describe('Statement header: legal name, address lines, tax id; at most 8 lines of 120 characters.'),
+    poNumber: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[\x20-\x7e]+$/, 'printable ASCII on one line')
+      .optional()
+      .describe('Purchase order number printed on every statement.'),
+    taxId: z.string().min(1).max(64).regex(/^[\x20-\x7e]+$/, 'printable ASCII on one line').optional().describe('Tax id (VAT, EIN, ...).'),
+    netTermsDays: z.number().int().min(0).max(120).optional().describe('Payment terms in days, printed on statements.'),
+    sla: sla.optional(),
+  })
+  .meta(cel({ rule: '!has(self.sla) || has(self.invoiceHeader)', message: 'an SLA is for enterprise accounts: set invoiceHeader too', fieldPath: '.sla' }));
+
 export const accountSpec = z.object({
   planRef: objectName.describe('Name of the Plan of this account.'),
   trialCreditUsd: usd.default(1).describe('Trial credit granted once when the account is first seen.'),
@@ -22,14 +64,7 @@ export const accountSpec = z.object({
       ...listMapKeys('id'),
       ...cel({ rule: 'self.size() >= oldSelf.size()', message: 'credits are append-only: a credit cannot be removed' }),
     }),
-  billing: z
-    .object({
-      invoiceHeader: z.string().max(1024).optional(),
-      poNumber: z.string().max(256).optional(),
-      sla: z.string().max(256).optional(),
-    })
-    .optional()
-    .describe('Enterprise billing details.'),
+  billing: billing.optional().describe('Enterprise billing: what monthly statements carry, and the uptime SLA.'),
 });
 
 export const account = z.object({

@@ -56,6 +56,14 @@ export const compiledAccount = z.object({
   plan: z.string(),
   trialCreditNano: z.number().int(),
   credits: z.array(z.object({ id: z.string(), amountNano: z.number().int() })),
+  /** Account.spec.billing (statements and the SLA); absent when the Account has none. */
+  billing: z.object({
+    invoiceHeader: z.string().optional(),
+    poNumber: z.string().optional(),
+    taxId: z.string().optional(),
+    netTermsDays: z.number().int().optional(),
+    sla: z.object({ uptimePercent: z.number(), creditPercent: z.number().int() }).optional(),
+  }).optional(),
 });
 
 export const snapshot = z.object({
