@@ -1,5 +1,7 @@
 // build(): the gateway's HTTP server over a set of dependencies (the test helper and main.ts both use it).
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { gatewayLogger } from './logger.ts';
 import { anthropicRoutes } from './http/anthropic-routes.ts';
 import { jsonBodies } from './http/body-parser.ts';
 import { cors } from './http/cors.ts';
@@ -25,22 +27,10 @@ export interface BuildOptions {
   ready?: () => boolean;
   /** Graceful shutdown: /readyz answers 503 once it started, and it counts and can end the calls in flight. */
   drain?: Drain;
+  /** The process's logger (logger.ts), made before the server; by default one at logLevel. */
+  logger?: Logger;
   /** Limits on slow clients (default: SVC_*_TIMEOUT_MS from the environment, else DEFAULT_TIMEOUTS). */
   timeouts?: Partial<ServerTimeouts>;
-}
-
-export const REDACT = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'headers.authorization',
-  'headers["x-api-key"]',
-  '*.apiKey',
-  '*.credential',
-  '*.pepper',
-];
-
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
-  return { level, redact: { paths: REDACT, censor: '[redacted]' } };
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -54,7 +44,8 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     // Model ids may be up to 200 characters (the ModelRoute schema): the path parameter takes them.
     routerOptions: { maxParamLength: 256 },
     frameworkErrors: frameworkError,
-    logger: loggerOptions(opts.logLevel ?? process.env.LOG_LEVEL ?? 'info'),
+    // Typed as fastify's base logger, so plugins and routes take this instance like any other.
+    loggerInstance: (opts.logger ?? gatewayLogger(opts.logLevel ?? process.env.LOG_LEVEL ?? 'info')) as FastifyBaseLogger,
     bodyLimit: opts.bodyLimit ?? 10 * 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,

@@ -64,9 +64,9 @@ export function metricsListen(env: Record<string, string | undefined>): { port: 
   return { port, host: env.SVC_METRICS_HOST || env.HOST || '0.0.0.0' };
 }
 
-/** The gateway's metrics listener, from the environment; a readable Error when it cannot listen. */
-export async function serveGatewayMetrics(registry: Registry, env: Record<string, string | undefined>, ready: Readiness): Promise<MetricsServer & { url: string }> {
-  const { port, host } = metricsListen(env);
+/** The gateway's metrics listener (metricsListen's port and host); a readable Error when it cannot listen. */
+export async function serveGatewayMetrics(registry: Registry, listen: { port: number; host: string }, ready: Readiness): Promise<MetricsServer & { url: string }> {
+  const { port, host } = listen;
   let srv: MetricsServer;
   try {
     srv = await serveMetrics(registry, port, host, ready);

@@ -1,0 +1,138 @@
+// The gateway's settings, parsed once: the command line and the environment, with the --help text. A bad value is
+// an Error that names it, before anything starts (as operator/options.ts does for the operator).
+import { randomBytes } from 'node:crypto';
+import { keyringFromEnv, type Keyring } from './contract/sealed-credentials.ts';
+import { DEMO_CONFIG } from './config/standalone.ts';
+import { metricsListen } from './http/metrics-server.ts';
+import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
+import { drainSeconds } from './lifecycle/drain.ts';
+import { PEPPER_REQUIRED, redisOptionsFromEnv } from './state/redis-env.ts';
+import type { RedisStoreOptions } from './state/redis-store.ts';
+
+export type Env = Record<string, string | undefined>;
+
+export const HELP = `svc-gateway: OpenAI- and Anthropic-compatible AI gateway
+
+Usage:
+  node gateway/main.ts [--config PATH] [--port N]     standalone (npm start)
+  node gateway/main.ts --cluster                        cluster mode: config and state from REDIS_URL (npm run gateway)
+
+Options:
+  --config PATH   manifests: a YAML file with several documents, or a folder (default: $SVC_CONFIG, else the demo)
+  --port N        listen port of the API (default: $PORT, else 8080); metrics are on SVC_METRICS_PORT
+  --cluster       read config and keys from Redis, as written by the operator (REDIS_URL and SVC_KEY_PEPPER required);
+                  not ready (/readyz 503) until the operator has published a config
+  -h, --help      this help
+
+Environment:
+  PORT            listen port (8080)             HOST        listen address (0.0.0.0)
+  SVC_METRICS_PORT  port of /metrics (Prometheus), /healthz and /readyz, kept off the API port because the metrics
+                    list every account's balance (9090; 0 = any free port). Keep it inside the cluster.
+  SVC_METRICS_HOST  listen address of that port (default: HOST)
+  SVC_CONFIG      manifests for standalone mode  LOG_LEVEL   fatal|error|warn|info|debug (info)
+  SVC_KEY_PEPPER  secret used to hash API keys (standalone default: random per process; required with REDIS_URL)
+  REDIS_URL       shared state for several gateway processes: limits, holds, balances, usage stream.
+                  Each process publishes its manifests there (idempotent; credits applied once by id).
+  SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
+  SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
+  SVC_REDIS_PREFIX       prefix of every Redis key (svc)
+  DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter
+  SVC_CONSOLE_TOKEN      admin token of the console at /dashboard (at least 16 characters; default: generated, printed)
+  SVC_CONSOLE_STATE      without REDIS_URL: a JSON file where the console keeps the keys it made (as HMACs) and
+                         pending revocations across restarts (needs a fixed SVC_KEY_PEPPER); default: memory only
+  SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
+  SVC_DRAIN_SECONDS      on SIGTERM: /readyz turns 503 and no new connection is accepted; calls in flight may
+                         finish for this long, then end (a stream with an error event); holds are settled and
+                         usage flushed before exit (30)
+  SVC_HEADERS_TIMEOUT_MS a client's request headers must arrive within this (10000)
+  SVC_REQUEST_TIMEOUT_MS a client's headers and body must arrive within this (60000)
+  SVC_IDLE_TIMEOUT_MS    a connection with no byte either way for this long is closed (300000)
+
+The demo config (${DEMO_CONFIG}) serves the built-in mock provider offline;
+the keys it generates are printed once at start.`;
+
+interface CommonOptions {
+  port: number;
+  host: string;
+  drainMs: number;
+  metrics: { port: number; host: string };
+  timeouts: ServerTimeouts;
+  logLevel: string;
+  /** The environment, for the parts that read settings of their own (the console). */
+  env: Env;
+}
+
+export interface StandaloneOptions extends CommonOptions {
+  mode: 'standalone';
+  configPath: string | undefined;
+  /** SVC_KEY_PEPPER, or a random one for this process (memory store only). */
+  pepper: string;
+  redis: RedisStoreOptions | undefined;
+  redisPrefix: string;
+  databaseUrl: string | undefined;
+}
+
+export interface ClusterOptions extends CommonOptions {
+  mode: 'cluster';
+  pepper: string;
+  redis: RedisStoreOptions;
+  keyring: Keyring | null;
+  pollMs: number;
+}
+
+export const CLUSTER_NEEDS = 'Cluster mode needs REDIS_URL (the Redis the operator writes to) and SVC_KEY_PEPPER '
+  + '(the same secret the operator hashes keys with).';
+
+export interface Args {
+  cluster?: boolean;
+  config?: string;
+  port?: string;
+}
+
+function portOf(args: Args, env: Env): number {
+  const v = args.port ?? env.PORT;
+  if (v === undefined || v === '') return 8080;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`The port (--port or PORT) must be 0-65535, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function pollMs(env: Env): number {
+  const v = env.SVC_CONFIG_POLL_MS;
+  if (v === undefined || v === '') return 3000;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 100) throw new Error(`SVC_CONFIG_POLL_MS must be an integer >= 100, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function common(args: Args, env: Env): CommonOptions {
+  return {
+    port: portOf(args, env),
+    host: env.HOST ?? '0.0.0.0',
+    drainMs: drainSeconds(env) * 1000,
+    metrics: metricsListen(env),
+    timeouts: timeoutsFromEnv(env),
+    logLevel: env.LOG_LEVEL || 'info',
+    env,
+  };
+}
+
+/** Every setting of one gateway process; throws an Error naming the first bad one. */
+export function gatewayOptions(args: Args, env: Env): StandaloneOptions | ClusterOptions {
+  const base = common(args, env);
+  const url = env.REDIS_URL || undefined;
+  if (args.cluster) {
+    if (!url || !env.SVC_KEY_PEPPER) throw new Error(CLUSTER_NEEDS);
+    return { ...base, mode: 'cluster', pepper: env.SVC_KEY_PEPPER, redis: redisOptionsFromEnv(url, env), keyring: keyringFromEnv(env), pollMs: pollMs(env) };
+  }
+  if (url && !env.SVC_KEY_PEPPER) throw new Error(PEPPER_REQUIRED);
+  return {
+    ...base,
+    mode: 'standalone',
+    configPath: args.config ?? env.SVC_CONFIG,
+    pepper: env.SVC_KEY_PEPPER || randomBytes(32).toString('hex'),
+    redis: url ? redisOptionsFromEnv(url, env) : undefined,
+    redisPrefix: env.SVC_REDIS_PREFIX || 'svc',
+    databaseUrl: env.DATABASE_URL || undefined,
+  };
+}

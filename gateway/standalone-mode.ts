@@ -1,0 +1,127 @@
+// `npm start`: the standalone gateway. Config from manifest files (or the demo), state in memory or in Redis
+// (REDIS_URL: the process publishes its manifests there), usage in memory or Postgres, and the console on the same
+// port. Returns what it printed and how to stop; throws an Error with a readable message when it cannot start.
+import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
+import { ConfigError, loadStandaloneConfig } from './config/standalone.ts';
+import { Metrics } from './http/metrics.ts';
+import { serveGatewayMetrics } from './http/metrics-server.ts';
+import { Drain } from './lifecycle/drain.ts';
+import { gatewayLogger } from './logger.ts';
+import type { StandaloneOptions } from './options.ts';
+import { build } from './server.ts';
+import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './state/last-used.ts';
+import { MemoryStore } from './state/memory-store.ts';
+import { redactUrl, sharedKeys } from './state/redis-env.ts';
+import { RedisStore } from './state/redis-store.ts';
+import type { Store } from './state/store.ts';
+import { forwardingLog } from './usage/exporter/log.ts';
+import { standaloneUsage } from './usage/standalone.ts';
+
+export interface Standalone {
+  /** http://host:port of the API (0.0.0.0 shown as 127.0.0.1). */
+  url: string;
+  metricsUrl: string;
+  /** Keys generated for this run (shown once). */
+  generated: Array<{ apiKey: string; account: string; key: string }>;
+  /** The console's admin token when it was generated (null: it came from SVC_CONSOLE_TOKEN). */
+  consoleToken: string | null;
+  stop(): Promise<void>;
+}
+
+interface State {
+  store: Store;
+  backing: StandaloneConsoleOptions['backing'];
+  lastUsed: LastUsed;
+  configKeys: ReturnType<typeof loadStandaloneConfig>['keys'];
+  generated: Standalone['generated'];
+}
+
+export async function startStandalone(opts: StandaloneOptions): Promise<Standalone> {
+  const logger = gatewayLogger(opts.logLevel);
+  let config;
+  try {
+    config = loadStandaloneConfig(opts.configPath, opts.pepper);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new Error(err.message, { cause: err });
+    throw err;
+  }
+  const metrics = new Metrics();
+  const usageLog = forwardingLog();
+  const usage = standaloneUsage({
+    databaseUrl: opts.databaseUrl, redisUrl: opts.redis?.url, redisPrefix: opts.redisPrefix,
+    registry: metrics.registry, log: usageLog, snapshot: config.snapshot,
+  });
+  usageLog.attach(logger);
+  const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
+  const snapshot = config.snapshot;
+  const drain = new Drain();
+  const { app } = await build({
+    config: { current: () => snapshot }, store: withLastUsed(state.store, state.lastUsed), pepper: opts.pepper, metrics, drain, logger,
+    timeouts: opts.timeouts,
+  });
+  let consoleToken: string | null;
+  try {
+    consoleToken = (await mountStandaloneConsole(app, {
+      snapshot, configKeys: state.configKeys, pepper: opts.pepper, backing: state.backing, lastUsed: state.lastUsed, env: opts.env,
+    })).generatedToken;
+  } catch (err) {
+    await state.store.close();
+    throw new Error(`Cannot start the console: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  for (const w of config.warnings) logger.warn({ source: w.source, object: w.object, field: w.field }, w.message);
+  const address = await app.listen({ port: opts.port, host: opts.host });
+  let metricsServer: Awaited<ReturnType<typeof serveGatewayMetrics>>;
+  try {
+    metricsServer = await serveGatewayMetrics(metrics.registry, opts.metrics, () => (drain.draining ? 'draining' : true));
+  } catch (err) {
+    await app.close();
+    await state.store.close();
+    await usage.close();
+    throw err;
+  }
+  return {
+    url: address.replace('0.0.0.0', '127.0.0.1'),
+    metricsUrl: metricsServer.url,
+    generated: state.generated,
+    consoleToken,
+    stop: async () => {
+      await drain.run(app, opts.drainMs, app.log);
+      await state.store.close();
+      await usage.close();
+      await metricsServer.close();
+    },
+  };
+}
+
+type Config = ReturnType<typeof loadStandaloneConfig>;
+
+async function inMemory(config: Config, sink: ReturnType<typeof standaloneUsage>['sink']): Promise<State> {
+  const memory = new MemoryStore(sink);
+  await memory.applyConfig(config.snapshot, config.keys);
+  return {
+    store: memory, backing: { kind: 'memory', store: memory, sink },
+    lastUsed: new MemoryLastUsed(), configKeys: config.keys, generated: config.generated,
+  };
+}
+
+/** Publishes this process's manifests to the shared Redis (idempotent; credits applied once by id). */
+async function onRedis(opts: StandaloneOptions, config: Config, logger: ReturnType<typeof gatewayLogger>): Promise<State> {
+  const redisOpts = opts.redis as NonNullable<StandaloneOptions['redis']>;
+  const shared = sharedKeys(config.keys, config.generated);
+  let redis: RedisStore;
+  try {
+    redis = await RedisStore.connect({ ...redisOpts, onWarning: (m, e) => logger.warn({ err: e }, m) });
+  } catch (err) {
+    throw new Error(`Cannot use Redis at ${redactUrl(redisOpts.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  try {
+    await redis.applyConfig(config.snapshot, shared.keys);
+  } catch (err) {
+    await redis.close();
+    throw new Error(`Cannot publish the config to Redis at ${redactUrl(redisOpts.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  for (const name of shared.skipped) {
+    logger.warn(`ApiKey ${name} has no key in its Secret, so it gets none: with REDIS_URL every process must know the same key. Put one in the Secret (data key "key").`);
+  }
+  return { store: redis, backing: { kind: 'redis', store: redis }, lastUsed: new RedisLastUsed(redis.redis, redis.prefix), configKeys: shared.keys, generated: [] };
+}
