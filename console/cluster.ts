@@ -11,6 +11,7 @@ import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { KubernetesAuth } from './auth/kubernetes.ts';
 import { RedisSessions } from './auth/sessions.ts';
 import { RedisSignInLimit } from './auth/sign-in-limit.ts';
+import { mountClusterStatus } from './status/cluster.ts';
 import { billingWebhookPlugin } from './billing/webhook-route.ts';
 import { clusterBilling } from './billing/wiring.ts';
 import { ClusterKeys } from './keys/cluster-backend.ts';
@@ -85,6 +86,8 @@ export async function startClusterConsole(env: Env, port: number): Promise<Clust
     sessions: new RedisSessions(redis, prefix), signInLimit: new RedisSignInLimit(redis, prefix), apiBaseUrl: env.SVC_API_BASE_URL || undefined,
   }));
   // Rotations' grace periods end on time even when nobody opens the page (every replica may do it: idempotent).
+  // /status, its JSON and badges, /trust, /.well-known/security.txt: public, from what the operator's leader writes.
+  const status = await mountClusterStatus(app, { redis, prefix, env });
   const timer = setInterval(() => void keys.sweep(null, Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Pending revocations not applied yet')), 10_000);
   timer.unref();
   const address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
@@ -92,6 +95,7 @@ export async function startClusterConsole(env: Env, port: number): Promise<Clust
     app, address,
     stop: async () => {
       clearInterval(timer);
+      status.close();
       await app.close();
       await pool?.end().catch(() => {});
       redis.disconnect();

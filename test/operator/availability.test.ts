@@ -4,10 +4,7 @@
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterStatusSource } from '../../gateway/availability/cluster-source.ts';
-import { decodeSnapshot, readCurrentVersion, readSnapshot } from '../../gateway/contract/config-channel.ts';
-import type { Snapshot } from '../../gateway/contract/snapshot.ts';
-import { mountStatusPages } from '../../console/status/mount.ts';
+import { mountClusterStatus } from '../../console/status/cluster.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { account, plan, route, toYaml } from '../helpers/manifests.ts';
 import { install, startCluster, type Cluster, type Installation } from './harness.ts';
@@ -78,19 +75,10 @@ describe('operator probes', () => {
 });
 
 describe('declared incidents', () => {
-  it('an Incident applied with kubectl shows on /status (read from Redis, as the console process does)', async () => {
+  it("an Incident applied with kubectl shows on the console process's /status (read from Redis)", async () => {
     const redis = new Redis(cluster.redis.url);
-    const snapshot = async (): Promise<Snapshot> => {
-      const v = await readCurrentVersion(redis, inst.prefix);
-      const raw = v ? await readSnapshot(redis, inst.prefix, v) : null;
-      const d = raw ? decodeSnapshot(raw) : null;
-      if (!d?.ok) throw new Error('no snapshot published');
-      return d.snapshot;
-    };
-    const snap = await snapshot();
-    const source = clusterStatusSource({ redis, prefix: inst.prefix, snapshot: () => snap, env: {} });
     const app = Fastify();
-    await mountStatusPages(app, { source, env: {} });
+    const status = await mountClusterStatus(app, { redis, prefix: inst.prefix, env: {} });
     try {
       await inst.kubectlOk(['apply', '-f', '-'], toYaml([{
         apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'Incident', metadata: { name: 'eu-latency' },
@@ -112,7 +100,7 @@ describe('declared incidents', () => {
       expect(html).toContain('Slow answers from the EU region');
       expect(html).toContain('The EU upstream is overloaded.');
     } finally {
-      source.close();
+      status.close();
       await app.close();
       redis.disconnect();
     }
