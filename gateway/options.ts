@@ -47,6 +47,9 @@ Environment:
   SVC_HEADERS_TIMEOUT_MS a client's request headers must arrive within this (10000)
   SVC_REQUEST_TIMEOUT_MS a client's headers and body must arrive within this (60000)
   SVC_IDLE_TIMEOUT_MS    a connection with no byte either way for this long is closed (300000)
+  SVC_PROBE_INTERVAL_SECONDS  availability probes of every target, unless its ModelRoute sets spec.probe (180; at least 5)
+  SVC_SECURITY_CONTACT   /trust and /.well-known/security.txt: e-mail addresses or URLs, comma-separated
+  SVC_SECURITY_TXT_EXPIRES  security.txt Expires (ISO date; default 180 days ahead)   SVC_PUBLIC_URL  its Canonical
 
 The demo config (${DEMO_CONFIG}) serves the built-in mock provider offline;
 the keys it generates are printed once at start.`;

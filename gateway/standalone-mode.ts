@@ -2,6 +2,9 @@
 // (REDIS_URL: the process publishes its manifests there), usage in memory or Postgres, and the console on the same
 // port. Returns what it printed and how to stop; throws an Error with a readable message when it cannot start.
 import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
+import { mountStatusPages } from '../console/status/mount.ts';
+import { declaredIncidents } from './availability/declared.ts';
+import { localAvailability } from './availability/standalone.ts';
 import { ConfigError, loadStandaloneConfig } from './config/standalone.ts';
 import { Metrics } from './http/metrics.ts';
 import { serveGatewayMetrics } from './http/metrics-server.ts';
@@ -55,7 +58,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
   const snapshot = config.snapshot;
   const drain = new Drain();
-  const { app } = await build({
+  const { app, deps } = await build({
     config: { current: () => snapshot }, store: withLastUsed(state.store, state.lastUsed), pepper: opts.pepper, metrics, drain, logger,
     timeouts: opts.timeouts,
   });
@@ -68,6 +71,15 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     await state.store.close();
     throw new Error(`Cannot start the console: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  // The process probes its own targets; states in memory, or on Redis where other gateways read them (/status, /trust).
+  const declared = declaredIncidents(config.incidents);
+  const redisBoard = state.backing.kind === 'redis' ? { client: state.backing.store.redis, prefix: state.backing.store.prefix } : undefined;
+  const availability = localAvailability({
+    snapshot: () => snapshot, env: opts.env, redis: redisBoard, declared: () => declared,
+    onError: (err) => logger.warn({ err }, 'Availability: a probe round or a board read failed'),
+  });
+  deps.availability = availability.health;
+  await mountStatusPages(app, { source: availability.source, env: opts.env });
   for (const w of config.warnings) logger.warn({ source: w.source, object: w.object, field: w.field }, w.message);
   const address = await app.listen({ port: opts.port, host: opts.host });
   let metricsServer: Awaited<ReturnType<typeof serveGatewayMetrics>>;
@@ -86,6 +98,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     consoleToken,
     stop: async () => {
       await drain.run(app, opts.drainMs, app.log);
+      await availability.close();
       await state.store.close();
       await usage.close();
       await metricsServer.close();

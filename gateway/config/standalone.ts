@@ -1,6 +1,6 @@
 // Standalone config: manifests from SVC_CONFIG (a multi-document YAML file or a folder), or the demo config.
 import { fileURLToPath } from 'node:url';
-import type { ApiKey } from '../../crds/schema/index.ts';
+import type { ApiKey, IncidentCr } from '../../crds/schema/index.ts';
 import { compile, type CompileResult, type Problem } from '../contract/compile.ts';
 import { generateKey } from '../contract/keys.ts';
 import { formatIssue, parseManifests, readManifestFiles, type ManifestIssue } from './manifests.ts';
@@ -19,6 +19,8 @@ export interface StandaloneConfig extends CompileResult {
   /** Keys generated for ApiKeys whose Secret holds none: shown once at start. */
   generated: Array<{ apiKey: string; account: string; key: string }>;
   warnings: ManifestIssue[];
+  /** Incident documents among the manifests (declared incidents on /status). */
+  incidents: IncidentCr[];
 }
 
 export function loadStandaloneConfig(path: string | undefined, pepper: string): StandaloneConfig {
@@ -40,5 +42,5 @@ export function loadStandaloneConfig(path: string | undefined, pepper: string): 
   const errors = result.problems.filter((p) => p.leftOut !== 'target');
   if (errors.length > 0) throw new ConfigError(errors.map(issue));
   const leftOut = result.problems.filter((p) => p.leftOut === 'target').map((p) => issue({ ...p, message: `${p.message}; the target is not served` }));
-  return { ...result, generated, warnings: [...parsed.warnings, ...leftOut] };
+  return { ...result, generated, warnings: [...parsed.warnings, ...leftOut], incidents: parsed.set.incidents ?? [] };
 }
