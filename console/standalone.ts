@@ -72,7 +72,8 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   const timer = setInterval(() => void keys.sweep(Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Console: pending revocations not applied yet')), 10_000);
   timer.unref();
   const usage = usageSource(o);
-  const billing = standaloneBilling(o.env, o.snapshot, b);
+  const billing = standaloneBilling(o.env, o.snapshot, b, b.kind === 'redis' ? (a) => b.store.usageEvents(a)
+    : async () => (b.sink instanceof MemoryUsageSink ? b.sink.events : []));
   await app.register(billingWebhookPlugin(billing));
   await app.register(consolePlugin({
     billing, publicBaseUrl: o.env.SVC_CONSOLE_BASE_URL || undefined,

@@ -1,6 +1,7 @@
 // What the billing page and the webhook need, wherever the console runs: the Stripe client (null when payments are
 // not set up), the payments ledger, the balance, and the credits from the config (trial, Account.spec.credits[]).
 import type { BillingLedger } from '../../gateway/state/billing-ledger.ts';
+import type { AccountBilling, StatementSource } from './statement.ts';
 import type { StripeClient } from './stripe-client.ts';
 
 export interface ConfigCredit { kind: 'trial' | 'credit'; reference: string; amountNano: number }
@@ -14,6 +15,10 @@ export interface BillingBackend {
   accountExists(account: string): Promise<boolean>;
   /** With DATABASE_URL: copies the account's applied entries to Postgres ledger_credits (idempotent). */
   copyToPostgres?(account: string): Promise<void>;
+  /** Monthly statements: Postgres with DATABASE_URL, else what the process holds (absent: no statements). */
+  statements?: StatementSource;
+  /** Account.spec.billing as compiled (null when the account has none). */
+  accountBilling?(account: string): Promise<AccountBilling | null>;
   close?(): Promise<void>;
 }
 

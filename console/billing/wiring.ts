@@ -1,5 +1,6 @@
 // The billing backend for the standalone process (its own store: memory or Redis) and for the cluster console (the
 // gateways' Redis): the same ledger rules either way (gateway/state/billing-ledger.ts).
+import { redisKeys } from '../../gateway/contract/redis-keys.ts';
 import type { Redis } from 'ioredis';
 import type { Snapshot } from '../../gateway/contract/snapshot.ts';
 import { MemoryBilling, RedisBilling, type BillingLedger } from '../../gateway/state/billing-ledger.ts';
@@ -8,7 +9,10 @@ import type { RedisStore } from '../../gateway/state/redis-store.ts';
 import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
 import { createPool } from '../../gateway/usage/postgres/pool.ts';
 import { accountKeys } from '../../gateway/state/redis-store.ts';
+import type { UsageEvent } from '../../gateway/usage/event.ts';
 import type { BillingBackend, ConfigCredit } from './backend.ts';
+import { MemoryStatementSource, PostgresStatementSource } from './statement-source.ts';
+import type { StatementSource } from './statement.ts';
 import { stripeSettings } from './settings.ts';
 import { StripeClient } from './stripe-client.ts';
 
@@ -34,22 +38,43 @@ function stripeParts(env: Env, ledger: BillingLedger): Pick<BillingBackend, 'str
   };
 }
 
-export function standaloneBilling(env: Env, snapshot: Snapshot, backing: { kind: 'memory'; store: MemoryStore } | { kind: 'redis'; store: RedisStore }): BillingBackend {
+/** Statements from Postgres with DATABASE_URL (their own small pool), else from `memory` when given. */
+function statementParts(env: Env, memory: (() => StatementSource) | null): Pick<BillingBackend, 'statements'> & { end?: () => Promise<void> } {
+  if (env.DATABASE_URL) {
+    const pool = createPool(env.DATABASE_URL, { max: 1, statementTimeoutMs: 15_000 });
+    pool.on('error', () => {});
+    return { statements: new PostgresStatementSource(pool), end: () => pool.end().catch(() => {}) };
+  }
+  return memory ? { statements: memory() } : {};
+}
+
+function withStatements(base: BillingBackend, st: ReturnType<typeof statementParts>): BillingBackend {
+  const close = base.close;
+  return { ...base, statements: st.statements, close: async () => void (await Promise.all([close?.(), st.end?.()])) };
+}
+
+export function standaloneBilling(env: Env, snapshot: Snapshot, backing: { kind: 'memory'; store: MemoryStore } | { kind: 'redis'; store: RedisStore },
+  events?: (account: string) => Promise<Iterable<UsageEvent>>): BillingBackend {
   const store = backing.store;
-  return {
+  const base: BillingBackend = {
     ...stripeParts(env, backing.kind === 'memory' ? new MemoryBilling(backing.store) : new RedisBilling(backing.store.redis, backing.store.prefix)),
     balanceNano: async (account) => (await store.view(account, '', Date.now())).balanceNano,
     configCredits: async (account) => creditsOf(snapshot, account),
     accountExists: async (account) => Object.hasOwn(snapshot.accounts, account),
+    accountBilling: async (account) => snapshot.accounts[account]?.billing ?? null,
   };
+  const startedAt = Date.now();
+  return withStatements(base, statementParts(env, events ? () => new MemoryStatementSource({
+    events, startedAt, configCredits: base.configCredits, entries: (a) => base.ledger.entries(a),
+  }) : null));
 }
 
 export function clusterBilling(env: Env, redis: Redis, prefix: string, accounts: () => Promise<string[]>): BillingBackend {
   const snapshot = async (): Promise<Pick<Snapshot, 'accounts'> | null> => {
-    const raw = await redis.get(`${prefix}:config:snapshot`);
+    const raw = await redis.get(redisKeys(prefix).appliedSnapshot);
     return raw ? (JSON.parse(raw) as Pick<Snapshot, 'accounts'>) : null;
   };
-  return {
+  return withStatements({
     ...stripeParts(env, new RedisBilling(redis, prefix)),
     balanceNano: async (account) => {
       const [credited, spent] = await redis.hmget(accountKeys(prefix, account).acct, 'credited', 'spent');
@@ -57,5 +82,6 @@ export function clusterBilling(env: Env, redis: Redis, prefix: string, accounts:
     },
     configCredits: async (account) => creditsOf(await snapshot(), account),
     accountExists: async (account) => (await accounts()).includes(account),
-  };
+    accountBilling: async (account) => (await snapshot())?.accounts[account]?.billing ?? null,
+  }, statementParts(env, null));
 }

@@ -4,6 +4,7 @@ import { html, type Html } from '../html.ts';
 import type { AppliedEntry } from '../../gateway/state/billing-ledger.ts';
 import type { ConfigCredit } from '../billing/backend.ts';
 import { MAX_CENTS, MIN_CENTS } from '../billing/backend.ts';
+import type { AccountBilling } from '../billing/statement.ts';
 import { accountSelector } from './keys.ts';
 import { field, page, utc } from './layout.ts';
 
@@ -21,11 +22,16 @@ export interface BillingView {
   form?: { amount?: string };
   error?: string;
   notice?: string;
+  /** Months with statement links (YYYY-MM, newest first); absent: statements are not available here. */
+  statementMonths?: string[];
+  /** Account.spec.billing: the invoice header, PO number, terms and SLA the statements carry. */
+  accountBilling?: AccountBilling | null;
 }
 
 const KIND_LABELS: Record<string, string> = {
   trial: 'Trial credit', credit: 'Credit (config)', payment: 'Top-up (Stripe)', 'payment-failed': 'Payment failed (no credit)',
   'payment-unpaid': 'Payment pending (no credit yet)', refund: 'Refund', dispute: 'Dispute', 'dispute-reinstated': 'Dispute won (reinstated)',
+  sla: 'SLA credit',
 };
 
 /** USD for display: cents when the amount is whole cents, else all 9 decimals (nothing is rounded away unseen). */
@@ -68,5 +74,15 @@ ${v.openDisputes > 0 ? html`<div class="stat"><dt>Open disputes</dt><dd>${v.open
 ${payments}
 <table><caption>Ledger of account ${v.account}: credits and payments (usage is on the Usage page)</caption>
 <thead><tr><th scope="col">Date</th><th scope="col">Entry</th><th scope="col">Reference</th><th scope="col">Amount (USD)</th></tr></thead>
-<tbody>${ledgerRows(v)}</tbody></table>`);
+<tbody>${ledgerRows(v)}</tbody></table>
+${statements(v)}`);
+}
+
+function statements(v: BillingView): Html | string {
+  if (!v.statementMonths) return '';
+  const b = v.accountBilling;
+  const q = `?account=${encodeURIComponent(v.account)}`;
+  return html`<section aria-labelledby="st-h"><h2 id="st-h">Monthly statements</h2>
+${b ? html`<dl>${b.invoiceHeader ? html`<dt>Invoice header</dt><dd>${b.invoiceHeader.split('\n').map((l, i) => html`${i > 0 ? html`<br>` : ''}${l}`)}</dd>` : ''}${b.poNumber ? html`<dt>PO number</dt><dd>${b.poNumber}</dd>` : ''}${b.taxId ? html`<dt>Tax id</dt><dd>${b.taxId}</dd>` : ''}${b.sla ? html`<dt>SLA</dt><dd>${b.sla.uptimePercent}% monthly uptime; ${b.sla.creditPercent}% credit below it</dd>` : ''}</dl>` : ''}
+<ul>${v.statementMonths.map((m) => html`<li>${m}: <a href="/dashboard/billing/statements/${m}.pdf${q}">PDF<span class="sr-only"> statement ${m}</span></a>, <a href="/dashboard/billing/statements/${m}.csv${q}">CSV<span class="sr-only"> statement ${m}</span></a></li>`)}</ul></section>`;
 }

@@ -2,6 +2,8 @@
 // Session and redirects to it; the Payment link is made once per account and kept in the ledger's store.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseUsdCents, type BillingBackend } from '../billing/backend.ts';
+import { statementPdf } from '../billing/statement-pdf.ts';
+import { buildStatement, monthRange, statementCsv } from '../billing/statement.ts';
 import { StripeError } from '../billing/stripe-client.ts';
 import { billingPage, type BillingView } from '../pages/billing.ts';
 import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
@@ -36,7 +38,14 @@ async function render(deps: ConsoleDeps & { billing: BillingBackend }, req: Fast
   return sendHtml(reply, status, billingPage({
     ...extra, user: userOf(req), accounts, account, configured: b.stripe !== null, balanceNano, openDisputes, configCredits, entries,
     paymentLink: link.url, linkError: link.error,
+    ...(b.statements ? { statementMonths: recentMonths(deps.now(), 3), accountBilling: (await b.accountBilling?.(account)) ?? null } : {}),
   }));
+}
+
+/** The current UTC month and the `n - 1` before it, newest first. */
+export function recentMonths(now: number, n: number): string[] {
+  const d = new Date(now);
+  return Array.from({ length: n }, (_, i) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - i, 1)).toISOString().slice(0, 7));
 }
 
 export function billingRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
@@ -47,6 +56,19 @@ export function billingRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const q = queryOf(req);
     const notice = q.paid === '1' ? 'Thank you: the credit appears here once Stripe confirms the payment.' : q.canceled === '1' ? 'The payment was canceled; nothing was charged.' : undefined;
     return render(withB, req, reply, 200, { account: q.account, notice });
+  });
+
+  // A monthly statement, as PDF or CSV: the same manage-billing check as the page, on the server.
+  app.get<{ Params: { file: string } }>('/dashboard/billing/statements/:file', async (req, reply) => {
+    const m = /^(\d{4}-\d{2})\.(csv|pdf)$/.exec(req.params.file);
+    const month = m?.[1] ?? '';
+    const { account } = await pick(deps, req, queryOf(req).account);
+    if (!m || !monthRange(month) || !b.statements) return reply.code(404).type('text/plain; charset=utf-8').send('No such statement.');
+    await b.copyToPostgres?.(account).catch((err: unknown) => req.log.warn({ err, account }, 'Payments not copied to Postgres before the statement'));
+    const s = buildStatement(account, month, (await b.accountBilling?.(account)) ?? null, await b.statements.month(account, month));
+    const name = `statement-${account}-${month}.${m[2]}`;
+    reply.header('content-disposition', `attachment; filename="${name}"`).header('cache-control', 'no-store');
+    return m[2] === 'pdf' ? reply.type('application/pdf').send(statementPdf(s)) : reply.type('text/csv; charset=utf-8').send(statementCsv(s));
   });
 
   app.post('/dashboard/billing/checkout', async (req, reply) => {

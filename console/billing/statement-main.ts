@@ -1,0 +1,56 @@
+// npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH]
+// A monthly statement from Postgres (DATABASE_URL): usage_daily and ledger_credits, as the console serves it. The
+// invoice header, PO number and SLA come from the Account in --config (the manifests, a file or a folder; default
+// $SVC_CONFIG); without it the statement has no header block. Writes to --out, else to stdout.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parseManifests, readManifestFiles, formatIssue } from '../../gateway/config/manifests.ts';
+import { createPool } from '../../gateway/usage/postgres/pool.ts';
+import { statementPdf } from './statement-pdf.ts';
+import { PostgresStatementSource } from './statement-source.ts';
+import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statement.ts';
+
+const USAGE = 'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH]  (DATABASE_URL)';
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function billingFrom(path: string | undefined, account: string): AccountBilling | null {
+  if (!path) return null;
+  const read = readManifestFiles(path);
+  const parsed = parseManifests(read.docs);
+  const errors = [...read.errors, ...parsed.errors];
+  if (errors.length > 0) fail(`the manifests in ${path} have errors:\n${errors.map(formatIssue).join('\n')}`);
+  const a = parsed.set.accounts.find((x) => x.metadata.name === account);
+  if (!a) fail(`no Account ${account} in ${path}`);
+  return a.spec.billing ?? null;
+}
+
+const { values } = parseArgs({
+  options: {
+    account: { type: 'string' }, month: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' },
+    config: { type: 'string' }, help: { type: 'boolean' },
+  },
+});
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const { account, month, format } = values;
+if (!account) fail('--account is required');
+if (!month || !monthRange(month)) fail('--month must be YYYY-MM');
+if (format !== 'pdf' && format !== 'csv') fail('--format must be pdf or csv');
+const url = process.env.DATABASE_URL;
+if (!url) fail('DATABASE_URL is required: statements are read from Postgres');
+const billing = billingFrom(values.config ?? (process.env.SVC_CONFIG || undefined), account);
+const pool = createPool(url, { max: 2, statementTimeoutMs: 60_000 });
+try {
+  const s = buildStatement(account, month, billing, await new PostgresStatementSource(pool).month(account, month));
+  const body = format === 'pdf' ? statementPdf(s) : Buffer.from(statementCsv(s), 'utf8');
+  if (values.out) writeFileSync(values.out, body);
+  else process.stdout.write(body);
+} finally {
+  await pool.end();
+}

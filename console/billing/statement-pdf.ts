@@ -1,0 +1,74 @@
+// The statement as a PDF: header, bill-to block, the balance summary, credits, usage by model and by key, the
+// rounding rule. Laid out as lines of cells (console/billing/pdf.ts); amounts right-aligned in their column.
+import { renderPdf, PDF_PAGE, type PdfLine } from './pdf.ts';
+import { creditLabel, headerLines, money, ROUNDING_RULE, type Line, type Statement } from './statement.ts';
+
+const L = PDF_PAGE.margin;
+const R = PDF_PAGE.width - PDF_PAGE.margin;
+
+function text(t: string, x = L, bold = false, size?: number): PdfLine {
+  return { cells: [{ x, text: t, bold }], size };
+}
+
+const GAP: PdfLine = { cells: [] };
+
+/** Splits a long sentence into lines of at most `n` characters at spaces. */
+function wrap(s: string, n: number): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (const w of s.split(' ')) {
+    if (cur && cur.length + 1 + w.length > n) {
+      out.push(cur);
+      cur = w;
+    } else cur = cur ? `${cur} ${w}` : w;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+function table(title: string, first: string, lines: readonly Line[]): PdfLine[] {
+  const out: PdfLine[] = [GAP, text(title, L, true, 11), {
+    cells: [{ x: L, text: first, bold: true }, { x: 330, text: 'Requests', bold: true, right: true },
+      { x: 400, text: 'Tokens in', bold: true, right: true }, { x: 470, text: 'Tokens out', bold: true, right: true },
+      { x: R, text: 'Amount (USD)', bold: true, right: true }],
+  }];
+  if (lines.length === 0) out.push(text('No usage this month.'));
+  for (const l of lines) {
+    out.push({
+      cells: [{ x: L, text: l.label.length > 48 ? `${l.label.slice(0, 47)}~` : l.label }, { x: 330, text: String(l.requests), right: true },
+        { x: 400, text: String(l.inputTokens), right: true }, { x: 470, text: String(l.outputTokens), right: true },
+        { x: R, text: money(l.costNano), right: true }],
+    });
+  }
+  const t = lines.reduce((a, l) => ({ requests: a.requests + l.requests, costNano: a.costNano + l.costNano }), { requests: 0, costNano: 0 });
+  out.push({ cells: [{ x: L, text: 'Total', bold: true }, { x: 330, text: String(t.requests), bold: true, right: true },
+    { x: R, text: money(t.costNano), bold: true, right: true }] });
+  return out;
+}
+
+function amountLine(label: string, nano: number, bold = false): PdfLine {
+  return { cells: [{ x: L, text: label, bold }, { x: R, text: money(nano), bold, right: true }] };
+}
+
+export function statementPdf(s: Statement): Buffer {
+  const lines: PdfLine[] = [text(`Statement ${s.month}`, L, true, 16), GAP];
+  if (s.billing?.invoiceHeader) {
+    lines.push(text('Bill to', L, true));
+    for (const l of s.billing.invoiceHeader.split('\n')) lines.push(text(l));
+    lines.push(GAP);
+  }
+  for (const [k, v] of headerLines(s)) lines.push({ cells: [{ x: L, text: `${k}:`, bold: true }, { x: 150, text: v }] });
+  lines.push(GAP, text('Summary (USD)', L, true, 11));
+  lines.push(amountLine('Opening balance', s.openingNano), amountLine('Credits, payments and refunds', s.creditsNano),
+    amountLine('Usage', s.spendNano), amountLine('  of which platform fee (4%)', s.feeNano),
+    amountLine('Closing balance (opening + credits - usage)', s.closingNano, true));
+  lines.push(GAP, text('Credits, payments and refunds', L, true, 11));
+  if (s.credits.length === 0) lines.push(text('None this month.'));
+  for (const c of s.credits) {
+    lines.push({ cells: [{ x: L, text: c.at.slice(0, 10) }, { x: 120, text: creditLabel(c.kind) }, { x: 230, text: c.reference.slice(0, 48) },
+      { x: R, text: money(c.amountNano), right: true }] });
+  }
+  lines.push(...table('Usage by model', 'Model', s.byModel), ...table('Usage by key', 'Key', s.byKey));
+  lines.push(GAP, ...wrap(`Rounding: ${ROUNDING_RULE}`, 110).map((l) => text(l, L, false, 8)));
+  return renderPdf(lines, `Statement ${s.account} ${s.month}`);
+}

@@ -1,0 +1,195 @@
+// A monthly statement of one account: the invoice header and PO number (Account.spec.billing), the opening balance,
+// the month's credits (trial, config credits, payments, refunds, disputes, SLA credits), usage lines by model (and by
+// key and task in the CSV), and the closing balance. Every figure is an integer nano-USD sum; a figure is rounded to
+// the cent once, for display only (ROUNDING_RULE), so the CSV's exact column adds up to the last digit.
+import { NANO_PER_USD } from '../../gateway/contract/money.ts';
+import type { CompiledAccount } from '../../gateway/contract/snapshot.ts';
+
+export type AccountBilling = NonNullable<CompiledAccount['billing']>;
+
+export const ROUNDING_RULE = 'Amounts are summed exactly in nano-USD (1e-9 USD) and each amount shown is rounded once to the '
+  + 'cent, half away from zero; totals are rounded from the exact sums, not added from rounded lines.';
+
+/** A ledger entry in the month (signed: refunds and disputes are negative). */
+export interface CreditRow {
+  /** ISO time (UTC) the money moved. */
+  at: string;
+  kind: string;
+  reference: string;
+  amountNano: number;
+}
+
+/** Usage of one (model, key, task) in the month. */
+export interface UsageRow {
+  model: string;
+  apiKey: string;
+  taskType: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  costNano: number;
+  feeNano: number;
+}
+
+export interface StatementData {
+  /** Balance at the start of the month: every credit before it minus every settled cost before it. */
+  openingNano: number;
+  credits: CreditRow[];
+  usage: UsageRow[];
+}
+
+/** Where a statement's figures come from: Postgres (usage_daily, ledger_credits) or the process's memory. */
+export interface StatementSource {
+  month(account: string, month: string): Promise<StatementData>;
+}
+
+export interface Line {
+  label: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  costNano: number;
+  feeNano: number;
+}
+
+export interface Statement {
+  account: string;
+  /** YYYY-MM */
+  month: string;
+  /** First and last day, YYYY-MM-DD (UTC). */
+  from: string;
+  to: string;
+  billing: AccountBilling | null;
+  openingNano: number;
+  credits: CreditRow[];
+  creditsNano: number;
+  byModel: Line[];
+  byKey: Line[];
+  detail: UsageRow[];
+  spendNano: number;
+  feeNano: number;
+  closingNano: number;
+}
+
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+
+/** The month's bounds in ms (UTC), [start, end); null when `month` is not YYYY-MM. */
+export function monthRange(month: string): { start: number; end: number; from: string; to: string } | null {
+  const m = MONTH.exec(month);
+  if (!m) return null;
+  const y = Number(m[1]);
+  const mo = Number(m[2]) - 1;
+  const start = Date.UTC(y, mo, 1);
+  const end = Date.UTC(y, mo + 1, 1);
+  return { start, end, from: new Date(start).toISOString().slice(0, 10), to: new Date(end - 86_400_000).toISOString().slice(0, 10) };
+}
+
+function group(rows: readonly UsageRow[], by: (r: UsageRow) => string): Line[] {
+  const m = new Map<string, Line>();
+  for (const r of rows) {
+    const label = by(r);
+    let l = m.get(label);
+    if (!l) m.set(label, (l = { label, requests: 0, inputTokens: 0, outputTokens: 0, costNano: 0, feeNano: 0 }));
+    l.requests += r.requests;
+    l.inputTokens += r.inputTokens;
+    l.outputTokens += r.outputTokens;
+    l.costNano += r.costNano;
+    l.feeNano += r.feeNano;
+  }
+  return [...m.values()].sort((a, b) => b.costNano - a.costNano || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+}
+
+function sum(xs: readonly number[]): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  if (!Number.isSafeInteger(s)) throw new RangeError('a statement sum left the exact integer range');
+  return s;
+}
+
+export function buildStatement(account: string, month: string, billing: AccountBilling | null, d: StatementData): Statement {
+  const r = monthRange(month);
+  if (!r) throw new RangeError(`month must be YYYY-MM, got ${month}`);
+  const credits = [...d.credits].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.reference < b.reference ? -1 : 1));
+  const detail = [...d.usage].filter((u) => u.requests > 0 || u.costNano !== 0)
+    .sort((a, b) => (a.model + '\u0000' + a.apiKey + '\u0000' + a.taskType < b.model + '\u0000' + b.apiKey + '\u0000' + b.taskType ? -1 : 1));
+  const creditsNano = sum(credits.map((c) => c.amountNano));
+  const spendNano = sum(detail.map((u) => u.costNano));
+  return {
+    account, month, from: r.from, to: r.to, billing, openingNano: d.openingNano, credits, creditsNano,
+    byModel: group(detail, (u) => u.model), byKey: group(detail, (u) => u.apiKey), detail, spendNano,
+    feeNano: sum(detail.map((u) => u.feeNano)),
+    closingNano: d.openingNano + creditsNano - spendNano,
+  };
+}
+
+/** Nano-USD to cents, half away from zero (exact integer arithmetic). */
+export function centsOf(nano: number): number {
+  const n = Math.abs(nano);
+  const cents = Math.floor((n + 5_000_000) / 10_000_000);
+  return nano < 0 && cents !== 0 ? -cents : cents;
+}
+
+/** "1,234.57" / "-0.05": the cent-rounded display of a nano-USD amount. */
+export function money(nano: number): string {
+  const c = centsOf(nano);
+  const a = Math.abs(c);
+  const whole = Math.floor(a / 100).toLocaleString('en-US');
+  return `${c < 0 ? '-' : ''}${whole}.${String(a % 100).padStart(2, '0')}`;
+}
+
+/** The exact figure with 9 decimals ("-0.000000005"). */
+export function exactUsd(nano: number): string {
+  const n = Math.abs(nano);
+  return `${nano < 0 ? '-' : ''}${Math.floor(n / NANO_PER_USD)}.${String(n % NANO_PER_USD).padStart(9, '0')}`;
+}
+
+export const CREDIT_LABELS: Record<string, string> = {
+  trial: 'Trial credit', credit: 'Credit', payment: 'Payment', refund: 'Refund', dispute: 'Dispute',
+  'dispute-reinstated': 'Dispute reinstated', sla: 'SLA credit',
+};
+
+export function creditLabel(kind: string): string {
+  return CREDIT_LABELS[kind] ?? kind;
+}
+
+/** The statement's header lines (account, period, invoice header, PO number, tax id, terms). */
+export function headerLines(s: Statement): Array<[string, string]> {
+  const b = s.billing;
+  const out: Array<[string, string]> = [['Account', s.account], ['Period', `${s.from} to ${s.to} (UTC)`]];
+  if (b?.poNumber) out.push(['PO number', b.poNumber]);
+  if (b?.taxId) out.push(['Tax id', b.taxId]);
+  if (b?.netTermsDays !== undefined) out.push(['Payment terms', `net ${b.netTermsDays} days`]);
+  if (b?.sla) out.push(['SLA', `${b.sla.uptimePercent}% monthly uptime, ${b.sla.creditPercent}% credit below it`]);
+  return out;
+}
+
+function cell(v: string | number, text: boolean): string {
+  const s = String(v);
+  // Text cells (model, key and task names, references) are defused so a spreadsheet never runs a formula from them.
+  const safe = text && /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+export const CSV_COLUMNS = ['section', 'date', 'description', 'model', 'api_key', 'task_type', 'requests', 'input_tokens',
+  'output_tokens', 'amount_nano', 'amount_usd_exact', 'amount_usd'] as const;
+
+/** The CSV: header rows, opening, credits, usage by model, key and task, totals; exact and rounded amounts. */
+export function statementCsv(s: Statement): string {
+  const rows: string[] = [CSV_COLUMNS.join(',')];
+  const row = (section: string, date: string, description: string, u: Partial<UsageRow> | null, amount: number | null): void => {
+    const a = amount === null ? ['', '', ''] : [String(amount), exactUsd(amount), money(amount).replace(/,/g, '')];
+    rows.push([cell(section, false), cell(date, false), cell(description, true), cell(u?.model ?? '', true), cell(u?.apiKey ?? '', true),
+      cell(u?.taskType ?? '', true), u?.requests ?? '', u?.inputTokens ?? '', u?.outputTokens ?? '', ...a].join(','));
+  };
+  if (s.billing?.invoiceHeader) for (const l of s.billing.invoiceHeader.split('\n')) row('header', '', `Bill to: ${l}`, null, null);
+  for (const [k, v] of headerLines(s)) row('header', '', `${k}: ${v}`, null, null);
+  row('header', '', `Rounding: ${ROUNDING_RULE}`, null, null);
+  row('opening', s.from, 'Opening balance', null, s.openingNano);
+  for (const c of s.credits) row('credit', c.at.slice(0, 10), `${creditLabel(c.kind)} ${c.reference}`.trim(), null, c.amountNano);
+  for (const u of s.detail) row('usage', '', 'Usage', u, u.costNano);
+  row('total', s.to, 'Credits', null, s.creditsNano);
+  row('total', s.to, 'Usage', null, s.spendNano);
+  row('total', s.to, 'of which platform fee (4%)', null, s.feeNano);
+  row('closing', s.to, 'Closing balance', null, s.closingNano);
+  return `${rows.join('\r\n')}\r\n`;
+}
