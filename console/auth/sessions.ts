@@ -1,5 +1,6 @@
 // Server-side sessions: the cookie holds only a random id; the session (who, CSRF token) lives in memory or Redis,
 // under the SHA-256 of the id, so a dump of Redis cannot be replayed as a cookie.
+import { redisKeys } from '../../gateway/contract/redis-keys.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 import type { Principal } from './principal.ts';
@@ -67,7 +68,7 @@ export class RedisSessions implements SessionStore {
   }
 
   private key(id: string): string {
-    return `${this.prefix}:console:session:${idHash(id)}`;
+    return redisKeys(this.prefix).consoleSession(idHash(id));
   }
 
   async create(principal: Principal, now: number): Promise<{ id: string; session: Session }> {

@@ -1,6 +1,7 @@
 // Failed sign-ins are limited per client address: at most `max` in a sliding window, then refused until the oldest
 // failure leaves the window. Successful sign-ins do not count. In memory for one process (standalone), in Redis when
 // several console replicas share the work (a sorted set of failure times per address, expiring with the window).
+import { redisKeys } from '../../gateway/contract/redis-keys.ts';
 import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 
 export interface SignInLimit {
@@ -60,7 +61,7 @@ export class RedisSignInLimit implements SignInLimit {
   }
 
   private key(address: string): string {
-    return `${this.prefix}:console:signin:${address}`;
+    return redisKeys(this.prefix).consoleSignIn(address);
   }
 
   async retryAfterSec(address: string, now: number): Promise<number> {

@@ -3,7 +3,8 @@
 // the same script the config publisher uses, but left out of the config's key set, so a process that republishes
 // its manifests at start does not remove keys made in the console.
 import type { KeyRecord, Snapshot } from '../../gateway/contract/snapshot.ts';
-import { LuaScript } from '../../gateway/state/lua-script.ts';
+import { redisKeys } from '../../gateway/contract/redis-keys.ts';
+import { SCRIPTS } from '../../gateway/state/scripts.ts';
 import type { MemoryStore } from '../../gateway/state/memory-store.ts';
 import type { RedisStore } from '../../gateway/state/redis-store.ts';
 
@@ -34,7 +35,6 @@ export class MemoryPublisher implements KeyPublisher {
   }
 }
 
-const PUBLISH = new LuaScript('publish-key');
 
 export class RedisPublisher implements KeyPublisher {
   private readonly store: RedisStore;
@@ -44,7 +44,7 @@ export class RedisPublisher implements KeyPublisher {
   }
 
   async publish(record: KeyRecord): Promise<void> {
-    await PUBLISH.run(this.store.redis, [`${this.store.prefix}:key:${record.hash}`], [JSON.stringify(record), record.revoked ? '1' : '0']);
+    await SCRIPTS.publishKey.run(this.store.redis, { record: redisKeys(this.store.prefix).key(record.hash) }, { recordJson: JSON.stringify(record), revoked: record.revoked ? '1' : '0' });
   }
 
   async revoke(hash: string): Promise<void> {

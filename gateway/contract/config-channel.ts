@@ -1,7 +1,7 @@
 // How the compiled config travels from the operator (the only writer in cluster mode) to every gateway replica.
 // Redis only, no Kubernetes: both sides import this file and nothing of each other.
 //
-// Keys (<p> = prefix, default "svc"):
+// Keys (<p> = prefix, default "svc"; the names live in redis-keys.ts):
 //   <p>:config:snapshots:<version>  STRING  canonical JSON of one snapshot; content-addressed (version = content hash),
 //                                           so it never changes once written
 //   <p>:config:current              STRING  the version gateways serve; moved only after the snapshot, the key records
@@ -13,6 +13,7 @@
 // A reader that finds a snapshot whose `schema` it does not understand keeps serving its last good one.
 import type { RedisClient as Redis } from '../state/redis-connect.ts';
 import { canonicalJson } from './canonical-json.ts';
+import { redisKeys } from './redis-keys.ts';
 import { SNAPSHOT_SCHEMA, snapshot as snapshotSchema, type Snapshot } from './snapshot.ts';
 
 /** Snapshots kept for readers that saw `current` just before it moved. */
@@ -26,12 +27,8 @@ export interface ConfigKeys {
 }
 
 export function configKeys(prefix: string): ConfigKeys {
-  return {
-    current: `${prefix}:config:current`,
-    history: `${prefix}:config:history`,
-    channel: `${prefix}:config:changed`,
-    snapshot: (version) => `${prefix}:config:snapshots:${version}`,
-  };
+  const k = redisKeys(prefix);
+  return { current: k.configCurrent, history: k.configHistory, channel: k.configChannel, snapshot: k.configSnapshot };
 }
 
 /**

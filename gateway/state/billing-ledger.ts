@@ -11,11 +11,14 @@
 //   <p>:billing:unapplied     HASH  event id -> JSON: events parked for a person (non-USD, unknown account)
 //   <p>:billing:link          HASH  account -> Payment Link URL
 import type { RedisClient } from './redis-connect.ts';
-import { int, LuaScript } from './lua-script.ts';
+import { redisKeys } from '../contract/redis-keys.ts';
+import { int } from './lua-script.ts';
+import { SCRIPTS } from './scripts.ts';
 import { checkAmount } from './store.ts';
 
 export type BillingOp = 'credit' | 'record' | 'refund' | 'refund-total' | 'dispute' | 'reinstate';
-export type EntryKind = 'payment' | 'payment-failed' | 'payment-unpaid' | 'refund' | 'dispute' | 'dispute-reinstated';
+/** 'sla': an SLA service credit (console/billing/sla.ts), applied by the same credit step, once per account and month. */
+export type EntryKind = 'payment' | 'payment-failed' | 'payment-unpaid' | 'refund' | 'dispute' | 'dispute-reinstated' | 'sla';
 
 export interface BillingEntry {
   kind: EntryKind;
@@ -62,7 +65,6 @@ export interface BillingLedger {
   savePaymentLink(account: string, url: string): Promise<void>;
 }
 
-const SCRIPT = new LuaScript('billing', true);
 const MAX_NANO = 999_999_999_999_999;
 
 function checkStep(s: BillingStep): void {
@@ -82,15 +84,15 @@ export class RedisBilling implements BillingLedger {
   }
 
   private keys(account: string): { acct: string; stripe: string; entries: string } {
-    const t = `${this.p}:{a:${account}}`;
-    return { acct: `${t}:acct`, stripe: `${t}:stripe`, entries: `${t}:billing` };
+    const k = redisKeys(this.p).account(account);
+    return { acct: k.acct, stripe: k.stripe, entries: k.billing };
   }
 
   async apply(s: BillingStep): Promise<BillingResult> {
     checkStep(s);
     const k = this.keys(s.account);
-    const r = await SCRIPT.run(this.redis, [k.acct, k.stripe, k.entries],
-      [s.op, s.eventId, s.objectId, s.paymentIntent, String(s.amountNano), JSON.stringify(s.entry)]);
+    const r = await SCRIPTS.billing.run(this.redis, k,
+      { op: s.op, eventId: s.eventId, objectId: s.objectId, paymentIntent: s.paymentIntent, amountNano: String(s.amountNano), entryJson: JSON.stringify(s.entry) });
     const [verdict, delta] = Array.isArray(r) ? r : [];
     return { verdict: verdict as Verdict, deltaNano: int(delta) };
   }

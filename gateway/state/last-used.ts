@@ -1,6 +1,7 @@
 // "Last used" of each key, for the console: recorded when a call is admitted, without a write per call. The memory
 // form keeps the exact time; the Redis form writes a key's time at most once a minute per process (HSET on one hash),
 // so the console shows it to within a minute, and Postgres is never written per call.
+import { redisKeys } from '../contract/redis-keys.ts';
 import type { RedisClient } from './redis-connect.ts';
 import type { AdmitDecision, AdmitRequest, Store } from './store.ts';
 
@@ -36,7 +37,7 @@ export class RedisLastUsed implements LastUsed {
 
   constructor(redis: RedisClient, prefix: string) {
     this.redis = redis;
-    this.key = `${prefix}:lastused`;
+    this.key = redisKeys(prefix).lastUsed;
   }
 
   touch(hash: string, now: number): void {

@@ -34,3 +34,32 @@ export function int(v: unknown): number {
   if (typeof v === 'string' && v !== '') return Number(v);
   return 0;
 }
+
+type Arg = string | number;
+
+/**
+ * A script with named KEYS and ARGV, in the order its header declares (`-- KEYS: a b c`, `-- ARGV: x y z`; a last
+ * ARGV name starting with `...` takes the rest). Callers pass objects, never positions; a test checks every
+ * script's names against its header, so the two cannot drift.
+ */
+export class NamedScript<K extends string, A extends string> {
+  readonly name: string;
+  readonly keyNames: readonly K[];
+  readonly argNames: readonly A[];
+  private readonly script: LuaScript;
+
+  constructor(name: string, shape: { lib?: boolean; keys: readonly K[]; args: readonly A[] }) {
+    this.name = name;
+    this.script = new LuaScript(name, shape.lib === true);
+    this.keyNames = shape.keys;
+    this.argNames = shape.args;
+  }
+
+  run(redis: RedisClient, keys: Record<K, string>, args: Record<A, Arg | readonly Arg[]>): Promise<unknown> {
+    const argv = this.argNames.flatMap((a) => {
+      const v = args[a];
+      return Array.isArray(v) ? (v as readonly Arg[]) : [v as Arg];
+    });
+    return this.script.run(redis, this.keyNames.map((k) => keys[k]), argv);
+  }
+}

@@ -1,22 +1,7 @@
 // The Redis store: limits and money exact across any number of gateway replicas. One Lua script (one round trip)
 // admits a call, one settles it; every key a script touches is in the account's hash slot, so Redis Cluster works.
 //
-// Key layout (<p> = prefix, default "svc"; <a> = account; <k> = ApiKey name; months are UTC "YYYY-MM"):
-//   <p>:config:snapshot          STRING  compiled snapshot (canonical JSON) last published
-//   <p>:key:<hmac>               HASH    record (KeyRecord JSON), revoked ("0"|"1", only ever set to "1")
-//   <p>:keys                     SET     HMACs published, so keys gone from config can be removed (revoked ones stay)
-//   <p>:usage:streams            SET     names of every account's usage stream (for the exporter)
-//   <p>:{a:<a>}:acct             HASH    credited, spent, fee, held (nano-USD), trial (granted once: its amount)
-//   <p>:{a:<a>}:credits          SET     credit ids applied (each exactly once)
-//   <p>:{a:<a>}:revoked          SET     revoked key HMACs (checked inside admit; never removed)
-//   <p>:{a:<a>}:holds            ZSET    open hold id -> deadline (ms); past it, admit/settle release the hold
-//   <p>:{a:<a>}:holdrec          HASH    hold id -> "<k>|<month>|<holdNano>|<tokens>"
-//   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
-//   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
-//   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op (kept hold TTL + 10 min)
-//   <p>:{a:<a>}:tpm:<k>          ZSET    the key's calls: call id -> admission time (last 60 s); its size is the RPM count
-//   <p>:{a:<a>}:tpmn:<k>         HASH    call id -> tokens (reserved, then actual after settle), _sum -> window total
-//   <p>:{a:<a>}:usage            STREAM  usage events
+// Key names: gateway/contract/redis-keys.ts (the whole layout, documented there). Scripts: scripts.ts.
 //
 // Usage stream format (the exporter reads it with a consumer group): one entry per call, fields
 //   v      "1" (format version)
@@ -29,12 +14,14 @@
 // Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
 // becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
 import { canonicalJson } from '../contract/canonical-json.ts';
+import { redisKeys, type AccountKeys, type RedisKeys } from '../contract/redis-keys.ts';
 import { sealSnapshot, type Keyring } from '../contract/sealed-credentials.ts';
 import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { REFUSALS, toDecision, type Refusal } from './admission.ts';
-import { int, LuaScript } from './lua-script.ts';
+import { int } from './lua-script.ts';
+import { SCRIPTS } from './scripts.ts';
 import { connectRedis, type RedisClient, type RedisConnection } from './redis-connect.ts';
 import { SettleRetries } from './settle-retries.ts';
 import { WriteBatch } from './write-batch.ts';
@@ -66,35 +53,15 @@ export interface RedisStoreOptions extends StoreTiming, RedisConnection {
   onWarning?: (message: string, err?: unknown) => void;
 }
 
-const SCRIPTS = {
-  admit: new LuaScript('admit', true),
-  settle: new LuaScript('settle', true),
-  applyAccount: new LuaScript('apply-account'),
-  publishKey: new LuaScript('publish-key'),
-  revokeKey: new LuaScript('revoke-key'),
-  removeKey: new LuaScript('remove-key'),
-  view: new LuaScript('view'),
-  ledger: new LuaScript('ledger'),
-};
-
 /** The keys of one account, all hash-tagged {a:<account>} so they share a Cluster slot. */
-export function accountKeys(prefix: string, account: string): Record<'acct' | 'credits' | 'revoked' | 'holds' | 'holdrec' | 'held' | 'spend' | 'settled' | 'usage', string> {
-  const t = `${prefix}:{a:${account}}`;
-  return {
-    acct: `${t}:acct`, credits: `${t}:credits`, revoked: `${t}:revoked`, holds: `${t}:holds`, holdrec: `${t}:holdrec`,
-    held: `${t}:held`, spend: `${t}:spend`, settled: `${t}:settled`, usage: `${t}:usage`,
-  };
-}
-
-/** The key's call log (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
-function windowKeys(prefix: string, account: string, key: string): { calls: string; tpmn: string } {
-  const t = `${prefix}:{a:${account}}`;
-  return { calls: `${t}:tpm:${key}`, tpmn: `${t}:tpmn:${key}` };
+export function accountKeys(prefix: string, account: string): AccountKeys {
+  return redisKeys(prefix).account(account);
 }
 
 export class RedisStore implements Store, StoreAdmin {
   readonly redis: RedisClient;
   readonly prefix: string;
+  private readonly k: RedisKeys;
   private readonly holdTtlMs: number;
   private readonly retryAfterSec: number;
   private readonly streamMaxLen: number;
@@ -109,6 +76,7 @@ export class RedisStore implements Store, StoreAdmin {
     this.redis = redis;
     this.batch = new WriteBatch(redis);
     this.prefix = opts.prefix ?? 'svc';
+    this.k = redisKeys(this.prefix);
     this.holdTtlMs = opts.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.retryAfterSec = opts.retryAfterSec ?? 2;
     this.streamMaxLen = opts.streamMaxLen ?? 0;
@@ -136,25 +104,26 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
-    const p = this.prefix;
-    await this.redis.set(`${p}:config:snapshot`, canonicalJson(this.seal(snapshot)));
+    const names = this.k;
+    await this.redis.set(names.appliedSnapshot, canonicalJson(this.seal(snapshot)));
     for (const a of Object.values(snapshot.accounts)) {
-      const k = accountKeys(p, a.name);
-      await this.redis.sadd(`${p}:usage:streams`, k.usage);
-      await SCRIPTS.applyAccount.run(this.redis, [k.acct, k.credits], [a.trialCreditNano, ...a.credits.flatMap((c) => [c.id, c.amountNano])]);
+      const k = names.account(a.name);
+      await this.redis.sadd(names.usageStreams, k.usage);
+      await SCRIPTS.applyAccount.run(this.redis, { acct: k.acct, credits: k.credits },
+        { trialNano: a.trialCreditNano, '...creditPairs': a.credits.flatMap((c) => [c.id, c.amountNano]) });
     }
     for (const key of keys) {
       // Revoked in the account's slot first: admit refuses from then on, even for a replica that cached the record.
-      const revokedSet = accountKeys(p, key.account).revoked;
+      const revokedSet = names.account(key.account).revoked;
       if (key.revoked) await this.redis.sadd(revokedSet, key.hash);
-      const revoked = await SCRIPTS.publishKey.run(this.redis, [`${p}:key:${key.hash}`], [JSON.stringify(key), key.revoked ? '1' : '0']);
+      const revoked = await SCRIPTS.publishKey.run(this.redis, { record: names.key(key.hash) }, { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' });
       if (revoked === '1' && !key.revoked) await this.redis.sadd(revokedSet, key.hash);
-      await this.redis.sadd(`${p}:keys`, key.hash);
+      await this.redis.sadd(names.keys, key.hash);
     }
     const current = new Set(keys.map((k) => k.hash));
-    for (const hash of await this.redis.smembers(`${p}:keys`)) {
+    for (const hash of await this.redis.smembers(names.keys)) {
       if (current.has(hash)) continue;
-      if (int(await SCRIPTS.removeKey.run(this.redis, [`${p}:key:${hash}`], [])) === 1) await this.redis.srem(`${p}:keys`, hash);
+      if (int(await SCRIPTS.removeKey.run(this.redis, { record: names.key(hash) }, {})) === 1) await this.redis.srem(names.keys, hash);
     }
   }
 
@@ -168,32 +137,34 @@ export class RedisStore implements Store, StoreAdmin {
    * on the record (every lookup refuses it). A key unknown yet leaves a revoked tombstone.
    */
   async revoke(hash: string): Promise<void> {
-    const record = `${this.prefix}:key:${hash}`;
+    const record = this.k.key(hash);
     const raw = await this.redis.hget(record, 'record');
-    if (raw) await this.redis.sadd(accountKeys(this.prefix, keyRecord.parse(JSON.parse(raw)).account).revoked, hash);
-    await SCRIPTS.revokeKey.run(this.redis, [record], []);
-    await this.redis.sadd(`${this.prefix}:keys`, hash);
+    if (raw) await this.redis.sadd(this.k.account(keyRecord.parse(JSON.parse(raw)).account).revoked, hash);
+    await SCRIPTS.revokeKey.run(this.redis, { record }, {});
+    await this.redis.sadd(this.k.keys, hash);
   }
 
   async findKey(hash: string): Promise<KeyRecord | null> {
     this.batch.join();
-    const [raw, revoked] = await this.guard('findKey', () => this.redis.hmget(`${this.prefix}:key:${hash}`, 'record', 'revoked'));
+    const [raw, revoked] = await this.guard('findKey', () => this.redis.hmget(this.k.key(hash), 'record', 'revoked'));
     if (!raw) return null;
     return { ...keyRecord.parse(JSON.parse(raw)), revoked: revoked === '1' };
   }
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {
-    const a = accountKeys(this.prefix, req.account.name);
-    const w = windowKeys(this.prefix, req.account.name, req.key.name);
+    const a = this.k.account(req.account.name);
+    const w = this.k.window(req.account.name, req.key.name);
     const month = monthOf(req.now);
     const k = req.key;
     checkAmount('tokens', req.tokens);
     checkAmount('holdNano', req.holdNano);
     this.batch.join();
     const reply = await this.guard('admit', () => SCRIPTS.admit.run(this.redis,
-      [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, w.calls, w.tpmn],
-      [req.eventId, k.hash, k.name, req.now, month, k.rpm ?? -1, k.tpm ?? -1, k.monthlyBudgetNano ?? -1,
-        req.tokens, req.holdNano, req.now + this.holdTtlMs, k.revoked ? '1' : '0']));
+      { acct: a.acct, revoked: a.revoked, holds: a.holds, holdrec: a.holdrec, spend: a.spend, held: a.held, calls: w.calls, tpmn: w.tpmn },
+      {
+        id: req.eventId, keyHash: k.hash, keyName: k.name, now: req.now, month, rpm: k.rpm ?? -1, tpm: k.tpm ?? -1, budget: k.monthlyBudgetNano ?? -1,
+        tokens: req.tokens, holdNano: req.holdNano, deadline: req.now + this.holdTtlMs, keyRevoked: k.revoked ? '1' : '0',
+      }));
     const [verdict, waitMs] = Array.isArray(reply) ? reply : [];
     if (verdict === 'ok') {
       if (!(await this.guard('admit', () => this.replicated(a.acct)))) {
@@ -224,16 +195,18 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   private async runSettle(hold: Hold, s: Settlement): Promise<void> {
-    const a = accountKeys(this.prefix, hold.account);
-    const w = windowKeys(this.prefix, hold.account, hold.key);
+    const a = this.k.account(hold.account);
+    const w = this.k.window(hold.account, hold.key);
     checkAmount('costNano', s.costNano);
     checkAmount('feeNano', s.event.feeNano);
     checkAmount('tokens', s.tokens);
     this.batch.join();
     await SCRIPTS.settle.run(this.redis,
-      [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, w.tpmn, a.usage, w.calls],
-      [hold.id, hold.key, hold.month, s.costNano, s.event.feeNano, s.tokens, settledAt(s), this.holdTtlMs + SETTLED_MEMORY_MS,
-        JSON.stringify(s.event), this.streamMaxLen, s.freeSlot ? '1' : '0']);
+      { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, spend: a.spend, settled: a.settled, tpmn: w.tpmn, usage: a.usage, calls: w.calls },
+      {
+        id: hold.id, keyName: hold.key, month: hold.month, costNano: s.costNano, feeNano: s.event.feeNano, tokens: s.tokens, now: settledAt(s),
+        settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS, eventJson: JSON.stringify(s.event), streamMaxLen: this.streamMaxLen, freeSlot: s.freeSlot ? '1' : '0',
+      });
     // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
     if (!(await this.replicated(a.acct))) throw new Error(`settle of ${hold.id} not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
   }
@@ -248,28 +221,28 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   async record(event: UsageEvent): Promise<void> {
-    const stream = accountKeys(this.prefix, event.account).usage;
+    const stream = this.k.account(event.account).usage;
     const cap = this.streamMaxLen > 0 ? ['MAXLEN', '~', this.streamMaxLen] : [];
     await this.guard('record', () => this.redis.xadd(stream, ...cap, '*', 'v', '1', 'event', JSON.stringify(event)));
   }
 
   async view(account: string, keyName: string, now: number): Promise<AccountView> {
-    const a = accountKeys(this.prefix, account);
-    const r = await this.guard('view', () => SCRIPTS.view.run(this.redis, [a.acct, a.spend], [monthOf(now), keyName]));
+    const a = this.k.account(account);
+    const r = await this.guard('view', () => SCRIPTS.view.run(this.redis, { acct: a.acct, spend: a.spend }, { month: monthOf(now), keyName }));
     const [credited, spent, keySpend, acctSpend] = Array.isArray(r) ? r.map(int) : [];
     return { balanceNano: (credited ?? 0) - (spent ?? 0), keyMonthSpendNano: keySpend ?? 0, accountMonthSpendNano: acctSpend ?? 0 };
   }
 
   async ledger(account: string): Promise<Ledger> {
-    const a = accountKeys(this.prefix, account);
-    const r = await SCRIPTS.ledger.run(this.redis, [a.acct, a.holds], []);
+    const a = this.k.account(account);
+    const r = await SCRIPTS.ledger.run(this.redis, { acct: a.acct, holds: a.holds }, {});
     const [creditedNano = 0, spentNano = 0, feeNano = 0, heldNano = 0, openHolds = 0] = Array.isArray(r) ? r.map(int) : [];
     return { creditedNano, spentNano, feeNano, heldNano, openHolds };
   }
 
   /** Usage events of one account's stream, oldest first (tests and tools; the exporter uses a consumer group). */
   async usageEvents(account: string): Promise<UsageEvent[]> {
-    const entries = await this.redis.xrange(accountKeys(this.prefix, account).usage, '-', '+');
+    const entries = await this.redis.xrange(this.k.account(account).usage, '-', '+');
     return entries.flatMap(([, fields]) => {
       const i = fields.indexOf('event');
       return i >= 0 && i % 2 === 0 && fields[i + 1] ? [JSON.parse(fields[i + 1] as string) as UsageEvent] : [];

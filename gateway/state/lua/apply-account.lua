@@ -1,5 +1,7 @@
 -- Config for one account: the trial credit once ever, each credit once by id. Safe to run any number of times,
--- from any number of processes. KEYS: acct credits   ARGV: trialNano, then id, amountNano pairs.
+-- from any number of processes.
+-- KEYS: acct credits
+-- ARGV: trialNano ...creditPairs   (then id, amountNano for each credit)
 if redis.call('HSETNX', KEYS[1], 'trial', ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], 'credited', ARGV[1])
 end

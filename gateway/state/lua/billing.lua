@@ -1,5 +1,5 @@
 -- One Stripe event applied to one account's money, exactly once, in one atomic step (prepended with lib.lua).
--- KEYS: acct stripe entries (all in the account's slot {a:<account>})
+-- KEYS: acct stripe entries   (all in the account's slot {a:<account>})
 -- ARGV: op eventId objectId paymentIntent amountNano entryJson
 --   op credit       credit amount once per object (a paid Checkout Session cs_…)
 --      record       note the object once (a failed or unpaid session), no money

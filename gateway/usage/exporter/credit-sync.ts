@@ -5,12 +5,13 @@
 import type { RedisClient as Redis } from '../../state/redis-connect.ts';
 import type pg from 'pg';
 import { snapshot as snapshotSchema } from '../../contract/snapshot.ts';
+import { redisKeys } from '../../contract/redis-keys.ts';
 import { accountKeys } from '../../state/redis-store.ts';
 import { recordCredits } from '../postgres/credits.ts';
 
 /** Returns how many credits were new to Postgres (0 when nothing is published yet). */
 export async function syncCredits(redis: Redis, pool: pg.Pool, prefix: string): Promise<number> {
-  const raw = await redis.get(`${prefix}:config:snapshot`);
+  const raw = await redis.get(redisKeys(prefix).appliedSnapshot);
   if (!raw) return 0;
   const accounts = Object.values(snapshotSchema.parse(JSON.parse(raw)).accounts);
   // One command per key, sent together (a pipeline would have to stay in one hash slot on a Redis Cluster).

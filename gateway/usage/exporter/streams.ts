@@ -1,5 +1,6 @@
 // The Redis side of the exporter: the usage streams the gateways append to (gateway/state/redis-store.ts, "Usage
 // stream format"), read through one consumer group shared by every exporter replica.
+import { redisKeys } from '../../contract/redis-keys.ts';
 import type { RedisClient as Redis } from '../../state/redis-connect.ts';
 import { isCluster } from '../../state/redis-connect.ts';
 import {
@@ -34,7 +35,7 @@ export class UsageStreams {
 
   /** Picks up streams registered since the last call and makes sure the group exists on each. */
   async discover(): Promise<number> {
-    const names = (await this.redis.smembers(`${this.prefix}:usage:streams`)).sort();
+    const names = (await this.redis.smembers(redisKeys(this.prefix).usageStreams)).sort();
     for (const s of names) {
       if (this.known.has(s)) continue;
       await this.ensureGroup(s);

@@ -1,0 +1,90 @@
+// Every Redis key name, in one place: the layout the operator, the gateways, the exporter and the console share.
+// Pure names (no client). <p> is the prefix (default "svc"). Keys of one account carry the hash tag {a:<account>},
+// the availability keys {avail}: a Lua script touches one hash slot, so Redis Cluster runs it.
+//
+//   <p>:config:snapshots:<v>     STRING  one compiled snapshot, content-addressed (config-channel.ts)
+//   <p>:config:current           STRING  the version gateways serve
+//   <p>:config:history           LIST    versions published, newest first
+//   <p>:config:changed           channel the new version, announced after `current` moves
+//   <p>:config:snapshot          STRING  the last snapshot applied by a store (the exporter's credit sync reads it)
+//   <p>:key:<hmac>               HASH    record (KeyRecord JSON), revoked ("0"|"1", only ever set to "1")
+//   <p>:keys                     SET     HMACs published, so keys gone from config can be removed (revoked ones stay)
+//   <p>:lastused                 HASH    "<account>|<key>" -> time of the key's latest call (ms, at most once a minute)
+//   <p>:usage:streams            SET     names of every account's usage stream (for the exporter)
+//   <p>:{a:<a>}:acct             HASH    credited, spent, fee, held (nano-USD), trial (granted once: its amount)
+//   <p>:{a:<a>}:credits          SET     credit ids applied (each exactly once)
+//   <p>:{a:<a>}:revoked          SET     revoked key HMACs (checked inside admit; never removed)
+//   <p>:{a:<a>}:holds            ZSET    open hold id -> deadline (ms); past it, admit/settle release the hold
+//   <p>:{a:<a>}:holdrec          HASH    hold id -> "<k>|<month>|<holdNano>|<tokens>"
+//   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
+//   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
+//   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op
+//   <p>:{a:<a>}:tpm:<k>          ZSET    the key's calls: call id -> admission time (last 60 s); its size is the RPM count
+//   <p>:{a:<a>}:tpmn:<k>         HASH    call id -> tokens (reserved, then actual after settle), _sum -> window total
+//   <p>:{a:<a>}:usage            STREAM  usage events
+//   <p>:{a:<a>}:stripe           HASH    payments: event and object ids applied, refunds per payment (billing.lua)
+//   <p>:{a:<a>}:billing          LIST    ledger entries of payments, refunds, disputes (JSON)
+//   <p>:{avail}:...              availability: target states, live outcomes per minute, uptime segments, incidents
+//   <p>:console:session:<hash>   STRING  a console session (the id's hash), with its TTL
+//   <p>:console:signin:<addr>    STRING  failed sign-ins of one client address, with its TTL
+
+export interface AccountKeys {
+  acct: string;
+  credits: string;
+  revoked: string;
+  holds: string;
+  holdrec: string;
+  held: string;
+  spend: string;
+  settled: string;
+  usage: string;
+  stripe: string;
+  billing: string;
+}
+
+export interface RedisKeys {
+  readonly prefix: string;
+  configCurrent: string;
+  configHistory: string;
+  configChannel: string;
+  configSnapshot: (version: string) => string;
+  /** The last snapshot a store applied (one copy, read by the exporter's credit sync). */
+  appliedSnapshot: string;
+  key: (hmac: string) => string;
+  keys: string;
+  lastUsed: string;
+  usageStreams: string;
+  account: (account: string) => AccountKeys;
+  /** A key's sliding window (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
+  window: (account: string, key: string) => { calls: string; tpmn: string };
+  availability: (part: string) => string;
+  consoleSession: (idHash: string) => string;
+  consoleSignIn: (address: string) => string;
+}
+
+export function redisKeys(prefix = 'svc'): RedisKeys {
+  const tag = (account: string): string => `${prefix}:{a:${account}}`;
+  return {
+    prefix,
+    configCurrent: `${prefix}:config:current`,
+    configHistory: `${prefix}:config:history`,
+    configChannel: `${prefix}:config:changed`,
+    configSnapshot: (version) => `${prefix}:config:snapshots:${version}`,
+    appliedSnapshot: `${prefix}:config:snapshot`,
+    key: (hmac) => `${prefix}:key:${hmac}`,
+    keys: `${prefix}:keys`,
+    lastUsed: `${prefix}:lastused`,
+    usageStreams: `${prefix}:usage:streams`,
+    account: (account) => {
+      const t = tag(account);
+      return {
+        acct: `${t}:acct`, credits: `${t}:credits`, revoked: `${t}:revoked`, holds: `${t}:holds`, holdrec: `${t}:holdrec`,
+        held: `${t}:held`, spend: `${t}:spend`, settled: `${t}:settled`, usage: `${t}:usage`, stripe: `${t}:stripe`, billing: `${t}:billing`,
+      };
+    },
+    window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),
+    availability: (part) => `${prefix}:{avail}:${part}`,
+    consoleSession: (idHash) => `${prefix}:console:session:${idHash}`,
+    consoleSignIn: (address) => `${prefix}:console:signin:${address}`,
+  };
+}

@@ -1,0 +1,27 @@
+// Every Lua script of gateway/state/lua/ with its KEYS and ARGV by name (their order is each script's header,
+// checked by scripts.test.ts).
+import { NamedScript } from './lua-script.ts';
+
+export const SCRIPTS = {
+  admit: new NamedScript('admit', {
+    lib: true,
+    keys: ['acct', 'revoked', 'holds', 'holdrec', 'spend', 'held', 'calls', 'tpmn'],
+    args: ['id', 'keyHash', 'keyName', 'now', 'month', 'rpm', 'tpm', 'budget', 'tokens', 'holdNano', 'deadline', 'keyRevoked'],
+  }),
+  settle: new NamedScript('settle', {
+    lib: true,
+    keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'settled', 'tpmn', 'usage', 'calls'],
+    args: ['id', 'keyName', 'month', 'costNano', 'feeNano', 'tokens', 'now', 'settledKeepMs', 'eventJson', 'streamMaxLen', 'freeSlot'],
+  }),
+  applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
+  publishKey: new NamedScript('publish-key', { keys: ['record'], args: ['recordJson', 'revoked'] }),
+  revokeKey: new NamedScript('revoke-key', { keys: ['record'], args: [] }),
+  removeKey: new NamedScript('remove-key', { keys: ['record'], args: [] }),
+  view: new NamedScript('view', { keys: ['acct', 'spend'], args: ['month', 'keyName'] }),
+  ledger: new NamedScript('ledger', { keys: ['acct', 'holds'], args: [] }),
+  billing: new NamedScript('billing', {
+    lib: true,
+    keys: ['acct', 'stripe', 'entries'],
+    args: ['op', 'eventId', 'objectId', 'paymentIntent', 'amountNano', 'entryJson'],
+  }),
+} as const;
