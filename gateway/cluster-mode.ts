@@ -1,6 +1,8 @@
 // `node gateway/main.ts --cluster` (npm run gateway): config, keys and state come from Redis only, as the operator
 // wrote them. The gateway never talks to Kubernetes and never writes config.
 import type { FastifyInstance } from 'fastify';
+import { RedisBoard } from './availability/board.ts';
+import { TargetHealth } from './availability/health.ts';
 import { RedisConfigSource } from './config/redis-config-source.ts';
 import { serveGatewayMetrics, type MetricsServer } from './http/metrics-server.ts';
 import { Drain } from './lifecycle/drain.ts';
@@ -49,11 +51,15 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   const subscriber = createRedis(opts.redis);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, keyring: opts.keyring, pollMs: opts.pollMs, log });
-  const { app, metrics: gatewayMetrics } = await build({
+  const { app, deps, metrics: gatewayMetrics } = await build({
     // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
     config: source, store: withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), pepper: opts.pepper,
     ready: () => source.ready(), drain, logger, timeouts: opts.timeouts,
   });
+  // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
+  // gateway's upstream outcomes are added to the board every 5 s in one pipeline.
+  const health = new TargetHealth(new RedisBoard(store.redis, store.prefix), { onError: (err) => log.warn('Availability board not read or written', err) }).start();
+  deps.availability = health;
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');
   let address: string;
@@ -63,6 +69,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     // Same readiness as the API port's /readyz; it keeps answering (503 draining) while the API port drains.
     metrics = await serveGatewayMetrics(gatewayMetrics.registry, opts.metrics, () => (drain.draining ? 'draining' : source.ready()));
   } catch (err) {
+    await health.close();
     await app.close();
     await source.close();
     await store.close();
@@ -75,6 +82,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     metricsUrl: metrics.url,
     stop: async () => {
       await drain.run(app, opts.drainMs, app.log);
+      await health.close();
       await source.close();
       await store.close();
       await metrics.close();

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountClusterStatus } from '../../console/status/cluster.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { account, plan, route, toYaml } from '../helpers/manifests.ts';
-import { install, startCluster, type Cluster, type Installation } from './harness.ts';
-import { waitFor } from './kube-api.ts';
+import { gatewayReady, install, startCluster, type Cluster, type Installation } from './harness.ts';
+import { secretKey, waitFor } from './kube-api.ts';
 
 let cluster: Cluster;
 let inst: Installation;
@@ -28,10 +28,12 @@ beforeAll(async () => {
   inst = await install(cluster, 'availability');
   await inst.kubectlOk(['apply', '-f', '-'], toYaml([
     plan('builder', { tier: 2 }),
-    account('acme', 'builder'),
+    account('acme', 'builder', { credits: [{ id: 'c1', amountUsd: 10 }] }),
+    { apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'caller' }, spec: { accountRef: 'acme' } },
     route('probed', [
-      { name: 'good', provider: 'openai', baseUrl: up.baseUrl, timeouts: fast },
-      { name: 'gone', provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', weight: 0, timeouts: fast },
+      // `gone` is the first choice by weight; once in major_outage it is tried last.
+      { name: 'good', provider: 'openai', baseUrl: up.baseUrl, weight: 0, timeouts: fast },
+      { name: 'gone', provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', weight: 1, timeouts: fast },
     ], { probe: { intervalSeconds: 5 } }),
   ]));
   await Promise.all([inst.startOperator('op-a'), inst.startOperator('op-b')]);
@@ -72,6 +74,36 @@ describe('operator probes', () => {
     expect(probes).toBeGreaterThanOrEqual(rounds);
     expect(probes).toBeLessThanOrEqual(rounds + 1); // a round in flight while the logs were read
   });
+});
+
+describe('cluster-mode gateways', () => {
+  it('read the states from Redis: a call skips the target in major_outage and says why; its outcome is counted', async () => {
+    const gw = await inst.startGateway();
+    await gatewayReady(gw);
+    const key = await waitFor('caller key', () => secretKey(cluster.api, inst.ns, 'caller-key'), 20_000);
+    const call = async (): Promise<Response> => fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'probed', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const res = await waitFor('a call routed around gone', async () => {
+      const r = await call();
+      await r.text();
+      return r.status === 200 && r.headers.get('x-svc-fallback-reason') === 'unavailable' ? r : undefined;
+    }, 10_000, 200);
+    expect(res.headers.get('x-svc-upstream')).toBe('good');
+    expect(res.headers.get('x-svc-fallback')).toBe('true');
+    const redis = new Redis(cluster.redis.url);
+    try {
+      const minute = Math.floor(Date.now() / 60_000);
+      const counted = await waitFor('live counts on the board', async () => {
+        const all = { ...await redis.hgetall(`${inst.prefix}:{avail}:live:${minute - 1}`), ...await redis.hgetall(`${inst.prefix}:{avail}:live:${minute}`) };
+        return Number(all['probed/good|c'] ?? 0) > 0 ? all : undefined;
+      }, 10_000, 250);
+      expect(counted['probed/gone|c']).toBeUndefined(); // never tried while another target answered
+    } finally {
+      redis.disconnect();
+    }
+  }, 40_000);
 });
 
 describe('declared incidents', () => {
