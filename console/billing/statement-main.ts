@@ -2,15 +2,23 @@
 // A monthly statement from Postgres (DATABASE_URL): usage_daily and ledger_credits, as the console serves it. The
 // invoice header, PO number and SLA come from the Account in --config (the manifests, a file or a folder; default
 // $SVC_CONFIG); without it the statement has no header block. Writes to --out, else to stdout.
+// --apply-sla (with REDIS_URL, after the month ended): computes the month's SLA from the status history in Redis
+// and applies its credit once (ledger entry sla-YYYY-MM; safe to run again, and on several replicas), copies it to
+// Postgres, then writes the statement, which lists it.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseManifests, readManifestFiles, formatIssue } from '../../gateway/config/manifests.ts';
+import { RedisHistory } from '../../gateway/availability/redis-history.ts';
+import { RedisBilling } from '../../gateway/state/billing-ledger.ts';
+import { connectRedis, redisConnectionFromEnv } from '../../gateway/state/redis-connect.ts';
+import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
 import { createPool } from '../../gateway/usage/postgres/pool.ts';
+import { runSla } from './sla.ts';
 import { statementPdf } from './statement-pdf.ts';
 import { PostgresStatementSource } from './statement-source.ts';
 import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statement.ts';
 
-const USAGE = 'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH]  (DATABASE_URL)';
+const USAGE = 'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH] [--apply-sla]  (DATABASE_URL; REDIS_URL for --apply-sla)';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -31,7 +39,7 @@ function billingFrom(path: string | undefined, account: string): AccountBilling 
 const { values } = parseArgs({
   options: {
     account: { type: 'string' }, month: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' },
-    config: { type: 'string' }, help: { type: 'boolean' },
+    config: { type: 'string' }, 'apply-sla': { type: 'boolean' }, help: { type: 'boolean' },
   },
 });
 if (values.help) {
@@ -46,7 +54,26 @@ const url = process.env.DATABASE_URL;
 if (!url) fail('DATABASE_URL is required: statements are read from Postgres');
 const billing = billingFrom(values.config ?? (process.env.SVC_CONFIG || undefined), account);
 const pool = createPool(url, { max: 2, statementTimeoutMs: 60_000 });
+
+async function applySla(acct: string, m: string): Promise<void> {
+  const redisUrl = process.env.REDIS_URL;
+  if (!redisUrl) fail('--apply-sla needs REDIS_URL: the status history and the billing ledger are there');
+  if (!billing?.sla) fail(`Account ${acct} has no spec.billing.sla in --config: no SLA to apply`);
+  const redis = await connectRedis(redisConnectionFromEnv(redisUrl, process.env));
+  try {
+    const prefix = process.env.SVC_REDIS_PREFIX || 'svc';
+    const ledger = new RedisBilling(redis, prefix);
+    const r = await runSla({ source: new PostgresStatementSource(pool), history: new RedisHistory(redis, prefix), ledger }, acct, billing, m, Date.now());
+    if (!r) fail(`the month ${m} has not ended yet: its uptime is not final`);
+    const u = r.outcome.uptime === null ? 'no data' : `${(r.outcome.uptime * 100).toFixed(3)}%`;
+    process.stderr.write(`SLA ${m}: uptime ${u}, target ${r.outcome.targetPercent}%, credit ${r.outcome.creditNano} nano-USD, ${r.result?.verdict ?? 'nothing to credit'}\n`);
+    await recordBillingEntries(pool, acct, await ledger.entries(acct));
+  } finally {
+    redis.disconnect();
+  }
+}
 try {
+  if (values['apply-sla']) await applySla(account, month);
   const s = buildStatement(account, month, billing, await new PostgresStatementSource(pool).month(account, month));
   const body = format === 'pdf' ? statementPdf(s) : Buffer.from(statementCsv(s), 'utf8');
   if (values.out) writeFileSync(values.out, body);

@@ -1,4 +1,4 @@
-// Payments, refunds and disputes into Postgres ledger_credits (source 'stripe'), copied from the Redis ledger's
+// Payments, refunds and disputes into Postgres ledger_credits (source 'stripe'; SLA credits source 'sla'), copied from the Redis ledger's
 // applied entries: every copy inserts all of an account's entries with ON CONFLICT DO NOTHING, so a copy that failed
 // (Postgres down) is made whole by the next one, and none is counted twice.
 import type pg from 'pg';
@@ -6,7 +6,7 @@ import type { AppliedEntry } from '../../state/billing-ledger.ts';
 
 const INSERT = `
 INSERT INTO ledger_credits (account, kind, credit_id, amount_nano, source, reference, occurred_at)
-SELECT $1, k, id, amt, 'stripe', ref, to_timestamp(at / 1000.0)
+SELECT $1, k, id, amt, CASE WHEN k = 'sla' THEN 'sla' ELSE 'stripe' END, ref, to_timestamp(at / 1000.0)
 FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[]) AS t(k, id, amt, ref, at)
 ON CONFLICT (account, kind, credit_id) DO NOTHING`;
 
