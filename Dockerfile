@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
-# One image for the gateway, the operator and the usage exporter; the Helm chart picks the command:
+# One image for the gateway, the operator, the usage exporter and the console; the Helm chart picks the command:
 #   node gateway/main.ts --cluster          the gateway (npm run gateway)
 #   node operator/main.ts                   the operator (npm run operator)
 #   node gateway/usage/exporter/main.ts     the usage exporter (npm run exporter)
+#   node console/main.ts                    the console in a cluster (npm run console)
 # Without a command it runs the standalone gateway with the offline demo config (npm start):
 #   docker build -t svc-gateway:dev . && docker run --rm -p 8080:8080 svc-gateway:dev
 # Node 24 runs the TypeScript entry points as they are (type stripping): no build step, no dev dependencies.
@@ -22,8 +23,10 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY crds/schema ./crds/schema
+COPY crds/crd-kinds.ts ./crds/crd-kinds.ts
 COPY operator ./operator
 COPY gateway ./gateway
+COPY console ./console
 # The official image's unprivileged `node` user, by number so runAsNonRoot can check it. The code stays root-owned:
 # the process cannot change it.
 USER 1000:1000

@@ -15,9 +15,11 @@ import { ROOT } from '../helpers/process.ts';
 
 const run = promisify(execFile);
 const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-const ENTRY_POINTS = ['gateway/main.ts', 'operator/main.ts', 'gateway/usage/exporter/main.ts'];
+const ENTRY_POINTS = ['gateway/main.ts', 'operator/main.ts', 'gateway/usage/exporter/main.ts', 'console/main.ts'];
 /** Files read at run time rather than imported. */
-const READ_AT_RUN_TIME = ['gateway/config/demo.yaml', 'gateway/state/lua/admit.lua', 'gateway/usage/postgres/migrations/001_usage_events.sql'];
+const READ_AT_RUN_TIME = [
+  'gateway/config/demo.yaml', 'gateway/state/lua/admit.lua', 'gateway/usage/postgres/migrations/001_usage_events.sql', 'console/static/console.css',
+];
 
 /** Instructions of the Dockerfile (continuation lines joined, comments dropped), per stage. */
 function stages(): string[][] {
