@@ -4,6 +4,7 @@
 import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
 import { mountStatusPages } from '../console/status/mount.ts';
 import { declaredIncidents } from './availability/declared.ts';
+import { PostgresHistory } from './availability/postgres-history.ts';
 import { localAvailability } from './availability/standalone.ts';
 import { ConfigError, loadStandaloneConfig } from './config/standalone.ts';
 import { Metrics } from './http/metrics.ts';
@@ -71,11 +72,13 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     await state.store.close();
     throw new Error(`Cannot start the console: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  // The process probes its own targets; states in memory, or on Redis where other gateways read them (/status, /trust).
+  // The process probes its own targets; states in memory, or on Redis where other gateways read them; history and
+  // incidents in memory, or in Postgres with DATABASE_URL (/status, /trust).
   const declared = declaredIncidents(config.incidents);
   const redisBoard = state.backing.kind === 'redis' ? { client: state.backing.store.redis, prefix: state.backing.store.prefix } : undefined;
+  const history = opts.databaseUrl ? await PostgresHistory.open(opts.databaseUrl) : undefined;
   const availability = localAvailability({
-    snapshot: () => snapshot, env: opts.env, redis: redisBoard, declared: () => declared,
+    snapshot: () => snapshot, env: opts.env, redis: redisBoard, declared: () => declared, history,
     onError: (err) => logger.warn({ err }, 'Availability: a probe round or a board read failed'),
   });
   deps.availability = availability.health;

@@ -41,6 +41,16 @@ export interface FakeUpstream {
 
 const DEFAULT_REPLY = 'Hello from the fake upstream.';
 
+/**
+ * An availability probe of the gateway (gateway/availability/probe.ts: one "ping", max_tokens 1; or the input "ping"):
+ * answered like any call, but not in `served`, since probes are billed to no account.
+ */
+export function isProbe(call: RecordedCall): boolean {
+  const b = call.body;
+  if (call.path.endsWith('/embeddings')) return b.input === 'ping';
+  return b.max_tokens === 1 && Array.isArray(b.messages) && b.messages.length === 1 && (b.messages[0] as { content?: unknown }).content === 'ping';
+}
+
 export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
   const queue: Behavior[] = [];
   const http = await startRecordingServer((call, res) => {
@@ -87,8 +97,10 @@ async function answer(fake: FakeUpstream, name: string, call: RecordedCall, b: B
     res.write('{"id":"chatcmpl-fake",');
     return;
   }
-  fake.served.prompt += usage.prompt_tokens;
-  fake.served.completion += usage.completion_tokens;
+  if (!isProbe(call)) {
+    fake.served.prompt += usage.prompt_tokens;
+    fake.served.completion += usage.completion_tokens;
+  }
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
     id: 'chatcmpl-fake', object: 'chat.completion', created: 1_700_000_000, model: reply.model ?? model,
     choices: [{ index: 0, message: openAIMessage(content, toolCalls), logprobs: null, finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop' }],
@@ -169,7 +181,7 @@ function embeddings(fake: FakeUpstream, call: RecordedCall, res: ServerResponse)
   const input = call.body.input;
   const inputs = Array.isArray(input) ? input : [input];
   const tokens = inputs.length * 5;
-  fake.served.prompt += tokens;
+  if (!isProbe(call)) fake.served.prompt += tokens;
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
     object: 'list', model: call.body.model,
     data: inputs.map((_t, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3, index] })),
