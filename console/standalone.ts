@@ -83,7 +83,7 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   }));
   app.addHook('onClose', async () => {
     clearInterval(timer);
-    await usage.close();
+    await Promise.all([usage.close(), billing.close?.()]);
   });
   return { generatedToken: fromEnv ? null : token, close: usage.close };
 }
