@@ -2,12 +2,14 @@
 // A monthly statement from Postgres (DATABASE_URL): usage_daily and ledger_credits, as the console serves it. The
 // invoice header, PO number and SLA come from the Account in --config (the manifests, a file or a folder; default
 // $SVC_CONFIG); without it the statement has no header block. Writes to --out, else to stdout.
-// --apply-sla (with REDIS_URL, after the month ended): computes the month's SLA from the status history in Redis
-// and applies its credit once (ledger entry sla-YYYY-MM; safe to run again, and on several replicas), copies it to
+// --apply-sla (with REDIS_URL, after the month ended): computes the month's SLA from the status history (--history
+// redis: what the operator's leader keeps in Redis, the default; postgres: probe_results, what npm start keeps with
+// DATABASE_URL) and applies its credit once (ledger entry sla-YYYY-MM; safe to run again, and on several replicas), copies it to
 // Postgres, then writes the statement, which lists it.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseManifests, readManifestFiles, formatIssue } from '../../gateway/config/manifests.ts';
+import { PostgresHistory } from '../../gateway/availability/postgres-history.ts';
 import { RedisHistory } from '../../gateway/availability/redis-history.ts';
 import { RedisBilling } from '../../gateway/state/billing-ledger.ts';
 import { connectRedis, redisConnectionFromEnv } from '../../gateway/state/redis-connect.ts';
@@ -18,7 +20,7 @@ import { statementPdf } from './statement-pdf.ts';
 import { PostgresStatementSource } from './statement-source.ts';
 import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statement.ts';
 
-const USAGE = 'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH] [--apply-sla]  (DATABASE_URL; REDIS_URL for --apply-sla)';
+const USAGE = 'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH] [--apply-sla [--history redis|postgres]]  (DATABASE_URL; REDIS_URL for --apply-sla)';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -39,7 +41,7 @@ function billingFrom(path: string | undefined, account: string): AccountBilling 
 const { values } = parseArgs({
   options: {
     account: { type: 'string' }, month: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' },
-    config: { type: 'string' }, 'apply-sla': { type: 'boolean' }, help: { type: 'boolean' },
+    config: { type: 'string' }, 'apply-sla': { type: 'boolean' }, history: { type: 'string' }, help: { type: 'boolean' },
   },
 });
 if (values.help) {
@@ -63,7 +65,10 @@ async function applySla(acct: string, m: string): Promise<void> {
   try {
     const prefix = process.env.SVC_REDIS_PREFIX || 'svc';
     const ledger = new RedisBilling(redis, prefix);
-    const r = await runSla({ source: new PostgresStatementSource(pool), history: new RedisHistory(redis, prefix), ledger }, acct, billing, m, Date.now());
+    const from = values.history ?? 'redis';
+    if (from !== 'redis' && from !== 'postgres') fail('--history must be redis or postgres');
+    const history = from === 'redis' ? new RedisHistory(redis, prefix) : new PostgresHistory(pool);
+    const r = await runSla({ source: new PostgresStatementSource(pool), history, ledger }, acct, billing, m, Date.now());
     if (!r) fail(`the month ${m} has not ended yet: its uptime is not final`);
     const u = r.outcome.uptime === null ? 'no data' : `${(r.outcome.uptime * 100).toFixed(3)}%`;
     process.stderr.write(`SLA ${m}: uptime ${u}, target ${r.outcome.targetPercent}%, credit ${r.outcome.creditNano} nano-USD, ${r.result?.verdict ?? 'nothing to credit'}\n`);

@@ -13,6 +13,7 @@ import { slaOutcome, runSla, SLA_RULE } from '../../console/billing/sla.ts';
 import { PostgresStatementSource } from '../../console/billing/statement-source.ts';
 import { buildStatement, statementCsv, type UsageRow } from '../../console/billing/statement.ts';
 import { MemoryHistory } from '../../gateway/availability/history.ts';
+import { PostgresHistory } from '../../gateway/availability/postgres-history.ts';
 import { RedisHistory } from '../../gateway/availability/redis-history.ts';
 import { MemoryBilling, RedisBilling } from '../../gateway/state/billing-ledger.ts';
 import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
@@ -143,5 +144,27 @@ describe('a month below target', () => {
     expect(b.stdout).toBe(a.stdout);
     expect(a.stdout).toContain('credit,2026-10-31,SLA credit sla-2026-10,,,,,,,100,0.000000100,0.00');
     expect(a.stdout).toContain('closing,2026-10-31,Closing balance,,,,,,,-900,-0.000000900,0.00');
+  });
+
+  it('--history postgres reads the probe_results npm start keeps with DATABASE_URL', async () => {
+    // September for account pgacct: mock-pg probed every 6 hours, 30 of its 120 rounds in major outage (75% up).
+    const SEP = Date.UTC(2026, 8, 1);
+    const h = new PostgresHistory(pg.pool);
+    for (let i = 0; i < 120; i++) {
+      const at = SEP + i * 6 * HOUR;
+      await h.addRound({ model: 'mock-pg', at, intervalMs: 6 * HOUR, state: i < 30 ? 'major_outage' : 'operational',
+        probes: [{ model: 'mock-pg', target: 't', at, ok: i >= 30, latencyMs: 10, status: i < 30 ? 503 : 200, message: '', costNano: 0 }] });
+    }
+    await pg.pool.query(`INSERT INTO usage_daily (day, account, api_key, task_type, requested_model, served_model, fallback_reason, requests,
+      errors, fallbacks, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms_sum)
+      VALUES ('2026-09-20', 'pgacct', 'k', '', 'mock-pg', 'mock-pg', '', 3, 0, 0, 0, 0, 0, 0, 2000, 0, 0)`);
+    const dir = mkdtempSync(join(tmpdir(), 'svc-sla-pg-'));
+    writeFileSync(join(dir, 'config.yaml'), [plan('p', { tier: 0 }), account('pgacct', 'p', { billing: { invoiceHeader: 'Pg Co', sla: { uptimePercent: 99, creditPercent: 25 } } } as never)]
+      .map((d) => stringify(d)).join('---\n'));
+    const env = { ...process.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix };
+    const r = await run(process.execPath, ['console/billing/statement-main.ts', '--account', 'pgacct', '--month', '2026-09', '--format', 'csv',
+      '--config', join(dir, 'config.yaml'), '--apply-sla', '--history', 'postgres'], { cwd: ROOT, env });
+    expect(r.stderr).toMatch(/SLA 2026-09: uptime 75\.000%, target 99%, credit 500 nano-USD, applied/);
+    expect(r.stdout).toContain('SLA credit sla-2026-09,,,,,,,500,');
   });
 });
