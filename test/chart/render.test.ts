@@ -118,7 +118,7 @@ describe('what the rendered objects promise', () => {
     expect(['REDIS_URL', 'SVC_KEY_PEPPER', 'DATABASE_URL', 'WATCH_NAMESPACE', 'SVC_TRUST_PROXY'].map((n) => envOf(container(d), n) !== undefined)).toEqual([true, true, true, true, true]);
     const ingress = find(full, 'Ingress', '-gateway').spec as { rules: Array<{ http: { paths: Array<{ path: string; backend: { service: { name: string } } }> } }> };
     const to = Object.fromEntries(ingress.rules[0]?.http.paths.map((p) => [p.path, p.backend.service.name]) ?? []);
-    expect(to).toMatchObject({ '/v1': 'svc-svc-gateway-gateway', '/dashboard': 'svc-svc-gateway-console', '/status': 'svc-svc-gateway-console', '/trust': 'svc-svc-gateway-console', '/billing': 'svc-svc-gateway-console' });
+    expect(to).toMatchObject({ '/v1': 'svc-svc-gateway-gateway', '/dashboard': 'svc-svc-gateway-console', '/status': 'svc-svc-gateway-console', '/trust': 'svc-svc-gateway-console', '/billing': 'svc-svc-gateway-console', '/.well-known/security.txt': 'svc-svc-gateway-console' });
     expect(kinds(parseDocs(await template('ns1', [], ['console.enabled=false']))).filter((k) => k.includes('console'))).toEqual([]);
   });
 
@@ -217,7 +217,7 @@ describe('what the rendered objects promise', () => {
       const paths = ingress.rules.flatMap((r) => r.http.paths);
       expect(paths.length).toBeGreaterThan(0);
       for (const p of paths) {
-        const toConsole = ['/dashboard', '/status', '/trust', '/billing'].includes(p.path);
+        const toConsole = ['/dashboard', '/status', '/trust', '/billing', '/.well-known/security.txt'].includes(p.path);
         expect(p.backend.service).toEqual({ name: toConsole ? 'svc-svc-gateway-console' : 'svc-svc-gateway-gateway', port: { name: 'http' } });
         expect('/metrics'.startsWith(p.path.replace(/\/$/, '') || '/')).toBe(false);
       }
