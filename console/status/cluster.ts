@@ -2,6 +2,7 @@
 // Redis every few seconds), states, history and incidents from the Redis keys the operator's leader writes.
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../gateway/state/redis-connect.ts';
 import { clusterStatusSource } from '../../gateway/availability/cluster-source.ts';
 import { decodeSnapshot, readCurrentVersion, readSnapshot } from '../../gateway/contract/config-channel.ts';
 import { SNAPSHOT_SCHEMA, type Snapshot } from '../../gateway/contract/snapshot.ts';
@@ -9,12 +10,14 @@ import { mountStatusPages } from './mount.ts';
 
 const EMPTY: Snapshot = { schema: SNAPSHOT_SCHEMA, version: '', plans: {}, accounts: {}, models: {} };
 
-export async function mountClusterStatus(app: FastifyInstance, o: { redis: Redis; prefix: string; env: Record<string, string | undefined> }): Promise<{ close(): void }> {
+export async function mountClusterStatus(app: FastifyInstance, o: { redis: RedisClient; prefix: string; env: Record<string, string | undefined> }): Promise<{ close(): void }> {
   let snap = EMPTY;
   const refresh = async (): Promise<void> => {
-    const v = await readCurrentVersion(o.redis, o.prefix);
+    // A Cluster client answers GET as a single client does.
+    const redis = o.redis as Redis;
+    const v = await readCurrentVersion(redis, o.prefix);
     if (!v || v === snap.version) return;
-    const raw = await readSnapshot(o.redis, o.prefix, v);
+    const raw = await readSnapshot(redis, o.prefix, v);
     const d = raw ? decodeSnapshot(raw, v) : null;
     if (d?.ok) snap = d.snapshot;
   };

@@ -2,7 +2,6 @@
 // ModelRoute's status gets targets[] and an Available condition, and `kubectl get modelroutes` shows the state; an
 // Incident applied with kubectl reaches /status through Redis, as the console process reads it.
 import Fastify from 'fastify';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountClusterStatus } from '../../console/status/cluster.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
@@ -92,23 +91,21 @@ describe('cluster-mode gateways', () => {
     }, 10_000, 200);
     expect(res.headers.get('x-svc-upstream')).toBe('good');
     expect(res.headers.get('x-svc-fallback')).toBe('true');
-    const redis = new Redis(cluster.redis.url);
-    try {
+    const redis = cluster.redis.client;
+    {
       const minute = Math.floor(Date.now() / 60_000);
       const counted = await waitFor('live counts on the board', async () => {
         const all = { ...await redis.hgetall(`${inst.prefix}:{avail}:live:${minute - 1}`), ...await redis.hgetall(`${inst.prefix}:{avail}:live:${minute}`) };
         return Number(all['probed/good|c'] ?? 0) > 0 ? all : undefined;
       }, 10_000, 250);
       expect(counted['probed/gone|c']).toBeUndefined(); // never tried while another target answered
-    } finally {
-      redis.disconnect();
     }
   }, 40_000);
 });
 
 describe('declared incidents', () => {
   it("an Incident applied with kubectl shows on the console process's /status (read from Redis)", async () => {
-    const redis = new Redis(cluster.redis.url);
+    const redis = cluster.redis.client;
     const app = Fastify();
     const status = await mountClusterStatus(app, { redis, prefix: inst.prefix, env: {} });
     try {
@@ -134,7 +131,6 @@ describe('declared incidents', () => {
     } finally {
       status.close();
       await app.close();
-      redis.disconnect();
     }
   }, 30_000);
 });
