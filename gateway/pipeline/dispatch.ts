@@ -60,11 +60,11 @@ export async function dispatch(input: DispatchInput): Promise<Served> {
   let first: AttemptFailure | null = null;
   let last: AttemptFailure | null = null;
   let lastRoute: Route | null = null;
-  const attempts = plan(input);
+  const { attempts, skipped: moved } = plan(input);
   for (const { model, target } of attempts) {
     // Moved away from the first choice because it is in major_outage: the headers say `unavailable`.
-    const skipped = attempts.skipped !== null && attempts.skipped !== target;
-    const reason = attempts.skipped !== null && (skipped || first !== null) ? 'unavailable' : first?.reason ?? null;
+    const skipped = moved !== null && moved !== target;
+    const reason = moved !== null && (skipped || first !== null) ? 'unavailable' : first?.reason ?? null;
     const route: Route = { model, target, fallback: first !== null || skipped, fallbackReason: reason };
     lastRoute = route;
     const result = await attempt(input, route);
@@ -78,28 +78,22 @@ export async function dispatch(input: DispatchInput): Promise<Served> {
 
 /**
  * The attempts in order: each model of the chain with its targets (weighted), except that targets in major_outage
- * come after every other one. `skipped` is the first choice when it was moved back that way.
+ * come after every other one. `skipped` is the first choice when it was moved back that way. Plain arrays (no
+ * generator): this runs on every call, and the usual call has one model with one target.
  */
-function plan(input: DispatchInput): Iterable<{ model: CompiledModel; target: CompiledTarget }> & { skipped: CompiledTarget | null } {
-  const orderOf = (model: CompiledModel): CompiledTarget[] => (input.first?.model === model ? input.first.order : weightedOrder(model.targets, input.random));
+function plan(input: DispatchInput): { attempts: Array<{ model: CompiledModel; target: CompiledTarget }>; skipped: CompiledTarget | null } {
   const health = input.health;
+  const orderOf = (model: CompiledModel): CompiledTarget[] => (input.first?.model === model ? input.first.order : weightedOrder(model.targets, input.random));
   const head = input.chain[0];
-  const firstOrder = head ? orderOf(head) : [];
-  const natural = firstOrder[0];
-  const skipped = health && head && natural && health.isDown(head.id, natural.name) ? natural : null;
-  return {
-    skipped,
-    *[Symbol.iterator]() {
-      const later: Array<{ model: CompiledModel; target: CompiledTarget }> = [];
-      for (const model of input.chain) {
-        for (const target of model === head ? firstOrder : orderOf(model)) {
-          if (health?.isDown(model.id, target.name)) later.push({ model, target });
-          else yield { model, target };
-        }
-      }
-      yield* later;
-    },
-  };
+  const headOrder = head ? orderOf(head) : [];
+  const attempts: Array<{ model: CompiledModel; target: CompiledTarget }> = [];
+  const later: Array<{ model: CompiledModel; target: CompiledTarget }> = [];
+  for (const model of input.chain) {
+    for (const target of model === head ? headOrder : orderOf(model)) (health?.isDown(model.id, target.name) ? later : attempts).push({ model, target });
+  }
+  const natural = headOrder[0];
+  const skipped = head && natural && health?.isDown(head.id, natural.name) ? natural : null;
+  return { attempts: later.length === 0 ? attempts : attempts.concat(later), skipped };
 }
 
 function exhausted(last: AttemptFailure | null): GatewayError {
