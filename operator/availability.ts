@@ -5,6 +5,8 @@
 import { Monitor, intervalFromEnv } from '../gateway/availability/monitor.ts';
 import { RedisBoard } from '../gateway/availability/board.ts';
 import { declaredIncidents } from '../gateway/availability/declared.ts';
+import { TeeHistory, type History } from '../gateway/availability/history.ts';
+import { PostgresHistory } from '../gateway/availability/postgres-history.ts';
 import { RedisHistory } from '../gateway/availability/redis-history.ts';
 import type { State, TargetStatus } from '../gateway/availability/types.ts';
 import type { CompiledModel } from '../gateway/contract/snapshot.ts';
@@ -38,17 +40,30 @@ export interface OperatorProber {
   stop(): Promise<void>;
 }
 
-export function startProber(ctx: ControllerContext, prefix: string, env: Record<string, string | undefined>): OperatorProber {
+/**
+ * Starts probing. History and incidents go to Redis (what every console reads) and, when the operator has
+ * DATABASE_URL, to Postgres as well (probe_results, incidents, incident_updates: the record, 90 days of probes).
+ */
+export async function startProber(ctx: ControllerContext, prefix: string, env: Record<string, string | undefined>): Promise<OperatorProber> {
   const providers = new ProviderRegistry();
   const redis = ctx.store.redis;
   const board = new RedisBoard(redis, prefix);
-  const history = new RedisHistory(redis, prefix);
+  const redisHistory = new RedisHistory(redis, prefix);
+  let history: History = redisHistory;
+  if (env.DATABASE_URL) {
+    try {
+      history = new TeeHistory(redisHistory, await PostgresHistory.open(env.DATABASE_URL));
+    } catch (err) {
+      // Probing matters more than the record: go on with Redis alone, and say so.
+      ctx.log.warn('Availability history not kept in Postgres (cannot reach or migrate it); Redis only', { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
   // Declared incidents reach the consoles through Redis too (they read no Kubernetes objects for /status).
   let published = '';
   const publishDeclared = async (): Promise<void> => {
     const json = JSON.stringify(declaredIncidents(ctx.caches.Incident.list()));
     if (json === published) return;
-    await history.setDeclared(json);
+    await redisHistory.setDeclared(json);
     published = json;
   };
   const timer = setInterval(() => void publishDeclared().catch((err: unknown) => ctx.log.warn('Declared incidents not published yet', { error: String(err) })), 2_000);
@@ -78,6 +93,7 @@ export function startProber(ctx: ControllerContext, prefix: string, env: Record<
       clearInterval(timer);
       await monitor.stop();
       await providers.close();
+      await history.close();
     },
   };
 }

@@ -53,8 +53,8 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
       leading = true;
       metrics.leader.set(1);
       manager.start()
-        .then(() => {
-          prober = startProber(ctx, store.prefix, process.env);
+        .then(async () => {
+          prober = await startProber(ctx, store.prefix, process.env);
         })
         .catch((err: unknown) => onLostLeadership(`controllers failed to start: ${String(err)}`));
     },

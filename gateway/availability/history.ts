@@ -56,3 +56,36 @@ export class MemoryHistory implements History {
 
   async close(): Promise<void> {}
 }
+
+/** Writes to every history, reads from the first (the operator: Redis for the consoles, Postgres as the record). */
+export class TeeHistory implements History {
+  private readonly all: readonly History[];
+
+  constructor(first: History, ...rest: History[]) {
+    this.all = [first, ...rest];
+  }
+
+  private get first(): History {
+    return this.all[0] as History;
+  }
+
+  async addRound(r: Round): Promise<void> {
+    await Promise.all(this.all.map((h) => h.addRound(r)));
+  }
+
+  segments(model: string, since: number): Promise<Segment[]> {
+    return this.first.segments(model, since);
+  }
+
+  async saveIncident(i: Incident): Promise<void> {
+    await Promise.all(this.all.map((h) => h.saveIncident(i)));
+  }
+
+  incidents(since: number): Promise<Incident[]> {
+    return this.first.incidents(since);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all.map((h) => h.close()));
+  }
+}

@@ -6,12 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountClusterStatus } from '../../console/status/cluster.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { account, plan, route, toYaml } from '../helpers/manifests.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { gatewayReady, install, startCluster, type Cluster, type Installation } from './harness.ts';
 import { secretKey, waitFor } from './kube-api.ts';
 
 let cluster: Cluster;
 let inst: Installation;
 let up: FakeUpstream;
+let db: TestPostgres;
 const fast = { connectMs: 300, firstByteMs: 500, idleMs: 500, totalMs: 2000 };
 
 interface RouteStatus {
@@ -23,7 +25,7 @@ const routeStatus = async (name: string): Promise<RouteStatus> =>
   JSON.parse(await inst.kubectlOk(['get', 'modelroute', name, '-o', 'jsonpath={.status}']) || '{}') as RouteStatus;
 
 beforeAll(async () => {
-  [cluster, up] = await Promise.all([startCluster('availability'), startFakeUpstream('up')]);
+  [cluster, up, db] = await Promise.all([startCluster('availability'), startFakeUpstream('up'), startPostgres('operator_availability')]);
   inst = await install(cluster, 'availability');
   await inst.kubectlOk(['apply', '-f', '-'], toYaml([
     plan('builder', { tier: 2 }),
@@ -35,13 +37,15 @@ beforeAll(async () => {
       { name: 'gone', provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', weight: 1, timeouts: fast },
     ], { probe: { intervalSeconds: 5 } }),
   ]));
-  await Promise.all([inst.startOperator('op-a'), inst.startOperator('op-b')]);
+  // With DATABASE_URL the leader keeps the probes and incidents in Postgres as well.
+  await Promise.all([inst.startOperator('op-a', { DATABASE_URL: db.url }), inst.startOperator('op-b', { DATABASE_URL: db.url })]);
 }, 120_000);
 
 afterAll(async () => {
   await inst?.stop();
   await cluster?.stop();
   await up?.close();
+  await db?.stop();
 });
 
 describe('operator probes', () => {
@@ -72,6 +76,11 @@ describe('operator probes', () => {
     const probes = up.calls.filter((c) => c.body.max_tokens === 1).length;
     expect(probes).toBeGreaterThanOrEqual(rounds);
     expect(probes).toBeLessThanOrEqual(rounds + 1); // a round in flight while the logs were read
+    // The same single set in Postgres: one row per target per round.
+    const { rows } = await db.pool.query<{ target: string; n: string }>("SELECT target, count(*) AS n FROM probe_results WHERE model = 'probed' GROUP BY target ORDER BY target");
+    expect(rows.map((r) => r.target)).toEqual(['gone', 'good']);
+    for (const r of rows) expect(Number(r.n)).toBeGreaterThanOrEqual(rounds - 1);
+    for (const r of rows) expect(Number(r.n)).toBeLessThanOrEqual(rounds + 1);
   });
 });
 
@@ -93,8 +102,8 @@ describe('cluster-mode gateways', () => {
     expect(res.headers.get('x-svc-fallback')).toBe('true');
     const redis = cluster.redis.client;
     {
-      const minute = Math.floor(Date.now() / 60_000);
       const counted = await waitFor('live counts on the board', async () => {
+        const minute = Math.floor(Date.now() / 60_000);
         const all = { ...await redis.hgetall(`${inst.prefix}:{avail}:live:${minute - 1}`), ...await redis.hgetall(`${inst.prefix}:{avail}:live:${minute}`) };
         return Number(all['probed/good|c'] ?? 0) > 0 ? all : undefined;
       }, 10_000, 250);
