@@ -3,7 +3,7 @@
 // or, without it, from the Redis usage streams. Gateways are untouched: they never talk to the Kubernetes API.
 import { existsSync, readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import { connectRedis, redisConnectionFromEnv, type RedisClient } from '../gateway/state/redis-connect.ts';
 import { RedisLastUsed } from '../gateway/state/last-used.ts';
 import { accountKeys } from '../gateway/state/redis-store.ts';
 import type { UsageEvent } from '../gateway/usage/event.ts';
@@ -40,7 +40,7 @@ export interface ClusterConsole {
   stop(): Promise<void>;
 }
 
-function redisUsage(redis: Redis, prefix: string): UsageSource {
+function redisUsage(redis: RedisClient, prefix: string): UsageSource {
   return new MemoryUsageSource(async (accounts) => {
     const out: UsageEvent[] = [];
     for (const a of accounts) {
@@ -59,9 +59,8 @@ export async function startClusterConsole(env: Env, port: number): Promise<Clust
   if (!url || !pepper) throw new Error(CONSOLE_NEEDS);
   const namespace = namespaceOf(env);
   const prefix = env.SVC_REDIS_PREFIX || 'svc';
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 2000, lazyConnect: true });
-  redis.on('error', () => {});
-  await redis.connect();
+  // The gateways' connection settings: a Cluster (SVC_REDIS_CLUSTER), TLS (rediss:// and SVC_REDIS_CA_FILE), ACL users.
+  const redis = await connectRedis(redisConnectionFromEnv(url, env), { maxRetriesPerRequest: 1, commandTimeout: 2000 });
   const kube = kubeClients(namespace);
   const auth = new KubernetesAuth(kube);
   const keys = new ClusterKeys(kube, pepper, new RedisLastUsed(redis, prefix));

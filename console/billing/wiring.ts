@@ -1,7 +1,7 @@
 // The billing backend for the standalone process (its own store: memory or Redis) and for the cluster console (the
 // gateways' Redis): the same ledger rules either way (gateway/state/billing-ledger.ts).
 import { redisKeys } from '../../gateway/contract/redis-keys.ts';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 import type { Snapshot } from '../../gateway/contract/snapshot.ts';
 import { MemoryBilling, RedisBilling, type BillingLedger } from '../../gateway/state/billing-ledger.ts';
 import type { MemoryStore } from '../../gateway/state/memory-store.ts';
