@@ -3,6 +3,8 @@
 // or, without it, from the Redis usage streams. Gateways are untouched: they never talk to the Kubernetes API.
 import { existsSync, readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { History } from '../gateway/availability/history.ts';
+import { RedisHistory } from '../gateway/availability/redis-history.ts';
 import { connectRedis, redisConnectionFromEnv, type RedisClient } from '../gateway/state/redis-connect.ts';
 import { RedisLastUsed } from '../gateway/state/last-used.ts';
 import { accountKeys } from '../gateway/state/redis-store.ts';
@@ -13,7 +15,8 @@ import { RedisSessions } from './auth/sessions.ts';
 import { RedisSignInLimit } from './auth/sign-in-limit.ts';
 import { mountClusterStatus } from './status/cluster.ts';
 import { billingWebhookPlugin } from './billing/webhook-route.ts';
-import { clusterBilling } from './billing/wiring.ts';
+import { startSlaJob, type SlaJob, type SlaJobOptions } from './billing/sla-job.ts';
+import { clusterBilling, slaJobInputs } from './billing/wiring.ts';
 import { ClusterKeys } from './keys/cluster-backend.ts';
 import { kubeClients } from './kube/clients.ts';
 import { consolePlugin } from './server/plugin.ts';
@@ -37,6 +40,8 @@ function namespaceOf(env: Env): string {
 export interface ClusterConsole {
   app: FastifyInstance;
   address: string;
+  /** The SLA job (null without DATABASE_URL). */
+  sla: SlaJob | null;
   stop(): Promise<void>;
 }
 
@@ -53,7 +58,12 @@ function redisUsage(redis: RedisClient, prefix: string): UsageSource {
   });
 }
 
-export async function startClusterConsole(env: Env, port: number): Promise<ClusterConsole> {
+/** For tests: the SLA job's timer, clock and status history (default: hourly, now, the operator's history in Redis). */
+export interface ClusterConsoleOptions {
+  sla?: Pick<SlaJobOptions, 'intervalMs' | 'settleMs' | 'now'> & { history?: Pick<History, 'segments'> };
+}
+
+export async function startClusterConsole(env: Env, port: number, o: ClusterConsoleOptions = {}): Promise<ClusterConsole> {
   const url = env.REDIS_URL;
   const pepper = env.SVC_KEY_PEPPER;
   if (!url || !pepper) throw new Error(CONSOLE_NEEDS);
@@ -89,11 +99,21 @@ export async function startClusterConsole(env: Env, port: number): Promise<Clust
   const status = await mountClusterStatus(app, { redis, prefix, env });
   const timer = setInterval(() => void keys.sweep(null, Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Pending revocations not applied yet')), 10_000);
   timer.unref();
+  // The SLA job on every replica (one credit sla-YYYY-MM per account and month, whichever runs it): the spend from
+  // Postgres (DATABASE_URL; without it there are no statements, so no SLA job), the uptime from the operator's history.
+  const slaInputs = slaJobInputs(billing);
+  const sla = slaInputs ? startSlaJob({
+    ...slaInputs, history: o.sla?.history ?? new RedisHistory(redis, prefix), intervalMs: o.sla?.intervalMs, settleMs: o.sla?.settleMs, now: o.sla?.now,
+    onResult: (account, r, res) => app.log.info({ account, month: r.month, uptime: r.uptime, creditPercent: r.creditPercent, creditNano: r.creditNano,
+      verdict: res?.verdict ?? 'nothing to credit' }, 'SLA month settled'),
+    onError: (err, account) => app.log.warn({ err, account }, 'SLA job: a month not settled yet (retried on the next round)'),
+  }) : null;
   const address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
   return {
-    app, address,
+    app, address, sla: sla?.job ?? null,
     stop: async () => {
       clearInterval(timer);
+      await sla?.stop();
       status.close();
       await app.close();
       await pool?.end().catch(() => {});

@@ -11,6 +11,7 @@ import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { AdminTokenAuth, generateAdminToken } from './auth/admin-token.ts';
 import { MemorySessions, RedisSessions } from './auth/sessions.ts';
 import { MemorySignInLimit, RedisSignInLimit } from './auth/sign-in-limit.ts';
+import type { BillingBackend } from './billing/backend.ts';
 import { billingWebhookPlugin } from './billing/webhook-route.ts';
 import { standaloneBilling } from './billing/wiring.ts';
 import { MemoryPublisher, RedisPublisher } from './keys/publisher.ts';
@@ -33,6 +34,8 @@ export interface StandaloneConsoleOptions {
 export interface StandaloneConsole {
   /** The admin token when it was generated here (print it once); null when it came from SVC_CONSOLE_TOKEN. */
   generatedToken: string | null;
+  /** The billing backend (npm start runs the SLA job on it once the status history exists). */
+  billing: BillingBackend;
   close(): Promise<void>;
 }
 
@@ -85,5 +88,5 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
     clearInterval(timer);
     await Promise.all([usage.close(), billing.close?.()]);
   });
-  return { generatedToken: fromEnv ? null : token, close: usage.close };
+  return { generatedToken: fromEnv ? null : token, billing, close: usage.close };
 }

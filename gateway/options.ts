@@ -8,6 +8,7 @@ import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
 import { drainSeconds } from './lifecycle/drain.ts';
 import { PEPPER_REQUIRED, redisOptionsFromEnv } from './state/redis-env.ts';
 import type { RedisStoreOptions } from './state/redis-store.ts';
+import type { History } from './availability/history.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -73,6 +74,8 @@ export interface StandaloneOptions extends CommonOptions {
   redis: RedisStoreOptions | undefined;
   redisPrefix: string;
   databaseUrl: string | undefined;
+  /** The SLA job (console/billing/sla-job.ts) for tests: its timer, clock and status history (default: the process's). */
+  sla?: { intervalMs?: number; settleMs?: number; now?: () => number; history?: Pick<History, 'segments'> };
 }
 
 export interface ClusterOptions extends CommonOptions {

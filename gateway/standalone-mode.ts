@@ -1,9 +1,12 @@
 // `npm start`: the standalone gateway. Config from manifest files (or the demo), state in memory or in Redis
 // (REDIS_URL: the process publishes its manifests there), usage in memory or Postgres, and the console on the same
 // port. Returns what it printed and how to stop; throws an Error with a readable message when it cannot start.
+import { startSlaJob, type RunningSlaJob } from '../console/billing/sla-job.ts';
+import { slaJobInputs } from '../console/billing/wiring.ts';
 import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
 import { mountStatusPages } from '../console/status/mount.ts';
 import { declaredIncidents } from './availability/declared.ts';
+import type { History } from './availability/history.ts';
 import { PostgresHistory } from './availability/postgres-history.ts';
 import { localAvailability } from './availability/standalone.ts';
 import { ConfigError, loadStandaloneConfig } from './config/standalone.ts';
@@ -63,11 +66,11 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     config: { current: () => snapshot }, store: withLastUsed(state.store, state.lastUsed), pepper: opts.pepper, metrics, drain, logger,
     timeouts: opts.timeouts,
   });
-  let consoleToken: string | null;
+  let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {
-    consoleToken = (await mountStandaloneConsole(app, {
+    mounted = await mountStandaloneConsole(app, {
       snapshot, configKeys: state.configKeys, pepper: opts.pepper, backing: state.backing, lastUsed: state.lastUsed, env: opts.env,
-    })).generatedToken;
+    });
   } catch (err) {
     await state.store.close();
     throw new Error(`Cannot start the console: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -82,6 +85,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     onError: (err) => logger.warn({ err }, 'Availability: a probe round or a board read failed'),
   });
   deps.availability = availability.health;
+  const sla = slaJob(opts, mounted.billing, availability.history, logger);
   await mountStatusPages(app, { source: availability.source, env: opts.env });
   for (const w of config.warnings) logger.warn({ source: w.source, object: w.object, field: w.field }, w.message);
   const address = await app.listen({ port: opts.port, host: opts.host });
@@ -89,6 +93,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   try {
     metricsServer = await serveGatewayMetrics(metrics.registry, opts.metrics, () => (drain.draining ? 'draining' : true));
   } catch (err) {
+    await sla?.stop();
     await app.close();
     await state.store.close();
     await usage.close();
@@ -98,8 +103,9 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     url: address.replace('0.0.0.0', '127.0.0.1'),
     metricsUrl: metricsServer.url,
     generated: state.generated,
-    consoleToken,
+    consoleToken: mounted.generatedToken,
     stop: async () => {
+      await sla?.stop();
       await drain.run(app, opts.drainMs, app.log);
       await availability.close();
       await state.store.close();
@@ -107,6 +113,22 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
       await metricsServer.close();
     },
   };
+}
+
+/**
+ * The SLA job on this process's billing ledger (every process may run it: the credit sla-YYYY-MM is one exactly-once
+ * ledger step), from the process's status history; null when there are no statements to take the spend from.
+ */
+function slaJob(opts: StandaloneOptions, billing: Awaited<ReturnType<typeof mountStandaloneConsole>>['billing'],
+  history: Pick<History, 'segments'>, logger: ReturnType<typeof gatewayLogger>): RunningSlaJob | null {
+  const inputs = slaJobInputs(billing);
+  if (!inputs) return null;
+  return startSlaJob({
+    ...inputs, history: opts.sla?.history ?? history, intervalMs: opts.sla?.intervalMs, settleMs: opts.sla?.settleMs, now: opts.sla?.now,
+    onResult: (account, o, r) => logger.info({ account, month: o.month, uptime: o.uptime, creditPercent: o.creditPercent, creditNano: o.creditNano,
+      verdict: r?.verdict ?? 'nothing to credit' }, 'SLA month settled'),
+    onError: (err, account) => logger.warn({ err, account }, 'SLA job: a month not settled yet (retried on the next round)'),
+  });
 }
 
 type Config = ReturnType<typeof loadStandaloneConfig>;

@@ -19,6 +19,8 @@ export interface BillingBackend {
   statements?: StatementSource;
   /** Account.spec.billing as compiled (null when the account has none). */
   accountBilling?(account: string): Promise<AccountBilling | null>;
+  /** Every account with its Account.spec.billing, for the SLA job (console/billing/sla-job.ts). */
+  billingAccounts?(): Promise<Array<{ account: string; billing: AccountBilling | null }>>;
   close?(): Promise<void>;
 }
 

@@ -3,19 +3,40 @@
 //     and live traffic, uptime = 1 - (major outage time + half the partial outage time) / time observed; time not
 //     observed and maintenance do not count); a model with no observation that month is left out;
 //   - the account's uptime is those uptimes weighted by its calls;
-//   - below the target, the credit is creditPercent % of the month's spend on the models that were below target,
-//     floored to the nano-USD.
+//   - below the target, a service credit by tier of the account's uptime (slaCreditPercent: below 99.9% 10%, below
+//     99.0% 25%, below 95.0% 100%) of the month's spend on the models that were below target, floored to the nano-USD.
 // The credit is one billing-ledger step (op credit, event and object id sla-YYYY-MM): applied exactly once per
 // account and month however often and wherever the job runs, in the same atomic step as Stripe payments.
 import type { History } from '../../gateway/availability/history.ts';
 import { uptime, type Segment } from '../../gateway/availability/uptime.ts';
 import type { BillingLedger, BillingResult } from '../../gateway/state/billing-ledger.ts';
-import { monthRange, type AccountBilling, type StatementSource, type UsageRow } from './statement.ts';
+import { monthRange, SLA_RULE, type AccountBilling, type StatementSource, type UsageRow } from './statement.ts';
 
-export const SLA_RULE = 'SLA: per UTC month, each model\'s uptime = 1 - (time in major outage + half the time in partial outage) '
-  + '/ time observed by the status probes and live traffic (maintenance and unobserved time excluded); the account\'s uptime is '
-  + 'the uptime of the models that served its calls, weighted by its calls. Below the target, the credit is the SLA\'s credit '
-  + 'percentage of the month\'s spend on the models below target, applied once as ledger entry sla-YYYY-MM.';
+/** The service-credit tiers, lowest uptime first: below `belowPercent`, `creditPercent` of the affected spend. */
+export const SLA_TIERS: ReadonlyArray<{ belowPercent: number; creditPercent: number }> = [
+  { belowPercent: 95.0, creditPercent: 100 },
+  { belowPercent: 99.0, creditPercent: 25 },
+  { belowPercent: 99.9, creditPercent: 10 },
+];
+
+/** Uptime in percent, rounded to 1e-6 of a percent so a boundary compares the same whatever the float noise. */
+export function uptimePercentOf(share: number): number {
+  return Math.round(share * 100 * 1e6) / 1e6;
+}
+
+/**
+ * Pure: the credit percentage for a month's uptime (percent) against the target (percent). At or above the target:
+ * 0. Below it: the tier of the uptime; a boundary belongs to the upper side ("below 99.0%" is strict, so exactly 99.0%
+ * is the 10% tier and exactly 95.0% the 25% tier). Below a target above 99.9% but not below 99.9%: the first tier, 10%.
+ */
+export function slaCreditPercent(uptimePercent: number, targetPercent: number): number {
+  if (!(uptimePercent < targetPercent)) return 0;
+  for (const t of SLA_TIERS) if (uptimePercent < t.belowPercent) return t.creditPercent;
+  return SLA_TIERS[SLA_TIERS.length - 1]?.creditPercent ?? 0;
+}
+
+/** The rule in words, as the statement states it (statement.ts, so the statement needs no import of the job). */
+export { SLA_RULE };
 
 export interface SlaModel {
   model: string;
@@ -30,6 +51,8 @@ export interface SlaOutcome {
   targetPercent: number;
   /** Weighted by calls over the models with an uptime; null when none had one. */
   uptime: number | null;
+  /** The tier's credit percentage (0 at or above target, or with no uptime). */
+  creditPercent: number;
   models: SlaModel[];
   creditNano: number;
 }
@@ -54,13 +77,14 @@ export function slaOutcome(month: string, sla: NonNullable<AccountBilling['sla']
     weighted += m.requests * m.uptime;
   }
   const share = calls === 0 ? null : weighted / calls;
-  const target = sla.uptimePercent / 100;
+  const target = sla.target;
+  const creditPercent = share === null ? 0 : slaCreditPercent(uptimePercentOf(share), target);
   let creditNano = 0;
-  if (share !== null && share < target) {
-    const affected = models.filter((m) => m.uptime !== null && m.uptime < target).reduce((a, m) => a + m.spendNano, 0);
-    creditNano = Math.floor((affected * sla.creditPercent) / 100);
+  if (creditPercent > 0) {
+    const affected = models.filter((m) => m.uptime !== null && uptimePercentOf(m.uptime) < target).reduce((a, m) => a + m.spendNano, 0);
+    creditNano = Math.floor((affected * creditPercent) / 100);
   }
-  return { month, targetPercent: sla.uptimePercent, uptime: share, models, creditNano };
+  return { month, targetPercent: target, uptime: share, creditPercent, models, creditNano };
 }
 
 export function slaId(month: string): string {

@@ -1,7 +1,7 @@
 // The statement as a PDF: header, bill-to block, the balance summary, credits, usage by model and by key, the
 // rounding rule. Laid out as lines of cells (console/billing/pdf.ts); amounts right-aligned in their column.
 import { renderPdf, PDF_PAGE, type PdfLine } from './pdf.ts';
-import { creditLabel, headerLines, money, ROUNDING_RULE, type Line, type Statement } from './statement.ts';
+import { creditLabel, headerLines, money, ROUNDING_RULE, SLA_RULE, type Line, type Statement } from './statement.ts';
 
 const L = PDF_PAGE.margin;
 const R = PDF_PAGE.width - PDF_PAGE.margin;
@@ -70,5 +70,6 @@ export function statementPdf(s: Statement): Buffer {
   }
   lines.push(...table('Usage by model', 'Model', s.byModel), ...table('Usage by key', 'Key', s.byKey));
   lines.push(GAP, ...wrap(`Rounding: ${ROUNDING_RULE}`, 110).map((l) => text(l, L, false, 8)));
+  if (s.billing?.sla) lines.push(GAP, ...wrap(SLA_RULE, 110).map((l) => text(l, L, false, 8)));
   return renderPdf(lines, `Statement ${s.account} ${s.month}`);
 }

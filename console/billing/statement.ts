@@ -10,6 +10,13 @@ export type AccountBilling = NonNullable<CompiledAccount['billing']>;
 export const ROUNDING_RULE = 'Amounts are summed exactly in nano-USD (1e-9 USD) and each amount shown is rounded once to the '
   + 'cent, half away from zero; totals are rounded from the exact sums, not added from rounded lines.';
 
+/** The SLA rule (console/billing/sla.ts applies it), stated on the statement of an account with an SLA. */
+export const SLA_RULE = 'SLA: per UTC month, each model\'s uptime = 1 - (time in major outage + half the time in partial outage) '
+  + '/ time observed by the status probes and live traffic (maintenance and unobserved time excluded); the account\'s uptime is '
+  + 'the uptime of the models that served its calls, weighted by its calls, in percent rounded to 6 decimals. Below the target, '
+  + 'the credit is a share of the month\'s spend on the models below target by tier of that uptime: below 99.9% 10%, below '
+  + '99.0% 25%, below 95.0% 100% (a boundary itself is not below it), floored to the nano-USD, applied once as ledger entry sla-YYYY-MM.';
+
 /** A ledger entry in the month (signed: refunds and disputes are negative). */
 export interface CreditRow {
   /** ISO time (UTC) the money moved. */
@@ -159,7 +166,7 @@ export function headerLines(s: Statement): Array<[string, string]> {
   if (b?.poNumber) out.push(['PO number', b.poNumber]);
   if (b?.taxId) out.push(['Tax id', b.taxId]);
   if (b?.netTermsDays !== undefined) out.push(['Payment terms', `net ${b.netTermsDays} days`]);
-  if (b?.sla) out.push(['SLA', `${b.sla.uptimePercent}% monthly uptime, ${b.sla.creditPercent}% credit below it`]);
+  if (b?.sla) out.push(['SLA', `${b.sla.target}% monthly uptime; below it a service credit of 10%, 25% or 100% by tier`]);
   return out;
 }
 
@@ -184,6 +191,7 @@ export function statementCsv(s: Statement): string {
   if (s.billing?.invoiceHeader) for (const l of s.billing.invoiceHeader.split('\n')) row('header', '', `Bill to: ${l}`, null, null);
   for (const [k, v] of headerLines(s)) row('header', '', `${k}: ${v}`, null, null);
   row('header', '', `Rounding: ${ROUNDING_RULE}`, null, null);
+  if (s.billing?.sla) row('header', '', SLA_RULE, null, null);
   row('opening', s.from, 'Opening balance', null, s.openingNano);
   for (const c of s.credits) row('credit', c.at.slice(0, 10), `${creditLabel(c.kind)} ${c.reference}`.trim(), null, c.amountNano);
   for (const u of s.detail) row('usage', '', 'Usage', u, u.costNano);

@@ -11,6 +11,7 @@ import { createPool } from '../../gateway/usage/postgres/pool.ts';
 import { accountKeys } from '../../gateway/state/redis-store.ts';
 import type { UsageEvent } from '../../gateway/usage/event.ts';
 import type { BillingBackend, ConfigCredit } from './backend.ts';
+import type { SlaJobOptions } from './sla-job.ts';
 import { MemoryStatementSource, PostgresStatementSource } from './statement-source.ts';
 import type { StatementSource } from './statement.ts';
 import { stripeSettings } from './settings.ts';
@@ -24,11 +25,11 @@ function creditsOf(snapshot: Pick<Snapshot, 'accounts'> | null, account: string)
   return [{ kind: 'trial', reference: '', amountNano: a.trialCreditNano }, ...a.credits.map((c) => ({ kind: 'credit' as const, reference: c.id, amountNano: c.amountNano }))];
 }
 
-/** The Stripe client and secret from the settings; with DATABASE_URL, the copy of applied entries to Postgres. */
+/** The Stripe client and secret from the settings; with DATABASE_URL, the copy of applied entries (payments, SLA credits) to Postgres. */
 function stripeParts(env: Env, ledger: BillingLedger): Pick<BillingBackend, 'stripe' | 'webhookSecret' | 'ledger' | 'copyToPostgres' | 'close'> {
   const s = stripeSettings(env);
   const base = { stripe: s ? new StripeClient(s) : null, webhookSecret: s?.webhookSecret ?? null, ledger };
-  if (!env.DATABASE_URL || !s) return base;
+  if (!env.DATABASE_URL) return base;
   const pool = createPool(env.DATABASE_URL, { max: 1, statementTimeoutMs: 5000 });
   pool.on('error', () => {});
   return {
@@ -48,6 +49,12 @@ function statementParts(env: Env, memory: (() => StatementSource) | null): Pick<
   return memory ? { statements: memory() } : {};
 }
 
+/** The SLA job's inputs from a billing backend (null without statements: nothing to measure the spend on). */
+export function slaJobInputs(b: BillingBackend): Pick<SlaJobOptions, 'ledger' | 'source' | 'accounts' | 'copyToPostgres'> | null {
+  if (!b.statements || !b.billingAccounts) return null;
+  return { ledger: b.ledger, source: b.statements, accounts: b.billingAccounts, copyToPostgres: b.copyToPostgres };
+}
+
 function withStatements(base: BillingBackend, st: ReturnType<typeof statementParts>): BillingBackend {
   const close = base.close;
   return { ...base, statements: st.statements, close: async () => void (await Promise.all([close?.(), st.end?.()])) };
@@ -62,6 +69,7 @@ export function standaloneBilling(env: Env, snapshot: Snapshot, backing: { kind:
     configCredits: async (account) => creditsOf(snapshot, account),
     accountExists: async (account) => Object.hasOwn(snapshot.accounts, account),
     accountBilling: async (account) => snapshot.accounts[account]?.billing ?? null,
+    billingAccounts: async () => Object.entries(snapshot.accounts).map(([account, a]) => ({ account, billing: a.billing ?? null })),
   };
   const startedAt = Date.now();
   return withStatements(base, statementParts(env, events ? () => new MemoryStatementSource({
@@ -83,5 +91,6 @@ export function clusterBilling(env: Env, redis: Redis, prefix: string, accounts:
     configCredits: async (account) => creditsOf(await snapshot(), account),
     accountExists: async (account) => (await accounts()).includes(account),
     accountBilling: async (account) => (await snapshot())?.accounts[account]?.billing ?? null,
+    billingAccounts: async () => Object.entries((await snapshot())?.accounts ?? {}).map(([account, a]) => ({ account, billing: a.billing ?? null })),
   }, statementParts(env, null));
 }

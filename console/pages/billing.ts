@@ -83,6 +83,6 @@ function statements(v: BillingView): Html | string {
   const b = v.accountBilling;
   const q = `?account=${encodeURIComponent(v.account)}`;
   return html`<section aria-labelledby="st-h"><h2 id="st-h">Monthly statements</h2>
-${b ? html`<dl>${b.invoiceHeader ? html`<dt>Invoice header</dt><dd>${b.invoiceHeader.split('\n').map((l, i) => html`${i > 0 ? html`<br>` : ''}${l}`)}</dd>` : ''}${b.poNumber ? html`<dt>PO number</dt><dd>${b.poNumber}</dd>` : ''}${b.taxId ? html`<dt>Tax id</dt><dd>${b.taxId}</dd>` : ''}${b.sla ? html`<dt>SLA</dt><dd>${b.sla.uptimePercent}% monthly uptime; ${b.sla.creditPercent}% credit below it</dd>` : ''}</dl>` : ''}
+${b ? html`<dl>${b.invoiceHeader ? html`<dt>Invoice header</dt><dd>${b.invoiceHeader.split('\n').map((l, i) => html`${i > 0 ? html`<br>` : ''}${l}`)}</dd>` : ''}${b.poNumber ? html`<dt>PO number</dt><dd>${b.poNumber}</dd>` : ''}${b.taxId ? html`<dt>Tax id</dt><dd>${b.taxId}</dd>` : ''}${b.sla ? html`<dt>SLA</dt><dd>${b.sla.target}% monthly uptime; below it a service credit by tier (below 99.9% 10%, below 99.0% 25%, below 95.0% 100% of the month's spend on the affected models)</dd>` : ''}</dl>` : ''}
 <ul>${v.statementMonths.map((m) => html`<li>${m}: <a href="/dashboard/billing/statements/${m}.pdf${q}">PDF<span class="sr-only"> statement ${m}</span></a>, <a href="/dashboard/billing/statements/${m}.csv${q}">CSV<span class="sr-only"> statement ${m}</span></a></li>`)}</ul></section>`;
 }

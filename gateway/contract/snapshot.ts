@@ -62,7 +62,7 @@ export const compiledAccount = z.object({
     poNumber: z.string().optional(),
     taxId: z.string().optional(),
     netTermsDays: z.number().int().optional(),
-    sla: z.object({ uptimePercent: z.number(), creditPercent: z.number().int() }).optional(),
+    sla: z.object({ target: z.number() }).optional(),
   }).optional(),
 });
 

@@ -38,7 +38,7 @@ it('the Account manifest is valid and its billing reaches the snapshot', () => {
   const a = account.parse(doc);
   expect(a.spec.billing?.poNumber).toBe('PO-2026-0042');
   const c = compile(parseManifests([{ source: 'p', doc: plan('builder', { tier: 1 }) }, { source: 'a', doc }]).set, { pepper: 'p' });
-  expect(c.snapshot.accounts.acme?.billing?.sla).toEqual({ uptimePercent: 99.9, creditPercent: 10 });
+  expect(c.snapshot.accounts.acme?.billing?.sla).toEqual({ target: 99.9 });
 });
 
 it('runs the CLI block: a PDF with the PO number and closing balance, and the CSV', async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slaOutcome, runSla, SLA_RULE } from '../../console/billing/sla.ts';
+import { slaCreditPercent, slaOutcome, runSla, SLA_RULE, uptimePercentOf } from '../../console/billing/sla.ts';
 import { PostgresStatementSource } from '../../console/billing/statement-source.ts';
 import { buildStatement, statementCsv, type UsageRow } from '../../console/billing/statement.ts';
 import { MemoryHistory } from '../../gateway/availability/history.ts';
@@ -24,20 +24,59 @@ import { ROOT } from '../helpers/process.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 const run = promisify(execFile);
-const SLA = { uptimePercent: 99.9, creditPercent: 10 };
+const SLA = { target: 99.9 };
 const BILLING = { invoiceHeader: 'Big Co', sla: SLA };
 const row = (model: string, requests: number, costNano: number): UsageRow =>
   ({ model, apiKey: 'k', taskType: '', requests, inputTokens: 0, outputTokens: 0, costNano, feeNano: 0 });
+
+describe('the SLA tiers', () => {
+  const tiers: Array<[number, number, number]> = [
+    // uptime %, target %, credit %
+    [100, 99.9, 0],
+    [99.95, 99.9, 0],
+    [99.9, 99.9, 0], // exactly at target: not below it
+    [99.899999, 99.9, 10],
+    [99.5, 99.9, 10],
+    [99.0, 99.9, 10], // a boundary is not below it: 99.0% is the 10% tier
+    [98.999999, 99.9, 25],
+    [97, 99.9, 25],
+    [95.0, 99.9, 25], // 95.0% is the 25% tier
+    [94.999999, 99.9, 100],
+    [50, 99.9, 100],
+    [0, 99.9, 100],
+    [99.95, 99.99, 10], // below a target above 99.9%: the first tier
+    [99.5, 99.0, 0], // above a lower target: nothing
+    [99.0, 99.0, 0], // at it: nothing
+    [98.5, 99.0, 25],
+    [94, 95.0, 100],
+    [96, 95.0, 0],
+  ];
+  it.each(tiers)('uptime %s%% against target %s%%: %s%% credit', (uptime, target, credit) => {
+    expect(slaCreditPercent(uptime, target)).toBe(credit);
+  });
+
+  it('compares uptime rounded to 1e-6 of a percent, so float noise never moves a boundary', () => {
+    expect(uptimePercentOf(0.99)).toBe(99);
+    expect(uptimePercentOf(1 - 0.01)).toBe(99);
+    expect(uptimePercentOf(0.999)).toBe(99.9);
+    expect(slaCreditPercent(uptimePercentOf(0.1 + 0.89), 99.9)).toBe(10);
+    expect(slaCreditPercent(uptimePercentOf(0.95), 99.9)).toBe(25);
+  });
+});
 
 describe('the SLA rule', () => {
   const table: Array<[string, UsageRow[], Record<string, number | null>, number | null, number]> = [
     // what, usage, uptime per model, weighted uptime, credit
     ['all up', [row('a', 100, 1_000)], { a: 1 }, 1, 0],
     ['exactly at target', [row('a', 100, 1_000)], { a: 0.999 }, 0.999, 0],
-    ['one model down, weighted below target: 10% of its spend', [row('a', 1000, 5_000_000_000), row('b', 10, 333_333_333)], { a: 0.9995, b: 0.9 },
+    ['one model down, weighted 99.85%: 10% of its spend', [row('a', 1000, 5_000_000_000), row('b', 10, 333_333_333)], { a: 0.9995, b: 0.9 },
       (1000 * 0.9995 + 10 * 0.9) / 1010, 33_333_333],
     ['one model down, but weighted above target: nothing', [row('a', 100_000, 5_000), row('b', 1, 1_000)], { a: 1, b: 0.95 }, (100_000 + 0.95) / 100_001, 0],
-    ['a model never observed is left out', [row('a', 10, 1_000), row('x', 10, 9_999)], { a: 0.5, x: null }, 0.5, 100],
+    ['weighted 98.8%: 25% of the spend on the models below target', [row('a', 50, 1_000), row('b', 50, 2_001)], { a: 0.999, b: 0.977 }, 0.988, 500],
+    ['weighted exactly 99.0%: the 10% tier', [row('a', 1, 1_000), row('b', 1, 7_000)], { a: 1, b: 0.98 }, 0.99, 700],
+    ['weighted exactly 95.0%: the 25% tier', [row('a', 1, 1_000)], { a: 0.95 }, 0.95, 250],
+    ['weighted below 95.0%: 100%', [row('a', 1, 1_000), row('b', 1, 3)], { a: 0.9, b: 0.99999 }, (0.9 + 0.99999) / 2, 1_000],
+    ['a model never observed is left out', [row('a', 10, 1_000), row('x', 10, 9_999)], { a: 0.5, x: null }, 0.5, 1_000],
     ['nothing observed: no uptime, no credit', [row('x', 10, 1_000)], { x: null }, null, 0],
     ['no usage', [], {}, null, 0],
   ];
@@ -51,6 +90,7 @@ describe('the SLA rule', () => {
   it('is stated in words', () => {
     expect(SLA_RULE).toContain('weighted by its calls');
     expect(SLA_RULE).toContain('sla-YYYY-MM');
+    expect(SLA_RULE).toContain('below 99.9% 10%, below 99.0% 25%, below 95.0% 100%');
   });
 });
 
@@ -94,21 +134,25 @@ describe('a month below target', () => {
     const o = first[0]?.outcome;
     expect(o?.models.map((m) => [m.model, m.uptime])).toEqual([['mock-large', 1 - 36 / (30 * 24)], ['mock-mini', 1]]);
     expect(o?.uptime).toBeCloseTo((900 * 0.95 + 100) / 1000, 12);
-    expect(o?.creditNano).toBe(900_000_000); // 10% of 9.000000009, floored to the nano-USD
+    expect(o?.creditPercent).toBe(25); // 95.5%: below 99.0%, not below 95.0%
+    expect(o?.creditNano).toBe(2_250_000_002); // 25% of 9.000000009, floored to the nano-USD
     expect(first.map((r) => r?.result?.verdict).sort()).toEqual(['applied', 'duplicate-event', 'duplicate-event']);
     expect(again?.result?.verdict).toBe('duplicate-event');
     const entries = await replicas[1]?.entries('big');
-    expect(entries).toEqual([{ kind: 'sla', reference: 'sla-2026-11', at: NOV_END - 1, eventId: 'sla-2026-11', deltaNano: 900_000_000 }]);
-    expect(await redis.client.hget(`${redis.prefix}:{a:big}:acct`, 'credited')).toBe('900000000');
+    expect(entries).toEqual([{ kind: 'sla', reference: 'sla-2026-11', at: NOV_END - 1, eventId: 'sla-2026-11', deltaNano: 2_250_000_002 }]);
+    expect(await redis.client.hget(`${redis.prefix}:{a:big}:acct`, 'credited')).toBe('2250000002');
     // Copied to Postgres twice: one row, source sla; on November's statement.
     await recordBillingEntries(pg.pool, 'big', entries ?? []);
     await recordBillingEntries(pg.pool, 'big', entries ?? []);
     const rows = await pg.pool.query('SELECT kind, source, amount_nano::text FROM ledger_credits WHERE account = $1', ['big']);
-    expect(rows.rows).toEqual([{ kind: 'sla', source: 'sla', amount_nano: '900000000' }]);
+    expect(rows.rows).toEqual([{ kind: 'sla', source: 'sla', amount_nano: '2250000002' }]);
     const s = buildStatement('big', '2026-11', BILLING, await source.month('big', '2026-11'));
-    expect(s.credits).toEqual([{ at: '2026-11-30T23:59:59Z', kind: 'sla', reference: 'sla-2026-11', amountNano: 900_000_000 }]);
-    expect(s.closingNano).toBe(900_000_000 - 10_000_000_009);
-    expect(statementCsv(s)).toContain('credit,2026-11-30,SLA credit sla-2026-11,,,,,,,900000000,0.900000000,0.90');
+    expect(s.credits).toEqual([{ at: '2026-11-30T23:59:59Z', kind: 'sla', reference: 'sla-2026-11', amountNano: 2_250_000_002 }]);
+    expect(s.closingNano).toBe(2_250_000_002 - 10_000_000_009);
+    expect(statementCsv(s)).toContain('credit,2026-11-30,SLA credit sla-2026-11,,,,,,,2250000002,2.250000002,2.25');
+    // The statement states the formula.
+    expect(statementCsv(s)).toContain(SLA_RULE);
+    expect(statementCsv(s)).toContain('SLA: 99.9% monthly uptime');
   });
 
   it('credits nothing to an account without an SLA, or one whose models were up', async () => {
@@ -133,17 +177,17 @@ describe('a month below target', () => {
     await h.addRound({ model: 'mock-old', at: OCT, intervalMs: 31 * 24 * HOUR * 0.8, state: 'operational', probes: [] });
     await h.addRound({ model: 'mock-old', at: OCT + 31 * 24 * HOUR * 0.8, intervalMs: 31 * 24 * HOUR * 0.2, state: 'major_outage', probes: [] });
     const dir = mkdtempSync(join(tmpdir(), 'svc-sla-cli-'));
-    writeFileSync(join(dir, 'config.yaml'), [plan('p', { tier: 0 }), account('small', 'p', { billing: { invoiceHeader: 'Small Co', sla: { uptimePercent: 99.9 } } } as never)]
+    writeFileSync(join(dir, 'config.yaml'), [plan('p', { tier: 0 }), account('small', 'p', { billing: { invoiceHeader: 'Small Co', sla: { target: 99.9 } } } as never)]
       .map((d) => stringify(d)).join('---\n'));
     const env = { ...process.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix };
     const args = ['console/billing/statement-main.ts', '--account', 'small', '--month', '2026-10', '--format', 'csv', '--config', join(dir, 'config.yaml'), '--apply-sla'];
     const a = await run(process.execPath, args, { cwd: ROOT, env });
     const b = await run(process.execPath, args, { cwd: ROOT, env });
-    expect(a.stderr).toMatch(/SLA 2026-10: uptime 80\.000%, target 99\.9%, credit 100 nano-USD, applied/);
+    expect(a.stderr).toMatch(/SLA 2026-10: uptime 80\.000%, target 99\.9%, credit 1000 nano-USD, applied/);
     expect(b.stderr).toContain('duplicate-event');
     expect(b.stdout).toBe(a.stdout);
-    expect(a.stdout).toContain('credit,2026-10-31,SLA credit sla-2026-10,,,,,,,100,0.000000100,0.00');
-    expect(a.stdout).toContain('closing,2026-10-31,Closing balance,,,,,,,-900,-0.000000900,0.00');
+    expect(a.stdout).toContain('credit,2026-10-31,SLA credit sla-2026-10,,,,,,,1000,0.000001000,0.00');
+    expect(a.stdout).toContain('closing,2026-10-31,Closing balance,,,,,,,0,0.000000000,0.00');
   });
 
   it('--history postgres reads the probe_results npm start keeps with DATABASE_URL', async () => {
@@ -159,12 +203,12 @@ describe('a month below target', () => {
       errors, fallbacks, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms_sum)
       VALUES ('2026-09-20', 'pgacct', 'k', '', 'mock-pg', 'mock-pg', '', 3, 0, 0, 0, 0, 0, 0, 2000, 0, 0)`);
     const dir = mkdtempSync(join(tmpdir(), 'svc-sla-pg-'));
-    writeFileSync(join(dir, 'config.yaml'), [plan('p', { tier: 0 }), account('pgacct', 'p', { billing: { invoiceHeader: 'Pg Co', sla: { uptimePercent: 99, creditPercent: 25 } } } as never)]
+    writeFileSync(join(dir, 'config.yaml'), [plan('p', { tier: 0 }), account('pgacct', 'p', { billing: { invoiceHeader: 'Pg Co', sla: { target: 99 } } } as never)]
       .map((d) => stringify(d)).join('---\n'));
     const env = { ...process.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix };
     const r = await run(process.execPath, ['console/billing/statement-main.ts', '--account', 'pgacct', '--month', '2026-09', '--format', 'csv',
       '--config', join(dir, 'config.yaml'), '--apply-sla', '--history', 'postgres'], { cwd: ROOT, env });
-    expect(r.stderr).toMatch(/SLA 2026-09: uptime 75\.000%, target 99%, credit 500 nano-USD, applied/);
-    expect(r.stdout).toContain('SLA credit sla-2026-09,,,,,,,500,');
+    expect(r.stderr).toMatch(/SLA 2026-09: uptime 75\.000%, target 99%, credit 2000 nano-USD, applied/);
+    expect(r.stdout).toContain('SLA credit sla-2026-09,,,,,,,2000,');
   });
 });

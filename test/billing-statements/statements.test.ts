@@ -37,7 +37,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 
 const run = promisify(execFile);
 const HEADER = 'ACME Corp (Europe) B.V.\n1 Road (Unit 2), 1011 AB Amsterdam\nVAT NL123456789B01';
-const BILLING = { invoiceHeader: HEADER, poNumber: 'PO-2026/11\\A', taxId: 'NL123456789B01', netTermsDays: 30, sla: { uptimePercent: 99.9 } };
+const BILLING = { invoiceHeader: HEADER, poNumber: 'PO-2026/11\\A', taxId: 'NL123456789B01', netTermsDays: 30, sla: { target: 99.9 } };
 const TOKENS: Record<string, Principal> = {
   'alice-token-0123456789abcdef': { kind: 'user', username: 'alice', uid: 'a', groups: [], extra: {} },
   'bob-token-0123456789abcdef01': { kind: 'user', username: 'bob', uid: 'b', groups: [], extra: {} },
@@ -126,7 +126,7 @@ afterAll(async () => {
 });
 
 async function november(acct = 'acme'): Promise<Statement> {
-  return buildStatement(acct, '2026-11', acct === 'acme' ? { ...BILLING, sla: { uptimePercent: 99.9, creditPercent: 10 } } : null,
+  return buildStatement(acct, '2026-11', acct === 'acme' ? { ...BILLING, sla: { target: 99.9 } } : null,
     await new PostgresStatementSource(pg.pool).month(acct, '2026-11'));
 }
 
