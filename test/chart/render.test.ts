@@ -250,3 +250,26 @@ describe('what the rendered objects promise', () => {
     expect([...uids].sort()).toEqual(['svc-gateway-spend', 'svc-gateway-traffic']);
   });
 });
+
+describe('Stripe settings of the console', () => {
+  it('come from the Secret named in billing.stripe.existingSecret, with STRIPE_API_BASE optional, and no secret value in the manifests', async () => {
+    const docs = parseDocs(await template('ns1', [], ['billing.stripe.existingSecret=stripe-creds', 'billing.stripe.webhookSecretKey=whsec',
+      'billing.stripe.apiBase=http://stripe-mock:12111']));
+    const c = container(find(docs, 'Deployment', 'svc-svc-gateway-console'));
+    expect(envOf(c, 'STRIPE_SECRET_KEY')).toEqual({ name: 'STRIPE_SECRET_KEY', valueFrom: { secretKeyRef: { name: 'stripe-creds', key: 'STRIPE_SECRET_KEY' } } });
+    expect(envOf(c, 'STRIPE_WEBHOOK_SECRET')).toEqual({ name: 'STRIPE_WEBHOOK_SECRET', valueFrom: { secretKeyRef: { name: 'stripe-creds', key: 'whsec' } } });
+    expect(envOf(c, 'STRIPE_API_BASE')).toEqual({ name: 'STRIPE_API_BASE', value: 'http://stripe-mock:12111' });
+    const text = JSON.stringify(docs);
+    expect(text).not.toMatch(/sk_(test|live)_|whsec_/);
+    expect(docs.filter((d) => d.kind === 'Secret').map((d) => d.metadata.name)).not.toContain('stripe-creds');
+  });
+
+  it('are absent by default (payments not set up)', () => {
+    const c = container(find(defaults, 'Deployment', 'svc-svc-gateway-console'));
+    for (const n of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) expect(envOf(c, n)).toBeUndefined();
+  });
+
+  it('the chart README\'s Role example grants manage-billing', () => {
+    expect(readFileSync(join(CHART, 'README.md'), 'utf8')).toContain('verbs: [get, manage-keys, view-usage, manage-billing]');
+  });
+});
