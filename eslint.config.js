@@ -32,6 +32,11 @@ export const ZONES = [
     message: 'The console uses the contract, the stores and the usage tables, never the operator or the call path (pipeline, HTTP, providers, translators).',
   },
   {
+    dir: 'operator',
+    group: ['**/state/redis-store.ts', '**/state/memory-store.ts', '**/gateway/pipeline/**', '**/gateway/http/**'],
+    message: 'The operator uses the state through its narrow port (gateway/state/operator-state.ts), never the stores, the pipeline or HTTP.',
+  },
+  {
     dir: 'gateway/state',
     group: ['**/usage/exporter/**', '**/http/**', '**/pipeline/**'],
     message: 'The state store does not depend on the exporter, HTTP or the pipeline.',

@@ -46,7 +46,7 @@ export interface OperatorProber {
  */
 export async function startProber(ctx: ControllerContext, prefix: string, env: Record<string, string | undefined>): Promise<OperatorProber> {
   const providers = new ProviderRegistry();
-  const redis = ctx.store.redis;
+  const { redis } = ctx.store;
   const board = new RedisBoard(redis, prefix);
   const redisHistory = new RedisHistory(redis, prefix);
   let history: History = redisHistory;

@@ -4,7 +4,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { keyringFromEnv } from '../gateway/contract/sealed-credentials.ts';
 import { redisConnectionFromEnv } from '../gateway/state/redis-connect.ts';
-import { RedisStore } from '../gateway/state/redis-store.ts';
+import { connectOperatorState } from '../gateway/state/operator-state.ts';
 import { CR_KINDS, customWatch, loadKubeConfig, makeClients, secretWatch, type Clients } from './kube/clients.ts';
 import { EventRecorder } from './kube/events.ts';
 import { ResilientInformer } from './kube/informer.ts';
@@ -32,7 +32,7 @@ function makeCaches(kc: KubeConfig, clients: Clients, log: Logger, metrics: Oper
 export async function startOperator(opts: OperatorOptions, log: Logger, onLostLeadership: (reason: string) => void): Promise<RunningOperator> {
   const kc = loadKubeConfig();
   const clients = makeClients(kc, opts.namespace);
-  const store = await RedisStore.connect({
+  const store = await connectOperatorState({
     ...redisConnectionFromEnv(opts.redisUrl, process.env), prefix: opts.redisPrefix,
     // Upstream credentials are sealed in every snapshot written to Redis (SVC_CONFIG_KEY, else derived from the pepper).
     keyring: keyringFromEnv({ ...process.env, SVC_KEY_PEPPER: opts.pepper }), onWarning: (m, e) => log.warn(m, { error: e }),

@@ -1,11 +1,11 @@
 // The aggregate: compiles every object of the namespace into one snapshot plus key records (the same pure compile
-// the standalone gateway runs) and publishes them: key records, revocations and credits through RedisStore, then
+// the standalone gateway runs) and publishes them: key records, revocations and credits through the
+// operator's narrow state port (gateway/state/operator-state.ts), then
 // the snapshot through the config channel (content-addressed, `current` moved last, announced on pub/sub).
 // What the compiler could not serve (a target without its credentials, a key without its account) is in its
 // verdicts, which the other controllers render into each object's status.
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../gateway/contract/canonical-json.ts';
-import { publishSnapshot, readCurrentVersion } from '../../gateway/contract/config-channel.ts';
 import type { Outcome } from '../queue/work-queue.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
 import { compiled, forgetCompiled } from './compiled.ts';
@@ -39,10 +39,8 @@ export class ConfigController implements Reconciler {
     const { ctx } = this;
     const { snapshot, keys, problems } = compiled(ctx);
     const digest = createHash('sha256').update(canonicalJson({ version: snapshot.version, keys })).digest('hex');
-    if (digest === this.lastDigest && (await readCurrentVersion(ctx.store.redis, ctx.store.prefix)) === snapshot.version) return;
-    await ctx.store.applyConfig(snapshot, keys);
-    // Upstream credentials sealed (AES-256-GCM): no provider key in clear in Redis.
-    await publishSnapshot(ctx.store.redis, ctx.store.prefix, ctx.store.seal(snapshot));
+    if (digest === this.lastDigest && (await ctx.store.currentVersion()) === snapshot.version) return;
+    await ctx.store.publish(snapshot, keys);
     this.lastDigest = digest;
     ctx.log.info('Published config', {
       version: snapshot.version, models: Object.keys(snapshot.models).length, accounts: Object.keys(snapshot.accounts).length,

@@ -1,6 +1,7 @@
-// What every controller gets: the API, the informer caches of the one namespace, the Redis store, the pepper.
+// What every controller gets: the API, the informer caches of the one namespace, the shared state (narrow: publish
+// config, revoke and read keys, read ledgers), the pepper.
 import type { V1Secret } from '@kubernetes/client-node';
-import type { RedisStore } from '../../gateway/state/redis-store.ts';
+import type { OperatorState } from '../../gateway/state/operator-state.ts';
 import type { Clients, CrKind, CustomObject } from '../kube/clients.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import type { ResilientInformer } from '../kube/informer.ts';
@@ -12,7 +13,7 @@ export type Caches = Record<CrKind, ResilientInformer<CustomObject>> & { Secret:
 export interface ControllerContext {
   clients: Clients;
   caches: Caches;
-  store: RedisStore;
+  store: OperatorState;
   pepper: string;
   log: Logger;
   events: EventRecorder;

@@ -21,6 +21,7 @@ describe('import zones', () => {
     ['gateway/contract/keys.ts', "import { RedisStore } from '../state/redis-store.ts';\nexport const r = RedisStore;\n", /The contract is pure/],
     ['gateway/state/store.ts', "import { x } from '../usage/exporter/exporter.ts';\nexport const y = x;\n", /does not depend on the exporter/],
     ['gateway/main.ts', "import { x } from '../operator/operator.ts';\nexport const y = x;\n", /never imports the operator/],
+    ['operator/operator.ts', "import { RedisStore } from '../gateway/state/redis-store.ts';\nexport const r = RedisStore;\n", /narrow port/],
     ['console/cluster.ts', "import { x } from '../operator/operator.ts';\nexport const y = x;\n", /The console uses the contract/],
     ['console/keys/form.ts', "import { runCall } from '../../gateway/pipeline/call.ts';\nexport const r = runCall;\n", /never the operator or the call path/],
   ])('%s refuses %j', async (file, code, message) => {
@@ -34,6 +35,7 @@ describe('import zones', () => {
     ['gateway/pipeline/estimate.ts', "import { reserve } from './estimate.ts';\nexport const r = reserve;\n"],
     ['gateway/http/cors.ts', "import { runCall } from '../pipeline/call.ts';\nexport const r = runCall;\n"],
     ['gateway/main.ts', "import { x } from '../console/standalone.ts';\nexport const y = x;\n"],
+    ['operator/operator.ts', "import { connectOperatorState } from '../gateway/state/operator-state.ts';\nexport const c = connectOperatorState;\n"],
     ['console/keys/form.ts', "import { hashKey } from '../../gateway/contract/keys.ts';\nimport { MemoryStore } from '../../gateway/state/memory-store.ts';\nexport const r = [hashKey, MemoryStore];\n"],
   ])('%s allows %j', async (file, code) => {
     expect(await restricted(file, code)).toEqual([]);

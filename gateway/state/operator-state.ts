@@ -1,0 +1,84 @@
+// What the operator does with the shared state, as narrow interfaces (the operator depends on these, not on the
+// store): publish the config with its key records and credits, revoke and read keys, read ledgers. One Redis
+// connection serves them; the availability board and history (gateway/availability) take it as `redis`.
+import { publishSnapshot, readCurrentVersion } from '../contract/config-channel.ts';
+import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
+import type { RedisClient } from './redis-connect.ts';
+import { RedisStore, type RedisStoreOptions } from './redis-store.ts';
+import type { AccountView, Ledger } from './store.ts';
+
+export interface ConfigPublisher {
+  /** Key records, revocations and credits first, then the snapshot (credentials sealed) becomes `current`. */
+  publish(snapshot: Snapshot, keys: KeyRecord[]): Promise<void>;
+  /** The version gateways serve now (null before the first publish, or after Redis lost it). */
+  currentVersion(): Promise<string | null>;
+}
+
+export interface KeyAdmin {
+  /** Revokes a key by its HMAC, for good. */
+  revoke(hash: string): Promise<void>;
+  findKey(hash: string): Promise<KeyRecord | null>;
+}
+
+export interface LedgerReader {
+  ledger(account: string): Promise<Ledger>;
+  view(account: string, keyName: string, now: number): Promise<AccountView>;
+}
+
+export interface OperatorState extends ConfigPublisher, KeyAdmin, LedgerReader {
+  /** The connection and key prefix, for the availability board and history the leader writes. */
+  readonly redis: RedisClient;
+  readonly prefix: string;
+  close(): Promise<void>;
+}
+
+class RedisOperatorState implements OperatorState {
+  private readonly store: RedisStore;
+
+  constructor(store: RedisStore) {
+    this.store = store;
+  }
+
+  get redis(): RedisClient {
+    return this.store.redis;
+  }
+
+  get prefix(): string {
+    return this.store.prefix;
+  }
+
+  async publish(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
+    await this.store.applyConfig(snapshot, keys);
+    // Upstream credentials sealed (AES-256-GCM): no provider key in clear in Redis.
+    await publishSnapshot(this.store.redis, this.store.prefix, this.store.seal(snapshot));
+  }
+
+  currentVersion(): Promise<string | null> {
+    return readCurrentVersion(this.store.redis, this.store.prefix);
+  }
+
+  revoke(hash: string): Promise<void> {
+    return this.store.revoke(hash);
+  }
+
+  findKey(hash: string): Promise<KeyRecord | null> {
+    return this.store.findKey(hash);
+  }
+
+  ledger(account: string): Promise<Ledger> {
+    return this.store.ledger(account);
+  }
+
+  view(account: string, keyName: string, now: number): Promise<AccountView> {
+    return this.store.view(account, keyName, now);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+/** Connects (failing fast if Redis is unreachable). */
+export async function connectOperatorState(opts: RedisStoreOptions): Promise<OperatorState> {
+  return new RedisOperatorState(await RedisStore.connect(opts));
+}
