@@ -47,10 +47,13 @@ export const ZONES = [
 const COMPOSERS = ['gateway/main.ts', 'gateway/standalone-mode.ts'];
 
 function restriction(zones) {
-  return ['error', {
-    paths: zones.flatMap((z) => (z.names ?? []).map((name) => ({ name, message: z.message, allowTypeImports: z.typesAllowed === true }))),
-    patterns: zones.map((z) => ({ group: z.group, message: z.message, allowTypeImports: z.typesAllowed === true })),
-  }];
+  return [
+    'error',
+    {
+      paths: zones.flatMap((z) => (z.names ?? []).map((name) => ({ name, message: z.message, allowTypeImports: z.typesAllowed === true }))),
+      patterns: zones.map((z) => ({ group: z.group, message: z.message, allowTypeImports: z.typesAllowed === true })),
+    },
+  ];
 }
 
 function zoneConfigs() {

@@ -26,8 +26,9 @@ import type { UsageSource } from './usage/report.ts';
 
 type Env = Record<string, string | undefined>;
 
-export const CONSOLE_NEEDS = 'The console needs REDIS_URL (sessions, last used), SVC_KEY_PEPPER (the secret the gateways hash keys '
-  + 'with) and a namespace (WATCH_NAMESPACE, or the in-cluster one).';
+export const CONSOLE_NEEDS =
+  'The console needs REDIS_URL (sessions, last used), SVC_KEY_PEPPER (the secret the gateways hash keys ' +
+  'with) and a namespace (WATCH_NAMESPACE, or the in-cluster one).';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -82,35 +83,68 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
   pool?.on('error', (err) => app.log.warn({ err }, 'Postgres connection lost; reconnecting'));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
-    const ok = await redis.ping().then(() => true, () => false);
+    const ok = await redis.ping().then(
+      () => true,
+      () => false,
+    );
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'redis unreachable' });
   });
   app.get('/', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
   const billing = clusterBilling(env, redis, prefix, () => keys.accounts());
   await app.register(billingWebhookPlugin(billing));
-  await app.register(consolePlugin({
-    billing, publicBaseUrl: env.SVC_CONSOLE_BASE_URL || undefined,
-    authn: auth, authz: auth, keys, now: Date.now, exampleModel: env.SVC_CONSOLE_EXAMPLE_MODEL || 'mock-mini',
-    usage: pool ? new PostgresUsageSource(pool) : redisUsage(redis, prefix),
-    sessions: new RedisSessions(redis, prefix), signInLimit: new RedisSignInLimit(redis, prefix), apiBaseUrl: env.SVC_API_BASE_URL || undefined,
-  }));
+  await app.register(
+    consolePlugin({
+      billing,
+      publicBaseUrl: env.SVC_CONSOLE_BASE_URL || undefined,
+      authn: auth,
+      authz: auth,
+      keys,
+      now: Date.now,
+      exampleModel: env.SVC_CONSOLE_EXAMPLE_MODEL || 'mock-mini',
+      usage: pool ? new PostgresUsageSource(pool) : redisUsage(redis, prefix),
+      sessions: new RedisSessions(redis, prefix),
+      signInLimit: new RedisSignInLimit(redis, prefix),
+      apiBaseUrl: env.SVC_API_BASE_URL || undefined,
+    }),
+  );
   // Rotations' grace periods end on time even when nobody opens the page (every replica may do it: idempotent).
   // /status, its JSON and badges, /trust, /.well-known/security.txt: public, from what the operator's leader writes.
   const status = await mountClusterStatus(app, { redis, prefix, env });
-  const timer = setInterval(() => void keys.sweep(null, Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Pending revocations not applied yet')), 10_000);
+  const timer = setInterval(
+    () => void keys.sweep(null, Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Pending revocations not applied yet')),
+    10_000,
+  );
   timer.unref();
   // The SLA job on every replica (one credit sla-YYYY-MM per account and month, whichever runs it): the spend from
   // Postgres (DATABASE_URL; without it there are no statements, so no SLA job), the uptime from the operator's history.
   const slaInputs = slaJobInputs(billing);
-  const sla = slaInputs ? startSlaJob({
-    ...slaInputs, history: o.sla?.history ?? new RedisHistory(redis, prefix), intervalMs: o.sla?.intervalMs, settleMs: o.sla?.settleMs, now: o.sla?.now,
-    onResult: (account, r, res) => app.log.info({ account, month: r.month, uptime: r.uptime, creditPercent: r.creditPercent, creditNano: r.creditNano,
-      verdict: res?.verdict ?? 'nothing to credit' }, 'SLA month settled'),
-    onError: (err, account) => app.log.warn({ err, account }, 'SLA job: a month not settled yet (retried on the next round)'),
-  }) : null;
+  const sla = slaInputs
+    ? startSlaJob({
+        ...slaInputs,
+        history: o.sla?.history ?? new RedisHistory(redis, prefix),
+        intervalMs: o.sla?.intervalMs,
+        settleMs: o.sla?.settleMs,
+        now: o.sla?.now,
+        onResult: (account, r, res) =>
+          app.log.info(
+            {
+              account,
+              month: r.month,
+              uptime: r.uptime,
+              creditPercent: r.creditPercent,
+              creditNano: r.creditNano,
+              verdict: res?.verdict ?? 'nothing to credit',
+            },
+            'SLA month settled',
+          ),
+        onError: (err, account) => app.log.warn({ err, account }, 'SLA job: a month not settled yet (retried on the next round)'),
+      })
+    : null;
   const address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
   return {
-    app, address, sla: sla?.job ?? null,
+    app,
+    address,
+    sla: sla?.job ?? null,
     stop: async () => {
       clearInterval(timer);
       await sla?.stop();

@@ -48,14 +48,19 @@ function usageSource(o: StandaloneConsoleOptions): { source: UsageSource; close:
   }
   const b = o.backing;
   if (b.kind === 'redis') {
-    return { source: new MemoryUsageSource(async (accounts) => (await Promise.all(accounts.map((a) => b.store.usageEvents(a)))).flat()), close: async () => {} };
+    return {
+      source: new MemoryUsageSource(async (accounts) => (await Promise.all(accounts.map((a) => b.store.usageEvents(a)))).flat()),
+      close: async () => {},
+    };
   }
   const events = b.sink instanceof MemoryUsageSink ? b.sink.events : [];
   return { source: new MemoryUsageSource(async () => events), close: async () => {} };
 }
 
 function exampleModel(snapshot: Snapshot): string {
-  const chat = Object.values(snapshot.models).filter((m) => m.type === 'chat').sort((a, b) => a.minTier - b.minTier || (a.id < b.id ? -1 : 1));
+  const chat = Object.values(snapshot.models)
+    .filter((m) => m.type === 'chat')
+    .sort((a, b) => a.minTier - b.minTier || (a.id < b.id ? -1 : 1));
   return chat[0]?.id ?? 'mock-mini';
 }
 
@@ -66,24 +71,43 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   const b = o.backing;
   const redis = b.kind === 'redis' ? b.store : null;
   const keys = new StandaloneKeys({
-    snapshot: o.snapshot, configKeys: o.configKeys, pepper: o.pepper, store: b.store, lastUsed: o.lastUsed,
+    snapshot: o.snapshot,
+    configKeys: o.configKeys,
+    pepper: o.pepper,
+    store: b.store,
+    lastUsed: o.lastUsed,
     publisher: b.kind === 'redis' ? new RedisPublisher(b.store) : new MemoryPublisher(b.store, o.snapshot, o.configKeys),
     registry: redis ? new RedisRegistry(redis.redis, redis.prefix) : new MemoryRegistry(o.env.SVC_CONSOLE_STATE || null),
   });
   await keys.restore(Date.now());
   // Rotations' grace periods end on time even when nobody opens the page.
-  const timer = setInterval(() => void keys.sweep(Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Console: pending revocations not applied yet')), 10_000);
+  const timer = setInterval(
+    () => void keys.sweep(Date.now()).catch((err: unknown) => app.log.warn({ err }, 'Console: pending revocations not applied yet')),
+    10_000,
+  );
   timer.unref();
   const usage = usageSource(o);
-  const billing = standaloneBilling(o.env, o.snapshot, b, b.kind === 'redis' ? (a) => b.store.usageEvents(a)
-    : async () => (b.sink instanceof MemoryUsageSink ? b.sink.events : []));
+  const billing = standaloneBilling(
+    o.env,
+    o.snapshot,
+    b,
+    b.kind === 'redis' ? (a) => b.store.usageEvents(a) : async () => (b.sink instanceof MemoryUsageSink ? b.sink.events : []),
+  );
   await app.register(billingWebhookPlugin(billing));
-  await app.register(consolePlugin({
-    billing, publicBaseUrl: o.env.SVC_CONSOLE_BASE_URL || undefined,
-    authn: auth, authz: auth, keys, usage: usage.source, now: Date.now, exampleModel: exampleModel(o.snapshot),
-    sessions: redis ? new RedisSessions(redis.redis, redis.prefix) : new MemorySessions(),
-    signInLimit: redis ? new RedisSignInLimit(redis.redis, redis.prefix) : new MemorySignInLimit(),
-  }));
+  await app.register(
+    consolePlugin({
+      billing,
+      publicBaseUrl: o.env.SVC_CONSOLE_BASE_URL || undefined,
+      authn: auth,
+      authz: auth,
+      keys,
+      usage: usage.source,
+      now: Date.now,
+      exampleModel: exampleModel(o.snapshot),
+      sessions: redis ? new RedisSessions(redis.redis, redis.prefix) : new MemorySessions(),
+      signInLimit: redis ? new RedisSignInLimit(redis.redis, redis.prefix) : new MemorySignInLimit(),
+    }),
+  );
   app.addHook('onClose', async () => {
     clearInterval(timer);
     await Promise.all([usage.close(), billing.close?.()]);

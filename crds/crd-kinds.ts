@@ -98,7 +98,12 @@ export const CRD_KINDS: readonly CrdKind[] = [
       { name: 'Output $/MTok', type: 'number', jsonPath: '.spec.pricing.outputPerMTokUsd' },
       { name: 'Targets', type: 'string', jsonPath: '.spec.targets[*].name', priority: 1 },
       READY,
-      { name: 'State', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].reason', description: 'Availability from the probes: Operational, DegradedPerformance, PartialOutage, MajorOutage, UnderMaintenance.' },
+      {
+        name: 'State',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Available")].reason',
+        description: 'Availability from the probes: Operational, DegradedPerformance, PartialOutage, MajorOutage, UnderMaintenance.',
+      },
       AGE,
     ],
   },

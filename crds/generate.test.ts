@@ -11,7 +11,9 @@ const files = renderCrds();
 
 describe('crds/*.yaml', () => {
   it('has one committed file per kind and no other', () => {
-    const committed = readdirSync(dir).filter((f) => f.startsWith(`${GROUP}_`) && f.endsWith('.yaml')).sort();
+    const committed = readdirSync(dir)
+      .filter((f) => f.startsWith(`${GROUP}_`) && f.endsWith('.yaml'))
+      .sort();
     expect(committed, 'stale CRDs: run `npm run crds`').toEqual([...files.keys()].sort());
   });
 
@@ -26,8 +28,6 @@ describe('crds/*.yaml', () => {
   it('makes ApiKey revocation irreversible with a CEL transition rule', () => {
     const crd = parse(files.get(`${GROUP}_apikeys.yaml`) ?? '');
     const revoked = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.revoked;
-    expect(revoked['x-kubernetes-validations']).toEqual([
-      { rule: 'self || !oldSelf', message: expect.stringContaining('cannot be un-revoked') },
-    ]);
+    expect(revoked['x-kubernetes-validations']).toEqual([{ rule: 'self || !oldSelf', message: expect.stringContaining('cannot be un-revoked') }]);
   });
 });

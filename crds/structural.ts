@@ -7,10 +7,29 @@ export type Schema = { [key: string]: JsonValue };
 
 /** Keywords of apiextensions.k8s.io/v1 JSONSchemaProps that zod can produce and structural schemas allow. */
 const ALLOWED = new Set([
-  'type', 'format', 'description', 'title', 'default', 'nullable', 'enum',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties',
-  'required', 'properties', 'additionalProperties', 'items',
+  'type',
+  'format',
+  'description',
+  'title',
+  'default',
+  'nullable',
+  'enum',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'required',
+  'properties',
+  'additionalProperties',
+  'items',
 ]);
 
 /** zod writes these for every `.int()`; they say nothing an int64 does not. */

@@ -51,14 +51,25 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   const subscriber = createRedis(opts.redis);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, keyring: opts.keyring, pollMs: opts.pollMs, log });
-  const { app, deps, metrics: gatewayMetrics } = await build({
+  const {
+    app,
+    deps,
+    metrics: gatewayMetrics,
+  } = await build({
     // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
-    config: source, store: withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), pepper: opts.pepper,
-    ready: () => source.ready(), drain, logger, timeouts: opts.timeouts,
+    config: source,
+    store: withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)),
+    pepper: opts.pepper,
+    ready: () => source.ready(),
+    drain,
+    logger,
+    timeouts: opts.timeouts,
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
   // gateway's upstream outcomes are added to the board every 5 s in one pipeline.
-  const health = new TargetHealth(new RedisBoard(store.redis, store.prefix), { onError: (err) => log.warn('Availability board not read or written', err) }).start();
+  const health = new TargetHealth(new RedisBoard(store.redis, store.prefix), {
+    onError: (err) => log.warn('Availability board not read or written', err),
+  }).start();
   deps.availability = health;
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');

@@ -44,17 +44,20 @@ async function main(): Promise<void> {
 }
 
 function printStart(gw: Standalone): void {
-  const consoleLines = gw.consoleToken === null
-    ? [`Console: ${gw.url}/dashboard/login (admin token from SVC_CONSOLE_TOKEN)`]
-    : [`Console: ${gw.url}/dashboard/login`, `  ${'console'.padEnd(20)} admin token          ${gw.consoleToken}`];
+  const consoleLines =
+    gw.consoleToken === null
+      ? [`Console: ${gw.url}/dashboard/login (admin token from SVC_CONSOLE_TOKEN)`]
+      : [`Console: ${gw.url}/dashboard/login`, `  ${'console'.padEnd(20)} admin token          ${gw.consoleToken}`];
   const lines = [
     '',
     `svc-gateway listening on ${gw.url}`,
     `svc-gateway metrics on ${gw.metricsUrl}/metrics`,
-    ...(gw.generated.length === 0 ? [] : [
-      'API keys generated for this run (shown once; they change at every start):',
-      ...gw.generated.map((g) => `  ${g.apiKey.padEnd(20)} account ${g.account.padEnd(12)} ${g.key}`),
-    ]),
+    ...(gw.generated.length === 0
+      ? []
+      : [
+          'API keys generated for this run (shown once; they change at every start):',
+          ...gw.generated.map((g) => `  ${g.apiKey.padEnd(20)} account ${g.account.padEnd(12)} ${g.key}`),
+        ]),
     ...consoleLines,
     '',
   ];

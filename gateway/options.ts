@@ -86,8 +86,8 @@ export interface ClusterOptions extends CommonOptions {
   pollMs: number;
 }
 
-export const CLUSTER_NEEDS = 'Cluster mode needs REDIS_URL (the Redis the operator writes to) and SVC_KEY_PEPPER '
-  + '(the same secret the operator hashes keys with).';
+export const CLUSTER_NEEDS =
+  'Cluster mode needs REDIS_URL (the Redis the operator writes to) and SVC_KEY_PEPPER ' + '(the same secret the operator hashes keys with).';
 
 export interface Args {
   cluster?: boolean;

@@ -67,8 +67,11 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   };
   metrics.watchBalances(async () => {
     const now = Date.now();
-    return Promise.all(Object.keys(deps.config.current().accounts).sort().map(async (account) => (
-      { account, balanceNano: (await deps.store.view(account, '', now)).balanceNano })));
+    return Promise.all(
+      Object.keys(deps.config.current().accounts)
+        .sort()
+        .map(async (account) => ({ account, balanceNano: (await deps.store.view(account, '', now)).balanceNano })),
+    );
   });
   await app.register(cors);
   // The root answers in OpenAI's shape (health, unknown paths); each dialect's routes are a plugin of their own.
@@ -84,11 +87,14 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     dialectErrors(api, 'openai');
     openAIRoutes(api, deps);
   });
-  await app.register(async (api) => {
-    dialectErrors(api, 'anthropic');
-    dialectNotFound(api, 'anthropic');
-    anthropicRoutes(api, deps);
-  }, { prefix: '/anthropic' });
+  await app.register(
+    async (api) => {
+      dialectErrors(api, 'anthropic');
+      dialectNotFound(api, 'anthropic');
+      anthropicRoutes(api, deps);
+    },
+    { prefix: '/anthropic' },
+  );
   app.addHook('onClose', async () => {
     await deps.providers.close();
   });

@@ -55,21 +55,35 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const metrics = new Metrics();
   const usageLog = forwardingLog();
   const usage = standaloneUsage({
-    databaseUrl: opts.databaseUrl, redisUrl: opts.redis?.url, redisPrefix: opts.redisPrefix,
-    registry: metrics.registry, log: usageLog, snapshot: config.snapshot,
+    databaseUrl: opts.databaseUrl,
+    redisUrl: opts.redis?.url,
+    redisPrefix: opts.redisPrefix,
+    registry: metrics.registry,
+    log: usageLog,
+    snapshot: config.snapshot,
   });
   usageLog.attach(logger);
   const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
   const snapshot = config.snapshot;
   const drain = new Drain();
   const { app, deps } = await build({
-    config: { current: () => snapshot }, store: withLastUsed(state.store, state.lastUsed), pepper: opts.pepper, metrics, drain, logger,
+    config: { current: () => snapshot },
+    store: withLastUsed(state.store, state.lastUsed),
+    pepper: opts.pepper,
+    metrics,
+    drain,
+    logger,
     timeouts: opts.timeouts,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {
     mounted = await mountStandaloneConsole(app, {
-      snapshot, configKeys: state.configKeys, pepper: opts.pepper, backing: state.backing, lastUsed: state.lastUsed, env: opts.env,
+      snapshot,
+      configKeys: state.configKeys,
+      pepper: opts.pepper,
+      backing: state.backing,
+      lastUsed: state.lastUsed,
+      env: opts.env,
     });
   } catch (err) {
     await state.store.close();
@@ -81,7 +95,11 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const redisBoard = state.backing.kind === 'redis' ? { client: state.backing.store.redis, prefix: state.backing.store.prefix } : undefined;
   const history = opts.databaseUrl ? await PostgresHistory.open(opts.databaseUrl) : undefined;
   const availability = localAvailability({
-    snapshot: () => snapshot, env: opts.env, redis: redisBoard, declared: () => declared, history,
+    snapshot: () => snapshot,
+    env: opts.env,
+    redis: redisBoard,
+    declared: () => declared,
+    history,
     onError: (err) => logger.warn({ err }, 'Availability: a probe round or a board read failed'),
   });
   deps.availability = availability.health;
@@ -119,14 +137,25 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
  * The SLA job on this process's billing ledger (every process may run it: the credit sla-YYYY-MM is one exactly-once
  * ledger step), from the process's status history; null when there are no statements to take the spend from.
  */
-function slaJob(opts: StandaloneOptions, billing: Awaited<ReturnType<typeof mountStandaloneConsole>>['billing'],
-  history: Pick<History, 'segments'>, logger: ReturnType<typeof gatewayLogger>): RunningSlaJob | null {
+function slaJob(
+  opts: StandaloneOptions,
+  billing: Awaited<ReturnType<typeof mountStandaloneConsole>>['billing'],
+  history: Pick<History, 'segments'>,
+  logger: ReturnType<typeof gatewayLogger>,
+): RunningSlaJob | null {
   const inputs = slaJobInputs(billing);
   if (!inputs) return null;
   return startSlaJob({
-    ...inputs, history: opts.sla?.history ?? history, intervalMs: opts.sla?.intervalMs, settleMs: opts.sla?.settleMs, now: opts.sla?.now,
-    onResult: (account, o, r) => logger.info({ account, month: o.month, uptime: o.uptime, creditPercent: o.creditPercent, creditNano: o.creditNano,
-      verdict: r?.verdict ?? 'nothing to credit' }, 'SLA month settled'),
+    ...inputs,
+    history: opts.sla?.history ?? history,
+    intervalMs: opts.sla?.intervalMs,
+    settleMs: opts.sla?.settleMs,
+    now: opts.sla?.now,
+    onResult: (account, o, r) =>
+      logger.info(
+        { account, month: o.month, uptime: o.uptime, creditPercent: o.creditPercent, creditNano: o.creditNano, verdict: r?.verdict ?? 'nothing to credit' },
+        'SLA month settled',
+      ),
     onError: (err, account) => logger.warn({ err, account }, 'SLA job: a month not settled yet (retried on the next round)'),
   });
 }
@@ -137,8 +166,11 @@ async function inMemory(config: Config, sink: ReturnType<typeof standaloneUsage>
   const memory = new MemoryStore(sink);
   await memory.applyConfig(config.snapshot, config.keys);
   return {
-    store: memory, backing: { kind: 'memory', store: memory, sink },
-    lastUsed: new MemoryLastUsed(), configKeys: config.keys, generated: config.generated,
+    store: memory,
+    backing: { kind: 'memory', store: memory, sink },
+    lastUsed: new MemoryLastUsed(),
+    configKeys: config.keys,
+    generated: config.generated,
   };
 }
 
@@ -159,7 +191,15 @@ async function onRedis(opts: StandaloneOptions, config: Config, logger: ReturnTy
     throw new Error(`Cannot publish the config to Redis at ${redactUrl(redisOpts.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   for (const name of shared.skipped) {
-    logger.warn(`ApiKey ${name} has no key in its Secret, so it gets none: with REDIS_URL every process must know the same key. Put one in the Secret (data key "key").`);
+    logger.warn(
+      `ApiKey ${name} has no key in its Secret, so it gets none: with REDIS_URL every process must know the same key. Put one in the Secret (data key "key").`,
+    );
   }
-  return { store: redis, backing: { kind: 'redis', store: redis }, lastUsed: new RedisLastUsed(redis.redis, redis.prefix), configKeys: shared.keys, generated: [] };
+  return {
+    store: redis,
+    backing: { kind: 'redis', store: redis },
+    lastUsed: new RedisLastUsed(redis.redis, redis.prefix),
+    configKeys: shared.keys,
+    generated: [],
+  };
 }

@@ -17,20 +17,37 @@ import type { ControllerContext } from './controllers/context.ts';
 import { patchStatus } from './kube/patch.ts';
 
 const REASON: Record<State, string> = {
-  operational: 'Operational', degraded_performance: 'DegradedPerformance', partial_outage: 'PartialOutage',
-  major_outage: 'MajorOutage', under_maintenance: 'UnderMaintenance',
+  operational: 'Operational',
+  degraded_performance: 'DegradedPerformance',
+  partial_outage: 'PartialOutage',
+  major_outage: 'MajorOutage',
+  under_maintenance: 'UnderMaintenance',
 };
 
-export function availableCondition(previous: readonly Condition[] | undefined, state: State, targets: readonly TargetStatus[], generation: number | undefined, now: Date): Condition[] {
+export function availableCondition(
+  previous: readonly Condition[] | undefined,
+  state: State,
+  targets: readonly TargetStatus[],
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
   const status = state === 'operational' || state === 'degraded_performance' ? 'True' : 'False';
   const old = previous?.find((c) => c.type === 'Available');
   const up = targets.filter((t) => t.state !== 'major_outage').length;
   const bad = targets.filter((t) => t.state !== 'operational').map((t) => `${t.target}: ${t.message}`);
-  const message = `${state.replace(/_/g, ' ')}: ${up} of ${targets.length} target${targets.length === 1 ? '' : 's'} serving${bad.length ? ` (${bad.join('; ')})` : ''}.`.slice(0, 1000);
+  const message =
+    `${state.replace(/_/g, ' ')}: ${up} of ${targets.length} target${targets.length === 1 ? '' : 's'} serving${bad.length ? ` (${bad.join('; ')})` : ''}.`.slice(
+      0,
+      1000,
+    );
   return [
     ...(previous ?? []).filter((c) => c.type !== 'Available'),
     {
-      type: 'Available', status, reason: REASON[state], message, observedGeneration: generation,
+      type: 'Available',
+      status,
+      reason: REASON[state],
+      message,
+      observedGeneration: generation,
       lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now.toISOString().replace(/\.\d+Z$/, 'Z'),
     },
   ];
@@ -55,7 +72,9 @@ export async function startProber(ctx: ControllerContext, prefix: string, env: R
       history = new TeeHistory(redisHistory, await PostgresHistory.open(env.DATABASE_URL));
     } catch (err) {
       // Probing matters more than the record: go on with Redis alone, and say so.
-      ctx.log.warn('Availability history not kept in Postgres (cannot reach or migrate it); Redis only', { error: err instanceof Error ? err.message : String(err) });
+      ctx.log.warn('Availability history not kept in Postgres (cannot reach or migrate it); Redis only', {
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
   // Declared incidents reach the consoles through Redis too (they read no Kubernetes objects for /status).
@@ -66,7 +85,10 @@ export async function startProber(ctx: ControllerContext, prefix: string, env: R
     await redisHistory.setDeclared(json);
     published = json;
   };
-  const timer = setInterval(() => void publishDeclared().catch((err: unknown) => ctx.log.warn('Declared incidents not published yet', { error: String(err) })), 2_000);
+  const timer = setInterval(
+    () => void publishDeclared().catch((err: unknown) => ctx.log.warn('Declared incidents not published yet', { error: String(err) })),
+    2_000,
+  );
   timer.unref();
   void publishDeclared().catch(() => {});
   const iso = (ms: number | null): string | undefined => (ms === null ? undefined : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z'));
@@ -77,13 +99,23 @@ export async function startProber(ctx: ControllerContext, prefix: string, env: R
       const name = obj.metadata?.name ?? '';
       if ((spec?.model ?? name) !== m.id) continue;
       await patchStatus(ctx.clients, 'ModelRoute', name, {
-        targets: targets.map((t) => ({ name: t.target, state: t.state, lastProbeTime: iso(t.lastProbe), latencyMs: t.latencyMs ?? undefined, message: t.message.slice(0, 1000) })),
+        targets: targets.map((t) => ({
+          name: t.target,
+          state: t.state,
+          lastProbeTime: iso(t.lastProbe),
+          latencyMs: t.latencyMs ?? undefined,
+          message: t.message.slice(0, 1000),
+        })),
         conditions: availableCondition(conditionsOf(obj.status), state, targets, obj.metadata?.generation, ctx.now()),
       });
     }
   };
   const monitor = new Monitor({
-    snapshot: () => compiled(ctx).snapshot, providers, board, history, intervalSeconds: intervalFromEnv(env),
+    snapshot: () => compiled(ctx).snapshot,
+    providers,
+    board,
+    history,
+    intervalSeconds: intervalFromEnv(env),
     declared: () => declaredIncidents(ctx.caches.Incident.list()),
     onRound: writeRoute,
     onError: (err) => ctx.log.warn('Availability probe round failed', { error: err instanceof Error ? err.message : String(err) }),

@@ -20,7 +20,7 @@ function errorText(v: unknown): unknown {
   if (typeof code === 'number' && body !== undefined) {
     let message: unknown;
     try {
-      message = (typeof body === 'string' ? JSON.parse(body) : body as { message?: unknown }).message;
+      message = (typeof body === 'string' ? JSON.parse(body) : (body as { message?: unknown })).message;
     } catch {
       message = undefined;
     }

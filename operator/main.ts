@@ -56,7 +56,10 @@ async function main(): Promise<void> {
   });
   const stop = (signal: string): void => {
     logger.info('Stopping', { signal });
-    void operator.stop().then(() => process.exit(0), () => process.exit(1));
+    void operator.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

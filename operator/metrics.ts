@@ -17,14 +17,27 @@ export class OperatorMetrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_operator_process_' });
     this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by kind and result.', labelNames: ['kind', 'result'], registers });
-    this.reconcileErrors = new Counter({ name: 'svc_operator_reconcile_errors_total', help: 'Reconciles that failed (retried with backoff), by kind.', labelNames: ['kind'], registers });
+    this.reconcileErrors = new Counter({
+      name: 'svc_operator_reconcile_errors_total',
+      help: 'Reconciles that failed (retried with backoff), by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
     this.reconcileDuration = new Histogram({
-      name: 'svc_operator_reconcile_duration_seconds', help: 'Time of one reconcile, by kind.', labelNames: ['kind'], registers,
+      name: 'svc_operator_reconcile_duration_seconds',
+      help: 'Time of one reconcile, by kind.',
+      labelNames: ['kind'],
+      registers,
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     });
     this.publishes = new Counter({ name: 'svc_operator_config_publish_total', help: 'Config snapshots published to Redis.', registers });
     this.leader = new Gauge({ name: 'svc_operator_leader', help: '1 while this replica holds the lease and writes, else 0.', registers });
-    this.watchRestarts = new Counter({ name: 'svc_operator_watch_restarts_total', help: 'Watches restarted after an error, by kind.', labelNames: ['kind'], registers });
+    this.watchRestarts = new Counter({
+      name: 'svc_operator_watch_restarts_total',
+      help: 'Watches restarted after an error, by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
     this.queueDepth = new Gauge({ name: 'svc_operator_queue_depth', help: 'Keys waiting or being reconciled, by kind.', labelNames: ['kind'], registers });
   }
 }

@@ -33,13 +33,19 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   const kc = loadKubeConfig();
   const clients = makeClients(kc, opts.namespace);
   const store = await connectOperatorState({
-    ...redisConnectionFromEnv(opts.redisUrl, process.env), prefix: opts.redisPrefix,
+    ...redisConnectionFromEnv(opts.redisUrl, process.env),
+    prefix: opts.redisPrefix,
     // Upstream credentials are sealed in every snapshot written to Redis (SVC_CONFIG_KEY, else derived from the pepper).
-    keyring: keyringFromEnv({ ...process.env, SVC_KEY_PEPPER: opts.pepper }), onWarning: (m, e) => log.warn(m, { error: e }),
+    keyring: keyringFromEnv({ ...process.env, SVC_KEY_PEPPER: opts.pepper }),
+    onWarning: (m, e) => log.warn(m, { error: e }),
   });
   const metrics = new OperatorMetrics();
   const ctx = {
-    clients, store, log, pepper: opts.pepper, now: () => new Date(),
+    clients,
+    store,
+    log,
+    pepper: opts.pepper,
+    now: () => new Date(),
     caches: makeCaches(kc, clients, log, metrics),
     events: new EventRecorder(clients, opts.identity, log),
   };
@@ -48,11 +54,17 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   // Availability probes run on the leader only: two operators make one set of probes.
   let prober: OperatorProber | null = null;
   const elector = new LeaderElector({
-    ...opts, api: clients.coordination, namespace: opts.namespace, name: opts.leaseName, identity: opts.identity, log,
+    ...opts,
+    api: clients.coordination,
+    namespace: opts.namespace,
+    name: opts.leaseName,
+    identity: opts.identity,
+    log,
     onStartedLeading: () => {
       leading = true;
       metrics.leader.set(1);
-      manager.start()
+      manager
+        .start()
         .then(async () => {
           prober = await startProber(ctx, store.prefix, process.env);
         })

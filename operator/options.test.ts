@@ -12,8 +12,14 @@ describe('operatorOptions', () => {
   it('reads defaults as client-go has them: lease 15 s, renew 10 s, retry 2 s', () => {
     const o = operatorOptions({ ...base, POD_NAME: 'op-0' }, NO_FILE);
     expect(o).toMatchObject({
-      namespace: 'team-a', identity: 'op-0', port: 8080, leaseName: 'svc-gateway-operator',
-      leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, resyncMs: 300_000,
+      namespace: 'team-a',
+      identity: 'op-0',
+      port: 8080,
+      leaseName: 'svc-gateway-operator',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      resyncMs: 300_000,
     });
   });
 
@@ -30,7 +36,7 @@ describe('operatorOptions', () => {
     expect(() => operatorOptions({ ...base, ...env }, NO_FILE)).toThrow(message);
   });
 
-  it('falls back to the Pod\'s own namespace in a cluster', () => {
+  it("falls back to the Pod's own namespace in a cluster", () => {
     const file = join(mkdtempSync(join(tmpdir(), 'ns-')), 'namespace');
     writeFileSync(file, 'gateway-prod\n');
     expect(operatorOptions({ ...base, WATCH_NAMESPACE: undefined }, file).namespace).toBe('gateway-prod');

@@ -25,9 +25,10 @@ export interface OperatorOptions extends LeaseTiming {
 
 type Env = Record<string, string | undefined>;
 
-export const PEPPER_REQUIRED = 'SVC_KEY_PEPPER is not set. The operator stores API keys as HMACs under this secret pepper, and '
-  + 'every gateway must hash presented keys with the same one: set it to one long random value (e.g. `openssl rand -hex 32`) '
-  + 'in the operator and in every gateway.';
+export const PEPPER_REQUIRED =
+  'SVC_KEY_PEPPER is not set. The operator stores API keys as HMACs under this secret pepper, and ' +
+  'every gateway must hash presented keys with the same one: set it to one long random value (e.g. `openssl rand -hex 32`) ' +
+  'in the operator and in every gateway.';
 
 export const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 

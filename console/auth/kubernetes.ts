@@ -34,9 +34,13 @@ export class KubernetesAuth implements Authenticator, Authorizer {
     if (hit && hit.until > now) return hit.allowed;
     const review = await this.c.authz.createSubjectAccessReview({
       body: {
-        apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
         spec: {
-          user: p.username, uid: p.uid || undefined, groups: p.groups, extra: p.extra,
+          user: p.username,
+          uid: p.uid || undefined,
+          groups: p.groups,
+          extra: p.extra,
           resourceAttributes: { namespace: this.c.namespace, group: GROUP, resource: 'accounts', name: account, verb },
         },
       },

@@ -1,9 +1,7 @@
 // Who is signed in. The admin (standalone) may do everything; a Kubernetes user's rights are asked per account.
 export type Verb = 'get' | 'manage-keys' | 'view-usage' | 'manage-billing';
 
-export type Principal =
-  | { kind: 'admin' }
-  | { kind: 'user'; username: string; uid: string; groups: string[]; extra: Record<string, string[]> };
+export type Principal = { kind: 'admin' } | { kind: 'user'; username: string; uid: string; groups: string[]; extra: Record<string, string[]> };
 
 export function principalName(p: Principal): string {
   return p.kind === 'admin' ? 'admin' : p.username;

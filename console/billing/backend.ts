@@ -4,7 +4,11 @@ import type { BillingLedger } from '../../gateway/state/billing-ledger.ts';
 import type { AccountBilling, StatementSource } from './statement.ts';
 import type { StripeClient } from './stripe-client.ts';
 
-export interface ConfigCredit { kind: 'trial' | 'credit'; reference: string; amountNano: number }
+export interface ConfigCredit {
+  kind: 'trial' | 'credit';
+  reference: string;
+  amountNano: number;
+}
 
 export interface BillingBackend {
   stripe: StripeClient | null;

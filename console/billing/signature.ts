@@ -16,8 +16,13 @@ export function signatureHeader(payload: string, secret: string, timestampSec = 
   return `t=${timestampSec},v1=${signPayload(payload, secret, timestampSec)}`;
 }
 
-export function verifySignature(payload: Buffer | string, header: string | undefined, secret: string, nowSec: number,
-  toleranceSec = SIGNATURE_TOLERANCE_SEC): SignatureVerdict {
+export function verifySignature(
+  payload: Buffer | string,
+  header: string | undefined,
+  secret: string,
+  nowSec: number,
+  toleranceSec = SIGNATURE_TOLERANCE_SEC,
+): SignatureVerdict {
   if (!header || header.length > 4096) return { ok: false, reason: 'missing Stripe-Signature header' };
   let t: number | null = null;
   const v1: Buffer[] = [];

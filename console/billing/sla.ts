@@ -58,8 +58,12 @@ export interface SlaOutcome {
 }
 
 /** Pure: the month's SLA outcome from the account's usage rows and each model's uptime. */
-export function slaOutcome(month: string, sla: NonNullable<AccountBilling['sla']>, usage: readonly UsageRow[],
-  uptimeOf: (model: string) => number | null): SlaOutcome {
+export function slaOutcome(
+  month: string,
+  sla: NonNullable<AccountBilling['sla']>,
+  usage: readonly UsageRow[],
+  uptimeOf: (model: string) => number | null,
+): SlaOutcome {
   const byModel = new Map<string, SlaModel>();
   for (const u of usage) {
     const m = byModel.get(u.model) ?? { model: u.model, requests: 0, spendNano: 0, uptime: null };
@@ -96,7 +100,12 @@ export async function applySlaCredit(ledger: BillingLedger, account: string, o: 
   if (o.creditNano <= 0) return null;
   const id = slaId(o.month);
   return ledger.apply({
-    account, op: 'credit', eventId: id, objectId: id, paymentIntent: '', amountNano: o.creditNano,
+    account,
+    op: 'credit',
+    eventId: id,
+    objectId: id,
+    paymentIntent: '',
+    amountNano: o.creditNano,
     entry: { kind: 'sla', reference: id, at, eventId: id },
   });
 }
@@ -111,8 +120,13 @@ export interface SlaJob {
  * The month's SLA for one account, and its credit applied once. Only for a month that has ended (its uptime is
  * final); the credit is dated the month's last millisecond so it lands on that month's statement.
  */
-export async function runSla(job: SlaJob, account: string, billing: AccountBilling | null, month: string, now: number):
-Promise<{ outcome: SlaOutcome; result: BillingResult | null } | null> {
+export async function runSla(
+  job: SlaJob,
+  account: string,
+  billing: AccountBilling | null,
+  month: string,
+  now: number,
+): Promise<{ outcome: SlaOutcome; result: BillingResult | null } | null> {
   const r = monthRange(month);
   if (!r || !billing?.sla || now < r.end) return null;
   const data = await job.source.month(account, month);

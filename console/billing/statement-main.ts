@@ -20,7 +20,8 @@ import { statementPdf } from './statement-pdf.ts';
 import { PostgresStatementSource } from './statement-source.ts';
 import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statement.ts';
 
-const USAGE = 'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH] [--apply-sla [--history redis|postgres]]  (DATABASE_URL; REDIS_URL for --apply-sla)';
+const USAGE =
+  'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH] [--apply-sla [--history redis|postgres]]  (DATABASE_URL; REDIS_URL for --apply-sla)';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -40,8 +41,14 @@ function billingFrom(path: string | undefined, account: string): AccountBilling 
 
 const { values } = parseArgs({
   options: {
-    account: { type: 'string' }, month: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' },
-    config: { type: 'string' }, 'apply-sla': { type: 'boolean' }, history: { type: 'string' }, help: { type: 'boolean' },
+    account: { type: 'string' },
+    month: { type: 'string' },
+    format: { type: 'string' },
+    out: { type: 'string' },
+    config: { type: 'string' },
+    'apply-sla': { type: 'boolean' },
+    history: { type: 'string' },
+    help: { type: 'boolean' },
   },
 });
 if (values.help) {
@@ -71,7 +78,9 @@ async function applySla(acct: string, m: string): Promise<void> {
     const r = await runSla({ source: new PostgresStatementSource(pool), history, ledger }, acct, billing, m, Date.now());
     if (!r) fail(`the month ${m} has not ended yet: its uptime is not final`);
     const u = r.outcome.uptime === null ? 'no data' : `${(r.outcome.uptime * 100).toFixed(3)}%`;
-    process.stderr.write(`SLA ${m}: uptime ${u}, target ${r.outcome.targetPercent}%, credit ${r.outcome.creditNano} nano-USD, ${r.result?.verdict ?? 'nothing to credit'}\n`);
+    process.stderr.write(
+      `SLA ${m}: uptime ${u}, target ${r.outcome.targetPercent}%, credit ${r.outcome.creditNano} nano-USD, ${r.result?.verdict ?? 'nothing to credit'}\n`,
+    );
     await recordBillingEntries(pool, acct, await ledger.entries(acct));
   } finally {
     redis.disconnect();

@@ -27,27 +27,49 @@ function wrap(s: string, n: number): string[] {
 }
 
 function table(title: string, first: string, lines: readonly Line[]): PdfLine[] {
-  const out: PdfLine[] = [GAP, text(title, L, true, 11), {
-    cells: [{ x: L, text: first, bold: true }, { x: 330, text: 'Requests', bold: true, right: true },
-      { x: 400, text: 'Tokens in', bold: true, right: true }, { x: 470, text: 'Tokens out', bold: true, right: true },
-      { x: R, text: 'Amount (USD)', bold: true, right: true }],
-  }];
+  const out: PdfLine[] = [
+    GAP,
+    text(title, L, true, 11),
+    {
+      cells: [
+        { x: L, text: first, bold: true },
+        { x: 330, text: 'Requests', bold: true, right: true },
+        { x: 400, text: 'Tokens in', bold: true, right: true },
+        { x: 470, text: 'Tokens out', bold: true, right: true },
+        { x: R, text: 'Amount (USD)', bold: true, right: true },
+      ],
+    },
+  ];
   if (lines.length === 0) out.push(text('No usage this month.'));
   for (const l of lines) {
     out.push({
-      cells: [{ x: L, text: l.label.length > 48 ? `${l.label.slice(0, 47)}~` : l.label }, { x: 330, text: String(l.requests), right: true },
-        { x: 400, text: String(l.inputTokens), right: true }, { x: 470, text: String(l.outputTokens), right: true },
-        { x: R, text: money(l.costNano), right: true }],
+      cells: [
+        { x: L, text: l.label.length > 48 ? `${l.label.slice(0, 47)}~` : l.label },
+        { x: 330, text: String(l.requests), right: true },
+        { x: 400, text: String(l.inputTokens), right: true },
+        { x: 470, text: String(l.outputTokens), right: true },
+        { x: R, text: money(l.costNano), right: true },
+      ],
     });
   }
   const t = lines.reduce((a, l) => ({ requests: a.requests + l.requests, costNano: a.costNano + l.costNano }), { requests: 0, costNano: 0 });
-  out.push({ cells: [{ x: L, text: 'Total', bold: true }, { x: 330, text: String(t.requests), bold: true, right: true },
-    { x: R, text: money(t.costNano), bold: true, right: true }] });
+  out.push({
+    cells: [
+      { x: L, text: 'Total', bold: true },
+      { x: 330, text: String(t.requests), bold: true, right: true },
+      { x: R, text: money(t.costNano), bold: true, right: true },
+    ],
+  });
   return out;
 }
 
 function amountLine(label: string, nano: number, bold = false): PdfLine {
-  return { cells: [{ x: L, text: label, bold }, { x: R, text: money(nano), bold, right: true }] };
+  return {
+    cells: [
+      { x: L, text: label, bold },
+      { x: R, text: money(nano), bold, right: true },
+    ],
+  };
 }
 
 export function statementPdf(s: Statement): Buffer {
@@ -57,16 +79,32 @@ export function statementPdf(s: Statement): Buffer {
     for (const l of s.billing.invoiceHeader.split('\n')) lines.push(text(l));
     lines.push(GAP);
   }
-  for (const [k, v] of headerLines(s)) lines.push({ cells: [{ x: L, text: `${k}:`, bold: true }, { x: 150, text: v }] });
+  for (const [k, v] of headerLines(s))
+    lines.push({
+      cells: [
+        { x: L, text: `${k}:`, bold: true },
+        { x: 150, text: v },
+      ],
+    });
   lines.push(GAP, text('Summary (USD)', L, true, 11));
-  lines.push(amountLine('Opening balance', s.openingNano), amountLine('Credits, payments and refunds', s.creditsNano),
-    amountLine('Usage', s.spendNano), amountLine('  of which platform fee (4%)', s.feeNano),
-    amountLine('Closing balance (opening + credits - usage)', s.closingNano, true));
+  lines.push(
+    amountLine('Opening balance', s.openingNano),
+    amountLine('Credits, payments and refunds', s.creditsNano),
+    amountLine('Usage', s.spendNano),
+    amountLine('  of which platform fee (4%)', s.feeNano),
+    amountLine('Closing balance (opening + credits - usage)', s.closingNano, true),
+  );
   lines.push(GAP, text('Credits, payments and refunds', L, true, 11));
   if (s.credits.length === 0) lines.push(text('None this month.'));
   for (const c of s.credits) {
-    lines.push({ cells: [{ x: L, text: c.at.slice(0, 10) }, { x: 120, text: creditLabel(c.kind) }, { x: 230, text: c.reference.slice(0, 48) },
-      { x: R, text: money(c.amountNano), right: true }] });
+    lines.push({
+      cells: [
+        { x: L, text: c.at.slice(0, 10) },
+        { x: 120, text: creditLabel(c.kind) },
+        { x: 230, text: c.reference.slice(0, 48) },
+        { x: R, text: money(c.amountNano), right: true },
+      ],
+    });
   }
   lines.push(...table('Usage by model', 'Model', s.byModel), ...table('Usage by key', 'Key', s.byKey));
   lines.push(GAP, ...wrap(`Rounding: ${ROUNDING_RULE}`, 110).map((l) => text(l, L, false, 8)));

@@ -52,8 +52,14 @@ export class PostgresStatementSource implements StatementSource {
       openingNano: Number(o.rows[0]?.opening ?? 0),
       credits: c.rows.map((x) => ({ at: x.at as string, kind: x.kind as string, reference: x.reference as string, amountNano: Number(x.amount_nano) })),
       usage: u.rows.map((x) => ({
-        model: x.model as string, apiKey: x.api_key as string, taskType: x.task_type as string, requests: Number(x.requests),
-        inputTokens: Number(x.input_tokens), outputTokens: Number(x.output_tokens), costNano: Number(x.cost_nano), feeNano: Number(x.fee_nano),
+        model: x.model as string,
+        apiKey: x.api_key as string,
+        taskType: x.task_type as string,
+        requests: Number(x.requests),
+        inputTokens: Number(x.input_tokens),
+        outputTokens: Number(x.output_tokens),
+        costNano: Number(x.cost_nano),
+        feeNano: Number(x.fee_nano),
       })),
     };
   }

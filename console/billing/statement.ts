@@ -7,15 +7,17 @@ import type { CompiledAccount } from '../../gateway/contract/snapshot.ts';
 
 export type AccountBilling = NonNullable<CompiledAccount['billing']>;
 
-export const ROUNDING_RULE = 'Amounts are summed exactly in nano-USD (1e-9 USD) and each amount shown is rounded once to the '
-  + 'cent, half away from zero; totals are rounded from the exact sums, not added from rounded lines.';
+export const ROUNDING_RULE =
+  'Amounts are summed exactly in nano-USD (1e-9 USD) and each amount shown is rounded once to the ' +
+  'cent, half away from zero; totals are rounded from the exact sums, not added from rounded lines.';
 
 /** The SLA rule (console/billing/sla.ts applies it), stated on the statement of an account with an SLA. */
-export const SLA_RULE = 'SLA: per UTC month, each model\'s uptime = 1 - (time in major outage + half the time in partial outage) '
-  + '/ time observed by the status probes and live traffic (maintenance and unobserved time excluded); the account\'s uptime is '
-  + 'the uptime of the models that served its calls, weighted by its calls, in percent rounded to 6 decimals. Below the target, '
-  + 'the credit is a share of the month\'s spend on the models below target by tier of that uptime: below 99.9% 10%, below '
-  + '99.0% 25%, below 95.0% 100% (a boundary itself is not below it), floored to the nano-USD, applied once as ledger entry sla-YYYY-MM.';
+export const SLA_RULE =
+  "SLA: per UTC month, each model's uptime = 1 - (time in major outage + half the time in partial outage) " +
+  "/ time observed by the status probes and live traffic (maintenance and unobserved time excluded); the account's uptime is " +
+  'the uptime of the models that served its calls, weighted by its calls, in percent rounded to 6 decimals. Below the target, ' +
+  "the credit is a share of the month's spend on the models below target by tier of that uptime: below 99.9% 10%, below " +
+  '99.0% 25%, below 95.0% 100% (a boundary itself is not below it), floored to the nano-USD, applied once as ledger entry sla-YYYY-MM.';
 
 /** A ledger entry in the month (signed: refunds and disputes are negative). */
 export interface CreditRow {
@@ -117,13 +119,24 @@ export function buildStatement(account: string, month: string, billing: AccountB
   const r = monthRange(month);
   if (!r) throw new RangeError(`month must be YYYY-MM, got ${month}`);
   const credits = [...d.credits].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.reference < b.reference ? -1 : 1));
-  const detail = [...d.usage].filter((u) => u.requests > 0 || u.costNano !== 0)
+  const detail = [...d.usage]
+    .filter((u) => u.requests > 0 || u.costNano !== 0)
     .sort((a, b) => (a.model + '\u0000' + a.apiKey + '\u0000' + a.taskType < b.model + '\u0000' + b.apiKey + '\u0000' + b.taskType ? -1 : 1));
   const creditsNano = sum(credits.map((c) => c.amountNano));
   const spendNano = sum(detail.map((u) => u.costNano));
   return {
-    account, month, from: r.from, to: r.to, billing, openingNano: d.openingNano, credits, creditsNano,
-    byModel: group(detail, (u) => u.model), byKey: group(detail, (u) => u.apiKey), detail, spendNano,
+    account,
+    month,
+    from: r.from,
+    to: r.to,
+    billing,
+    openingNano: d.openingNano,
+    credits,
+    creditsNano,
+    byModel: group(detail, (u) => u.model),
+    byKey: group(detail, (u) => u.apiKey),
+    detail,
+    spendNano,
     feeNano: sum(detail.map((u) => u.feeNano)),
     closingNano: d.openingNano + creditsNano - spendNano,
   };
@@ -151,8 +164,13 @@ export function exactUsd(nano: number): string {
 }
 
 export const CREDIT_LABELS: Record<string, string> = {
-  trial: 'Trial credit', credit: 'Credit', payment: 'Payment', refund: 'Refund', dispute: 'Dispute',
-  'dispute-reinstated': 'Dispute reinstated', sla: 'SLA credit',
+  trial: 'Trial credit',
+  credit: 'Credit',
+  payment: 'Payment',
+  refund: 'Refund',
+  dispute: 'Dispute',
+  'dispute-reinstated': 'Dispute reinstated',
+  sla: 'SLA credit',
 };
 
 export function creditLabel(kind: string): string {
@@ -162,7 +180,10 @@ export function creditLabel(kind: string): string {
 /** The statement's header lines (account, period, invoice header, PO number, tax id, terms). */
 export function headerLines(s: Statement): Array<[string, string]> {
   const b = s.billing;
-  const out: Array<[string, string]> = [['Account', s.account], ['Period', `${s.from} to ${s.to} (UTC)`]];
+  const out: Array<[string, string]> = [
+    ['Account', s.account],
+    ['Period', `${s.from} to ${s.to} (UTC)`],
+  ];
   if (b?.poNumber) out.push(['PO number', b.poNumber]);
   if (b?.taxId) out.push(['Tax id', b.taxId]);
   if (b?.netTermsDays !== undefined) out.push(['Payment terms', `net ${b.netTermsDays} days`]);
@@ -177,16 +198,40 @@ function cell(v: string | number, text: boolean): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-export const CSV_COLUMNS = ['section', 'date', 'description', 'model', 'api_key', 'task_type', 'requests', 'input_tokens',
-  'output_tokens', 'amount_nano', 'amount_usd_exact', 'amount_usd'] as const;
+export const CSV_COLUMNS = [
+  'section',
+  'date',
+  'description',
+  'model',
+  'api_key',
+  'task_type',
+  'requests',
+  'input_tokens',
+  'output_tokens',
+  'amount_nano',
+  'amount_usd_exact',
+  'amount_usd',
+] as const;
 
 /** The CSV: header rows, opening, credits, usage by model, key and task, totals; exact and rounded amounts. */
 export function statementCsv(s: Statement): string {
   const rows: string[] = [CSV_COLUMNS.join(',')];
   const row = (section: string, date: string, description: string, u: Partial<UsageRow> | null, amount: number | null): void => {
     const a = amount === null ? ['', '', ''] : [String(amount), exactUsd(amount), money(amount).replace(/,/g, '')];
-    rows.push([cell(section, false), cell(date, false), cell(description, true), cell(u?.model ?? '', true), cell(u?.apiKey ?? '', true),
-      cell(u?.taskType ?? '', true), u?.requests ?? '', u?.inputTokens ?? '', u?.outputTokens ?? '', ...a].join(','));
+    rows.push(
+      [
+        cell(section, false),
+        cell(date, false),
+        cell(description, true),
+        cell(u?.model ?? '', true),
+        cell(u?.apiKey ?? '', true),
+        cell(u?.taskType ?? '', true),
+        u?.requests ?? '',
+        u?.inputTokens ?? '',
+        u?.outputTokens ?? '',
+        ...a,
+      ].join(','),
+    );
   };
   if (s.billing?.invoiceHeader) for (const l of s.billing.invoiceHeader.split('\n')) row('header', '', `Bill to: ${l}`, null, null);
   for (const [k, v] of headerLines(s)) row('header', '', `${k}: ${v}`, null, null);

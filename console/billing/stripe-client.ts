@@ -27,8 +27,14 @@ export class StripeError extends Error {
   }
 }
 
-export interface CheckoutSession { id: string; url: string }
-export interface PaymentLink { id: string; url: string }
+export interface CheckoutSession {
+  id: string;
+  url: string;
+}
+export interface PaymentLink {
+  id: string;
+  url: string;
+}
 
 export class StripeClient {
   private readonly s: StripeSettings;
@@ -45,8 +51,10 @@ export class StripeClient {
       r = await fetch(`${this.s.apiBase}${path}`, {
         method: 'POST',
         headers: {
-          authorization: `Bearer ${this.s.secretKey}`, 'content-type': 'application/x-www-form-urlencoded',
-          'idempotency-key': idempotencyKey, 'stripe-version': '2024-06-20',
+          authorization: `Bearer ${this.s.secretKey}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          'idempotency-key': idempotencyKey,
+          'stripe-version': '2024-06-20',
         },
         body: formEncode(params),
         signal: AbortSignal.timeout(this.timeoutMs),
@@ -75,7 +83,9 @@ export class StripeClient {
       client_reference_id: o.account,
       success_url: o.successUrl,
       cancel_url: o.cancelUrl,
-      line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: o.cents, product_data: { name: `svc-gateway credits (account ${o.account})` } } }],
+      line_items: [
+        { quantity: 1, price_data: { currency: 'usd', unit_amount: o.cents, product_data: { name: `svc-gateway credits (account ${o.account})` } } },
+      ],
       metadata: { account: o.account },
       payment_intent_data: { metadata: { account: o.account } },
     });
@@ -88,18 +98,26 @@ export class StripeClient {
    * account rides along as metadata and as ?client_reference_id= on the URL, which Checkout puts on the session.
    */
   async createPaymentLink(account: string): Promise<PaymentLink> {
-    const price = await this.post<{ id?: unknown }>('/v1/prices', {
-      currency: 'usd',
-      custom_unit_amount: { enabled: true, minimum: 500, maximum: 1_000_000 },
-      product_data: { name: `svc-gateway credits (account ${account})` },
-      metadata: { account },
-    }, `svc-price-${account}`);
+    const price = await this.post<{ id?: unknown }>(
+      '/v1/prices',
+      {
+        currency: 'usd',
+        custom_unit_amount: { enabled: true, minimum: 500, maximum: 1_000_000 },
+        product_data: { name: `svc-gateway credits (account ${account})` },
+        metadata: { account },
+      },
+      `svc-price-${account}`,
+    );
     if (typeof price.id !== 'string') throw new StripeError(502, 'Stripe returned a Price without an id');
-    const link = await this.post<{ id?: unknown; url?: unknown }>('/v1/payment_links', {
-      line_items: [{ price: price.id, quantity: 1 }],
-      metadata: { account },
-      payment_intent_data: { metadata: { account } },
-    }, `svc-link-${account}`);
+    const link = await this.post<{ id?: unknown; url?: unknown }>(
+      '/v1/payment_links',
+      {
+        line_items: [{ price: price.id, quantity: 1 }],
+        metadata: { account },
+        payment_intent_data: { metadata: { account } },
+      },
+      `svc-link-${account}`,
+    );
     if (typeof link.id !== 'string' || typeof link.url !== 'string') throw new StripeError(502, 'Stripe returned a Payment Link without an id or url');
     const url = new URL(link.url);
     url.searchParams.set('client_reference_id', account);

@@ -10,14 +10,16 @@ export function billingWebhookPlugin(b: BillingBackend, opts: { now?: () => numb
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 256 * 1024 }, (_req, body, done) => done(null, body));
     const hook = b.webhookSecret
       ? new StripeWebhook({
-        ledger: b.ledger, webhookSecret: b.webhookSecret, now: opts.now ?? Date.now,
-        knownAccount: (a) => b.accountExists(a),
-        log: (level, message, fields) => app.log[level](fields, message),
-        // Postgres is a copy: a failed copy is logged and made whole by the next event of the account.
-        onAccountTouched: async (account) => {
-          await b.copyToPostgres?.(account).catch((err: unknown) => app.log.warn({ err, account }, 'Billing entries not copied to Postgres yet'));
-        },
-      })
+          ledger: b.ledger,
+          webhookSecret: b.webhookSecret,
+          now: opts.now ?? Date.now,
+          knownAccount: (a) => b.accountExists(a),
+          log: (level, message, fields) => app.log[level](fields, message),
+          // Postgres is a copy: a failed copy is logged and made whole by the next event of the account.
+          onAccountTouched: async (account) => {
+            await b.copyToPostgres?.(account).catch((err: unknown) => app.log.warn({ err, account }, 'Billing entries not copied to Postgres yet'));
+          },
+        })
       : null;
     app.addHook('onClose', async () => {
       await b.close?.();

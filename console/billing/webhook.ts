@@ -28,7 +28,10 @@ export interface WebhookDeps {
   onAccountTouched?(account: string): Promise<void>;
 }
 
-export interface WebhookAnswer { status: number; body: Record<string, unknown> }
+export interface WebhookAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
 
 type Obj = Record<string, unknown>;
 type Step = Omit<BillingStep, 'account'>;
@@ -88,7 +91,8 @@ export class StripeWebhook {
     const pi = idOf(s.payment_intent);
     let st: Step;
     if (type === 'checkout.session.async_payment_failed') st = step('record', 'payment-failed', id, [`failed:${cs}`, cs], { pi, cents: 0, at });
-    else if (type === 'checkout.session.completed' && s.payment_status === 'unpaid') st = step('record', 'payment-unpaid', id, [`unpaid:${cs}`, cs], { pi, cents: 0, at });
+    else if (type === 'checkout.session.completed' && s.payment_status === 'unpaid')
+      st = step('record', 'payment-unpaid', id, [`unpaid:${cs}`, cs], { pi, cents: 0, at });
     else if ((type === 'checkout.session.completed' && s.payment_status === 'paid') || type === 'checkout.session.async_payment_succeeded') {
       const amount = cents(s.amount_total);
       if (str(s.currency).toLowerCase() !== 'usd') return this.setAside(id, `currency ${str(s.currency) || '(none)'} is not usd`, event);
@@ -132,9 +136,11 @@ export class StripeWebhook {
       const a = cents(o.amount);
       if (a === null) return bad();
       const dp = str(o.id);
-      steps.push(type === 'charge.dispute.created'
-        ? step('dispute', 'dispute', id, [`dispute:${dp}`, dp], { pi, cents: a, at })
-        : step('reinstate', 'dispute-reinstated', id, [`reinstated:${dp}`, dp], { pi, cents: a, at }));
+      steps.push(
+        type === 'charge.dispute.created'
+          ? step('dispute', 'dispute', id, [`dispute:${dp}`, dp], { pi, cents: a, at })
+          : step('reinstate', 'dispute-reinstated', id, [`reinstated:${dp}`, dp], { pi, cents: a, at }),
+      );
     }
     let account = await this.d.ledger.accountOf(pi);
     if (account === null) {

@@ -22,7 +22,10 @@ type Env = Record<string, string | undefined>;
 function creditsOf(snapshot: Pick<Snapshot, 'accounts'> | null, account: string): ConfigCredit[] {
   const a = snapshot?.accounts[account];
   if (!a) return [];
-  return [{ kind: 'trial', reference: '', amountNano: a.trialCreditNano }, ...a.credits.map((c) => ({ kind: 'credit' as const, reference: c.id, amountNano: c.amountNano }))];
+  return [
+    { kind: 'trial', reference: '', amountNano: a.trialCreditNano },
+    ...a.credits.map((c) => ({ kind: 'credit' as const, reference: c.id, amountNano: c.amountNano })),
+  ];
 }
 
 /** The Stripe client and secret from the settings; with DATABASE_URL, the copy of applied entries (payments, SLA credits) to Postgres. */
@@ -60,8 +63,12 @@ function withStatements(base: BillingBackend, st: ReturnType<typeof statementPar
   return { ...base, statements: st.statements, close: async () => void (await Promise.all([close?.(), st.end?.()])) };
 }
 
-export function standaloneBilling(env: Env, snapshot: Snapshot, backing: { kind: 'memory'; store: MemoryStore } | { kind: 'redis'; store: RedisStore },
-  events?: (account: string) => Promise<Iterable<UsageEvent>>): BillingBackend {
+export function standaloneBilling(
+  env: Env,
+  snapshot: Snapshot,
+  backing: { kind: 'memory'; store: MemoryStore } | { kind: 'redis'; store: RedisStore },
+  events?: (account: string) => Promise<Iterable<UsageEvent>>,
+): BillingBackend {
   const store = backing.store;
   const base: BillingBackend = {
     ...stripeParts(env, backing.kind === 'memory' ? new MemoryBilling(backing.store) : new RedisBilling(backing.store.redis, backing.store.prefix)),
@@ -72,9 +79,21 @@ export function standaloneBilling(env: Env, snapshot: Snapshot, backing: { kind:
     billingAccounts: async () => Object.entries(snapshot.accounts).map(([account, a]) => ({ account, billing: a.billing ?? null })),
   };
   const startedAt = Date.now();
-  return withStatements(base, statementParts(env, events ? () => new MemoryStatementSource({
-    events, startedAt, configCredits: base.configCredits, entries: (a) => base.ledger.entries(a),
-  }) : null));
+  return withStatements(
+    base,
+    statementParts(
+      env,
+      events
+        ? () =>
+            new MemoryStatementSource({
+              events,
+              startedAt,
+              configCredits: base.configCredits,
+              entries: (a) => base.ledger.entries(a),
+            })
+        : null,
+    ),
+  );
 }
 
 export function clusterBilling(env: Env, redis: Redis, prefix: string, accounts: () => Promise<string[]>): BillingBackend {
@@ -82,15 +101,18 @@ export function clusterBilling(env: Env, redis: Redis, prefix: string, accounts:
     const raw = await redis.get(redisKeys(prefix).appliedSnapshot);
     return raw ? (JSON.parse(raw) as Pick<Snapshot, 'accounts'>) : null;
   };
-  return withStatements({
-    ...stripeParts(env, new RedisBilling(redis, prefix)),
-    balanceNano: async (account) => {
-      const [credited, spent] = await redis.hmget(accountKeys(prefix, account).acct, 'credited', 'spent');
-      return Number(credited ?? 0) - Number(spent ?? 0);
+  return withStatements(
+    {
+      ...stripeParts(env, new RedisBilling(redis, prefix)),
+      balanceNano: async (account) => {
+        const [credited, spent] = await redis.hmget(accountKeys(prefix, account).acct, 'credited', 'spent');
+        return Number(credited ?? 0) - Number(spent ?? 0);
+      },
+      configCredits: async (account) => creditsOf(await snapshot(), account),
+      accountExists: async (account) => (await accounts()).includes(account),
+      accountBilling: async (account) => (await snapshot())?.accounts[account]?.billing ?? null,
+      billingAccounts: async () => Object.entries((await snapshot())?.accounts ?? {}).map(([account, a]) => ({ account, billing: a.billing ?? null })),
     },
-    configCredits: async (account) => creditsOf(await snapshot(), account),
-    accountExists: async (account) => (await accounts()).includes(account),
-    accountBilling: async (account) => (await snapshot())?.accounts[account]?.billing ?? null,
-    billingAccounts: async () => Object.entries((await snapshot())?.accounts ?? {}).map(([account, a]) => ({ account, billing: a.billing ?? null })),
-  }, statementParts(env, null));
+    statementParts(env, null),
+  );
 }

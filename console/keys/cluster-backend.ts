@@ -22,8 +22,13 @@ const KEY_HMAC = 'gateway.svc.dev/key-hmac';
 interface ApiKeyObject {
   metadata: { name: string; creationTimestamp?: string | Date; annotations?: Record<string, string>; uid?: string; resourceVersion?: string };
   spec: {
-    accountRef: string; monthlyBudgetUsd?: number; limits?: { rpm?: number; tpm?: number }; models?: string[];
-    revoked?: boolean; keyHash?: string; displayedKey?: string;
+    accountRef: string;
+    monthlyBudgetUsd?: number;
+    limits?: { rpm?: number; tpm?: number };
+    models?: string[];
+    revoked?: boolean;
+    keyHash?: string;
+    displayedKey?: string;
   };
   status?: { state?: string; displayedKey?: string; monthSpendUsd?: number };
 }
@@ -52,7 +57,9 @@ export class ClusterKeys implements KeyBackend {
   async planLimits(account: string): Promise<PlanLimits> {
     try {
       const a = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'accounts'), name: account })) as { spec: { planRef: string } };
-      const p = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'plans'), name: a.spec.planRef })) as { spec: { limits?: { rpm?: number; tpm?: number } } };
+      const p = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'plans'), name: a.spec.planRef })) as {
+        spec: { limits?: { rpm?: number; tpm?: number } };
+      };
       return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null };
     } catch (err) {
       if (statusOf(err) === 404) return { rpm: null, tpm: null };
@@ -78,11 +85,18 @@ export class ClusterKeys implements KeyBackend {
       const revokeAt = a[REVOKE_AT] && !revoked ? Date.parse(a[REVOKE_AT]) : NaN;
       const h = hashOf(k);
       return {
-        name: k.metadata.name, account, display: k.status?.displayedKey ?? k.spec.displayedKey ?? 'sk-svc-…',
-        state: revoked ? 'Revoked' : 'Active', createdAt: iso(k.metadata.creationTimestamp), createdBy: a[CREATED_BY] ?? null,
-        lastUsedAt: h ? used.get(h) ?? null : null, monthSpendNano: usdToNano(k.status?.monthSpendUsd ?? 0),
+        name: k.metadata.name,
+        account,
+        display: k.status?.displayedKey ?? k.spec.displayedKey ?? 'sk-svc-…',
+        state: revoked ? 'Revoked' : 'Active',
+        createdAt: iso(k.metadata.creationTimestamp),
+        createdBy: a[CREATED_BY] ?? null,
+        lastUsedAt: h ? (used.get(h) ?? null) : null,
+        monthSpendNano: usdToNano(k.status?.monthSpendUsd ?? 0),
         monthlyBudgetNano: k.spec.monthlyBudgetUsd === undefined ? null : usdToNano(k.spec.monthlyBudgetUsd),
-        rpm: minLimit(k.spec.limits?.rpm ?? null, plan.rpm), tpm: minLimit(k.spec.limits?.tpm ?? null, plan.tpm), models: k.spec.models ?? null,
+        rpm: minLimit(k.spec.limits?.rpm ?? null, plan.rpm),
+        tpm: minLimit(k.spec.limits?.tpm ?? null, plan.tpm),
+        models: k.spec.models ?? null,
         revokeAt: Number.isNaN(revokeAt) ? null : revokeAt,
       };
     });
@@ -102,12 +116,17 @@ export class ClusterKeys implements KeyBackend {
   async create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey> {
     const key = generateKey();
     const body = {
-      apiVersion: API_VERSION, kind: 'ApiKey',
+      apiVersion: API_VERSION,
+      kind: 'ApiKey',
       metadata: { name: spec.name, labels: { [ACCOUNT_LABEL]: account }, annotations: { [CREATED_BY]: actor } },
       spec: {
-        accountRef: account, keyHash: hashKey(key, this.pepper), displayedKey: displayKey(key),
+        accountRef: account,
+        keyHash: hashKey(key, this.pepper),
+        displayedKey: displayKey(key),
         ...(spec.monthlyBudgetNano === null ? {} : { monthlyBudgetUsd: nanoToUsd(spec.monthlyBudgetNano) }),
-        ...(spec.rpm === null && spec.tpm === null ? {} : { limits: { ...(spec.rpm === null ? {} : { rpm: spec.rpm }), ...(spec.tpm === null ? {} : { tpm: spec.tpm }) } }),
+        ...(spec.rpm === null && spec.tpm === null
+          ? {}
+          : { limits: { ...(spec.rpm === null ? {} : { rpm: spec.rpm }), ...(spec.tpm === null ? {} : { tpm: spec.tpm }) } }),
         ...(spec.models === null ? {} : { models: spec.models }),
       },
     };
@@ -124,9 +143,19 @@ export class ClusterKeys implements KeyBackend {
     return {
       key,
       row: {
-        name: spec.name, account, display: displayKey(key), state: 'Active', createdAt: new Date(now).toISOString(), createdBy: actor,
-        lastUsedAt: null, monthSpendNano: 0, monthlyBudgetNano: spec.monthlyBudgetNano, rpm: minLimit(spec.rpm, plan.rpm),
-        tpm: minLimit(spec.tpm, plan.tpm), models: spec.models, revokeAt: null,
+        name: spec.name,
+        account,
+        display: displayKey(key),
+        state: 'Active',
+        createdAt: new Date(now).toISOString(),
+        createdBy: actor,
+        lastUsedAt: null,
+        monthSpendNano: 0,
+        monthlyBudgetNano: spec.monthlyBudgetNano,
+        rpm: minLimit(spec.rpm, plan.rpm),
+        tpm: minLimit(spec.tpm, plan.tpm),
+        models: spec.models,
+        revokeAt: null,
       },
     };
   }
@@ -142,10 +171,15 @@ export class ClusterKeys implements KeyBackend {
   }
 
   private async patchRevoked(k: ApiKeyObject, actor: string, why: string): Promise<void> {
-    await this.c.custom.patchNamespacedCustomObject({
-      ...ref(this.c, 'apikeys'), name: k.metadata.name, fieldManager: FIELD_MANAGER,
-      body: { metadata: { annotations: { [REVOKED_BY]: actor } }, spec: { revoked: true } },
-    }, MERGE);
+    await this.c.custom.patchNamespacedCustomObject(
+      {
+        ...ref(this.c, 'apikeys'),
+        name: k.metadata.name,
+        fieldManager: FIELD_MANAGER,
+        body: { metadata: { annotations: { [REVOKED_BY]: actor } }, spec: { revoked: true } },
+      },
+      MERGE,
+    );
     await this.event(k, 'KeyRevoked', 'Revoke', `Key revoked in the console by ${actor}${why ? ` ${why}` : ''}.`);
   }
 
@@ -158,18 +192,31 @@ export class ClusterKeys implements KeyBackend {
     if (old.spec.revoked) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`);
     const taken = new Set((await this.keysOf(account)).map((k) => k.metadata.name));
     const s = old.spec;
-    const created = await this.create(account, {
-      name: rotatedName(name, taken), monthlyBudgetNano: s.monthlyBudgetUsd === undefined ? null : usdToNano(s.monthlyBudgetUsd),
-      rpm: s.limits?.rpm ?? null, tpm: s.limits?.tpm ?? null, models: s.models ?? null,
-    }, actor, now);
+    const created = await this.create(
+      account,
+      {
+        name: rotatedName(name, taken),
+        monthlyBudgetNano: s.monthlyBudgetUsd === undefined ? null : usdToNano(s.monthlyBudgetUsd),
+        rpm: s.limits?.rpm ?? null,
+        tpm: s.limits?.tpm ?? null,
+        models: s.models ?? null,
+      },
+      actor,
+      now,
+    );
     if (graceMs <= 0) {
       await this.patchRevoked(old, actor, `(rotated to ${created.row.name})`);
     } else {
       const at = new Date(now + graceMs).toISOString();
-      await this.c.custom.patchNamespacedCustomObject({
-        ...ref(this.c, 'apikeys'), name, fieldManager: FIELD_MANAGER,
-        body: { metadata: { annotations: { [REVOKE_AT]: at, [REVOKED_BY]: actor } } },
-      }, MERGE);
+      await this.c.custom.patchNamespacedCustomObject(
+        {
+          ...ref(this.c, 'apikeys'),
+          name,
+          fieldManager: FIELD_MANAGER,
+          body: { metadata: { annotations: { [REVOKE_AT]: at, [REVOKED_BY]: actor } } },
+        },
+        MERGE,
+      );
       await this.event(old, 'KeyRotated', 'Rotate', `Key rotated to ${created.row.name} in the console by ${actor}; revoked at ${at}.`);
     }
     return created;
@@ -181,8 +228,16 @@ export class ClusterKeys implements KeyBackend {
     const body: CoreV1Event = {
       metadata: { name: `${k.metadata.name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace: this.c.namespace },
       involvedObject: { apiVersion: API_VERSION, kind: 'ApiKey', name: k.metadata.name, namespace: this.c.namespace, uid: k.metadata.uid },
-      type: 'Normal', reason, action, message, count: 1, firstTimestamp: now, lastTimestamp: now,
-      source: { component: FIELD_MANAGER }, reportingComponent: FIELD_MANAGER, reportingInstance: process.env.HOSTNAME ?? 'console',
+      type: 'Normal',
+      reason,
+      action,
+      message,
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component: FIELD_MANAGER },
+      reportingComponent: FIELD_MANAGER,
+      reportingInstance: process.env.HOSTNAME ?? 'console',
     };
     await this.c.core.createNamespacedEvent({ namespace: this.c.namespace, body }).catch(() => {});
   }

@@ -35,7 +35,6 @@ export class MemoryPublisher implements KeyPublisher {
   }
 }
 
-
 export class RedisPublisher implements KeyPublisher {
   private readonly store: RedisStore;
 
@@ -44,7 +43,11 @@ export class RedisPublisher implements KeyPublisher {
   }
 
   async publish(record: KeyRecord): Promise<void> {
-    await SCRIPTS.publishKey.run(this.store.redis, { record: redisKeys(this.store.prefix).key(record.hash) }, { recordJson: JSON.stringify(record), revoked: record.revoked ? '1' : '0' });
+    await SCRIPTS.publishKey.run(
+      this.store.redis,
+      { record: redisKeys(this.store.prefix).key(record.hash) },
+      { recordJson: JSON.stringify(record), revoked: record.revoked ? '1' : '0' },
+    );
   }
 
   async revoke(hash: string): Promise<void> {

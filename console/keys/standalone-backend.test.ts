@@ -24,8 +24,13 @@ async function setup(file: string): Promise<{ keys: StandaloneKeys; store: Memor
   const store = new MemoryStore(new MemoryUsageSink());
   await store.applyConfig(c.snapshot, c.keys);
   const keys = new StandaloneKeys({
-    snapshot: c.snapshot, configKeys: c.keys, pepper: PEPPER, store, lastUsed: new MemoryLastUsed(),
-    publisher: new MemoryPublisher(store, c.snapshot, c.keys), registry: new MemoryRegistry(file),
+    snapshot: c.snapshot,
+    configKeys: c.keys,
+    pepper: PEPPER,
+    store,
+    lastUsed: new MemoryLastUsed(),
+    publisher: new MemoryPublisher(store, c.snapshot, c.keys),
+    registry: new MemoryRegistry(file),
   });
   return { keys, store, account: c.keys[0]?.account as string };
 }
@@ -38,7 +43,9 @@ describe('standalone keys', () => {
     const made = await a.keys.create(a.account, { name: 'bot', monthlyBudgetNano: null, rpm: 10, tpm: null, models: null }, 'admin', t0);
     expect((await a.store.findKey(hashKey(made.key, PEPPER)))?.name).toBe('bot');
     expect(readFileSync(file, 'utf8')).not.toContain(made.key.slice(7));
-    await expect(a.keys.create(a.account, { name: 'bot', monthlyBudgetNano: null, rpm: null, tpm: null, models: null }, 'admin', t0)).rejects.toThrow(/already has a key named bot/);
+    await expect(a.keys.create(a.account, { name: 'bot', monthlyBudgetNano: null, rpm: null, tpm: null, models: null }, 'admin', t0)).rejects.toThrow(
+      /already has a key named bot/,
+    );
 
     const rotated = await a.keys.rotate(a.account, 'bot', 3600_000, 'admin', t0);
     expect(rotated.row).toMatchObject({ name: 'bot-2', rpm: 10 });
@@ -53,7 +60,10 @@ describe('standalone keys', () => {
     await b.keys.sweep(t0 + 3600_000);
     expect((await b.store.findKey(hashKey(made.key, PEPPER)))?.revoked).toBe(true);
     const after = await b.keys.list(b.account, 0, 50, t0 + 3600_001);
-    expect(after.rows.filter((r) => r.name.startsWith('bot')).map((r) => [r.name, r.state, r.revokeAt])).toEqual([['bot', 'Revoked', null], ['bot-2', 'Active', null]]);
+    expect(after.rows.filter((r) => r.name.startsWith('bot')).map((r) => [r.name, r.state, r.revokeAt])).toEqual([
+      ['bot', 'Revoked', null],
+      ['bot-2', 'Active', null],
+    ]);
     await expect(b.keys.rotate(b.account, 'bot', 0, 'admin', t0)).rejects.toThrow(/revoked already/);
   });
 

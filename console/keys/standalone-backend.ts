@@ -78,18 +78,27 @@ export class StandaloneKeys implements KeyBackend {
     const all = await this.known(account);
     const page = all.slice(offset, offset + limit);
     const used = await this.o.lastUsed.read(page.map((k) => k.record.hash));
-    const rows = await Promise.all(page.map(async ({ record, entry }): Promise<KeyRow> => {
-      const current = await this.o.store.findKey(record.hash);
-      const view = await this.o.store.view(account, record.name, now);
-      return {
-        name: record.name, account, display: record.display,
-        state: current?.revoked || record.revoked || entry?.revokedAt != null ? 'Revoked' : 'Active',
-        createdAt: entry?.createdAt ?? null, lastUsedAt: used.get(record.hash) ?? null,
-        monthSpendNano: view.keyMonthSpendNano, monthlyBudgetNano: record.monthlyBudgetNano,
-        rpm: record.rpm, tpm: record.tpm, models: record.models,
-        revokeAt: entry?.revokedAt == null ? entry?.revokeAt ?? null : null, createdBy: entry?.createdBy ?? null,
-      };
-    }));
+    const rows = await Promise.all(
+      page.map(async ({ record, entry }): Promise<KeyRow> => {
+        const current = await this.o.store.findKey(record.hash);
+        const view = await this.o.store.view(account, record.name, now);
+        return {
+          name: record.name,
+          account,
+          display: record.display,
+          state: current?.revoked || record.revoked || entry?.revokedAt != null ? 'Revoked' : 'Active',
+          createdAt: entry?.createdAt ?? null,
+          lastUsedAt: used.get(record.hash) ?? null,
+          monthSpendNano: view.keyMonthSpendNano,
+          monthlyBudgetNano: record.monthlyBudgetNano,
+          rpm: record.rpm,
+          tpm: record.tpm,
+          models: record.models,
+          revokeAt: entry?.revokedAt == null ? (entry?.revokeAt ?? null) : null,
+          createdBy: entry?.createdBy ?? null,
+        };
+      }),
+    );
     return { rows, total: all.length };
   }
 
@@ -100,19 +109,44 @@ export class StandaloneKeys implements KeyBackend {
     const plan = await this.planLimits(account);
     const key = generateKey();
     const record: KeyRecord = {
-      hash: hashKey(key, this.o.pepper), name: spec.name, display: displayKey(key), account,
-      monthlyBudgetNano: spec.monthlyBudgetNano, rpm: minLimit(spec.rpm, plan.rpm), tpm: minLimit(spec.tpm, plan.tpm),
-      models: spec.models, revoked: false,
+      hash: hashKey(key, this.o.pepper),
+      name: spec.name,
+      display: displayKey(key),
+      account,
+      monthlyBudgetNano: spec.monthlyBudgetNano,
+      rpm: minLimit(spec.rpm, plan.rpm),
+      tpm: minLimit(spec.tpm, plan.tpm),
+      models: spec.models,
+      revoked: false,
     };
     const createdAt = new Date(now).toISOString();
     await this.o.registry.put({
-      account, name: spec.name, hash: record.hash, origin: 'console', record, createdAt, createdBy: actor,
-      revokeAt: null, revokedAt: null, revokedBy: null,
+      account,
+      name: spec.name,
+      hash: record.hash,
+      origin: 'console',
+      record,
+      createdAt,
+      createdBy: actor,
+      revokeAt: null,
+      revokedAt: null,
+      revokedBy: null,
     });
     await this.o.publisher.publish(record);
     const row: KeyRow = {
-      name: record.name, account, display: record.display, state: 'Active', createdAt, lastUsedAt: null, monthSpendNano: 0,
-      monthlyBudgetNano: record.monthlyBudgetNano, rpm: record.rpm, tpm: record.tpm, models: record.models, revokeAt: null, createdBy: actor,
+      name: record.name,
+      account,
+      display: record.display,
+      state: 'Active',
+      createdAt,
+      lastUsedAt: null,
+      monthSpendNano: 0,
+      monthlyBudgetNano: record.monthlyBudgetNano,
+      rpm: record.rpm,
+      tpm: record.tpm,
+      models: record.models,
+      revokeAt: null,
+      createdBy: actor,
     };
     return { key, row };
   }
@@ -124,10 +158,20 @@ export class StandaloneKeys implements KeyBackend {
   }
 
   private entryOf(k: Known): KeyEntry {
-    return k.entry ?? {
-      account: k.record.account, name: k.record.name, hash: k.record.hash, origin: 'config', record: null,
-      createdAt: null, createdBy: null, revokeAt: null, revokedAt: null, revokedBy: null,
-    };
+    return (
+      k.entry ?? {
+        account: k.record.account,
+        name: k.record.name,
+        hash: k.record.hash,
+        origin: 'config',
+        record: null,
+        createdAt: null,
+        createdBy: null,
+        revokeAt: null,
+        revokedAt: null,
+        revokedBy: null,
+      }
+    );
   }
 
   async revoke(account: string, name: string, actor: string, now: number): Promise<void> {
@@ -142,9 +186,18 @@ export class StandaloneKeys implements KeyBackend {
     if (old.record.revoked || old.entry?.revokedAt != null) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`);
     const names = new Set((await this.known(account)).map((k) => k.record.name));
     const r = old.record;
-    const created = await this.create(account, {
-      name: rotatedName(name, names), monthlyBudgetNano: r.monthlyBudgetNano, rpm: r.rpm, tpm: r.tpm, models: r.models,
-    }, actor, now);
+    const created = await this.create(
+      account,
+      {
+        name: rotatedName(name, names),
+        monthlyBudgetNano: r.monthlyBudgetNano,
+        rpm: r.rpm,
+        tpm: r.tpm,
+        models: r.models,
+      },
+      actor,
+      now,
+    );
     if (graceMs <= 0) await this.revoke(account, name, actor, now);
     else await this.o.registry.put({ ...this.entryOf(old), revokeAt: now + graceMs, revokedBy: actor });
     return created;

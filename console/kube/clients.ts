@@ -1,8 +1,6 @@
 // The Kubernetes API as the console uses it, with its own ServiceAccount: TokenReview and SubjectAccessReview
 // (who is this, may they), and the custom resources of one namespace (read accounts and plans, write ApiKeys).
-import {
-  AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions,
-} from '@kubernetes/client-node';
+import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../crds/schema/common.ts';
 
 export interface KubeClients {

@@ -11,7 +11,8 @@ import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type Consol
 async function pick(deps: ConsoleDeps, req: FastifyRequest, asked: string | undefined): Promise<{ account: string; accounts: string[] }> {
   const accounts = await accountsWith(deps, userOf(req).principal, 'manage-billing');
   const account = asked || accounts[0];
-  if (account === undefined) throw new Forbidden('You may not manage the billing of any account. Ask your platform team for the manage-billing verb on accounts.');
+  if (account === undefined)
+    throw new Forbidden('You may not manage the billing of any account. Ask your platform team for the manage-billing verb on accounts.');
   if (!accounts.includes(account)) throw new Forbidden(`You may not manage the billing of account ${account}.`);
   return { account, accounts };
 }
@@ -28,18 +29,40 @@ async function linkFor(b: BillingBackend, account: string): Promise<{ url: strin
   }
 }
 
-async function render(deps: ConsoleDeps & { billing: BillingBackend }, req: FastifyRequest, reply: FastifyReply, status: number,
-  extra: Pick<BillingView, 'form' | 'error' | 'notice'> & { account: string | undefined }): Promise<FastifyReply> {
+async function render(
+  deps: ConsoleDeps & { billing: BillingBackend },
+  req: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  extra: Pick<BillingView, 'form' | 'error' | 'notice'> & { account: string | undefined },
+): Promise<FastifyReply> {
   const b = deps.billing;
   const { account, accounts } = await pick(deps, req, extra.account);
   const [balanceNano, openDisputes, configCredits, entries, link] = await Promise.all([
-    b.balanceNano(account), b.ledger.openDisputes(account), b.configCredits(account), b.ledger.entries(account), linkFor(b, account),
+    b.balanceNano(account),
+    b.ledger.openDisputes(account),
+    b.configCredits(account),
+    b.ledger.entries(account),
+    linkFor(b, account),
   ]);
-  return sendHtml(reply, status, billingPage({
-    ...extra, user: userOf(req), accounts, account, configured: b.stripe !== null, balanceNano, openDisputes, configCredits, entries,
-    paymentLink: link.url, linkError: link.error,
-    ...(b.statements ? { statementMonths: recentMonths(deps.now(), 3), accountBilling: (await b.accountBilling?.(account)) ?? null } : {}),
-  }));
+  return sendHtml(
+    reply,
+    status,
+    billingPage({
+      ...extra,
+      user: userOf(req),
+      accounts,
+      account,
+      configured: b.stripe !== null,
+      balanceNano,
+      openDisputes,
+      configCredits,
+      entries,
+      paymentLink: link.url,
+      linkError: link.error,
+      ...(b.statements ? { statementMonths: recentMonths(deps.now(), 3), accountBilling: (await b.accountBilling?.(account)) ?? null } : {}),
+    }),
+  );
 }
 
 /** The current UTC month and the `n - 1` before it, newest first. */
@@ -54,7 +77,12 @@ export function billingRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const withB = { ...deps, billing: b };
   app.get('/dashboard/billing', async (req, reply) => {
     const q = queryOf(req);
-    const notice = q.paid === '1' ? 'Thank you: the credit appears here once Stripe confirms the payment.' : q.canceled === '1' ? 'The payment was canceled; nothing was charged.' : undefined;
+    const notice =
+      q.paid === '1'
+        ? 'Thank you: the credit appears here once Stripe confirms the payment.'
+        : q.canceled === '1'
+          ? 'The payment was canceled; nothing was charged.'
+          : undefined;
     return render(withB, req, reply, 200, { account: q.account, notice });
   });
 

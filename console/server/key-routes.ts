@@ -33,7 +33,13 @@ async function mayManage(deps: ConsoleDeps, u: SignedIn, account: string): Promi
   if (!(await deps.authz.allowed(u.principal, 'manage-keys', account))) throw new Forbidden(`You may not manage the keys of account ${account}.`);
 }
 
-async function render(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, status: number, extra: Extra & { account: string | undefined }): Promise<FastifyReply> {
+async function render(
+  deps: ConsoleDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  extra: Extra & { account: string | undefined },
+): Promise<FastifyReply> {
   const u = userOf(req);
   const { account, accounts } = await pickAccount(deps, u, extra.account);
   const pageNo = Math.max(1, Math.floor(Number(queryOf(req).page ?? 1)) || 1);

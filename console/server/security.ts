@@ -7,8 +7,9 @@ import { errorPage } from '../pages/login.ts';
 import { sendHtml, setUser, type ConsoleDeps } from './context.ts';
 
 // form-action also names Stripe Checkout: Add credits answers its POST with a redirect there (billing-routes.ts).
-export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self' https://checkout.stripe.com; "
-  + "frame-ancestors 'none'; base-uri 'none'";
+export const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self' https://checkout.stripe.com; " +
+  "frame-ancestors 'none'; base-uri 'none'";
 
 const PUBLIC = new Set(['/dashboard/login', '/dashboard/static/console.css', '/dashboard/static/console.js']);
 
@@ -47,7 +48,11 @@ export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
     if (req.method === 'POST') {
       const token = (req.body as Record<string, unknown> | undefined)?._csrf;
       if (typeof token !== 'string' || !sameToken(token, session.csrf)) {
-        return sendHtml(reply, 403, errorPage(403, 'This form has expired or did not come from this console (CSRF token missing or wrong). Reload the page and try again.'));
+        return sendHtml(
+          reply,
+          403,
+          errorPage(403, 'This form has expired or did not come from this console (CSRF token missing or wrong). Reload the page and try again.'),
+        );
       }
     }
     setUser(req, { sessionId: id, principal: session.principal, name: principalName(session.principal), csrf: session.csrf });

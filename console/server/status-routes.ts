@@ -9,9 +9,7 @@ import { page } from '../pages/layout.ts';
 import { statusBody } from '../pages/status.ts';
 import { trustBody } from '../pages/trust.ts';
 import { renderSecurityTxt, securityTxt, trustFacts } from '../trust/facts.ts';
-import {
-  badgeSvg, componentsJson, incidentsJson, maintenancesJson, statusJson, summaryJson, type PageInfo,
-} from '../status/statuspage.ts';
+import { badgeSvg, componentsJson, incidentsJson, maintenancesJson, statusJson, summaryJson, type PageInfo } from '../status/statuspage.ts';
 import { CSP } from './security.ts';
 
 const STATIC = {
@@ -53,7 +51,11 @@ export function publicHeaders(app: FastifyInstance): void {
 
 function json(reply: FastifyReply, body: object): FastifyReply {
   // Monitors and widgets on other origins read these: open to any origin, cached briefly.
-  return reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=10').type('application/json; charset=utf-8').send(JSON.stringify(body));
+  return reply
+    .header('access-control-allow-origin', '*')
+    .header('cache-control', 'public, max-age=10')
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(body));
 }
 
 export function statusPlugin(deps: StatusDeps): (app: FastifyInstance) => Promise<void> {
@@ -76,8 +78,9 @@ export function statusPlugin(deps: StatusDeps): (app: FastifyInstance) => Promis
       ['scheduled-maintenances.json', (v) => maintenancesJson(deps.page, v)],
     ];
     for (const [path, make] of routes) app.get(`/status/api/v2/${path}`, async (_req, reply) => json(reply, make(await view())));
-    app.get('/trust', async (_req, reply) => reply.type('text/html; charset=utf-8')
-      .send(publicPage(page({ title: 'Trust and security' }, trustBody(trustFacts(deps.source.snapshot(), deps.env))))));
+    app.get('/trust', async (_req, reply) =>
+      reply.type('text/html; charset=utf-8').send(publicPage(page({ title: 'Trust and security' }, trustBody(trustFacts(deps.source.snapshot(), deps.env))))),
+    );
     // Checked at start, so a bad SVC_SECURITY_TXT_EXPIRES stops the process instead of failing each request.
     securityTxt(deps.env, Date.now());
     app.get('/.well-known/security.txt', async (_req, reply) => {

@@ -10,7 +10,10 @@ import { mountStatusPages } from './mount.ts';
 
 const EMPTY: Snapshot = { schema: SNAPSHOT_SCHEMA, version: '', plans: {}, accounts: {}, models: {} };
 
-export async function mountClusterStatus(app: FastifyInstance, o: { redis: RedisClient; prefix: string; env: Record<string, string | undefined> }): Promise<{ close(): void }> {
+export async function mountClusterStatus(
+  app: FastifyInstance,
+  o: { redis: RedisClient; prefix: string; env: Record<string, string | undefined> },
+): Promise<{ close(): void }> {
   let snap = EMPTY;
   const refresh = async (): Promise<void> => {
     // A Cluster client answers GET as a single client does.

@@ -38,9 +38,19 @@ export function componentId(model: string): string {
 
 function component(p: PageInfo, m: ModelView, position: number, at: number): object {
   return {
-    id: componentId(m.id), name: m.id, status: m.state, created_at: iso(at), updated_at: iso(m.lastProbe ?? at), position,
+    id: componentId(m.id),
+    name: m.id,
+    status: m.state,
+    created_at: iso(at),
+    updated_at: iso(m.lastProbe ?? at),
+    position,
     description: `${m.type} model, ${m.targets.length} target${m.targets.length === 1 ? '' : 's'}`,
-    showcase: true, start_date: null, group_id: null, page_id: p.id, group: false, only_show_if_degraded: false,
+    showcase: true,
+    start_date: null,
+    group_id: null,
+    page_id: p.id,
+    group: false,
+    only_show_if_degraded: false,
   };
 }
 
@@ -50,18 +60,39 @@ export function components(p: PageInfo, v: StatusView): object[] {
 
 function update(p: PageInfo, i: Incident, u: IncidentUpdate, n: number, v: StatusView): object {
   return {
-    id: `${i.id}-${n}`, status: u.status, body: u.message, incident_id: i.id, created_at: iso(u.at), updated_at: iso(u.at), display_at: iso(u.at),
-    affected_components: i.models.map((m) => ({ code: componentId(m), name: m, old_status: 'operational', new_status: v.models.find((x) => x.id === m)?.state ?? 'operational' })),
-    deliver_notifications: false, custom_tweet: null, tweet_id: null,
+    id: `${i.id}-${n}`,
+    status: u.status,
+    body: u.message,
+    incident_id: i.id,
+    created_at: iso(u.at),
+    updated_at: iso(u.at),
+    display_at: iso(u.at),
+    affected_components: i.models.map((m) => ({
+      code: componentId(m),
+      name: m,
+      old_status: 'operational',
+      new_status: v.models.find((x) => x.id === m)?.state ?? 'operational',
+    })),
+    deliver_notifications: false,
+    custom_tweet: null,
+    tweet_id: null,
   };
 }
 
 function incident(p: PageInfo, i: Incident, v: StatusView): Record<string, unknown> {
   const monitoring = i.updates.find((u) => u.status === 'monitoring');
   return {
-    id: i.id, name: i.title, status: i.status, created_at: iso(i.createdAt), updated_at: iso(i.updatedAt),
-    monitoring_at: monitoring ? iso(monitoring.at) : null, resolved_at: i.resolvedAt === null ? null : iso(i.resolvedAt),
-    impact: i.impact, shortlink: `${p.url}#incident-${i.id}`, started_at: iso(i.createdAt), page_id: p.id,
+    id: i.id,
+    name: i.title,
+    status: i.status,
+    created_at: iso(i.createdAt),
+    updated_at: iso(i.updatedAt),
+    monitoring_at: monitoring ? iso(monitoring.at) : null,
+    resolved_at: i.resolvedAt === null ? null : iso(i.resolvedAt),
+    impact: i.impact,
+    shortlink: `${p.url}#incident-${i.id}`,
+    started_at: iso(i.createdAt),
+    page_id: p.id,
     incident_updates: [...i.updates].reverse().map((u, n) => update(p, i, u, i.updates.length - n, v)),
     components: v.models.filter((m) => i.models.includes(m.id)).map((m) => component(p, m, v.models.indexOf(m) + 1, v.asOf)),
   };
@@ -79,7 +110,8 @@ export function incidentsJson(p: PageInfo, v: StatusView, unresolved = false): o
 
 export function summaryJson(p: PageInfo, v: StatusView): object {
   return {
-    page: page(p, v), components: components(p, v),
+    page: page(p, v),
+    components: components(p, v),
     incidents: v.incidents.filter((i) => i.status !== 'resolved').map((i) => incident(p, i, v)),
     scheduled_maintenances: v.maintenances.filter((i) => i.status !== 'resolved' && (i.scheduled?.to ?? 0) > v.asOf).map((i) => maintenance(p, i, v)),
     status: overall(v),
@@ -99,7 +131,11 @@ export function maintenancesJson(p: PageInfo, v: StatusView): object {
 }
 
 const BADGE_COLOR: Record<State, string> = {
-  operational: '#1b6e2d', degraded_performance: '#7a4b00', partial_outage: '#b35900', major_outage: '#a4161a', under_maintenance: '#0b57d0',
+  operational: '#1b6e2d',
+  degraded_performance: '#7a4b00',
+  partial_outage: '#b35900',
+  major_outage: '#a4161a',
+  under_maintenance: '#0b57d0',
 };
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -109,9 +145,11 @@ export function badgeSvg(model: string, state: State, value = state.replace(/_/g
   const label = model.length > 40 ? `${model.slice(0, 39)}…` : model;
   const lw = 10 + label.length * 7;
   const vw = 10 + value.length * 7;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${lw + vw}" height="20" role="img" aria-label="${esc(label)}: ${esc(value)}">`
-    + `<title>${esc(label)}: ${esc(value)}</title>`
-    + `<rect width="${lw}" height="20" fill="#24292f"/><rect x="${lw}" width="${vw}" height="20" fill="${BADGE_COLOR[state]}"/>`
-    + '<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
-    + `<text x="5" y="14">${esc(label)}</text><text x="${lw + 5}" y="14">${esc(value)}</text></g></svg>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${lw + vw}" height="20" role="img" aria-label="${esc(label)}: ${esc(value)}">` +
+    `<title>${esc(label)}: ${esc(value)}</title>` +
+    `<rect width="${lw}" height="20" fill="#24292f"/><rect x="${lw}" width="${vw}" height="20" fill="${BADGE_COLOR[state]}"/>` +
+    '<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">' +
+    `<text x="5" y="14">${esc(label)}</text><text x="${lw + 5}" y="14">${esc(value)}</text></g></svg>`
+  );
 }

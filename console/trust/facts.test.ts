@@ -3,14 +3,30 @@ import type { Snapshot } from '../../gateway/contract/snapshot.ts';
 import { contacts, renderSecurityTxt, securityTxt, trustFacts } from './facts.ts';
 
 const target = (name: string, provider: 'openai' | 'anthropic' | 'mock', baseUrl: string | null) => ({
-  name, provider, baseUrl, upstreamModel: 'm', credential: { kind: 'none' as const }, weight: 1,
-  timeouts: { connectMs: 1, firstByteMs: 1, idleMs: 1, totalMs: 1 }, mock: null,
+  name,
+  provider,
+  baseUrl,
+  upstreamModel: 'm',
+  credential: { kind: 'none' as const },
+  weight: 1,
+  timeouts: { connectMs: 1, firstByteMs: 1, idleMs: 1, totalMs: 1 },
+  mock: null,
 });
 const model = (id: string, targets: ReturnType<typeof target>[]) => ({
-  id, type: 'chat' as const, minTier: 0, inputNanoPerToken: 1, outputNanoPerToken: 1, maxOutputTokens: 1, targets, fallbacks: [],
+  id,
+  type: 'chat' as const,
+  minTier: 0,
+  inputNanoPerToken: 1,
+  outputNanoPerToken: 1,
+  maxOutputTokens: 1,
+  targets,
+  fallbacks: [],
 });
 const snap: Snapshot = {
-  schema: 1, version: 'v', plans: {}, accounts: {},
+  schema: 1,
+  version: 'v',
+  plans: {},
+  accounts: {},
   models: {
     a: model('a', [target('oai', 'openai', 'https://api.openai.com/v1'), target('local', 'openai', 'http://vllm.internal:8000/v1')]),
     b: model('b', [target('ant', 'anthropic', 'https://api.anthropic.com'), target('oai2', 'openai', 'https://api.openai.com/v1')]),
@@ -31,7 +47,11 @@ describe('trust facts from the config', () => {
   it.each<[Record<string, string>, string, string]>([
     [{}, 'not used', 'not used'],
     [{ REDIS_URL: 'rediss://r:6380', DATABASE_URL: 'postgres://p/db?sslmode=verify-full' }, 'TLS', 'TLS'],
-    [{ REDIS_URL: 'redis://r:6379', DATABASE_URL: 'postgres://p/db' }, 'not encrypted (plain TCP): put it on a private network, or use TLS', 'not encrypted (plain TCP): put it on a private network, or use TLS'],
+    [
+      { REDIS_URL: 'redis://r:6379', DATABASE_URL: 'postgres://p/db' },
+      'not encrypted (plain TCP): put it on a private network, or use TLS',
+      'not encrypted (plain TCP): put it on a private network, or use TLS',
+    ],
     [{ DATABASE_URL: 'postgres://p/db', PGSSLMODE: 'require' }, 'not used', 'TLS'],
   ])('in transit with %j', (env, redis, pg) => {
     const t = trustFacts(snap, env).inTransit;
@@ -59,15 +79,29 @@ describe('security.txt (RFC 9116)', () => {
   it('Contact and Expires are required: none without a contact; Expires from config, else 180 days ahead', () => {
     const now = Date.UTC(2026, 0, 1);
     expect(securityTxt({}, now)).toBeNull();
-    expect(renderSecurityTxt(securityTxt({ SVC_SECURITY_CONTACT: 'sec@example.com', SVC_SECURITY_TXT_EXPIRES: '2026-12-31T00:00:00Z', SVC_PUBLIC_URL: 'https://gw.example.com/', SVC_SECURITY_POLICY_URL: 'https://example.com/policy' }, now)!)).toBe([
-      '# Security contact of this svc-gateway installation (RFC 9116).',
-      'Contact: mailto:sec@example.com',
-      'Expires: 2026-12-31T00:00:00.000Z',
-      'Policy: https://example.com/policy',
-      'Canonical: https://gw.example.com/.well-known/security.txt',
-      'Preferred-Languages: en',
-      '',
-    ].join('\n'));
+    expect(
+      renderSecurityTxt(
+        securityTxt(
+          {
+            SVC_SECURITY_CONTACT: 'sec@example.com',
+            SVC_SECURITY_TXT_EXPIRES: '2026-12-31T00:00:00Z',
+            SVC_PUBLIC_URL: 'https://gw.example.com/',
+            SVC_SECURITY_POLICY_URL: 'https://example.com/policy',
+          },
+          now,
+        )!,
+      ),
+    ).toBe(
+      [
+        '# Security contact of this svc-gateway installation (RFC 9116).',
+        'Contact: mailto:sec@example.com',
+        'Expires: 2026-12-31T00:00:00.000Z',
+        'Policy: https://example.com/policy',
+        'Canonical: https://gw.example.com/.well-known/security.txt',
+        'Preferred-Languages: en',
+        '',
+      ].join('\n'),
+    );
     expect(securityTxt({ SVC_SECURITY_CONTACT: 'a@b.c' }, now)?.expires).toBe('2026-06-30T00:00:00.000Z');
     expect(() => securityTxt({ SVC_SECURITY_CONTACT: 'a@b.c', SVC_SECURITY_TXT_EXPIRES: 'soon' }, now)).toThrow(/SVC_SECURITY_TXT_EXPIRES/);
   });

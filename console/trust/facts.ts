@@ -32,7 +32,10 @@ const DAY_MS = 86_400_000;
 
 /** Contacts from SVC_SECURITY_CONTACT (comma-separated): an e-mail address becomes a mailto: URI (RFC 9116 §2.5.3). */
 export function contacts(env: Record<string, string | undefined>): string[] {
-  return (env.SVC_SECURITY_CONTACT ?? '').split(',').map((c) => c.trim()).filter(Boolean)
+  return (env.SVC_SECURITY_CONTACT ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean)
     .map((c) => (/^[a-z][a-z0-9+.-]*:/i.test(c) ? c : c.includes('@') ? `mailto:${c}` : c));
 }
 
@@ -75,17 +78,36 @@ export function trustFacts(snapshot: Snapshot, env: Record<string, string | unde
       'API keys only as HMAC-SHA-256 under a secret pepper, with their displayed form (prefix and last 4 characters).',
       'Accounts, plans, balances and limits; console sessions (a random id, kept on the server); probe results and incidents.',
     ],
-    neverStored: ['Prompts, messages, files or answers: they pass through memory and are never written to Redis, Postgres or logs.', 'Full API keys: shown once at creation, then nowhere.'],
+    neverStored: [
+      'Prompts, messages, files or answers: they pass through memory and are never written to Redis, Postgres or logs.',
+      'Full API keys: shown once at creation, then nowhere.',
+    ],
     retention: [
-      { what: 'Usage events', where: env.DATABASE_URL ? 'Postgres (usage_events, monthly partitions; usage_daily rollup)' : env.REDIS_URL ? 'Redis usage streams' : 'process memory (the latest 10,000)', howLong: env.DATABASE_URL ? 'until the operator drops a month\'s partition (no automatic deletion); Redis streams are trimmed once exported' : 'until the process ends, or the stream is trimmed' },
+      {
+        what: 'Usage events',
+        where: env.DATABASE_URL
+          ? 'Postgres (usage_events, monthly partitions; usage_daily rollup)'
+          : env.REDIS_URL
+            ? 'Redis usage streams'
+            : 'process memory (the latest 10,000)',
+        howLong: env.DATABASE_URL
+          ? "until the operator drops a month's partition (no automatic deletion); Redis streams are trimmed once exported"
+          : 'until the process ends, or the stream is trimmed',
+      },
       { what: 'Probe results and incidents', where: env.DATABASE_URL ? 'Postgres' : 'process memory', howLong: '90 days' },
       { what: 'Console sessions', where: env.REDIS_URL ? 'Redis' : 'process memory', howLong: '8 hours, or until sign-out' },
       { what: 'Logs', where: 'standard output of each process', howLong: 'as your log collector keeps them (keys and credentials are redacted)' },
     ],
     subprocessors,
     inTransit: [
-      { link: 'Clients to the gateway and the console', state: env.SVC_TLS_TERMINATION || 'TLS at your ingress or load balancer (the processes speak plain HTTP behind it)' },
-      { link: 'Gateway to upstream providers', state: plainUpstreams.length === 0 ? 'HTTPS for every external upstream' : `HTTPS, except plain HTTP to ${plainUpstreams.join(', ')}` },
+      {
+        link: 'Clients to the gateway and the console',
+        state: env.SVC_TLS_TERMINATION || 'TLS at your ingress or load balancer (the processes speak plain HTTP behind it)',
+      },
+      {
+        link: 'Gateway to upstream providers',
+        state: plainUpstreams.length === 0 ? 'HTTPS for every external upstream' : `HTTPS, except plain HTTP to ${plainUpstreams.join(', ')}`,
+      },
       { link: 'Redis', state: tlsOf(env.REDIS_URL, (u) => u.protocol === 'rediss:') },
       { link: 'Postgres', state: tlsOf(env.DATABASE_URL, pgSsl) },
     ],
@@ -111,7 +133,12 @@ export function securityTxt(env: Record<string, string | undefined>, now: number
   const at = raw ? Date.parse(raw) : now + 180 * DAY_MS;
   if (!Number.isFinite(at)) throw new Error('SVC_SECURITY_TXT_EXPIRES must be a date (ISO 8601, e.g. 2027-06-30T00:00:00Z)');
   const base = env.SVC_PUBLIC_URL?.replace(/\/+$/, '');
-  return { contact, expires: new Date(at).toISOString(), policy: env.SVC_SECURITY_POLICY_URL || null, canonical: base ? `${base}/.well-known/security.txt` : null };
+  return {
+    contact,
+    expires: new Date(at).toISOString(),
+    policy: env.SVC_SECURITY_POLICY_URL || null,
+    canonical: base ? `${base}/.well-known/security.txt` : null,
+  };
 }
 
 export function renderSecurityTxt(s: SecurityTxt): string {

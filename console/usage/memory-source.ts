@@ -4,9 +4,12 @@ import { addTo, UNTAGGED, zero, type Cell, type GroupBy, type UsageQuery, type U
 
 export function groupOf(e: UsageEvent, by: GroupBy): string {
   switch (by) {
-    case 'key': return e.apiKey;
-    case 'task': return e.taskType || UNTAGGED;
-    case 'model': return e.servedModel || e.requestedModel;
+    case 'key':
+      return e.apiKey;
+    case 'task':
+      return e.taskType || UNTAGGED;
+    case 'model':
+      return e.servedModel || e.requestedModel;
     default: {
       const never: never = by;
       return never;
@@ -25,8 +28,12 @@ export function cellsOf(events: Iterable<UsageEvent>, q: UsageQuery): Cell[] {
     let c = cells.get(id);
     if (!c) cells.set(id, (c = { day, group, ...zero() }));
     addTo(c, {
-      requests: 1, errors: e.status >= 400 ? 1 : 0, fallbacks: e.fallback ? 1 : 0,
-      inputTokens: e.inputTokens, outputTokens: e.outputTokens, costNano: e.costNano,
+      requests: 1,
+      errors: e.status >= 400 ? 1 : 0,
+      fallbacks: e.fallback ? 1 : 0,
+      inputTokens: e.inputTokens,
+      outputTokens: e.outputTokens,
+      costNano: e.costNano,
     });
   }
   return [...cells.values()];

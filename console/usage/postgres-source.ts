@@ -25,8 +25,13 @@ WHERE account = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date
 GROUP BY 1, 2`;
     const r = await this.pool.query<Record<string, string>>(sql, [q.accounts, q.from, q.to]);
     return r.rows.map((x) => ({
-      day: x.day as string, group: x.grp as string, requests: Number(x.requests), errors: Number(x.errors),
-      fallbacks: Number(x.fallbacks), inputTokens: Number(x.input_tokens), outputTokens: Number(x.output_tokens),
+      day: x.day as string,
+      group: x.grp as string,
+      requests: Number(x.requests),
+      errors: Number(x.errors),
+      fallbacks: Number(x.fallbacks),
+      inputTokens: Number(x.input_tokens),
+      outputTokens: Number(x.output_tokens),
       costNano: Number(x.cost_nano),
     }));
   }

@@ -6,10 +6,29 @@ import { summarize } from './report.ts';
 
 function ev(over: Partial<UsageEvent>): UsageEvent {
   return {
-    eventId: 'e', createdAt: '2026-03-02T10:00:00.000Z', account: 'acme', apiKey: 'k1', taskType: null, endpoint: 'chat.completions',
-    requestedModel: 'mock-mini', servedModel: 'mock-mini', upstream: 'mock', fallback: false, fallbackReason: null, status: 200,
-    errorCode: null, stream: false, inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 1000,
-    feeNano: 38, latencyMs: 3, ttftMs: null, ...over,
+    eventId: 'e',
+    createdAt: '2026-03-02T10:00:00.000Z',
+    account: 'acme',
+    apiKey: 'k1',
+    taskType: null,
+    endpoint: 'chat.completions',
+    requestedModel: 'mock-mini',
+    servedModel: 'mock-mini',
+    upstream: 'mock',
+    fallback: false,
+    fallbackReason: null,
+    status: 200,
+    errorCode: null,
+    stream: false,
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: 1000,
+    feeNano: 38,
+    latencyMs: 3,
+    ttftMs: null,
+    ...over,
   };
 }
 
@@ -49,6 +68,8 @@ describe('usage report', () => {
 
   it('exports the table as CSV, formulas defused', () => {
     const csv = toCsv(summarize(cellsOf([ev({ taskType: '=HYPERLINK("x")' })], q), q.from, q.to), 'task');
-    expect(csv).toBe('Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD)\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000\r\nTotal,1,0,0,10,5,0.000001000\r\n');
+    expect(csv).toBe(
+      'Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD)\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000\r\nTotal,1,0,0,10,5,0.000001000\r\n',
+    );
   });
 });

@@ -71,7 +71,8 @@ export function summarize(cells: Cell[], from: string, to: string): UsageReport 
     addTo(totals, c);
     perDay.set(c.day, (perDay.get(c.day) ?? 0) + c.costNano);
   }
-  const rows = [...groups].map(([group, f]) => ({ group, ...f }))
+  const rows = [...groups]
+    .map(([group, f]) => ({ group, ...f }))
     .sort((a, b) => b.costNano - a.costNano || b.requests - a.requests || (a.group < b.group ? -1 : 1));
   const days = daysBetween(from, to).map((day) => ({ day, costNano: perDay.get(day) ?? 0 }));
   return { rows, days, totals };

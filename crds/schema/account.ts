@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { API_VERSION, baseStatus, cel, listMapKeys, metadata, objectName, usd } from './common.ts';
 
-export const credit = z.object({
-  id: z.string().min(1).max(128).describe('Unique id of the top-up; each id is applied exactly once.'),
-  amountUsd: z.number().positive().describe('Amount credited, in USD.'),
-  note: z.string().max(1024).optional(),
-}).meta(cel({ rule: 'self == oldSelf', message: 'a credit cannot be changed once added; add a credit with a new id' }));
+export const credit = z
+  .object({
+    id: z.string().min(1).max(128).describe('Unique id of the top-up; each id is applied exactly once.'),
+    amountUsd: z.number().positive().describe('Amount credited, in USD.'),
+    note: z.string().max(1024).optional(),
+  })
+  .meta(cel({ rule: 'self == oldSelf', message: 'a credit cannot be changed once added; add a credit with a new id' }));
 
 /** One statement line: printable characters, no control characters (a line break only where allowed). */
 const LINE = '[^\\x00-\\x09\\x0b-\\x1f\\x7f]';
@@ -36,7 +38,13 @@ export const billing = z
       .regex(/^[\x20-\x7e]+$/, 'printable ASCII on one line')
       .optional()
       .describe('Purchase order number printed on every statement.'),
-    taxId: z.string().min(1).max(64).regex(/^[\x20-\x7e]+$/, 'printable ASCII on one line').optional().describe('Tax id (VAT, EIN, ...).'),
+    taxId: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[\x20-\x7e]+$/, 'printable ASCII on one line')
+      .optional()
+      .describe('Tax id (VAT, EIN, ...).'),
     netTermsDays: z.number().int().min(0).max(120).optional().describe('Payment terms in days, printed on statements.'),
     sla: sla.optional(),
   })
@@ -65,9 +73,7 @@ export const account = z.object({
   kind: z.literal('Account'),
   metadata,
   spec: accountSpec,
-  status: z
-    .object({ ...baseStatus, balanceUsd: z.number().optional(), monthSpendUsd: z.number().optional() })
-    .optional(),
+  status: z.object({ ...baseStatus, balanceUsd: z.number().optional(), monthSpendUsd: z.number().optional() }).optional(),
 });
 
 export type Account = z.infer<typeof account>;

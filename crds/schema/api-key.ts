@@ -17,7 +17,9 @@ export const apiKeySpec = z.object({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .optional()
-    .describe('Keys made in the console: HMAC-SHA-256 (hex) of the key under the gateways\' pepper. The key itself is kept nowhere, so no Secret is read or generated.')
+    .describe(
+      "Keys made in the console: HMAC-SHA-256 (hex) of the key under the gateways' pepper. The key itself is kept nowhere, so no Secret is read or generated.",
+    )
     .meta(cel({ rule: 'self == oldSelf', message: 'keyHash cannot change; rotate to a new ApiKey instead' })),
   displayedKey: z
     .string()

@@ -26,11 +26,7 @@ export const metadata = z.object({
 /** Non-negative USD amount as written in manifests; converted to integer micro-USD when compiled. */
 export const usd = z.number().nonnegative().describe('Amount in USD.');
 
-export const modelPattern = z
-  .string()
-  .min(1)
-  .max(200)
-  .describe('A model id, or a glob where * matches any run of characters.');
+export const modelPattern = z.string().min(1).max(200).describe('A model id, or a glob where * matches any run of characters.');
 
 export const limits = z
   .object({

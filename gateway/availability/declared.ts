@@ -8,13 +8,21 @@ export function declaredIncident(obj: { metadata?: { name?: string; creationTime
   const name = obj.metadata?.name;
   if (!spec || !name || !Array.isArray(spec.models)) return null;
   const updates = (spec.updates ?? []).map((u) => ({ at: Date.parse(u.time), status: u.status, message: u.message })).filter((u) => Number.isFinite(u.at));
-  const created = obj.metadata?.creationTimestamp ? new Date(obj.metadata.creationTimestamp).getTime() : updates[0]?.at ?? 0;
+  const created = obj.metadata?.creationTimestamp ? new Date(obj.metadata.creationTimestamp).getTime() : (updates[0]?.at ?? 0);
   const last = updates.at(-1)?.at ?? created;
   const status = spec.status ?? 'investigating';
   const window = spec.maintenance ? { from: Date.parse(spec.maintenance.start), to: Date.parse(spec.maintenance.end) } : null;
   return {
-    id: `declared-${name}`, title: spec.title, source: 'declared', models: [...spec.models], impact: spec.impact ?? 'major', status,
-    createdAt: updates[0]?.at ?? created, updatedAt: last, resolvedAt: status === 'resolved' ? last : null, updates,
+    id: `declared-${name}`,
+    title: spec.title,
+    source: 'declared',
+    models: [...spec.models],
+    impact: spec.impact ?? 'major',
+    status,
+    createdAt: updates[0]?.at ?? created,
+    updatedAt: last,
+    resolvedAt: status === 'resolved' ? last : null,
+    updates,
     scheduled: window && Number.isFinite(window.from) && Number.isFinite(window.to) ? window : null,
     ...(spec.state ? { state: spec.state } : {}),
   };

@@ -16,17 +16,22 @@ export function newTrack(): ModelTrack {
   return { bad: 0, good: 0, open: null };
 }
 
-export type Change =
-  | { kind: 'open'; incident: Incident }
-  | { kind: 'update'; incident: Incident };
+export type Change = { kind: 'open'; incident: Incident } | { kind: 'update'; incident: Incident };
 
 const IMPACT: Record<State, Impact> = {
-  operational: 'none', under_maintenance: 'none', degraded_performance: 'minor', partial_outage: 'major', major_outage: 'critical',
+  operational: 'none',
+  under_maintenance: 'none',
+  degraded_performance: 'minor',
+  partial_outage: 'major',
+  major_outage: 'critical',
 };
 
 const WORDS: Record<State, string> = {
-  operational: 'operational', degraded_performance: 'degraded performance', partial_outage: 'a partial outage',
-  major_outage: 'a major outage', under_maintenance: 'under maintenance',
+  operational: 'operational',
+  degraded_performance: 'degraded performance',
+  partial_outage: 'a partial outage',
+  major_outage: 'a major outage',
+  under_maintenance: 'under maintenance',
 };
 
 export function describeState(s: State): string {
@@ -71,8 +76,16 @@ export function step(track: ModelTrack, r: RoundOutcome, newId: () => string): C
   if (!open) {
     if (track.bad < 2) return null;
     const incident: Incident = {
-      id: newId(), title: `${model}: ${describeState(state)}`, source: 'probe', models: [model], impact: IMPACT[state],
-      status: 'investigating', createdAt: at, updatedAt: at, resolvedAt: null, scheduled: null,
+      id: newId(),
+      title: `${model}: ${describeState(state)}`,
+      source: 'probe',
+      models: [model],
+      impact: IMPACT[state],
+      status: 'investigating',
+      createdAt: at,
+      updatedAt: at,
+      resolvedAt: null,
+      scheduled: null,
       updates: [{ at, status: 'investigating', message: `${model} is in ${describeState(state)} for two probe rounds in a row. ${detail}`.trim() }],
     };
     track.open = incident;

@@ -83,7 +83,9 @@ export class Monitor {
       if (this.running.has(m.id) || (this.due.get(m.id) ?? 0) > now) continue;
       this.due.set(m.id, now + this.intervalOf(m) * 1000);
       this.running.add(m.id);
-      void this.round(m).catch((err: unknown) => this.o.onError?.(err)).finally(() => this.running.delete(m.id));
+      void this.round(m)
+        .catch((err: unknown) => this.o.onError?.(err))
+        .finally(() => this.running.delete(m.id));
     }
   }
 
@@ -101,15 +103,23 @@ export class Monitor {
       const k = targetKey(m.id, r.target);
       const log = [...(this.recent.get(k) ?? []), r].slice(-3);
       this.recent.set(k, log);
-      const state: State = maintenance ? 'under_maintenance' : targetState(log, live.get(k) ?? { calls: 0, failures: 0 }, this.o.thresholds ?? DEFAULT_THRESHOLDS);
+      const state: State = maintenance
+        ? 'under_maintenance'
+        : targetState(log, live.get(k) ?? { calls: 0, failures: 0 }, this.o.thresholds ?? DEFAULT_THRESHOLDS);
       return { model: m.id, target: r.target, state, lastProbe: r.at, latencyMs: r.latencyMs, message: r.message };
     });
-    const state = modelState(statuses.map((s) => s.state), maintenance);
+    const state = modelState(
+      statuses.map((s) => s.state),
+      maintenance,
+    );
     await this.o.board.publish(statuses);
     await this.o.history.addRound({ model: m.id, at, intervalMs: this.intervalOf(m) * 1000, state, probes: results });
     let track = this.tracks.get(m.id);
     if (!track) this.tracks.set(m.id, (track = newTrack()));
-    const detail = results.filter((r) => !r.ok).map((r) => r.message).join('; ');
+    const detail = results
+      .filter((r) => !r.ok)
+      .map((r) => r.message)
+      .join('; ');
     const declaredOpen = declared.some((i) => i.models.includes(m.id) && i.status !== 'resolved' && i.scheduled === null);
     const change = step(track, { model: m.id, state, detail, at, declaredOpen }, randomUUID);
     if (change) await this.o.history.saveIncident(change.incident);

@@ -42,8 +42,11 @@ export class PostgresHistory implements History {
       const b = i * 10;
       return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9}, $${b + 10})`;
     });
-    await this.pool.query(`INSERT INTO probe_results (model, target, at, ok, latency_ms, status, message, cost_nano, model_state, interval_ms)
-      VALUES ${rows.join(', ')} ON CONFLICT DO NOTHING`, values);
+    await this.pool.query(
+      `INSERT INTO probe_results (model, target, at, ok, latency_ms, status, message, cost_nano, model_state, interval_ms)
+      VALUES ${rows.join(', ')} ON CONFLICT DO NOTHING`,
+      values,
+    );
     if (r.at - this.lastTrim > TRIM_EVERY_MS) {
       this.lastTrim = r.at;
       await this.pool.query('DELETE FROM probe_results WHERE at < $1', [new Date(r.at - KEEP_MS)]);
@@ -64,16 +67,33 @@ export class PostgresHistory implements History {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query(`INSERT INTO incidents (id, title, source, models, impact, status, created_at, updated_at, resolved_at, scheduled_from, scheduled_to)
+      await client.query(
+        `INSERT INTO incidents (id, title, source, models, impact, status, created_at, updated_at, resolved_at, scheduled_from, scheduled_to)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
         ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, models = EXCLUDED.models, impact = EXCLUDED.impact, status = EXCLUDED.status,
-          updated_at = EXCLUDED.updated_at, resolved_at = EXCLUDED.resolved_at, scheduled_from = EXCLUDED.scheduled_from, scheduled_to = EXCLUDED.scheduled_to`, [
-        i.id, i.title, i.source, i.models, i.impact, i.status, new Date(i.createdAt), new Date(i.updatedAt),
-        i.resolvedAt === null ? null : new Date(i.resolvedAt), i.scheduled ? new Date(i.scheduled.from) : null, i.scheduled ? new Date(i.scheduled.to) : null,
-      ]);
+          updated_at = EXCLUDED.updated_at, resolved_at = EXCLUDED.resolved_at, scheduled_from = EXCLUDED.scheduled_from, scheduled_to = EXCLUDED.scheduled_to`,
+        [
+          i.id,
+          i.title,
+          i.source,
+          i.models,
+          i.impact,
+          i.status,
+          new Date(i.createdAt),
+          new Date(i.updatedAt),
+          i.resolvedAt === null ? null : new Date(i.resolvedAt),
+          i.scheduled ? new Date(i.scheduled.from) : null,
+          i.scheduled ? new Date(i.scheduled.to) : null,
+        ],
+      );
       for (const [n, u] of i.updates.entries()) {
-        await client.query('INSERT INTO incident_updates (incident_id, seq, at, status, message) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING',
-          [i.id, n + 1, new Date(u.at), u.status, u.message]);
+        await client.query('INSERT INTO incident_updates (incident_id, seq, at, status, message) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
+          i.id,
+          n + 1,
+          new Date(u.at),
+          u.status,
+          u.message,
+        ]);
       }
       await client.query('COMMIT');
     } catch (err) {
@@ -86,15 +106,34 @@ export class PostgresHistory implements History {
 
   async incidents(since: number): Promise<Incident[]> {
     const { rows } = await this.pool.query<{
-      id: string; title: string; source: 'probe' | 'declared'; models: string[]; impact: Impact; status: IncidentStep;
-      created_at: Date; updated_at: Date; resolved_at: Date | null; scheduled_from: Date | null; scheduled_to: Date | null;
+      id: string;
+      title: string;
+      source: 'probe' | 'declared';
+      models: string[];
+      impact: Impact;
+      status: IncidentStep;
+      created_at: Date;
+      updated_at: Date;
+      resolved_at: Date | null;
+      scheduled_from: Date | null;
+      scheduled_to: Date | null;
       updates: Array<{ at: string; status: IncidentStep; message: string }> | null;
-    }>(`SELECT i.*, (SELECT json_agg(json_build_object('at', u.at, 'status', u.status, 'message', u.message) ORDER BY u.seq)
+    }>(
+      `SELECT i.*, (SELECT json_agg(json_build_object('at', u.at, 'status', u.status, 'message', u.message) ORDER BY u.seq)
           FROM incident_updates u WHERE u.incident_id = i.id) AS updates
-        FROM incidents i WHERE i.resolved_at IS NULL OR i.updated_at >= $1 ORDER BY i.created_at DESC`, [new Date(since)]);
+        FROM incidents i WHERE i.resolved_at IS NULL OR i.updated_at >= $1 ORDER BY i.created_at DESC`,
+      [new Date(since)],
+    );
     return rows.map((r) => ({
-      id: r.id, title: r.title, source: r.source, models: r.models, impact: r.impact, status: r.status,
-      createdAt: r.created_at.getTime(), updatedAt: r.updated_at.getTime(), resolvedAt: r.resolved_at?.getTime() ?? null,
+      id: r.id,
+      title: r.title,
+      source: r.source,
+      models: r.models,
+      impact: r.impact,
+      status: r.status,
+      createdAt: r.created_at.getTime(),
+      updatedAt: r.updated_at.getTime(),
+      resolvedAt: r.resolved_at?.getTime() ?? null,
       scheduled: r.scheduled_from && r.scheduled_to ? { from: r.scheduled_from.getTime(), to: r.scheduled_to.getTime() } : null,
       updates: (r.updates ?? []).map((u) => ({ at: Date.parse(u.at), status: u.status, message: u.message })),
     }));

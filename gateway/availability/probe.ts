@@ -36,7 +36,13 @@ async function drain(body: AsyncIterable<Uint8Array | string>): Promise<string> 
   return out;
 }
 
-export async function probeTarget(providers: ProviderRegistry, model: CompiledModel, target: CompiledTarget, at: number, now: () => number = Date.now): Promise<ProbeResult> {
+export async function probeTarget(
+  providers: ProviderRegistry,
+  model: CompiledModel,
+  target: CompiledTarget,
+  at: number,
+  now: () => number = Date.now,
+): Promise<ProbeResult> {
   const started = now();
   const base = { model: model.id, target: target.name, at };
   const provider = providers.get(target.provider);

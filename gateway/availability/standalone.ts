@@ -43,7 +43,11 @@ export function localAvailability(o: LocalAvailabilityOptions): LocalAvailabilit
   }
   const source = statusSource({ snapshot: o.snapshot, board, history, intervalSeconds, declared: o.declared });
   return {
-    board, history, health, monitor, source,
+    board,
+    history,
+    health,
+    monitor,
+    source,
     async close() {
       await monitor.stop();
       await health.close();

@@ -45,8 +45,9 @@ export function worse(a: State, b: State): State {
 }
 
 /** The uptime formula, as the status page states it (UPTIME_RULE): how much of a stretch of time counts as down. */
-export const UPTIME_RULE = 'Uptime = 1 − (time in major outage + half the time in partial outage) / time observed. Degraded performance '
-  + 'counts as up; maintenance windows and times without a probe are left out.';
+export const UPTIME_RULE =
+  'Uptime = 1 − (time in major outage + half the time in partial outage) / time observed. Degraded performance ' +
+  'counts as up; maintenance windows and times without a probe are left out.';
 
 /** Down weight of a model state: major_outage 1, partial_outage 0.5, degraded or operational 0, maintenance null (not counted). */
 export function downShare(model: State): number | null {

@@ -19,7 +19,16 @@ describe('uptime over hand-made histories', () => {
     ['only maintenance: no data', [seg(0, 24, 'under_maintenance')], 0, 24, null],
     ['a gap without probes is not observed', [seg(0, 2, 'operational'), seg(10, 12, 'major_outage')], 0, 24, 0.5],
     ['the window clips segments', [seg(-10, 3, 'major_outage'), seg(3, 4, 'operational')], 2, 4, 0.5],
-    ['1 minute down in a day', [{ from: D0, to: D0 + 60_000, state: 'major_outage' }, { from: D0 + 60_000, to: D0 + DAY_MS, state: 'operational' }], 0, 24, 1 - 1 / 1440],
+    [
+      '1 minute down in a day',
+      [
+        { from: D0, to: D0 + 60_000, state: 'major_outage' },
+        { from: D0 + 60_000, to: D0 + DAY_MS, state: 'operational' },
+      ],
+      0,
+      24,
+      1 - 1 / 1440,
+    ],
   ])('%s', (_name, segments, fromH, toH, expected) => {
     const u = uptime(segments, D0 + fromH * H, D0 + toH * H);
     if (expected === null) expect(u).toBeNull();
@@ -49,12 +58,27 @@ describe('uptime over hand-made histories', () => {
     expect(uptimeWindows(segments, now)).toEqual({ h24: 1 - 0 / 24, d7: 1 - 6 / 60, d30: 1 - 6 / 60, d90: 1 - 6 / 60 });
   });
 
-  it.each<[number | null, string]>([[null, 'no data'], [1, '100.00%'], [0.99999, '99.99%'], [0.875, '87.50%'], [0, '0.00%']])('percent(%s) = %s', (s, text) => {
+  it.each<[number | null, string]>([
+    [null, 'no data'],
+    [1, '100.00%'],
+    [0.99999, '99.99%'],
+    [0.875, '87.50%'],
+    [0, '0.00%'],
+  ])('percent(%s) = %s', (s, text) => {
     expect(percent(s)).toBe(text);
   });
 });
 
-const probe = (ok: boolean, latencyMs = 100): ProbeResult => ({ model: 'm', target: 't', at: 0, ok, latencyMs, status: ok ? 200 : 500, message: '', costNano: 0 });
+const probe = (ok: boolean, latencyMs = 100): ProbeResult => ({
+  model: 'm',
+  target: 't',
+  at: 0,
+  ok,
+  latencyMs,
+  status: ok ? 200 : 500,
+  message: '',
+  costNano: 0,
+});
 
 describe('states', () => {
   it.each<[string, ProbeResult[], { calls: number; failures: number }, State]>([
@@ -83,7 +107,13 @@ describe('states', () => {
   });
 
   it('down weights', () => {
-    expect([downShare('major_outage'), downShare('partial_outage'), downShare('degraded_performance'), downShare('operational'), downShare('under_maintenance')]).toEqual([1, 0.5, 0, 0, null]);
+    expect([
+      downShare('major_outage'),
+      downShare('partial_outage'),
+      downShare('degraded_performance'),
+      downShare('operational'),
+      downShare('under_maintenance'),
+    ]).toEqual([1, 0.5, 0, 0, null]);
   });
 });
 
@@ -95,20 +125,32 @@ describe('incidents from probes', () => {
     const rounds: State[] = ['operational', 'major_outage', 'major_outage', 'major_outage', 'operational', 'operational', 'operational'];
     const changes = rounds.map((s, i) => step(t, { model: 'gpt', state: s, detail: s === 'operational' ? '' : 'primary: 500', at: i * 1000 }, id));
     const seen = rounds.map((_s, i) => changes[i] && `${changes[i].kind}:${changes[i].incident.updates.filter((u) => u.at <= i * 1000).at(-1)?.status}`);
-    expect(seen).toEqual([
-      null, null, 'open:investigating', 'update:identified', 'update:monitoring', 'update:resolved', null,
-    ]);
+    expect(seen).toEqual([null, null, 'open:investigating', 'update:identified', 'update:monitoring', 'update:resolved', null]);
     const inc = changes[2]?.incident;
     expect(inc?.impact).toBe('critical');
     expect(inc?.resolvedAt).toBe(5000);
-    expect(inc?.updates.map((u) => [u.at, u.status])).toEqual([[2000, 'investigating'], [3000, 'identified'], [4000, 'monitoring'], [5000, 'resolved']]);
+    expect(inc?.updates.map((u) => [u.at, u.status])).toEqual([
+      [2000, 'investigating'],
+      [3000, 'identified'],
+      [4000, 'monitoring'],
+      [5000, 'resolved'],
+    ]);
   });
 
   it('a single bad round opens nothing; a relapse while monitoring is identified again', () => {
     const t = newTrack();
     const states: State[] = ['partial_outage', 'operational', 'partial_outage', 'partial_outage', 'operational', 'major_outage', 'operational', 'operational'];
     const out = states.map((s, i) => step(t, { model: 'm', state: s, detail: '', at: i }, () => 'x'));
-    expect(out.map((c, i) => c && c.incident.updates.filter((u) => u.at <= i).at(-1)?.status)).toEqual([null, null, null, 'investigating', 'monitoring', 'identified', 'monitoring', 'resolved']);
+    expect(out.map((c, i) => c && c.incident.updates.filter((u) => u.at <= i).at(-1)?.status)).toEqual([
+      null,
+      null,
+      null,
+      'investigating',
+      'monitoring',
+      'identified',
+      'monitoring',
+      'resolved',
+    ]);
     expect(out[3]?.incident.impact).toBe('critical');
   });
 

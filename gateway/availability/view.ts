@@ -52,18 +52,39 @@ export function statusSource(o: StatusSourceOptions): StatusSource {
       const snap = o.snapshot();
       const declared = o.declared?.() ?? [];
       const [states, recorded] = await Promise.all([o.board.states(), o.history.incidents(at - 90 * DAY_MS)]);
-      const models = await Promise.all(Object.values(snap.models).sort((a, b) => (a.id < b.id ? -1 : 1)).map(async (m): Promise<ModelView> => {
-        const targets = m.targets.map((t) => states.find((s) => s.model === m.id && s.target === t.name)
-          ?? { model: m.id, target: t.name, state: 'operational' as State, lastProbe: null, latencyMs: null, message: 'not probed yet' });
-        const segments = await o.history.segments(m.id, at - 90 * DAY_MS);
-        const probed = targets.filter((t) => t.lastProbe !== null);
-        const newest = probed.sort((a, b) => (b.lastProbe ?? 0) - (a.lastProbe ?? 0))[0];
-        return {
-          id: m.id, type: m.type, state: modelState(targets.map((t) => t.state), inMaintenance(declared, m.id, at)), targets,
-          lastProbe: newest?.lastProbe ?? null, latencyMs: newest ? Math.min(...probed.filter((t) => t.state !== 'major_outage').map((t) => t.latencyMs ?? Infinity), Infinity) : null,
-          bars: dailyBars(segments, at), windows: uptimeWindows(segments, at),
-        };
-      }));
+      const models = await Promise.all(
+        Object.values(snap.models)
+          .sort((a, b) => (a.id < b.id ? -1 : 1))
+          .map(async (m): Promise<ModelView> => {
+            const targets = m.targets.map(
+              (t) =>
+                states.find((s) => s.model === m.id && s.target === t.name) ?? {
+                  model: m.id,
+                  target: t.name,
+                  state: 'operational' as State,
+                  lastProbe: null,
+                  latencyMs: null,
+                  message: 'not probed yet',
+                },
+            );
+            const segments = await o.history.segments(m.id, at - 90 * DAY_MS);
+            const probed = targets.filter((t) => t.lastProbe !== null);
+            const newest = probed.sort((a, b) => (b.lastProbe ?? 0) - (a.lastProbe ?? 0))[0];
+            return {
+              id: m.id,
+              type: m.type,
+              state: modelState(
+                targets.map((t) => t.state),
+                inMaintenance(declared, m.id, at),
+              ),
+              targets,
+              lastProbe: newest?.lastProbe ?? null,
+              latencyMs: newest ? Math.min(...probed.filter((t) => t.state !== 'major_outage').map((t) => t.latencyMs ?? Infinity), Infinity) : null,
+              bars: dailyBars(segments, at),
+              windows: uptimeWindows(segments, at),
+            };
+          }),
+      );
       for (const mv of models) {
         if (mv.latencyMs === Infinity) mv.latencyMs = null;
         // A person's open incident says the state; probes do not overwrite it.
@@ -74,7 +95,10 @@ export function statusSource(o: StatusSourceOptions): StatusSource {
       const open = all.filter((i) => i.status !== 'resolved').sort((a, b) => b.createdAt - a.createdAt);
       const closed = all.filter((i) => i.status === 'resolved').sort((a, b) => b.createdAt - a.createdAt);
       return {
-        asOf: at, intervalSeconds: o.intervalSeconds, models, incidents: [...open, ...closed],
+        asOf: at,
+        intervalSeconds: o.intervalSeconds,
+        models,
+        incidents: [...open, ...closed],
         maintenances: declared.filter((i) => i.scheduled !== null),
       };
     },

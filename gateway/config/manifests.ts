@@ -26,7 +26,12 @@ export interface ParsedManifests {
 }
 
 const LISTS: Record<KindName, keyof ManifestSet> = {
-  Plan: 'plans', Account: 'accounts', ApiKey: 'apiKeys', ModelRoute: 'modelRoutes', Secret: 'secrets', Incident: 'incidents',
+  Plan: 'plans',
+  Account: 'accounts',
+  ApiKey: 'apiKeys',
+  ModelRoute: 'modelRoutes',
+  Secret: 'secrets',
+  Incident: 'incidents',
 };
 
 function pathString(path: readonly PropertyKey[]): string {

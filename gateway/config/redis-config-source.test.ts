@@ -29,14 +29,22 @@ afterAll(async () => {
 });
 
 const snap = (version: string, tier = 1): Snapshot => ({
-  schema: 1, version, accounts: {}, models: {}, plans: { p: { name: 'p', tier, anthropicEndpoint: false, models: null, rpm: null, tpm: null } },
+  schema: 1,
+  version,
+  accounts: {},
+  models: {},
+  plans: { p: { name: 'p', tier, anthropicEndpoint: false, models: null, rpm: null, tpm: null } },
 });
 
 async function source(pollMs = 60_000): Promise<{ src: RedisConfigSource; prefix: string; warnings: string[] }> {
   const prefix = `${redis.prefix}-${++n}`;
   const warnings: string[] = [];
   const src = new RedisConfigSource({
-    redis: client, subscriber: new Redis(redis.url), prefix, pollMs, log: { info: () => {}, warn: (m) => warnings.push(m) },
+    redis: client,
+    subscriber: new Redis(redis.url),
+    prefix,
+    pollMs,
+    log: { info: () => {}, warn: (m) => warnings.push(m) },
   });
   sources.push(src);
   return { src, prefix, warnings };

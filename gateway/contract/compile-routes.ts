@@ -95,9 +95,10 @@ function routeVerdict(r: ModelRoute, route: CompiledRoute, models: Record<string
   }
   const refused = targets.find((t) => !t.served);
   if (refused) {
-    const rest = served > 0
-      ? `It is left out: ${served} of ${targets.length} targets serve model ${id}.`
-      : `No target is left: calls to model ${id} get 503 no_target_available.`;
+    const rest =
+      served > 0
+        ? `It is left out: ${served} of ${targets.length} targets serve model ${id}.`
+        : `No target is left: calls to model ${id} get 503 no_target_available.`;
     return { ready: false, served: served > 0, reason: refused.reason, message: `${refused.message} ${rest}`, targets };
   }
   const flawed = targets.find((t) => !t.ready);
@@ -110,7 +111,10 @@ function routeVerdict(r: ModelRoute, route: CompiledRoute, models: Record<string
 }
 
 export function compileModels(
-  routes: ModelRoute[], secrets: Secrets, scope: string | undefined, problems: Problem[],
+  routes: ModelRoute[],
+  secrets: Secrets,
+  scope: string | undefined,
+  problems: Problem[],
 ): { models: Record<string, CompiledModel>; verdicts: Record<string, RouteVerdict> } {
   // No prototype: a model id such as "constructor" or "__proto__" is a plain entry.
   const models = Object.create(null) as Record<string, CompiledModel>;
@@ -121,7 +125,11 @@ export function compileModels(
     const id = route.model.id;
     const previous = owners.get(id);
     if (previous !== undefined) {
-      problems.push({ object: `ModelRoute/${previous}`, field: 'spec.model', message: `model ${id} is defined twice: ModelRoute ${r.metadata.name} publishes it in its place` });
+      problems.push({
+        object: `ModelRoute/${previous}`,
+        field: 'spec.model',
+        message: `model ${id} is defined twice: ModelRoute ${r.metadata.name} publishes it in its place`,
+      });
     }
     owners.set(id, r.metadata.name);
     models[id] = route.model;

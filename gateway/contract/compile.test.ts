@@ -12,7 +12,9 @@ const API = 'gateway.svc.dev/v1alpha1';
 const plan = { apiVersion: API, kind: 'Plan', metadata: { name: 'pro' }, spec: { tier: 2, limits: { rpm: 100, tpm: 5000 } } };
 const acct = { apiVersion: API, kind: 'Account', metadata: { name: 'acme' }, spec: { planRef: 'pro', credits: [{ id: 'c1', amountUsd: 2.5 }] } };
 const routeDoc = {
-  apiVersion: API, kind: 'ModelRoute', metadata: { name: 'gpt' },
+  apiVersion: API,
+  kind: 'ModelRoute',
+  metadata: { name: 'gpt' },
   spec: {
     pricing: { inputPerMTokUsd: 0.156, outputPerMTokUsd: 0.624 },
     targets: [{ name: 'oa', provider: 'openai', baseUrl: 'https://api.example.test/v1/', credentials: { secretKeyRef: { name: 'upstream', key: 'token' } } }],
@@ -31,52 +33,122 @@ describe('compile', () => {
     const { snapshot, problems } = compile(set, { pepper: 'p' });
     expect(problems).toEqual([]);
     expect(snapshot.models.gpt).toMatchObject({ inputNanoPerToken: 156, outputNanoPerToken: 624, maxOutputTokens: 4096, type: 'chat', minTier: 0 });
-    expect(snapshot.models.gpt?.targets[0]).toMatchObject({ baseUrl: 'https://api.example.test/v1', upstreamModel: 'gpt', credential: { kind: 'value', value: 'upstream-token' } });
+    expect(snapshot.models.gpt?.targets[0]).toMatchObject({
+      baseUrl: 'https://api.example.test/v1',
+      upstreamModel: 'gpt',
+      credential: { kind: 'value', value: 'upstream-token' },
+    });
     expect(snapshot.accounts.acme).toEqual({ name: 'acme', plan: 'pro', trialCreditNano: 1_000_000_000, credits: [{ id: 'c1', amountNano: 2_500_000_000 }] });
   });
 
   it('takes a key made in the console from its HMAC (spec.keyHash): no Secret, no key, no generation', () => {
     const key = generateKey();
-    const hashed = { apiVersion: API, kind: 'ApiKey', metadata: { name: 'made' }, spec: { accountRef: 'acme', keyHash: hashKey(key, 'p'), displayedKey: `sk-svc-…${key.slice(-4)}`, limits: { rpm: 500 } } };
+    const hashed = {
+      apiVersion: API,
+      kind: 'ApiKey',
+      metadata: { name: 'made' },
+      spec: { accountRef: 'acme', keyHash: hashKey(key, 'p'), displayedKey: `sk-svc-…${key.slice(-4)}`, limits: { rpm: 500 } },
+    };
     let generated = 0;
     const { keys, problems } = compile(parse([plan, acct, hashed]).set, { pepper: 'p', keyFor: () => (generated++, generateKey()) });
     expect(problems).toEqual([]);
     expect(generated).toBe(0);
-    expect(keys).toEqual([{ hash: hashKey(key, 'p'), name: 'made', display: `sk-svc-…${key.slice(-4)}`, account: 'acme', monthlyBudgetNano: null, rpm: 100, tpm: 5000, models: null, revoked: false }]);
+    expect(keys).toEqual([
+      {
+        hash: hashKey(key, 'p'),
+        name: 'made',
+        display: `sk-svc-…${key.slice(-4)}`,
+        account: 'acme',
+        monthlyBudgetNano: null,
+        rpm: 100,
+        tpm: 5000,
+        models: null,
+        revoked: false,
+      },
+    ]);
   });
 
   it('is deterministic: the same manifests in any order give the same version', () => {
     const a = compile(parse([plan, acct, routeDoc, upstreamSecret]).set, { pepper: 'p' }).snapshot;
     const b = compile(parse([upstreamSecret, routeDoc, acct, plan]).set, { pepper: 'p' }).snapshot;
     expect(a.version).toBe(b.version);
-    const c = compile(parse([plan, acct, { ...routeDoc, spec: { ...routeDoc.spec, pricing: { inputPerMTokUsd: 1 } } }, upstreamSecret]).set, { pepper: 'p' }).snapshot;
+    const c = compile(parse([plan, acct, { ...routeDoc, spec: { ...routeDoc.spec, pricing: { inputPerMTokUsd: 1 } } }, upstreamSecret]).set, {
+      pepper: 'p',
+    }).snapshot;
     expect(c.version).not.toBe(a.version);
   });
 
   it('caps key limits by the plan and stores only the HMAC of the key', () => {
     const key = generateKey();
     const docs = [
-      plan, acct,
+      plan,
+      acct,
       { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme', limits: { rpm: 1000 }, monthlyBudgetUsd: 3, models: ['gpt*'] } },
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k-key' }, stringData: { key: `${key}\n` } },
     ];
     const { keys, problems } = compile(parse(docs).set, { pepper: 'p' });
     expect(problems).toEqual([]);
-    expect(keys).toEqual([{
-      hash: hashKey(key, 'p'), name: 'k', display: `sk-svc-…${key.slice(-4)}`, account: 'acme',
-      monthlyBudgetNano: 3_000_000_000, rpm: 100, tpm: 5000, models: ['gpt*'], revoked: false,
-    }]);
+    expect(keys).toEqual([
+      {
+        hash: hashKey(key, 'p'),
+        name: 'k',
+        display: `sk-svc-…${key.slice(-4)}`,
+        account: 'acme',
+        monthlyBudgetNano: 3_000_000_000,
+        rpm: 100,
+        tpm: 5000,
+        models: ['gpt*'],
+        revoked: false,
+      },
+    ]);
     expect(JSON.stringify(keys)).not.toContain(key.slice(7));
   });
 
   it.each([
     ['an unknown plan', [{ ...acct, spec: { planRef: 'nope' } }], 'Account/acme', 'spec.planRef'],
-    ['an unknown account', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'ghost' } }], 'ApiKey/k', 'spec.accountRef'],
+    [
+      'an unknown account',
+      [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'ghost' } }],
+      'ApiKey/k',
+      'spec.accountRef',
+    ],
     ['a missing credential Secret', [routeDoc], 'ModelRoute/gpt', 'spec.targets[0].credentials.secretKeyRef'],
     ['an unknown fallback', [{ ...routeDoc, spec: { ...routeDoc.spec, fallbacks: ['ghost'] } }, upstreamSecret], 'ModelRoute/gpt', 'spec.fallbacks[0]'],
-    ['a malformed key in a Secret', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k-key' }, stringData: { key: 'sk-svc-nope' } }], 'ApiKey/k', 'spec.secretName'],
-    ['an openai target without baseUrl', [{ ...routeDoc, spec: { ...routeDoc.spec, targets: [{ name: 'x', provider: 'openai' }] } }], 'ModelRoute/gpt', 'spec.targets[0].baseUrl'],
-    ['a duplicate credit id', [plan, { ...acct, spec: { planRef: 'pro', credits: [{ id: 'a', amountUsd: 1 }, { id: 'a', amountUsd: 2 }] } }], 'Account/acme', 'spec.credits[1].id'],
+    [
+      'a malformed key in a Secret',
+      [
+        plan,
+        acct,
+        { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } },
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'k-key' }, stringData: { key: 'sk-svc-nope' } },
+      ],
+      'ApiKey/k',
+      'spec.secretName',
+    ],
+    [
+      'an openai target without baseUrl',
+      [{ ...routeDoc, spec: { ...routeDoc.spec, targets: [{ name: 'x', provider: 'openai' }] } }],
+      'ModelRoute/gpt',
+      'spec.targets[0].baseUrl',
+    ],
+    [
+      'a duplicate credit id',
+      [
+        plan,
+        {
+          ...acct,
+          spec: {
+            planRef: 'pro',
+            credits: [
+              { id: 'a', amountUsd: 1 },
+              { id: 'a', amountUsd: 2 },
+            ],
+          },
+        },
+      ],
+      'Account/acme',
+      'spec.credits[1].id',
+    ],
   ])('reports %s, naming the object and the field', (_n, docs, object, field) => {
     const { set, errors } = parse(docs as object[]);
     expect(errors).toEqual([]);
@@ -90,11 +162,13 @@ describe('compile verdicts', () => {
   const twoTargets = { ...routeDoc, spec: { ...routeDoc.spec, targets: [...routeDoc.spec.targets, mockTarget] } };
   const verdicts = (docs: object[], scope?: string) => compile(parse(docs).set, { pepper: 'p', scope });
 
-  it('leaves out a target whose credentials Secret is missing; the route\'s other targets serve', () => {
+  it("leaves out a target whose credentials Secret is missing; the route's other targets serve", () => {
     const { snapshot, verdicts: v, problems } = verdicts([twoTargets], 'namespace ns');
     expect(snapshot.models.gpt?.targets.map((t) => t.name)).toEqual(['spare']);
     expect(v.modelRoutes.gpt).toEqual({
-      ready: false, served: true, reason: 'MissingSecret',
+      ready: false,
+      served: true,
+      reason: 'MissingSecret',
       message: 'Target oa: Secret upstream does not exist in namespace ns. It is left out: 1 of 2 targets serve model gpt.',
       targets: [
         { name: 'oa', ready: false, served: false, reason: 'MissingSecret', message: 'Target oa: Secret upstream does not exist in namespace ns.' },
@@ -109,11 +183,18 @@ describe('compile verdicts', () => {
     const { snapshot, verdicts: v } = verdicts([routeDoc, wrongKey]);
     expect(snapshot.models.gpt?.targets).toEqual([]);
     expect(v.modelRoutes.gpt).toMatchObject({
-      ready: false, served: false, reason: 'MissingSecretKey',
+      ready: false,
+      served: false,
+      reason: 'MissingSecretKey',
       message: 'Target oa: Secret upstream has no key token. No target is left: calls to model gpt get 503 no_target_available.',
     });
     const fixed = verdicts([routeDoc, upstreamSecret]);
-    expect(fixed.verdicts.modelRoutes.gpt).toMatchObject({ ready: true, served: true, reason: 'Accepted', message: 'Model gpt is published to the gateways with 1 target(s).' });
+    expect(fixed.verdicts.modelRoutes.gpt).toMatchObject({
+      ready: true,
+      served: true,
+      reason: 'Accepted',
+      message: 'Model gpt is published to the gateways with 1 target(s).',
+    });
     expect(fixed.snapshot.models.gpt?.targets.map((t) => t.name)).toEqual(['oa']);
   });
 
@@ -121,22 +202,53 @@ describe('compile verdicts', () => {
     const a = { ...routeDoc, metadata: { name: 'a' }, spec: { ...routeDoc.spec, model: 'same', targets: [mockTarget] } };
     const b = { ...a, metadata: { name: 'b' }, spec: { ...a.spec, fallbacks: ['ghost'] } };
     const { verdicts: v } = verdicts([b, a]);
-    expect(v.modelRoutes.a).toMatchObject({ ready: false, served: false, reason: 'DuplicateModel', message: 'ModelRoute b publishes model same in its place.' });
+    expect(v.modelRoutes.a).toMatchObject({
+      ready: false,
+      served: false,
+      reason: 'DuplicateModel',
+      message: 'ModelRoute b publishes model same in its place.',
+    });
     expect(v.modelRoutes.b).toMatchObject({ ready: false, served: true, reason: 'UnknownFallback', message: 'No ModelRoute publishes fallback model ghost.' });
   });
 
   it.each([
-    ['an account without its plan', [acct], 'accounts', 'acme', { ready: false, served: false, reason: 'UnknownPlan', message: 'Plan pro does not exist in namespace ns.' }],
+    [
+      'an account without its plan',
+      [acct],
+      'accounts',
+      'acme',
+      { ready: false, served: false, reason: 'UnknownPlan', message: 'Plan pro does not exist in namespace ns.' },
+    ],
     ['an account on a known plan', [plan, acct], 'accounts', 'acme', { ready: true, served: true, reason: 'Accepted' }],
     ['a plan', [plan], 'plans', 'pro', { ready: true, served: true, reason: 'Accepted', message: 'Tier 2 is published to the gateways.' }],
-    ['a key without its account', [{ apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'ghost' } }], 'apiKeys', 'k',
-      { ready: false, served: false, reason: 'UnknownAccount', message: 'Account ghost does not exist in namespace ns.' }],
-    ['a key whose account has no plan', [acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }], 'apiKeys', 'k',
-      { ready: false, served: false, reason: 'UnknownPlan', message: 'Plan pro of Account acme does not exist in namespace ns.' }],
-    ['a key whose Secret holds none', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }], 'apiKeys', 'k',
-      { ready: false, served: false, reason: 'MissingSecret', message: 'Secret k-key holds no key.' }],
-    ['a revoked key', [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme', revoked: true } }], 'apiKeys', 'k',
-      { ready: true, reason: 'Revoked' }],
+    [
+      'a key without its account',
+      [{ apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'ghost' } }],
+      'apiKeys',
+      'k',
+      { ready: false, served: false, reason: 'UnknownAccount', message: 'Account ghost does not exist in namespace ns.' },
+    ],
+    [
+      'a key whose account has no plan',
+      [acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }],
+      'apiKeys',
+      'k',
+      { ready: false, served: false, reason: 'UnknownPlan', message: 'Plan pro of Account acme does not exist in namespace ns.' },
+    ],
+    [
+      'a key whose Secret holds none',
+      [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme' } }],
+      'apiKeys',
+      'k',
+      { ready: false, served: false, reason: 'MissingSecret', message: 'Secret k-key holds no key.' },
+    ],
+    [
+      'a revoked key',
+      [plan, acct, { apiVersion: API, kind: 'ApiKey', metadata: { name: 'k' }, spec: { accountRef: 'acme', revoked: true } }],
+      'apiKeys',
+      'k',
+      { ready: true, reason: 'Revoked' },
+    ],
   ] as const)('judges %s', (_n, docs, table, name, expected) => {
     expect(verdicts(docs as unknown as object[], 'namespace ns').verdicts[table][name]).toMatchObject(expected);
   });
@@ -144,7 +256,10 @@ describe('compile verdicts', () => {
 
 describe('manifests', () => {
   it('drops unknown fields with a warning and rejects wrong types naming the field', () => {
-    const r = parse([{ ...plan, spec: { ...plan.spec, colour: 'blue' } }, { ...acct, spec: { planRef: 7 } }]);
+    const r = parse([
+      { ...plan, spec: { ...plan.spec, colour: 'blue' } },
+      { ...acct, spec: { planRef: 7 } },
+    ]);
     expect(r.warnings).toEqual([{ source: 't#0', object: 'Plan/pro', field: 'spec.colour', message: 'unknown field dropped' }]);
     expect(r.errors).toEqual([expect.objectContaining({ source: 't#1', object: 'Account/acme', field: 'spec.planRef' })]);
   });
@@ -163,14 +278,25 @@ describe('manifests', () => {
     expect(readManifestFiles(DEMO_CONFIG).errors).toEqual([]);
   });
 
-  it('starts standalone with a warning when a target\'s credentials Secret is missing; the target is not served', () => {
+  it("starts standalone with a warning when a target's credentials Secret is missing; the target is not served", () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
     const file = join(dir, 'route.yaml');
-    writeFileSync(file, [plan, acct, { ...routeDoc, spec: { ...routeDoc.spec, targets: [...routeDoc.spec.targets, { name: 'spare', provider: 'mock' }] } }]
-      .map((d) => JSON.stringify(d)).join('\n---\n'));
+    writeFileSync(
+      file,
+      [plan, acct, { ...routeDoc, spec: { ...routeDoc.spec, targets: [...routeDoc.spec.targets, { name: 'spare', provider: 'mock' }] } }]
+        .map((d) => JSON.stringify(d))
+        .join('\n---\n'),
+    );
     const c = loadStandaloneConfig(file, 'p');
     expect(c.snapshot.models.gpt?.targets.map((t) => t.name)).toEqual(['spare']);
-    expect(c.warnings).toEqual([{ source: file, object: 'ModelRoute/gpt', field: 'spec.targets[0].credentials.secretKeyRef', message: 'target oa: Secret upstream does not exist; the target is not served' }]);
+    expect(c.warnings).toEqual([
+      {
+        source: file,
+        object: 'ModelRoute/gpt',
+        field: 'spec.targets[0].credentials.secretKeyRef',
+        message: 'target oa: Secret upstream does not exist; the target is not served',
+      },
+    ]);
     // Other problems still refuse to start.
     writeFileSync(file, JSON.stringify(acct));
     expect(() => loadStandaloneConfig(file, 'p')).toThrow(/Account\/acme field spec\.planRef: unknown Plan pro/);
@@ -179,7 +305,10 @@ describe('manifests', () => {
   it('reads a folder of YAML files in name order, several documents per file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
     writeFileSync(join(dir, 'b.yaml'), 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {a: b}\n');
-    writeFileSync(join(dir, 'a.yml'), 'apiVersion: gateway.svc.dev/v1alpha1\nkind: Plan\nmetadata: {name: p}\nspec: {tier: 0}\n---\napiVersion: gateway.svc.dev/v1alpha1\nkind: Plan\nmetadata: {name: q}\nspec: {tier: 1}\n');
+    writeFileSync(
+      join(dir, 'a.yml'),
+      'apiVersion: gateway.svc.dev/v1alpha1\nkind: Plan\nmetadata: {name: p}\nspec: {tier: 0}\n---\napiVersion: gateway.svc.dev/v1alpha1\nkind: Plan\nmetadata: {name: q}\nspec: {tier: 1}\n',
+    );
     writeFileSync(join(dir, 'notes.txt'), 'ignored');
     const r = readManifestFiles(dir);
     expect(r.errors).toEqual([]);

@@ -64,7 +64,13 @@ function keyVerdict(k: ApiKey, snapshot: Omit<Snapshot, 'version'>, key: 'ok' | 
   const no = (reason: string, message: string): Verdict => ({ ready: false, served: false, reason, message });
   const secretName = keySecretName(k.metadata.name, k.spec.secretName);
   const account = snapshot.accounts[k.spec.accountRef];
-  if (k.spec.revoked) return { ready: true, served: account !== undefined && key === 'ok', reason: 'Revoked', message: 'The key is revoked: every gateway refuses it, for good.' };
+  if (k.spec.revoked)
+    return {
+      ready: true,
+      served: account !== undefined && key === 'ok',
+      reason: 'Revoked',
+      message: 'The key is revoked: every gateway refuses it, for good.',
+    };
   if (key === 'malformed') return no('MalformedKey', `Secret ${secretName} holds a malformed key under data key "key" (${MALFORMED}).`);
   if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist${inScope(scope)}.`);
   if (!snapshot.plans[account.plan]) return no('UnknownPlan', `Plan ${account.plan} of Account ${account.name} does not exist${inScope(scope)}.`);
@@ -73,7 +79,11 @@ function keyVerdict(k: ApiKey, snapshot: Omit<Snapshot, 'version'>, key: 'ok' | 
 }
 
 function compileKeys(
-  set: ManifestSet, snapshot: Omit<Snapshot, 'version'>, secrets: Map<string, Record<string, string>>, opts: CompileOptions, problems: Problem[],
+  set: ManifestSet,
+  snapshot: Omit<Snapshot, 'version'>,
+  secrets: Map<string, Record<string, string>>,
+  opts: CompileOptions,
+  problems: Problem[],
 ): { keys: KeyRecord[]; verdicts: Record<string, Verdict> } {
   const keys: KeyRecord[] = [];
   const verdicts: Record<string, Verdict> = {};
@@ -88,7 +98,11 @@ function compileKeys(
       continue;
     }
     if (found === 'malformed') {
-      problems.push({ object, field: 'spec.secretName', message: `Secret ${keySecretName(k.metadata.name, k.spec.secretName)} holds a malformed key under data key "key"` });
+      problems.push({
+        object,
+        field: 'spec.secretName',
+        message: `Secret ${keySecretName(k.metadata.name, k.spec.secretName)} holds a malformed key under data key "key"`,
+      });
       continue;
     }
     if (found === null) continue;

@@ -12,7 +12,10 @@ describe('key format', () => {
     let n = 0xcbf43926;
     const digits: string[] = [];
     const A = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-    while (n > 0) { digits.unshift(A[n % 62] as string); n = Math.floor(n / 62); }
+    while (n > 0) {
+      digits.unshift(A[n % 62] as string);
+      n = Math.floor(n / 62);
+    }
     expect(checksum('123456789')).toBe(digits.join('').padStart(6, '0'));
     expect(checksum('')).toBe('000000');
   });

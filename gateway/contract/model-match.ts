@@ -7,7 +7,10 @@ export function globMatch(pattern: string, id: string): boolean {
   if (!pattern.includes('*')) return pattern === id;
   let re = cache.get(pattern);
   if (!re) {
-    const src = pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+    const src = pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
     re = new RegExp(`^${src}$`);
     cache.set(pattern, re);
   }

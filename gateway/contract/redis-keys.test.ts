@@ -11,7 +11,14 @@ describe('redisKeys', () => {
 
   it('keeps the names existing deployments hold (an upgrade finds its balances, windows and config)', () => {
     const k = redisKeys('p');
-    expect([k.account('a').acct, k.window('a', 'k').calls, k.window('a', 'k').tpmn, k.key('h'), k.configSnapshot('v1'), k.configCurrent, k.usageStreams])
-      .toEqual(['p:{a:a}:acct', 'p:{a:a}:tpm:k', 'p:{a:a}:tpmn:k', 'p:key:h', 'p:config:snapshots:v1', 'p:config:current', 'p:usage:streams']);
+    expect([
+      k.account('a').acct,
+      k.window('a', 'k').calls,
+      k.window('a', 'k').tpmn,
+      k.key('h'),
+      k.configSnapshot('v1'),
+      k.configCurrent,
+      k.usageStreams,
+    ]).toEqual(['p:{a:a}:acct', 'p:{a:a}:tpm:k', 'p:{a:a}:tpmn:k', 'p:key:h', 'p:config:snapshots:v1', 'p:config:current', 'p:usage:streams']);
   });
 });

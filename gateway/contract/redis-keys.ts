@@ -78,8 +78,17 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     account: (account) => {
       const t = tag(account);
       return {
-        acct: `${t}:acct`, credits: `${t}:credits`, revoked: `${t}:revoked`, holds: `${t}:holds`, holdrec: `${t}:holdrec`,
-        held: `${t}:held`, spend: `${t}:spend`, settled: `${t}:settled`, usage: `${t}:usage`, stripe: `${t}:stripe`, billing: `${t}:billing`,
+        acct: `${t}:acct`,
+        credits: `${t}:credits`,
+        revoked: `${t}:revoked`,
+        holds: `${t}:holds`,
+        holdrec: `${t}:holdrec`,
+        held: `${t}:held`,
+        spend: `${t}:spend`,
+        settled: `${t}:settled`,
+        usage: `${t}:usage`,
+        stripe: `${t}:stripe`,
+        billing: `${t}:billing`,
       };
     },
     window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),

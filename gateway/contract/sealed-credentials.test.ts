@@ -4,14 +4,31 @@ import { isSealed, Keyring, keyFromPepper, keyringFromEnv, sealSnapshot, unsealS
 import type { Snapshot } from './snapshot.ts';
 
 const target = (name: string, value: string): Snapshot['models'][string]['targets'][number] => ({
-  name, provider: 'openai', baseUrl: 'https://api.example/v1', upstreamModel: 'm', credential: { kind: 'value', value }, weight: 1,
-  timeouts: { connectMs: 1, firstByteMs: 1, idleMs: 1, totalMs: 1 }, mock: null,
+  name,
+  provider: 'openai',
+  baseUrl: 'https://api.example/v1',
+  upstreamModel: 'm',
+  credential: { kind: 'value', value },
+  weight: 1,
+  timeouts: { connectMs: 1, firstByteMs: 1, idleMs: 1, totalMs: 1 },
+  mock: null,
 });
 const snap: Snapshot = {
-  schema: 1, version: 'v1', plans: {}, accounts: {},
+  schema: 1,
+  version: 'v1',
+  plans: {},
+  accounts: {},
   models: {
-    gpt: { id: 'gpt', type: 'chat', minTier: 0, inputNanoPerToken: 1, outputNanoPerToken: 1, maxOutputTokens: 10, fallbacks: [],
-      targets: [target('a', 'sk-live-AAAA'), target('b', 'sk-live-BBBB'), { ...target('c', ''), credential: { kind: 'env', name: 'X' } }] } as Snapshot['models'][string],
+    gpt: {
+      id: 'gpt',
+      type: 'chat',
+      minTier: 0,
+      inputNanoPerToken: 1,
+      outputNanoPerToken: 1,
+      maxOutputTokens: 10,
+      fallbacks: [],
+      targets: [target('a', 'sk-live-AAAA'), target('b', 'sk-live-BBBB'), { ...target('c', ''), credential: { kind: 'env', name: 'X' } }],
+    } as Snapshot['models'][string],
   },
 };
 const hex = (): string => randomBytes(32).toString('hex');

@@ -53,7 +53,10 @@ export class Keyring {
     const i = rest.indexOf(':');
     const kid = rest.slice(0, i);
     const k = this.keys.find((x) => x.id === kid);
-    if (i < 0 || !k) throw new Error(`the credential of ${aad} is sealed with key ${kid || '?'}, which is not in SVC_CONFIG_KEY (keys here: ${this.keys.map((x) => x.id).join(', ')})`);
+    if (i < 0 || !k)
+      throw new Error(
+        `the credential of ${aad} is sealed with key ${kid || '?'}, which is not in SVC_CONFIG_KEY (keys here: ${this.keys.map((x) => x.id).join(', ')})`,
+      );
     const data = Buffer.from(rest.slice(i + 1), 'base64url');
     if (data.length < 28) throw new Error(`the sealed credential of ${aad} is truncated`);
     const d = createDecipheriv('aes-256-gcm', k.bytes, data.subarray(0, 12));
@@ -90,10 +93,17 @@ export function keyringFromEnv(env: Record<string, string | undefined>): Keyring
 export const isSealed = (value: string): boolean => value.startsWith(SEALED_PREFIX);
 
 function mapValues(snap: Snapshot, f: (value: string, aad: string) => string): Snapshot {
-  const models = Object.fromEntries(Object.entries(snap.models).map(([id, m]) => [id, {
-    ...m,
-    targets: m.targets.map((t) => (t.credential.kind === 'value' ? { ...t, credential: { kind: 'value' as const, value: f(t.credential.value, `${id}/${t.name}`) } } : t)),
-  }]));
+  const models = Object.fromEntries(
+    Object.entries(snap.models).map(([id, m]) => [
+      id,
+      {
+        ...m,
+        targets: m.targets.map((t) =>
+          t.credential.kind === 'value' ? { ...t, credential: { kind: 'value' as const, value: f(t.credential.value, `${id}/${t.name}`) } } : t,
+        ),
+      },
+    ]),
+  );
   return { ...snap, models };
 }
 

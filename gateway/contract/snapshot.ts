@@ -57,13 +57,15 @@ export const compiledAccount = z.object({
   trialCreditNano: z.number().int(),
   credits: z.array(z.object({ id: z.string(), amountNano: z.number().int() })),
   /** Account.spec.billing (statements and the SLA); absent when the Account has none. */
-  billing: z.object({
-    invoiceHeader: z.string().optional(),
-    poNumber: z.string().optional(),
-    taxId: z.string().optional(),
-    netTermsDays: z.number().int().optional(),
-    sla: z.object({ target: z.number() }).optional(),
-  }).optional(),
+  billing: z
+    .object({
+      invoiceHeader: z.string().optional(),
+      poNumber: z.string().optional(),
+      taxId: z.string().optional(),
+      netTermsDays: z.number().int().optional(),
+      sla: z.object({ target: z.number() }).optional(),
+    })
+    .optional(),
 });
 
 export const snapshot = z.object({

@@ -27,8 +27,16 @@ export type ErrorCode =
   | 'internal_error';
 
 type AnthropicType =
-  | 'invalid_request_error' | 'authentication_error' | 'billing_error' | 'permission_error' | 'not_found_error'
-  | 'request_too_large' | 'rate_limit_error' | 'api_error' | 'overloaded_error' | 'timeout_error';
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'billing_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'request_too_large'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'overloaded_error'
+  | 'timeout_error';
 
 interface Entry {
   status: number;

@@ -24,7 +24,10 @@ export function anthropicHeadersOf(h: RawHeaders): AnthropicHeaders {
 /** The Anthropic endpoint is open to plans that set anthropicEndpoint (Builder and above). */
 export function anthropicPlanGate(p: Principal): void {
   if (!p.plan.anthropicEndpoint) {
-    throw new GatewayError('endpoint_not_allowed', `The ${p.plan.name} plan does not include the Anthropic-compatible endpoint; use /v1/chat/completions or a Builder plan.`);
+    throw new GatewayError(
+      'endpoint_not_allowed',
+      `The ${p.plan.name} plan does not include the Anthropic-compatible endpoint; use /v1/chat/completions or a Builder plan.`,
+    );
   }
 }
 
@@ -50,9 +53,16 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/messages', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
     const body = parseBody(messagesBody, req.body);
     return serveCall(deps, req, reply, {
-      dialect: 'anthropic', endpoint: 'messages', modelType: 'chat', modelId: body.model, stream: body.stream === true,
-      taskType: taskTypeOf(body.metadata), maxTokens: body.max_tokens, inputBytes: req.bodyBytes,
-      translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)), gate: anthropicPlanGate,
+      dialect: 'anthropic',
+      endpoint: 'messages',
+      modelType: 'chat',
+      modelId: body.model,
+      stream: body.stream === true,
+      taskType: taskTypeOf(body.metadata),
+      maxTokens: body.max_tokens,
+      inputBytes: req.bodyBytes,
+      translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)),
+      gate: anthropicPlanGate,
     });
   });
 
@@ -60,15 +70,24 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/messages/count_tokens', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
     const body = parseBody(countTokensBody, req.body);
     return serveCall(deps, req, reply, {
-      dialect: 'anthropic', endpoint: 'count_tokens', modelType: 'chat', modelId: body.model, stream: false,
-      taskType: taskTypeOf(body.metadata), maxTokens: 0, inputBytes: 0,
-      translationFor: countTokensTranslation(body, anthropicHeadersOf(req.headers)), gate: anthropicPlanGate,
+      dialect: 'anthropic',
+      endpoint: 'count_tokens',
+      modelType: 'chat',
+      modelId: body.model,
+      stream: false,
+      taskType: taskTypeOf(body.metadata),
+      maxTokens: 0,
+      inputBytes: 0,
+      translationFor: countTokensTranslation(body, anthropicHeadersOf(req.headers)),
+      gate: anthropicPlanGate,
     });
   });
 
   app.get('/v1/models', async (req) => {
     const q = parseBody(modelsQuery, { ...(req.query as object) });
-    const all = Object.values(deps.config.current().models).filter((m) => m.type === 'chat').sort((a, b) => a.id.localeCompare(b.id));
+    const all = Object.values(deps.config.current().models)
+      .filter((m) => m.type === 'chat')
+      .sort((a, b) => a.id.localeCompare(b.id));
     const { page, hasMore } = pageOf(all, q);
     return { data: page.map(modelInfo), has_more: hasMore, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null };
   });

@@ -45,15 +45,17 @@ export function clientErrorHandler(err: ClientError, socket: Socket): void {
   const ge = errorOf(err);
   const body = JSON.stringify(errorBody(dialectOfPath(pathOf(err, socket)), ge.code, ge.message));
   if (socket.writable) {
-    socket.end([
-      `HTTP/1.1 ${ge.status} ${STATUS_CODES[ge.status] ?? 'Error'}`,
-      'content-type: application/json',
-      `content-length: ${Buffer.byteLength(body)}`,
-      'access-control-allow-origin: *',
-      'connection: close',
-      '',
-      body,
-    ].join('\r\n'));
+    socket.end(
+      [
+        `HTTP/1.1 ${ge.status} ${STATUS_CODES[ge.status] ?? 'Error'}`,
+        'content-type: application/json',
+        `content-length: ${Buffer.byteLength(body)}`,
+        'access-control-allow-origin: *',
+        'connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    );
   }
   // Whatever the client still sends is not read: the socket goes once the answer is out (or at once, unwritable).
   if (socket.writable) socket.once('finish', () => socket.destroy());

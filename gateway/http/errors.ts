@@ -11,9 +11,10 @@ export function sendError(reply: FastifyReply, dialect: Dialect, err: GatewayErr
 
 /** fastify's own refusals before routing (a URL it cannot decode, a path parameter too long), in the dialect. */
 export function frameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
-  const ge = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-    ? new GatewayError('uri_too_long', 'A path segment of the URL is too long.')
-    : new GatewayError('invalid_request', 'The URL is not valid.');
+  const ge =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new GatewayError('uri_too_long', 'A path segment of the URL is too long.')
+      : new GatewayError('invalid_request', 'The URL is not valid.');
   sendError(reply, dialectOfPath(req.url), ge);
 }
 

@@ -22,11 +22,14 @@ function app(): { app: ReturnType<typeof Fastify>; lines: Array<Record<string, u
 }
 
 describe('lazy per-request logger', () => {
-  it('writes request log lines with the request id, as fastify\'s own child would', async () => {
+  it("writes request log lines with the request id, as fastify's own child would", async () => {
     const { app: a, lines } = app();
     const r = await a.inject({ method: 'GET', url: '/talks' });
     expect(r.statusCode).toBe(200);
-    expect(lines.map((l) => [l.msg, typeof l.reqId, l.step ?? l.part])).toEqual([['hello', 'string', 1], ['nested', 'string', 'x']]);
+    expect(lines.map((l) => [l.msg, typeof l.reqId, l.step ?? l.part])).toEqual([
+      ['hello', 'string', 1],
+      ['nested', 'string', 'x'],
+    ]);
     expect(lines[0]?.reqId).toBe(lines[1]?.reqId);
   });
 

@@ -50,7 +50,8 @@ describe('the metrics port', () => {
     const first = await serveGatewayMetrics(new Registry(), metricsListen({ SVC_METRICS_PORT: '0', SVC_METRICS_HOST: '127.0.0.1' }), () => true);
     open.push(first);
     expect(first.url).toBe(`http://127.0.0.1:${first.port}`);
-    await expect(serveGatewayMetrics(new Registry(), metricsListen({ SVC_METRICS_PORT: String(first.port), SVC_METRICS_HOST: '127.0.0.1' }), () => true))
-      .rejects.toThrow(`Cannot serve metrics on 127.0.0.1:${first.port}`);
+    await expect(
+      serveGatewayMetrics(new Registry(), metricsListen({ SVC_METRICS_PORT: String(first.port), SVC_METRICS_HOST: '127.0.0.1' }), () => true),
+    ).rejects.toThrow(`Cannot serve metrics on 127.0.0.1:${first.port}`);
   });
 });

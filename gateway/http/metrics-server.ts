@@ -44,10 +44,11 @@ export async function serveMetrics(registry: Registry, port: number, host: strin
   return {
     server,
     port: typeof addr === 'object' && addr ? addr.port : port,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -59,13 +60,18 @@ export function metricsListen(env: Record<string, string | undefined>): { port: 
   let port = DEFAULT_METRICS_PORT;
   if (v !== undefined && v !== '') {
     port = Number(v);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`SVC_METRICS_PORT must be a port number (0-65535; 0 = any free port), got ${JSON.stringify(v)}`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new Error(`SVC_METRICS_PORT must be a port number (0-65535; 0 = any free port), got ${JSON.stringify(v)}`);
   }
   return { port, host: env.SVC_METRICS_HOST || env.HOST || '0.0.0.0' };
 }
 
 /** The gateway's metrics listener (metricsListen's port and host); a readable Error when it cannot listen. */
-export async function serveGatewayMetrics(registry: Registry, listen: { port: number; host: string }, ready: Readiness): Promise<MetricsServer & { url: string }> {
+export async function serveGatewayMetrics(
+  registry: Registry,
+  listen: { port: number; host: string },
+  ready: Readiness,
+): Promise<MetricsServer & { url: string }> {
   const { port, host } = listen;
   let srv: MetricsServer;
   try {

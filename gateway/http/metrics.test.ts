@@ -3,19 +3,41 @@ import type { UsageEvent } from '../usage/event.ts';
 import { Metrics } from './metrics.ts';
 
 const event = (over: Partial<UsageEvent>): UsageEvent => ({
-  eventId: 'e', createdAt: '2026-11-01T00:00:00.000Z', account: 'acme', apiKey: 'k', taskType: null, endpoint: 'chat.completions',
-  requestedModel: 'm', servedModel: 'm', upstream: 'u', fallback: false, fallbackReason: null, status: 200, errorCode: null,
-  stream: false, inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 2_500_000_000, feeNano: 0,
-  latencyMs: 12, ttftMs: 3, ...over,
+  eventId: 'e',
+  createdAt: '2026-11-01T00:00:00.000Z',
+  account: 'acme',
+  apiKey: 'k',
+  taskType: null,
+  endpoint: 'chat.completions',
+  requestedModel: 'm',
+  servedModel: 'm',
+  upstream: 'u',
+  fallback: false,
+  fallbackReason: null,
+  status: 200,
+  errorCode: null,
+  stream: false,
+  inputTokens: 10,
+  outputTokens: 5,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  costNano: 2_500_000_000,
+  feeNano: 0,
+  latencyMs: 12,
+  ttftMs: 3,
+  ...over,
 });
 
 const lines = async (m: Metrics, name: string): Promise<string[]> =>
   (await m.registry.metrics()).split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
 
 describe('gateway metrics', () => {
-  it('reads each account\'s balance from the store at scrape time', async () => {
+  it("reads each account's balance from the store at scrape time", async () => {
     const m = new Metrics({ defaultMetrics: false });
-    let balances = [{ account: 'acme', balanceNano: 1_500_000_000 }, { account: 'globex', balanceNano: -250_000_000 }];
+    let balances = [
+      { account: 'acme', balanceNano: 1_500_000_000 },
+      { account: 'globex', balanceNano: -250_000_000 },
+    ];
     m.watchBalances(async () => balances);
     expect(await lines(m, 'svc_gateway_account_balance_usd')).toEqual([
       'svc_gateway_account_balance_usd{account="acme"} 1.5',

@@ -26,19 +26,54 @@ export class Metrics {
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'svc_gateway_process_' });
-    this.requests = new Counter({ name: 'svc_gateway_requests_total', help: 'Model calls by endpoint, model and status.', labelNames: ['endpoint', 'model', 'status'], registers });
-    this.tokens = new Counter({ name: 'svc_gateway_tokens_total', help: 'Tokens served by model and direction.', labelNames: ['model', 'direction'], registers });
+    this.requests = new Counter({
+      name: 'svc_gateway_requests_total',
+      help: 'Model calls by endpoint, model and status.',
+      labelNames: ['endpoint', 'model', 'status'],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'svc_gateway_tokens_total',
+      help: 'Tokens served by model and direction.',
+      labelNames: ['model', 'direction'],
+      registers,
+    });
     this.spend = new Counter({ name: 'svc_gateway_spend_usd_total', help: 'Settled spend in USD by served model.', labelNames: ['model'], registers });
-    this.fallbacks = new Counter({ name: 'svc_gateway_fallbacks_total', help: 'Calls served or failed after a fallback, by reason.', labelNames: ['reason'], registers });
+    this.fallbacks = new Counter({
+      name: 'svc_gateway_fallbacks_total',
+      help: 'Calls served or failed after a fallback, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
     this.rateLimited = new Counter({ name: 'svc_gateway_rate_limited_total', help: 'Calls refused by RPM/TPM limits.', labelNames: ['endpoint'], registers });
     this.refused = new Counter({ name: 'svc_gateway_budget_refused_total', help: 'Calls refused for budget or balance.', labelNames: ['reason'], registers });
     const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
-    this.latency = new Histogram({ name: 'svc_gateway_request_duration_seconds', help: 'Call latency to the last byte.', labelNames: ['endpoint', 'model'], buckets, registers });
-    this.ttft = new Histogram({ name: 'svc_gateway_time_to_first_token_seconds', help: 'Time to the first byte of the answer.', labelNames: ['endpoint', 'model'], buckets, registers });
-    this.accountSpend = new Counter({ name: 'svc_gateway_account_spend_usd_total', help: 'Settled spend in USD by account (accounts are bounded by config).', labelNames: ['account'], registers });
+    this.latency = new Histogram({
+      name: 'svc_gateway_request_duration_seconds',
+      help: 'Call latency to the last byte.',
+      labelNames: ['endpoint', 'model'],
+      buckets,
+      registers,
+    });
+    this.ttft = new Histogram({
+      name: 'svc_gateway_time_to_first_token_seconds',
+      help: 'Time to the first byte of the answer.',
+      labelNames: ['endpoint', 'model'],
+      buckets,
+      registers,
+    });
+    this.accountSpend = new Counter({
+      name: 'svc_gateway_account_spend_usd_total',
+      help: 'Settled spend in USD by account (accounts are bounded by config).',
+      labelNames: ['account'],
+      registers,
+    });
     this.balance = new Gauge({
-      name: 'svc_gateway_account_balance_usd', help: 'Prepaid balance in USD by account (credited - spent), read from the store at each scrape.',
-      labelNames: ['account'], registers, collect: () => this.collectBalances(),
+      name: 'svc_gateway_account_balance_usd',
+      help: 'Prepaid balance in USD by account (credited - spent), read from the store at each scrape.',
+      labelNames: ['account'],
+      registers,
+      collect: () => this.collectBalances(),
     });
   }
 

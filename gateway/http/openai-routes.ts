@@ -18,8 +18,14 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const body = parseBody(chatBody, req.body);
     const taskType = taskTypeOf(body.metadata);
     return serveCall(deps, req, reply, {
-      dialect: 'openai', endpoint: 'chat.completions', modelType: 'chat', modelId: body.model, stream: body.stream === true, taskType,
-      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined, inputBytes: req.bodyBytes,
+      dialect: 'openai',
+      endpoint: 'chat.completions',
+      modelType: 'chat',
+      modelId: body.model,
+      stream: body.stream === true,
+      taskType,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      inputBytes: req.bodyBytes,
       translationFor: chatTranslation(body),
     });
   });
@@ -30,8 +36,15 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const body = parseBody(embeddingsBody, req.body);
     const taskType = taskTypeOf(body.metadata);
     return serveCall(deps, req, reply, {
-      dialect: 'openai', endpoint: 'embeddings', modelType: 'embeddings', modelId: body.model, stream: false, taskType,
-      maxTokens: 0, inputBytes: req.bodyBytes, translationFor: embeddingsTranslation(body),
+      dialect: 'openai',
+      endpoint: 'embeddings',
+      modelType: 'embeddings',
+      modelId: body.model,
+      stream: false,
+      taskType,
+      maxTokens: 0,
+      inputBytes: req.bodyBytes,
+      translationFor: embeddingsTranslation(body),
     });
   });
 

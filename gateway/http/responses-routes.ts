@@ -18,8 +18,15 @@ export function responsesRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const taskType = taskTypeOf(body.metadata);
     refuseStateful(body);
     return serveCall(deps, req, reply, {
-      dialect: 'openai', endpoint: 'responses', modelType: 'chat', modelId: body.model, stream: body.stream === true, taskType,
-      maxTokens: body.max_output_tokens ?? undefined, inputBytes: req.bodyBytes, translationFor: responsesTranslation(body),
+      dialect: 'openai',
+      endpoint: 'responses',
+      modelType: 'chat',
+      modelId: body.model,
+      stream: body.stream === true,
+      taskType,
+      maxTokens: body.max_output_tokens ?? undefined,
+      inputBytes: req.bodyBytes,
+      translationFor: responsesTranslation(body),
     });
   });
 

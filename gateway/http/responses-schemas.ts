@@ -6,20 +6,22 @@ const metadata = z.looseObject({ task_type: z.string().optional() }).nullish();
 
 const inputItem = z.looseObject({ type: z.string().optional(), role: z.string().optional() });
 
-export const responsesBody = z.looseObject({
-  model: z.string().min(1),
-  input: z.union([z.string(), z.array(inputItem)]).optional(),
-  instructions: z.string().nullish(),
-  stream: z.boolean().nullish(),
-  max_output_tokens: z.number().int().positive().nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().min(0).max(1).nullish(),
-  tools: z.array(z.looseObject({ type: z.string() })).nullish(),
-  parallel_tool_calls: z.boolean().nullish(),
-  store: z.boolean().nullish(),
-  background: z.boolean().nullish(),
-  previous_response_id: z.string().nullish(),
-  metadata,
-}).refine((b) => b.input !== undefined, { message: 'input is required (this gateway stores no responses or conversations)', path: ['input'] });
+export const responsesBody = z
+  .looseObject({
+    model: z.string().min(1),
+    input: z.union([z.string(), z.array(inputItem)]).optional(),
+    instructions: z.string().nullish(),
+    stream: z.boolean().nullish(),
+    max_output_tokens: z.number().int().positive().nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    tools: z.array(z.looseObject({ type: z.string() })).nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    store: z.boolean().nullish(),
+    background: z.boolean().nullish(),
+    previous_response_id: z.string().nullish(),
+    metadata,
+  })
+  .refine((b) => b.input !== undefined, { message: 'input is required (this gateway stores no responses or conversations)', path: ['input'] });
 
 export type ResponsesBody = z.infer<typeof responsesBody>;

@@ -7,8 +7,11 @@ describe('timeoutsFromEnv', () => {
   });
 
   it('reads each variable, from the smallest value on', () => {
-    expect(timeoutsFromEnv({ SVC_HEADERS_TIMEOUT_MS: '100', SVC_REQUEST_TIMEOUT_MS: '2000', SVC_IDLE_TIMEOUT_MS: '9007199254740991' }))
-      .toEqual({ headersMs: 100, requestMs: 2000, idleMs: 9007199254740991 });
+    expect(timeoutsFromEnv({ SVC_HEADERS_TIMEOUT_MS: '100', SVC_REQUEST_TIMEOUT_MS: '2000', SVC_IDLE_TIMEOUT_MS: '9007199254740991' })).toEqual({
+      headersMs: 100,
+      requestMs: 2000,
+      idleMs: 9007199254740991,
+    });
   });
 
   it.each(['0', '99', '-1', '1.5', 'ten', '1e400'])('refuses %j, naming the variable', (v) => {

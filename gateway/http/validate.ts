@@ -19,7 +19,9 @@ export function taskTypeOf(metadata: { task_type?: string } | null | undefined):
   const t = metadata?.task_type;
   if (t === undefined) return null;
   if ([...t].length > TASK_TYPE_MAX) {
-    throw new GatewayError('task_type_too_long', `metadata.task_type is at most ${TASK_TYPE_MAX} characters (got ${[...t].length}).`, { param: 'metadata.task_type' });
+    throw new GatewayError('task_type_too_long', `metadata.task_type is at most ${TASK_TYPE_MAX} characters (got ${[...t].length}).`, {
+      param: 'metadata.task_type',
+    });
   }
   return t;
 }

@@ -102,5 +102,11 @@ export class Drain implements CallLifecycle {
 function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
-  return Promise.race([p.then(() => true, () => true), late]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p.then(
+      () => true,
+      () => true,
+    ),
+    late,
+  ]).finally(() => clearTimeout(timer));
 }

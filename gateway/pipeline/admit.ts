@@ -10,7 +10,14 @@ import type { CallEvents } from './outcome.ts';
 import type { Principal } from './resolve.ts';
 
 export async function admit(deps: GatewayDeps, p: Principal, r: Reservation, events: CallEvents, keys: KeyCache): Promise<Hold> {
-  const decision = await deps.store.admit({ eventId: events.eventId, key: p.key, account: p.account, tokens: r.inputBytes + r.outputTokens, holdNano: r.holdNano, now: events.started });
+  const decision = await deps.store.admit({
+    eventId: events.eventId,
+    key: p.key,
+    account: p.account,
+    tokens: r.inputBytes + r.outputTokens,
+    holdNano: r.holdNano,
+    now: events.started,
+  });
   if (decision.ok) return decision.hold;
   if (decision.code === 'key_revoked') keys.forget(p.key.hash);
   const err = new GatewayError(decision.code, decision.message, { retryAfterSec: decision.retryAfterSec });

@@ -65,8 +65,15 @@ function recordingSink(): CallSink & { out: Recorded } {
 }
 
 const CHAT_OK = (tokens: [number, number]): UpstreamOutcome => ({
-  kind: 'json', status: 200,
-  body: JSON.stringify({ id: 'x', object: 'chat.completion', model: 'up', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: tokens[0], completion_tokens: tokens[1], total_tokens: tokens[0] + tokens[1] } }),
+  kind: 'json',
+  status: 200,
+  body: JSON.stringify({
+    id: 'x',
+    object: 'chat.completion',
+    model: 'up',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: tokens[0], completion_tokens: tokens[1], total_tokens: tokens[0] + tokens[1] },
+  }),
 });
 
 let open: MemoryStore[] = [];
@@ -75,11 +82,15 @@ afterEach(async () => {
   open = [];
 });
 
-async function setup(upstream: ScriptedProvider, keyExtra: Record<string, unknown> = {}): Promise<{ deps: GatewayDeps; key: string; sink: MemoryUsageSink; store: MemoryStore }> {
+async function setup(
+  upstream: ScriptedProvider,
+  keyExtra: Record<string, unknown> = {},
+): Promise<{ deps: GatewayDeps; key: string; sink: MemoryUsageSink; store: MemoryStore }> {
   const b = basics();
   const k = apiKey('k', 'acme', keyExtra);
   const docs = [
-    ...b.docs, ...k.docs,
+    ...b.docs,
+    ...k.docs,
     route('m', [{ name: 'up', provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1' }], { fallbacks: ['backup'] }),
     route('backup', [{ name: 'mock', provider: 'mock' }]),
     route('claude', [{ name: 'anthropic', provider: 'anthropic', baseUrl: 'http://127.0.0.1:9' }]),
@@ -93,7 +104,13 @@ async function setup(upstream: ScriptedProvider, keyExtra: Record<string, unknow
   await store.applyConfig(compiled.snapshot, compiled.keys);
   const log = { error: () => {} };
   const deps: GatewayDeps = {
-    config: { current: () => compiled.snapshot }, store, providers: new Registry(upstream), pepper: PEPPER, metrics: new Metrics(), log, now: Date.now,
+    config: { current: () => compiled.snapshot },
+    store,
+    providers: new Registry(upstream),
+    pepper: PEPPER,
+    metrics: new Metrics(),
+    log,
+    now: Date.now,
   };
   return { deps, key: k.key, sink, store };
 }
@@ -101,8 +118,15 @@ async function setup(upstream: ScriptedProvider, keyExtra: Record<string, unknow
 function spec(body: Record<string, unknown>): CallSpec {
   const b = { model: 'm', messages: [{ role: 'user', content: 'hello' }], ...body };
   return {
-    dialect: 'openai', endpoint: 'chat.completions', modelType: 'chat', modelId: String(b.model), stream: false, taskType: null,
-    maxTokens: 100, inputBytes: JSON.stringify(b).length, translationFor: chatTranslation(b),
+    dialect: 'openai',
+    endpoint: 'chat.completions',
+    modelType: 'chat',
+    modelId: String(b.model),
+    stream: false,
+    taskType: null,
+    maxTokens: 100,
+    inputBytes: JSON.stringify(b).length,
+    translationFor: chatTranslation(b),
   };
 }
 
@@ -129,7 +153,12 @@ describe('runCall without a server', () => {
     const out = recordingSink();
     await runCall(deps, spec({}), { authorization: `Bearer ${key}` }, live(), out);
     expect(out.out.json?.status).toBe(200);
-    expect(out.out.headers).toMatchObject({ 'x-svc-upstream': 'mock', 'x-svc-served-model': 'backup', 'x-svc-fallback': 'true', 'x-svc-fallback-reason': 'upstream_5xx' });
+    expect(out.out.headers).toMatchObject({
+      'x-svc-upstream': 'mock',
+      'x-svc-served-model': 'backup',
+      'x-svc-fallback': 'true',
+      'x-svc-fallback-reason': 'upstream_5xx',
+    });
     expect(sink.events).toHaveLength(1);
     expect(sink.events[0]).toMatchObject({ servedModel: 'backup', fallback: true, fallbackReason: 'upstream_5xx', status: 200 });
   });
@@ -144,8 +173,10 @@ describe('runCall without a server', () => {
       return admit(r);
     };
     // Anthropic's protocol has no `n`: the translation to the route's only target refuses it.
-    await expect(runCall(deps, spec({ model: 'claude', n: 2 }), { authorization: `Bearer ${key}` }, live(), recordingSink()))
-      .rejects.toMatchObject({ status: 400, param: 'n' });
+    await expect(runCall(deps, spec({ model: 'claude', n: 2 }), { authorization: `Bearer ${key}` }, live(), recordingSink())).rejects.toMatchObject({
+      status: 400,
+      param: 'n',
+    });
     expect([admits, up.calls]).toEqual([0, 0]);
   });
 
@@ -156,7 +187,10 @@ describe('runCall without a server', () => {
     const out = recordingSink();
     await runCall(deps, spec({}), { authorization: `Bearer ${key}` }, live(), out);
     expect(out.out.json?.status).toBe(200);
-    expect(sink.events.map((e) => [e.status, e.costNano])).toEqual([[400, 0], [200, 1040 + 2080]]);
+    expect(sink.events.map((e) => [e.status, e.costNano])).toEqual([
+      [400, 0],
+      [200, 1040 + 2080],
+    ]);
     expect(await store.ledger('acme')).toMatchObject({ openHolds: 0, heldNano: 0 });
   });
 

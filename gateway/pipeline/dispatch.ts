@@ -64,7 +64,7 @@ export async function dispatch(input: DispatchInput): Promise<Served> {
   for (const { model, target } of attempts) {
     // Moved away from the first choice because it is in major_outage: the headers say `unavailable`.
     const skipped = moved !== null && moved !== target;
-    const reason = moved !== null && (skipped || first !== null) ? 'unavailable' : first?.reason ?? null;
+    const reason = moved !== null && (skipped || first !== null) ? 'unavailable' : (first?.reason ?? null);
     const route: Route = { model, target, fallback: first !== null || skipped, fallbackReason: reason };
     lastRoute = route;
     const result = await attempt(input, route);
@@ -136,9 +136,10 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
     const translation = input.translationFor(provider.protocol);
     const prepared = input.first;
     const req = prepared && prepared.target === target && prepared.model === route.model ? prepared.request : translation.request(target, route.model);
-    const outcome: UpstreamOutcome = req.local !== undefined
-      ? { kind: 'json', status: 200, body: req.local }
-      : await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
+    const outcome: UpstreamOutcome =
+      req.local !== undefined
+        ? { kind: 'json', status: 200, body: req.local }
+        : await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
     const served = await accept({ ...route, translation, abort }, outcome, ctrl);
     if (!('kind' in served)) abort();
     else if (served.kind === 'json') finish(false);
@@ -196,7 +197,10 @@ function scrub(message: string, target: CompiledTarget): string {
 async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | string>, ctrl: AbortController): Promise<Served | AttemptFailure> {
   const parser = new SseParser();
   const rest = body[Symbol.asyncIterator]();
-  const timer = setTimeout(() => ctrl.abort(new UpstreamFailure('timeout', `no first byte within ${route.target.timeouts.firstByteMs} ms`)), route.target.timeouts.firstByteMs);
+  const timer = setTimeout(
+    () => ctrl.abort(new UpstreamFailure('timeout', `no first byte within ${route.target.timeouts.firstByteMs} ms`)),
+    route.target.timeouts.firstByteMs,
+  );
   try {
     for (;;) {
       const next = await rest.next().catch((err: unknown) => {

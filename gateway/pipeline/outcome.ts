@@ -28,12 +28,32 @@ export interface CallEvents {
 export function callEvents(spec: CallSpec, p: Principal, started: number, now: () => number): CallEvents {
   const eventId = newEventId();
   const createdAt = new Date(started).toISOString();
-  return { eventId, started, of: (o, cost) => ({
-    eventId, createdAt, account: p.account.name, apiKey: p.key.name, taskType: spec.taskType,
-    endpoint: spec.endpoint, requestedModel: spec.modelId, servedModel: o.route?.model.id ?? null, upstream: o.route?.target.name ?? null,
-    fallback: o.route?.fallback ?? false, fallbackReason: (o.route?.fallbackReason ?? null) as FallbackReason | null,
-    status: o.status, errorCode: o.errorCode, stream: spec.stream, inputTokens: o.usage.inputTokens, outputTokens: o.usage.outputTokens,
-    cacheReadTokens: o.usage.cacheReadTokens, cacheWriteTokens: o.usage.cacheWriteTokens, costNano: cost, feeNano: feeShareNano(cost),
-    latencyMs: now() - started, ttftMs: o.ttftMs,
-  }) };
+  return {
+    eventId,
+    started,
+    of: (o, cost) => ({
+      eventId,
+      createdAt,
+      account: p.account.name,
+      apiKey: p.key.name,
+      taskType: spec.taskType,
+      endpoint: spec.endpoint,
+      requestedModel: spec.modelId,
+      servedModel: o.route?.model.id ?? null,
+      upstream: o.route?.target.name ?? null,
+      fallback: o.route?.fallback ?? false,
+      fallbackReason: (o.route?.fallbackReason ?? null) as FallbackReason | null,
+      status: o.status,
+      errorCode: o.errorCode,
+      stream: spec.stream,
+      inputTokens: o.usage.inputTokens,
+      outputTokens: o.usage.outputTokens,
+      cacheReadTokens: o.usage.cacheReadTokens,
+      cacheWriteTokens: o.usage.cacheWriteTokens,
+      costNano: cost,
+      feeNano: feeShareNano(cost),
+      latencyMs: now() - started,
+      ttftMs: o.ttftMs,
+    }),
+  };
 }

@@ -26,7 +26,10 @@ export function translationCache(make: (p: Protocol) => Translation): (p: Protoc
 }
 
 export function prepareFirst(
-  model: CompiledModel, translationFor: (p: Protocol) => Translation, providers: ProviderRegistry, random?: () => number,
+  model: CompiledModel,
+  translationFor: (p: Protocol) => Translation,
+  providers: ProviderRegistry,
+  random?: () => number,
 ): FirstAttempt | null {
   const order = weightedOrder(model.targets, random);
   const target = order[0];

@@ -23,11 +23,17 @@ export function mayUse(p: Principal, model: CompiledModel): boolean {
 /** The requested model, then the fallbacks the caller may use, in order. */
 export function resolveChain(snapshot: Snapshot, p: Principal, modelId: string, type: CompiledModel['type']): CompiledModel[] {
   const model = entryOf(snapshot.models, modelId);
-  if (!model) throw new GatewayError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist. GET /v1/models lists the models.`, { param: 'model' });
+  if (!model)
+    throw new GatewayError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist. GET /v1/models lists the models.`, { param: 'model' });
   if (model.type !== type) {
-    throw new GatewayError('invalid_request', `The model ${modelId} is a${model.type === 'chat' ? ' chat' : 'n embeddings'} model and cannot serve this endpoint.`, { param: 'model' });
+    throw new GatewayError(
+      'invalid_request',
+      `The model ${modelId} is a${model.type === 'chat' ? ' chat' : 'n embeddings'} model and cannot serve this endpoint.`,
+      { param: 'model' },
+    );
   }
-  if (!planAllows(p.plan, model)) throw new GatewayError('model_not_allowed', `The ${p.plan.name} plan does not include the model ${modelId}.`, { param: 'model' });
+  if (!planAllows(p.plan, model))
+    throw new GatewayError('model_not_allowed', `The ${p.plan.name} plan does not include the model ${modelId}.`, { param: 'model' });
   if (!keyAllows(p.key, model.id)) throw new GatewayError('model_not_allowed', `This API key may not use the model ${modelId}.`, { param: 'model' });
   const chain = [model];
   for (const id of model.fallbacks) {

@@ -35,7 +35,14 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
   const { modelId, chain, settle, started, estInput } = input;
   let served: Served;
   try {
-    served = await dispatch({ chain, translationFor: input.translationFor, providers: deps.providers, signal: sig.signal, first: input.first, health: deps.availability });
+    served = await dispatch({
+      chain,
+      translationFor: input.translationFor,
+      providers: deps.providers,
+      signal: sig.signal,
+      first: input.first,
+      health: deps.availability,
+    });
   } catch (err) {
     if (sig.clientGone()) {
       await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: true });

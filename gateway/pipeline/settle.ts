@@ -19,7 +19,12 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents): Sett
     const e = events.of({ ...o, usage }, cost);
     deps.metrics.observe(e);
     try {
-      await deps.store.settle(hold, { costNano: cost, tokens: Math.min(usage.inputTokens + usage.outputTokens, MAX_AMOUNT), event: e, freeSlot: refusedInput(o) });
+      await deps.store.settle(hold, {
+        costNano: cost,
+        tokens: Math.min(usage.inputTokens + usage.outputTokens, MAX_AMOUNT),
+        event: e,
+        freeSlot: refusedInput(o),
+      });
     } catch (err) {
       // The hold expires on its own in the store; the usage event is logged so nothing is silently lost.
       deps.log.error({ err, eventId: e.eventId }, 'Failed to settle a hold; it will expire');

@@ -14,7 +14,11 @@ export interface StreamResult {
 
 /** `cancel` aborts the upstream call: when the client is not gone, the gateway is ending the call (shutdown). */
 export async function pipeStream(
-  served: Extract<Served, { kind: 'stream' }>, tr: StreamTranslator, res: StreamWriter, clientGone: () => boolean, cancel?: AbortSignal,
+  served: Extract<Served, { kind: 'stream' }>,
+  tr: StreamTranslator,
+  res: StreamWriter,
+  clientGone: () => boolean,
+  cancel?: AbortSignal,
 ): Promise<StreamResult> {
   let events = 0;
   const result = (outcome: StreamResult['outcome'], message: string | null): StreamResult => ({ outcome, usage: tr.usage(), events, message });
@@ -54,7 +58,10 @@ export async function pipeStream(
 }
 
 function endWithError(
-  res: StreamWriter, tr: StreamTranslator, result: (o: StreamResult['outcome'], m: string | null) => StreamResult, message: string,
+  res: StreamWriter,
+  tr: StreamTranslator,
+  result: (o: StreamResult['outcome'], m: string | null) => StreamResult,
+  message: string,
   outcome: StreamResult['outcome'] = 'upstream_error',
 ): StreamResult {
   if (!res.destroyed) res.end(tr.error(message, outcome === 'shutting_down' ? 'shutting_down' : 'upstream_stream_error'));

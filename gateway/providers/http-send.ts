@@ -18,7 +18,12 @@ export class HttpTransport {
   }
 
   async send(opts: {
-    target: CompiledTarget; url: string; headers: Record<string, string>; body: string; stream: boolean; signal: AbortSignal;
+    target: CompiledTarget;
+    url: string;
+    headers: Record<string, string>;
+    body: string;
+    stream: boolean;
+    signal: AbortSignal;
   }): Promise<UpstreamOutcome> {
     const { target } = opts;
     try {

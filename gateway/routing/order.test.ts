@@ -13,7 +13,7 @@ describe('weightedOrder', () => {
 
   it('picks first by weight: 3:1 gives about 75% first picks', () => {
     let seed = 42;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     let firstA = 0;
     for (let i = 0; i < 4000; i++) if (weightedOrder([t('a', 3), t('b', 1)], rnd)[0]?.name === 'a') firstA++;
     expect(firstA / 4000).toBeGreaterThan(0.72);
@@ -27,9 +27,14 @@ describe('weightedOrder', () => {
 });
 
 describe('classify', () => {
-  it.each([[429, 'upstream_429'], [500, 'upstream_5xx'], [503, 'upstream_5xx'], [400, null], [401, null], [404, null]])(
-    'status %i -> %s', (status, reason) => expect(reasonForStatus(status)).toBe(reason),
-  );
+  it.each([
+    [429, 'upstream_429'],
+    [500, 'upstream_5xx'],
+    [503, 'upstream_5xx'],
+    [400, null],
+    [401, null],
+    [404, null],
+  ])('status %i -> %s', (status, reason) => expect(reasonForStatus(status)).toBe(reason));
 
   it('reads retry-after as seconds or a date', () => {
     expect(retryAfterSeconds('7')).toBe(7);

@@ -29,7 +29,17 @@ describe('decideAdmission: checks in order, the first refusal wins', () => {
     ['revoked before everything', { revoked: true, requestTimes: [NOW, NOW], availableNano: 0 }, {}, { ok: false, refusal: 'revoked', waitMs: 0 }],
     ['rpm: wait for the oldest call that keeps it full', { requestTimes: [NOW - 50_000, NOW - 10_000] }, {}, { ok: false, refusal: 'rpm', waitMs: 10_000 }],
     ['a call larger than TPM', {}, { tokens: 101 }, { ok: false, refusal: 'tpm_size', waitMs: 60_000 }],
-    ['tpm: wait until enough tokens leave', { tokenEntries: [{ at: NOW - 59_000, n: 10 }, { at: NOW - 30_000, n: 70 }] }, { tokens: 40, key: { ...key, rpm: 10 } }, { ok: false, refusal: 'tpm', waitMs: 30_000 }],
+    [
+      'tpm: wait until enough tokens leave',
+      {
+        tokenEntries: [
+          { at: NOW - 59_000, n: 10 },
+          { at: NOW - 30_000, n: 70 },
+        ],
+      },
+      { tokens: 40, key: { ...key, rpm: 10 } },
+      { ok: false, refusal: 'tpm', waitMs: 30_000 },
+    ],
     ['tpm exactly full is fine', { tokenEntries: [{ at: NOW - 1, n: 90 }] }, { tokens: 10 }, { ok: true }],
     ['budget: committed plus hold over it', { keyMonthCommittedNano: 9001 }, {}, { ok: false, refusal: 'budget', waitMs: 0 }],
     ['budget exactly reached is fine', { keyMonthCommittedNano: 9000 }, {}, { ok: true }],

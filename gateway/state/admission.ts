@@ -74,9 +74,17 @@ export function toDecision(req: AdmitRequest, refusal: Refusal, waitMs: number):
     case 'tpm':
       return rateLimited(`Rate limit of ${tpm} tokens per minute reached.`, waitMs);
     case 'budget':
-      return { ok: false, code: 'budget_exceeded', message: `This key's monthly budget of ${nanoToUsd(monthlyBudgetNano ?? 0)} USD is reached (the call may cost up to ${nanoToUsd(req.holdNano)} USD).` };
+      return {
+        ok: false,
+        code: 'budget_exceeded',
+        message: `This key's monthly budget of ${nanoToUsd(monthlyBudgetNano ?? 0)} USD is reached (the call may cost up to ${nanoToUsd(req.holdNano)} USD).`,
+      };
     case 'balance':
-      return { ok: false, code: 'insufficient_balance', message: `The account balance is too low for this call (it may cost up to ${nanoToUsd(req.holdNano)} USD); add credit or lower max_tokens.` };
+      return {
+        ok: false,
+        code: 'insufficient_balance',
+        message: `The account balance is too low for this call (it may cost up to ${nanoToUsd(req.holdNano)} USD); add credit or lower max_tokens.`,
+      };
     default: {
       const never: never = refusal;
       throw new Error(`unknown refusal ${String(never)}`);

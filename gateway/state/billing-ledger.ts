@@ -47,7 +47,10 @@ export interface BillingStep {
 }
 
 export type Verdict = 'applied' | 'duplicate-event' | 'duplicate-object' | 'nothing';
-export interface BillingResult { verdict: Verdict; deltaNano: number }
+export interface BillingResult {
+  verdict: Verdict;
+  deltaNano: number;
+}
 
 export interface BillingLedger {
   apply(step: BillingStep): Promise<BillingResult>;
@@ -91,8 +94,14 @@ export class RedisBilling implements BillingLedger {
   async apply(s: BillingStep): Promise<BillingResult> {
     checkStep(s);
     const k = this.keys(s.account);
-    const r = await SCRIPTS.billing.run(this.redis, k,
-      { op: s.op, eventId: s.eventId, objectId: s.objectId, paymentIntent: s.paymentIntent, amountNano: String(s.amountNano), entryJson: JSON.stringify(s.entry) });
+    const r = await SCRIPTS.billing.run(this.redis, k, {
+      op: s.op,
+      eventId: s.eventId,
+      objectId: s.objectId,
+      paymentIntent: s.paymentIntent,
+      amountNano: String(s.amountNano),
+      entryJson: JSON.stringify(s.entry),
+    });
     const [verdict, delta] = Array.isArray(r) ? r : [];
     return { verdict: verdict as Verdict, deltaNano: int(delta) };
   }

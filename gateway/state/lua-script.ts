@@ -60,6 +60,10 @@ export class NamedScript<K extends string, A extends string> {
       const v = args[a];
       return Array.isArray(v) ? (v as readonly Arg[]) : [v as Arg];
     });
-    return this.script.run(redis, this.keyNames.map((k) => keys[k]), argv);
+    return this.script.run(
+      redis,
+      this.keyNames.map((k) => keys[k]),
+      argv,
+    );
   }
 }

@@ -17,7 +17,13 @@ describe('MemoryStore: how long a settle is remembered', () => {
     const store = new MemoryStore(sink);
     const acct: CompiledAccount = { name: 'acme', plan: 'p', trialCreditNano: 10 ** 15, credits: [] };
     const key: KeyRecord = { hash: 'h', name: 'k', display: 'd', account: 'acme', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, revoked: false };
-    const snap: Snapshot = { schema: 1, version: 't', plans: { p: { name: 'p', tier: 1, anthropicEndpoint: false, models: null, rpm: null, tpm: null } }, accounts: { acme: acct }, models: {} };
+    const snap: Snapshot = {
+      schema: 1,
+      version: 't',
+      plans: { p: { name: 'p', tier: 1, anthropicEndpoint: false, models: null, rpm: null, tpm: null } },
+      accounts: { acme: acct },
+      models: {},
+    };
     await store.applyConfig(snap, [key]);
     const now = Date.UTC(2026, 10, 1);
     const call = async (id: string): Promise<Hold> => {

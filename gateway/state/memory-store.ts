@@ -6,8 +6,20 @@ import type { UsageEvent, UsageSink } from '../usage/event.ts';
 import { decideAdmission, toDecision, WINDOW_MS, type LimitState } from './admission.ts';
 import { WindowLog } from './window-log.ts';
 import {
-  checkAmount, DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
-  type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
+  checkAmount,
+  DEFAULT_HOLD_TTL_MS,
+  monthOf,
+  SETTLED_MEMORY_MS,
+  settledAt,
+  type AccountView,
+  type AdmitDecision,
+  type AdmitRequest,
+  type Hold,
+  type Ledger,
+  type Settlement,
+  type Store,
+  type StoreAdmin,
+  type StoreTiming,
 } from './store.ts';
 
 /** Settled hold ids remembered per account at most (see settle). */
@@ -172,8 +184,18 @@ export class MemoryStore implements Store, StoreAdmin {
     let st = this.accounts.get(name);
     if (!st) {
       st = {
-        creditedNano: 0, spentNano: 0, feeNano: 0, heldNano: 0, appliedCredits: new Set(), trialGranted: false,
-        monthSpend: new Map(), monthHeld: new Map(), holds: new Map(), settled: new Set(), settledBefore: new Set(), settledSince: 0,
+        creditedNano: 0,
+        spentNano: 0,
+        feeNano: 0,
+        heldNano: 0,
+        appliedCredits: new Set(),
+        trialGranted: false,
+        monthSpend: new Map(),
+        monthHeld: new Map(),
+        holds: new Map(),
+        settled: new Set(),
+        settledBefore: new Set(),
+        settledSince: 0,
       };
       this.accounts.set(name, st);
     }

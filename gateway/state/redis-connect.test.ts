@@ -36,7 +36,8 @@ describe('Redis connection settings', () => {
     for (const role of ['gateway', 'operator', 'exporter'] as const) {
       const rules = aclRules(role);
       expect(rules).toMatch(/^resetkeys resetchannels -@all /);
-      for (const bad of ['flushall', 'flushdb', 'config', 'keys', 'scan', 'debug', '@admin', '@dangerous', '@all']) expect(rules).not.toMatch(new RegExp(`\\+${bad}\\b`));
+      for (const bad of ['flushall', 'flushdb', 'config', 'keys', 'scan', 'debug', '@admin', '@dangerous', '@all'])
+        expect(rules).not.toMatch(new RegExp(`\\+${bad}\\b`));
       expect(rules).not.toMatch(/(^| )~\*/);
     }
   });

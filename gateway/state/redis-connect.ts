@@ -58,7 +58,10 @@ export function redisConnectionFromEnv(url: string, env: Env): RedisConnection {
 }
 
 export function splitUrls(url: string): string[] {
-  return url.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 interface Parsed {
@@ -131,7 +134,11 @@ export function createRedis(c: RedisConnection, t: RedisTuning = {}): RedisClien
   const retry = t.retryDelayMs;
   if (!c.cluster) {
     return new Redis({
-      ...node, host: first.host, port: first.port, db: first.db, lazyConnect,
+      ...node,
+      host: first.host,
+      port: first.port,
+      db: first.db,
+      lazyConnect,
       ...(t.enableOfflineQueue !== undefined ? { enableOfflineQueue: t.enableOfflineQueue } : {}),
       ...(retry ? { retryStrategy: retry } : {}),
     });
@@ -153,7 +160,10 @@ export function createRedis(c: RedisConnection, t: RedisTuning = {}): RedisClien
     ...(t.enableOfflineQueue !== undefined ? { enableOfflineQueue: t.enableOfflineQueue } : {}),
     ...(retry ? { clusterRetryStrategy: retry } : {}),
   };
-  return new Cluster(urls.map((u) => ({ host: u.host, port: u.port })), options);
+  return new Cluster(
+    urls.map((u) => ({ host: u.host, port: u.port })),
+    options,
+  );
 }
 
 /**

@@ -4,8 +4,9 @@ import type { KeyRecord } from '../contract/snapshot.ts';
 import { redisConnectionFromEnv, splitUrls } from './redis-connect.ts';
 import type { RedisStoreOptions } from './redis-store.ts';
 
-export const PEPPER_REQUIRED = 'REDIS_URL is set but SVC_KEY_PEPPER is not. Every gateway process sharing a Redis must hash API keys '
-  + 'with the same secret pepper: set SVC_KEY_PEPPER to one long random value (e.g. `openssl rand -hex 32`) in each of them.';
+export const PEPPER_REQUIRED =
+  'REDIS_URL is set but SVC_KEY_PEPPER is not. Every gateway process sharing a Redis must hash API keys ' +
+  'with the same secret pepper: set SVC_KEY_PEPPER to one long random value (e.g. `openssl rand -hex 32`) in each of them.';
 
 type Env = Record<string, string | undefined>;
 
@@ -26,7 +27,14 @@ export function redisOptionsFromEnv(url: string, env: Env): RedisStoreOptions {
   const prefix = env.SVC_REDIS_PREFIX || undefined;
   if (prefix !== undefined && /[{}\s]/.test(prefix)) throw new Error('SVC_REDIS_PREFIX must not contain braces or spaces');
   const wait = { waitReplicas: positiveInt(env, 'SVC_REDIS_WAIT_REPLICAS'), waitTimeoutMs: positiveInt(env, 'SVC_REDIS_WAIT_TIMEOUT_MS') };
-  return { ...redisConnectionFromEnv(url, env), ...wait, keyring: keyringFromEnv(env), prefix, commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'), holdTtlMs: ttl === undefined ? undefined : ttl * 1000 };
+  return {
+    ...redisConnectionFromEnv(url, env),
+    ...wait,
+    keyring: keyringFromEnv(env),
+    prefix,
+    commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'),
+    holdTtlMs: ttl === undefined ? undefined : ttl * 1000,
+  };
 }
 
 /** The URL without its password, for messages. */

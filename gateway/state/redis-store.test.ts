@@ -30,12 +30,34 @@ describe('RedisStore specifics', () => {
     const prefix = `${redis.prefix}-stream`;
     const store = await RedisStore.connect({ url: redis.url, prefix });
     try {
-      await store.applyConfig({ schema: 1, version: 'x', plans: {}, models: {}, accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 0, credits: [] } } }, []);
+      await store.applyConfig(
+        { schema: 1, version: 'x', plans: {}, models: {}, accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 0, credits: [] } } },
+        [],
+      );
       expect(await redis.client.smembers(`${prefix}:usage:streams`)).toEqual([`${prefix}:{a:acme}:usage`]);
       await store.record({
-        eventId: 'e1', createdAt: new Date().toISOString(), account: 'acme', apiKey: 'k', taskType: null, endpoint: 'embeddings',
-        requestedModel: 'm', servedModel: null, upstream: null, fallback: false, fallbackReason: null, status: 402, errorCode: 'insufficient_balance',
-        stream: false, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 0, feeNano: 0, latencyMs: 1, ttftMs: null,
+        eventId: 'e1',
+        createdAt: new Date().toISOString(),
+        account: 'acme',
+        apiKey: 'k',
+        taskType: null,
+        endpoint: 'embeddings',
+        requestedModel: 'm',
+        servedModel: null,
+        upstream: null,
+        fallback: false,
+        fallbackReason: null,
+        status: 402,
+        errorCode: 'insufficient_balance',
+        stream: false,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        costNano: 0,
+        feeNano: 0,
+        latencyMs: 1,
+        ttftMs: null,
       });
       const entries = await redis.client.xrange(`${prefix}:{a:acme}:usage`, '-', '+');
       expect(entries).toHaveLength(1);
@@ -61,7 +83,10 @@ describe('RedisStore specifics', () => {
   it('sends the commands of one event-loop turn in one socket write, and one call at a time at once', async () => {
     const store = await RedisStore.connect({ url: redis.url, prefix: `${redis.prefix}-batch` });
     try {
-      const socket = (store.redis as { stream?: unknown }).stream as { _writev: (chunks: unknown[], cb: unknown) => unknown; _write: (chunk: unknown, enc: unknown, cb: unknown) => unknown };
+      const socket = (store.redis as { stream?: unknown }).stream as {
+        _writev: (chunks: unknown[], cb: unknown) => unknown;
+        _write: (chunk: unknown, enc: unknown, cb: unknown) => unknown;
+      };
       const seen: number[] = [];
       const writev = socket._writev.bind(socket);
       const write = socket._write.bind(socket);
@@ -93,8 +118,17 @@ describe('Lua scripts refuse a bad amount before their first write', () => {
     const out: Record<string, string> = {};
     for (const k of (await redis.client.keys(`${prefix}:*`)).sort()) {
       const type = await redis.client.type(k);
-      out[k] = JSON.stringify(type === 'hash' ? await redis.client.hgetall(k) : type === 'zset' ? await redis.client.zrange(k, 0, -1, 'WITHSCORES')
-        : type === 'set' ? (await redis.client.smembers(k)).sort() : type === 'stream' ? await redis.client.xlen(k) : await redis.client.get(k));
+      out[k] = JSON.stringify(
+        type === 'hash'
+          ? await redis.client.hgetall(k)
+          : type === 'zset'
+            ? await redis.client.zrange(k, 0, -1, 'WITHSCORES')
+            : type === 'set'
+              ? (await redis.client.smembers(k)).sort()
+              : type === 'stream'
+                ? await redis.client.xlen(k)
+                : await redis.client.get(k),
+      );
     }
     return out;
   }
@@ -103,7 +137,10 @@ describe('Lua scripts refuse a bad amount before their first write', () => {
     const prefix = `${redis.prefix}-lua-${++n}`;
     const store = await RedisStore.connect({ url: redis.url, prefix, holdTtlMs: 1 });
     try {
-      await store.applyConfig({ schema: 1, version: 'x', plans: {}, models: {}, accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 5000, credits: [] } } }, []);
+      await store.applyConfig(
+        { schema: 1, version: 'x', plans: {}, models: {}, accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 5000, credits: [] } } },
+        [],
+      );
       // An expired hold waits to be reclaimed: a script that wrote before checking would release it.
       const a = accountKeys(prefix, 'acme');
       await redis.client.zadd(a.holds, 1, 'old');
@@ -112,12 +149,27 @@ describe('Lua scripts refuse a bad amount before their first write', () => {
       const tpmn = `${prefix}:{a:acme}:tpmn:k`;
       const before = await keyspace(prefix);
       const now = Date.now();
-      await expect(admit.run(redis.client, [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, calls, tpmn],
-        ['id1', 'h', 'k', now, '2026-11', -1, -1, -1, '10', bad, now + 1000, '0'])).rejects.toThrow(/holdNano is not a non-negative integer/);
-      await expect(admit.run(redis.client, [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, calls, tpmn],
-        ['id1', 'h', 'k', now, '2026-11', -1, -1, -1, bad, '10', now + 1000, '0'])).rejects.toThrow(/tokens is not a non-negative integer/);
-      await expect(settle.run(redis.client, [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, tpmn, a.usage, calls],
-        ['old', 'k', '2026-11', bad, '0', '0', now, 1000, '{}', 0, '0'])).rejects.toThrow(/costNano is not a non-negative integer/);
+      await expect(
+        admit.run(
+          redis.client,
+          [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, calls, tpmn],
+          ['id1', 'h', 'k', now, '2026-11', -1, -1, -1, '10', bad, now + 1000, '0'],
+        ),
+      ).rejects.toThrow(/holdNano is not a non-negative integer/);
+      await expect(
+        admit.run(
+          redis.client,
+          [a.acct, a.revoked, a.holds, a.holdrec, a.spend, a.held, calls, tpmn],
+          ['id1', 'h', 'k', now, '2026-11', -1, -1, -1, bad, '10', now + 1000, '0'],
+        ),
+      ).rejects.toThrow(/tokens is not a non-negative integer/);
+      await expect(
+        settle.run(
+          redis.client,
+          [a.acct, a.holds, a.holdrec, a.held, a.spend, a.settled, tpmn, a.usage, calls],
+          ['old', 'k', '2026-11', bad, '0', '0', now, 1000, '{}', 0, '0'],
+        ),
+      ).rejects.toThrow(/costNano is not a non-negative integer/);
       expect(await keyspace(prefix)).toEqual(before);
     } finally {
       await store.close();

@@ -26,8 +26,20 @@ import { connectRedis, type RedisClient, type RedisConnection } from './redis-co
 import { SettleRetries } from './settle-retries.ts';
 import { WriteBatch } from './write-batch.ts';
 import {
-  checkAmount, DEFAULT_HOLD_TTL_MS, monthOf, SETTLED_MEMORY_MS, settledAt,
-  type AccountView, type AdmitDecision, type AdmitRequest, type Hold, type Ledger, type Settlement, type Store, type StoreAdmin, type StoreTiming,
+  checkAmount,
+  DEFAULT_HOLD_TTL_MS,
+  monthOf,
+  SETTLED_MEMORY_MS,
+  settledAt,
+  type AccountView,
+  type AdmitDecision,
+  type AdmitRequest,
+  type Hold,
+  type Ledger,
+  type Settlement,
+  type Store,
+  type StoreAdmin,
+  type StoreTiming,
 } from './store.ts';
 
 export interface RedisStoreOptions extends StoreTiming, RedisConnection {
@@ -91,14 +103,18 @@ export class RedisStore implements Store, StoreAdmin {
   /** Connects (failing fast if Redis is unreachable) and returns the store. */
   static async connect(opts: RedisStoreOptions): Promise<RedisStore> {
     const made: { store?: RedisStore } = {};
-    const redis = await connectRedis(opts, {
-      enableOfflineQueue: false,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: opts.commandTimeoutMs ?? 1000,
-      connectTimeout: Math.max(2000, opts.commandTimeoutMs ?? 1000),
-      retryDelayMs: (attempt) => Math.min(100 * attempt, 1000),
-    }, (err) => made.store?.warn('Redis connection error', err));
+    const redis = await connectRedis(
+      opts,
+      {
+        enableOfflineQueue: false,
+        autoResendUnfulfilledCommands: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: opts.commandTimeoutMs ?? 1000,
+        connectTimeout: Math.max(2000, opts.commandTimeoutMs ?? 1000),
+        retryDelayMs: (attempt) => Math.min(100 * attempt, 1000),
+      },
+      (err) => made.store?.warn('Redis connection error', err),
+    );
     made.store = new RedisStore(redis, opts);
     return made.store;
   }
@@ -109,14 +125,21 @@ export class RedisStore implements Store, StoreAdmin {
     for (const a of Object.values(snapshot.accounts)) {
       const k = names.account(a.name);
       await this.redis.sadd(names.usageStreams, k.usage);
-      await SCRIPTS.applyAccount.run(this.redis, { acct: k.acct, credits: k.credits },
-        { trialNano: a.trialCreditNano, '...creditPairs': a.credits.flatMap((c) => [c.id, c.amountNano]) });
+      await SCRIPTS.applyAccount.run(
+        this.redis,
+        { acct: k.acct, credits: k.credits },
+        { trialNano: a.trialCreditNano, '...creditPairs': a.credits.flatMap((c) => [c.id, c.amountNano]) },
+      );
     }
     for (const key of keys) {
       // Revoked in the account's slot first: admit refuses from then on, even for a replica that cached the record.
       const revokedSet = names.account(key.account).revoked;
       if (key.revoked) await this.redis.sadd(revokedSet, key.hash);
-      const revoked = await SCRIPTS.publishKey.run(this.redis, { record: names.key(key.hash) }, { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' });
+      const revoked = await SCRIPTS.publishKey.run(
+        this.redis,
+        { record: names.key(key.hash) },
+        { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' },
+      );
       if (revoked === '1' && !key.revoked) await this.redis.sadd(revokedSet, key.hash);
       await this.redis.sadd(names.keys, key.hash);
     }
@@ -159,17 +182,33 @@ export class RedisStore implements Store, StoreAdmin {
     checkAmount('tokens', req.tokens);
     checkAmount('holdNano', req.holdNano);
     this.batch.join();
-    const reply = await this.guard('admit', () => SCRIPTS.admit.run(this.redis,
-      { acct: a.acct, revoked: a.revoked, holds: a.holds, holdrec: a.holdrec, spend: a.spend, held: a.held, calls: w.calls, tpmn: w.tpmn },
-      {
-        id: req.eventId, keyHash: k.hash, keyName: k.name, now: req.now, month, rpm: k.rpm ?? -1, tpm: k.tpm ?? -1, budget: k.monthlyBudgetNano ?? -1,
-        tokens: req.tokens, holdNano: req.holdNano, deadline: req.now + this.holdTtlMs, keyRevoked: k.revoked ? '1' : '0',
-      }));
+    const reply = await this.guard('admit', () =>
+      SCRIPTS.admit.run(
+        this.redis,
+        { acct: a.acct, revoked: a.revoked, holds: a.holds, holdrec: a.holdrec, spend: a.spend, held: a.held, calls: w.calls, tpmn: w.tpmn },
+        {
+          id: req.eventId,
+          keyHash: k.hash,
+          keyName: k.name,
+          now: req.now,
+          month,
+          rpm: k.rpm ?? -1,
+          tpm: k.tpm ?? -1,
+          budget: k.monthlyBudgetNano ?? -1,
+          tokens: req.tokens,
+          holdNano: req.holdNano,
+          deadline: req.now + this.holdTtlMs,
+          keyRevoked: k.revoked ? '1' : '0',
+        },
+      ),
+    );
     const [verdict, waitMs] = Array.isArray(reply) ? reply : [];
     if (verdict === 'ok') {
       if (!(await this.guard('admit', () => this.replicated(a.acct)))) {
         this.warn('An admission was not acknowledged by a replica in time; answering 503 (its hold expires)');
-        throw new GatewayError('store_unavailable', 'The gateway cannot reach its state store right now; retry shortly.', { retryAfterSec: this.retryAfterSec });
+        throw new GatewayError('store_unavailable', 'The gateway cannot reach its state store right now; retry shortly.', {
+          retryAfterSec: this.retryAfterSec,
+        });
       }
       return { ok: true, hold: { id: req.eventId, account: req.account.name, key: k.name, tokens: req.tokens, holdNano: req.holdNano, month } };
     }
@@ -201,14 +240,26 @@ export class RedisStore implements Store, StoreAdmin {
     checkAmount('feeNano', s.event.feeNano);
     checkAmount('tokens', s.tokens);
     this.batch.join();
-    await SCRIPTS.settle.run(this.redis,
+    await SCRIPTS.settle.run(
+      this.redis,
       { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, spend: a.spend, settled: a.settled, tpmn: w.tpmn, usage: a.usage, calls: w.calls },
       {
-        id: hold.id, keyName: hold.key, month: hold.month, costNano: s.costNano, feeNano: s.event.feeNano, tokens: s.tokens, now: settledAt(s),
-        settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS, eventJson: JSON.stringify(s.event), streamMaxLen: this.streamMaxLen, freeSlot: s.freeSlot ? '1' : '0',
-      });
+        id: hold.id,
+        keyName: hold.key,
+        month: hold.month,
+        costNano: s.costNano,
+        feeNano: s.event.feeNano,
+        tokens: s.tokens,
+        now: settledAt(s),
+        settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS,
+        eventJson: JSON.stringify(s.event),
+        streamMaxLen: this.streamMaxLen,
+        freeSlot: s.freeSlot ? '1' : '0',
+      },
+    );
     // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
-    if (!(await this.replicated(a.acct))) throw new Error(`settle of ${hold.id} not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
+    if (!(await this.replicated(a.acct)))
+      throw new Error(`settle of ${hold.id} not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
   }
 
   /** WAIT on the connection of `key`'s node (its slot in a Cluster): true when enough replicas have the writes so far. */

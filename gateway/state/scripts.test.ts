@@ -8,7 +8,11 @@ const DIR = new URL('./lua/', import.meta.url);
 function header(source: string, what: 'KEYS' | 'ARGV'): string[] {
   const line = source.split('\n').find((l) => l.startsWith(`-- ${what}:`));
   if (line === undefined) throw new Error(`no "-- ${what}:" line`);
-  const words = line.slice(`-- ${what}:`.length).trim().split(/\s+/).filter((w) => w !== '');
+  const words = line
+    .slice(`-- ${what}:`.length)
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
   const end = words.findIndex((w) => w.startsWith('('));
   return end < 0 ? words : words.slice(0, end);
 }
@@ -21,7 +25,14 @@ describe('Lua scripts', () => {
   });
 
   it('every script file is declared', () => {
-    const files = readdirSync(DIR).filter((f) => f.endsWith('.lua') && f !== 'lib.lua').map((f) => f.replace(/\.lua$/, '')).sort();
-    expect(Object.values(SCRIPTS).map((s) => s.name).sort()).toEqual(files);
+    const files = readdirSync(DIR)
+      .filter((f) => f.endsWith('.lua') && f !== 'lib.lua')
+      .map((f) => f.replace(/\.lua$/, ''))
+      .sort();
+    expect(
+      Object.values(SCRIPTS)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(files);
   });
 });

@@ -24,7 +24,8 @@ function account(over: Partial<CompiledAccount> = {}): CompiledAccount {
 
 function snapshot(accounts: CompiledAccount[]): Snapshot {
   return {
-    schema: 1, version: 'test',
+    schema: 1,
+    version: 'test',
     plans: { builder: { name: 'builder', tier: 2, anthropicEndpoint: true, models: null, rpm: null, tpm: null } },
     accounts: Object.fromEntries(accounts.map((a) => [a.name, a])),
     models: {},
@@ -32,7 +33,18 @@ function snapshot(accounts: CompiledAccount[]): Snapshot {
 }
 
 function keyRec(over: Partial<KeyRecord> = {}): KeyRecord {
-  return { hash: 'ab'.repeat(32), name: 'k1', display: 'sk-svc-…abcd', account: 'acme', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, revoked: false, ...over };
+  return {
+    hash: 'ab'.repeat(32),
+    name: 'k1',
+    display: 'sk-svc-…abcd',
+    account: 'acme',
+    monthlyBudgetNano: null,
+    rpm: null,
+    tpm: null,
+    models: null,
+    revoked: false,
+    ...over,
+  };
 }
 
 let seq = 0;
@@ -42,10 +54,28 @@ function request(key: KeyRecord, acct: CompiledAccount, now: number, over: Parti
 
 function usage(hold: Hold, cost: number, now: number, status = 200): UsageEvent {
   return {
-    eventId: hold.id, createdAt: new Date(now).toISOString(), account: hold.account, apiKey: hold.key, taskType: null,
-    endpoint: 'chat.completions', requestedModel: 'm', servedModel: 'm', upstream: 't', fallback: false, fallbackReason: null,
-    status, errorCode: null, stream: false, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0,
-    costNano: cost, feeNano: feeShareNano(cost), latencyMs: 0, ttftMs: 0,
+    eventId: hold.id,
+    createdAt: new Date(now).toISOString(),
+    account: hold.account,
+    apiKey: hold.key,
+    taskType: null,
+    endpoint: 'chat.completions',
+    requestedModel: 'm',
+    servedModel: 'm',
+    upstream: 't',
+    fallback: false,
+    fallbackReason: null,
+    status,
+    errorCode: null,
+    stream: false,
+    inputTokens: 1,
+    outputTokens: 1,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: cost,
+    feeNano: feeShareNano(cost),
+    latencyMs: 0,
+    ttftMs: 0,
   };
 }
 
@@ -76,7 +106,10 @@ export function storeSuite(name: string, make: StoreFactory): void {
       const { store } = await fresh(account(), [key]);
       for (const dt of [0, 1000, 2000]) held(await store.admit(request(key, account(), T + dt)));
       expect(await store.admit(request(key, account(), T + 3000))).toEqual({
-        ok: false, code: 'rate_limited', message: 'Rate limit of 3 requests per minute reached.', retryAfterSec: 57,
+        ok: false,
+        code: 'rate_limited',
+        message: 'Rate limit of 3 requests per minute reached.',
+        retryAfterSec: 57,
       });
       held(await store.admit(request(key, account(), T + 60_000))); // the call at T left the window
       const d = await store.admit(request(key, account(), T + 60_001));
@@ -96,12 +129,17 @@ export function storeSuite(name: string, make: StoreFactory): void {
       const { store } = await fresh(account(), [key]);
       const first = held(await store.admit(request(key, account(), T, { tokens: 600 })));
       expect(await store.admit(request(key, account(), T + 10_000, { tokens: 600 }))).toEqual({
-        ok: false, code: 'rate_limited', message: 'Rate limit of 1000 tokens per minute reached.', retryAfterSec: 50,
+        ok: false,
+        code: 'rate_limited',
+        message: 'Rate limit of 1000 tokens per minute reached.',
+        retryAfterSec: 50,
       });
       await settle(store, first, 100, T + 11_000, 100);
       held(await store.admit(request(key, account(), T + 12_000, { tokens: 600 })));
       expect(await store.admit(request(key, account(), T + 13_000, { tokens: 1001 }))).toMatchObject({
-        ok: false, code: 'rate_limited', retryAfterSec: 60,
+        ok: false,
+        code: 'rate_limited',
+        retryAfterSec: 60,
         message: 'This request needs up to 1001 tokens, above the limit of 1000 tokens per minute; lower max_tokens.',
       });
     });
@@ -113,7 +151,9 @@ export function storeSuite(name: string, make: StoreFactory): void {
       const ok = all.filter((d) => d.ok);
       expect(ok).toHaveLength(2);
       expect(all.find((d) => !d.ok)).toEqual({
-        ok: false, code: 'budget_exceeded', message: "This key's monthly budget of 0.00001 USD is reached (the call may cost up to 0.000004 USD).",
+        ok: false,
+        code: 'budget_exceeded',
+        message: "This key's monthly budget of 0.00001 USD is reached (the call may cost up to 0.000004 USD).",
       });
       await settle(store, held(ok[0] as AdmitDecision), 1000, T + 1);
       held(await store.admit(request(key, account(), T + 2, { holdNano: 4000 }))); // 1000 spent + 4000 + 4000 held
@@ -126,7 +166,8 @@ export function storeSuite(name: string, make: StoreFactory): void {
       const all = await Promise.all(Array.from({ length: 30 }, () => store.admit(request(keyRec(), acct, T, { holdNano: 3000 }))));
       expect(all.filter((d) => d.ok)).toHaveLength(3);
       expect(all.find((d) => !d.ok)).toEqual({
-        ok: false, code: 'insufficient_balance',
+        ok: false,
+        code: 'insufficient_balance',
         message: 'The account balance is too low for this call (it may cost up to 0.000003 USD); add credit or lower max_tokens.',
       });
     });
@@ -186,7 +227,17 @@ export function storeSuite(name: string, make: StoreFactory): void {
       const again = (): Promise<void> => store.applyConfig(snapshot([account({ credits: [c1] })]), [keyRec()]);
       await Promise.all([again(), again(), again()]);
       await store.applyConfig(snapshot([account({ credits: [c1, { id: 'topup-2', amountNano: 7 }] })]), [keyRec()]);
-      await store.applyConfig(snapshot([account({ credits: [{ ...c1, amountNano: 99 }, { id: 'topup-2', amountNano: 7 }] })]), [keyRec()]);
+      await store.applyConfig(
+        snapshot([
+          account({
+            credits: [
+              { ...c1, amountNano: 99 },
+              { id: 'topup-2', amountNano: 7 },
+            ],
+          }),
+        ]),
+        [keyRec()],
+      );
       expect((await store.ledger('acme')).creditedNano).toBe(1_000_000 + 5_000_000 + 7);
     });
 

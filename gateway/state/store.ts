@@ -27,9 +27,7 @@ export interface Hold {
   slot?: number;
 }
 
-export type AdmitDecision =
-  | { ok: true; hold: Hold }
-  | { ok: false; code: RefusalCode; message: string; retryAfterSec?: number };
+export type AdmitDecision = { ok: true; hold: Hold } | { ok: false; code: RefusalCode; message: string; retryAfterSec?: number };
 
 export interface Settlement {
   /** Actual cost; may be below the hold (the rest is released). */

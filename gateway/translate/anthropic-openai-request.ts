@@ -63,10 +63,12 @@ function messagesOf(client: Json): Json[] {
 /** System text: a string, or text blocks joined by blank lines (their cache_control is dropped). */
 function systemText(content: unknown, path: string): string {
   if (typeof content === 'string') return content;
-  return blocksAt(content, path).map((b, i) => {
-    if (b.type !== 'text') throw unsupported(`${path}[${i}]`, `a system prompt holds text blocks only, not ${String(b.type)}`);
-    return stringAt(b.text, `${path}[${i}].text`);
-  }).join('\n\n');
+  return blocksAt(content, path)
+    .map((b, i) => {
+      if (b.type !== 'text') throw unsupported(`${path}[${i}]`, `a system prompt holds text blocks only, not ${String(b.type)}`);
+      return stringAt(b.text, `${path}[${i}].text`);
+    })
+    .join('\n\n');
 }
 
 /** One user turn: its tool results become `tool` messages (first, as OpenAI requires), the rest one user message. */
@@ -150,7 +152,8 @@ function assistantMessage(content: unknown, path: string): Json | null {
         break;
       case 'tool_use':
         calls.push({
-          id: stringAt(b.id, `${where}.id`), type: 'function',
+          id: stringAt(b.id, `${where}.id`),
+          type: 'function',
           function: { name: stringAt(b.name, `${where}.name`), arguments: JSON.stringify(b.input ?? {}) },
         });
         break;

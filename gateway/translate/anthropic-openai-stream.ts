@@ -61,7 +61,13 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
     if (this.started) return '';
     this.started = true;
     const message = {
-      id: messageId(chunk.id), type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null,
+      id: messageId(chunk.id),
+      type: 'message',
+      role: 'assistant',
+      model: this.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
       usage: toAnthropicUsage(NO_USAGE),
     };
     return anthropicEvent('message_start', { type: 'message_start', message }) + anthropicEvent('ping', { type: 'ping' });
@@ -111,7 +117,9 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
     if (this.blocks === 0) out += this.text('');
     out += this.close();
     out += anthropicEvent('message_delta', {
-      type: 'message_delta', delta: { stop_reason: this.stop ?? 'end_turn', stop_sequence: null }, usage: toAnthropicUsage(this.seen),
+      type: 'message_delta',
+      delta: { stop_reason: this.stop ?? 'end_turn', stop_sequence: null },
+      usage: toAnthropicUsage(this.seen),
     });
     return out + anthropicEvent('message_stop', { type: 'message_stop' });
   }

@@ -37,7 +37,10 @@ describe('anthropic -> openai: responses', () => {
 describe('anthropic -> openai: streams', () => {
   it.each(golden.data.stream)('$name', (c) => {
     const tr = anthropicFromOpenAI({ stream: true }).stream('public-model');
-    const text = upstreamEvents(c.upstream).map((e) => tr.event(e)).join('') + (tr.complete && !tr.failed ? tr.finish() : '');
+    const text =
+      upstreamEvents(c.upstream)
+        .map((e) => tr.event(e))
+        .join('') + (tr.complete && !tr.failed ? tr.finish() : '');
     const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
     if (UPDATE) c.expected = got;
     expect(got).toEqual(c.expected);

@@ -36,8 +36,14 @@ export function toAnthropicMessage(completion: Json, servedModel: string): { mes
   return {
     usage,
     message: {
-      id: messageId(completion.id), type: 'message', role: 'assistant', model: servedModel, content: contentOf(message),
-      stop_reason: stopReasonOf(choice.finish_reason), stop_sequence: null, usage: toAnthropicUsage(usage),
+      id: messageId(completion.id),
+      type: 'message',
+      role: 'assistant',
+      model: servedModel,
+      content: contentOf(message),
+      stop_reason: stopReasonOf(choice.finish_reason),
+      stop_sequence: null,
+      usage: toAnthropicUsage(usage),
     },
   };
 }

@@ -8,7 +8,10 @@ export function anthropicEvent(type: string, data: object): string {
 /** An upstream event written back as it came (multi-line data kept as several data lines). */
 export function rawEvent(ev: SseEvent): string {
   const head = ev.event !== undefined ? `event: ${ev.event}\n` : '';
-  return `${head}${ev.data.split('\n').map((l) => `data: ${l}`).join('\n')}\n\n`;
+  return `${head}${ev.data
+    .split('\n')
+    .map((l) => `data: ${l}`)
+    .join('\n')}\n\n`;
 }
 
 /** The explicit end of a failed stream, as Anthropic sends it (the SDK raises it as an APIError). */

@@ -49,6 +49,8 @@ export function parseUpstream(body: string): Json {
   try {
     const v = JSON.parse(body) as unknown;
     if (isObject(v)) return v;
-  } catch { /* below */ }
+  } catch {
+    /* below */
+  }
   throw new GatewayError('upstream_error', 'The upstream answered with a body that is not a JSON object.');
 }

@@ -37,7 +37,11 @@ describe('rewriteModel: the top-level model of a serialized answer', () => {
 
 describe('usageOf: usage read without parsing the whole answer', () => {
   it('reads the last top-level usage object', () => {
-    const body = JSON.stringify({ id: 'c', choices: [{ message: { content: '"usage":{"prompt_tokens":999}' } }], usage: { prompt_tokens: 12, completion_tokens: 7 } });
+    const body = JSON.stringify({
+      id: 'c',
+      choices: [{ message: { content: '"usage":{"prompt_tokens":999}' } }],
+      usage: { prompt_tokens: 12, completion_tokens: 7 },
+    });
     expect(usageOf(body)).toEqual({ prompt_tokens: 12, completion_tokens: 7 });
   });
 

@@ -49,7 +49,8 @@ function objectEnd(json: string, start: number): number {
   for (let i = start; i < json.length; i++) {
     const c = json.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123) depth++;

@@ -102,7 +102,9 @@ function textOf(content: unknown, path: string): string[] {
 }
 
 function textBlocks(content: unknown, path: string): Json[] {
-  return textOf(content, path).filter((t) => t !== '').map((text) => ({ type: 'text', text }));
+  return textOf(content, path)
+    .filter((t) => t !== '')
+    .map((text) => ({ type: 'text', text }));
 }
 
 function toolText(content: unknown, path: string): string {
@@ -157,7 +159,12 @@ function assistantBlocks(m: Json, path: string): Json[] {
       } catch {
         throw invalid(`${where}.function.arguments`, 'must be a JSON object (Anthropic tool inputs are objects)');
       }
-      blocks.push({ type: 'tool_use', id: stringAt(c.id, `${where}.id`), name: stringAt(fn.name, `${where}.function.name`), input: objectAt(input, `${where}.function.arguments`) });
+      blocks.push({
+        type: 'tool_use',
+        id: stringAt(c.id, `${where}.id`),
+        name: stringAt(fn.name, `${where}.function.name`),
+        input: objectAt(input, `${where}.function.arguments`),
+      });
     });
   }
   return blocks;

@@ -78,7 +78,9 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
     const index = this.tools.size;
     this.tools.set(data.index, index);
     const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
-    return this.delta({ tool_calls: [{ index, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: input } }] });
+    return this.delta({
+      tool_calls: [{ index, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: input } }],
+    });
   }
 
   private blockDelta(data: Json): string {

@@ -38,7 +38,10 @@ describe('openai -> anthropic: responses', () => {
 describe('openai -> anthropic: streams', () => {
   it.each(golden.data.stream)('$name', (c) => {
     const tr = openAIFromAnthropic(c.client ?? { stream: true }, NOW).stream('public-model');
-    const text = upstreamEvents(c.upstream).map((e) => tr.event(e)).join('') + (tr.complete && !tr.failed ? tr.finish() : '');
+    const text =
+      upstreamEvents(c.upstream)
+        .map((e) => tr.event(e))
+        .join('') + (tr.complete && !tr.failed ? tr.finish() : '');
     const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
     if (UPDATE) c.expected = got;
     expect(got).toEqual(c.expected);

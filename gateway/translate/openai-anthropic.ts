@@ -26,7 +26,10 @@ export function toCompletion(message: Json, servedModel: string, created: number
   return {
     usage,
     completion: {
-      id: completionId(message.id), object: 'chat.completion', created, model: servedModel,
+      id: completionId(message.id),
+      object: 'chat.completion',
+      created,
+      model: servedModel,
       choices: [{ index: 0, message: out, logprobs: null, finish_reason: finishReasonOf(message.stop_reason) }],
       usage: toOpenAIUsage(usage),
     },

@@ -17,9 +17,16 @@ export function fromOpenAIUsage(u: OpenAIUsage | null | undefined): Usage {
 }
 
 /** Our usage in OpenAI's fields: prompt_tokens include cached tokens, as OpenAI counts them. */
-export function toOpenAIUsage(u: Usage): { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details: { cached_tokens: number } } {
+export function toOpenAIUsage(u: Usage): {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+} {
   return {
-    prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens,
+    prompt_tokens: u.inputTokens,
+    completion_tokens: u.outputTokens,
+    total_tokens: u.inputTokens + u.outputTokens,
     prompt_tokens_details: { cached_tokens: u.cacheReadTokens },
   };
 }
@@ -32,6 +39,8 @@ export function openAIErrorMessage(body: string, status: number): string {
   try {
     const e = (JSON.parse(body) as { error?: { message?: unknown } }).error;
     if (typeof e?.message === 'string') return `upstream answered ${status}: ${e.message.slice(0, 500)}`;
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return `upstream answered ${status}`;
 }

@@ -46,7 +46,10 @@ describe('responses -> anthropic: streams', () => {
     const t = responsesFromAnthropic({ input: 'hi', ...(c.client ?? { stream: true }) }, NOW);
     t.request(ANTHROPIC, MODEL);
     const tr = t.stream('public-model');
-    const text = upstreamEvents(c.upstream).map((e) => tr.event(e)).join('') + (tr.complete && !tr.failed ? tr.finish() : '');
+    const text =
+      upstreamEvents(c.upstream)
+        .map((e) => tr.event(e))
+        .join('') + (tr.complete && !tr.failed ? tr.finish() : '');
     const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
     if (UPDATE) c.expected = got;
     expect(got).toEqual(c.expected);

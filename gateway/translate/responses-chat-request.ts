@@ -8,7 +8,7 @@
 // the items those tools leave in `input`, images or files by id, stored prompts.
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, invalid, type Json } from './json-read.ts';
 
-const NEEDS_RESPONSES = 'has no equivalent on this model\'s upstream, which does not speak the Responses API (it needs a target with responsesApi)';
+const NEEDS_RESPONSES = "has no equivalent on this model's upstream, which does not speak the Responses API (it needs a target with responsesApi)";
 
 /** Flat tool name (as the upstream sees it) -> the namespace and name the client declared. */
 export type ToolNames = Map<string, { namespace: string; name: string }>;
@@ -145,7 +145,8 @@ function messagesOf(client: Json): Json[] {
       }
       case 'function_call': {
         const call = {
-          id: stringAt(item.call_id, `${path}.call_id`), type: 'function',
+          id: stringAt(item.call_id, `${path}.call_id`),
+          type: 'function',
           function: { name: flatName(stringAt(item.name, `${path}.name`), item.namespace), arguments: stringAt(item.arguments ?? '{}', `${path}.arguments`) },
         };
         if (!turn) out.push((turn = { role: 'assistant', content: null }));
@@ -222,8 +223,10 @@ function partOf(p: Json, path: string): Json {
 /** A function call's output: a string, or text parts (joined). */
 function toolOutput(output: unknown, path: string): string {
   if (typeof output === 'string') return output;
-  return blocksAt(output, path).map((p, i) => {
-    if (p.type === 'input_text') return stringAt(p.text, `${path}[${i}].text`);
-    throw unsupported(`${path}[${i}]`, `a ${String(p.type)} part in a function call output ${NEEDS_RESPONSES}`);
-  }).join('\n');
+  return blocksAt(output, path)
+    .map((p, i) => {
+      if (p.type === 'input_text') return stringAt(p.text, `${path}[${i}].text`);
+      throw unsupported(`${path}[${i}]`, `a ${String(p.type)} part in a function call output ${NEEDS_RESPONSES}`);
+    })
+    .join('\n');
 }

@@ -9,8 +9,20 @@ import type { ToolNames } from './responses-chat-request.ts';
 import { functionCallItem, messageItem, responseObject, responsesId, statusOf } from './responses-output.ts';
 import type { StreamErrorCode, Usage } from './types.ts';
 
-interface TextItem { kind: 'text'; index: number; id: string; text: string }
-interface CallItem { kind: 'call'; index: number; id: string; callId: string; name: string; args: string }
+interface TextItem {
+  kind: 'text';
+  index: number;
+  id: string;
+  text: string;
+}
+interface CallItem {
+  kind: 'call';
+  index: number;
+  id: string;
+  callId: string;
+  name: string;
+  args: string;
+}
 
 export class ResponsesEventWriter {
   private seq = 0;
@@ -56,7 +68,12 @@ export class ResponsesEventWriter {
       this.text = { kind: 'text', index, id: responsesId('msg', `${this.id}_${index}`), text: '' };
       this.items.push(this.text);
       out += this.event('response.output_item.added', { output_index: index, item: { ...messageItem(this.text.id, '', null, 'in_progress'), content: [] } });
-      out += this.event('response.content_part.added', { item_id: this.text.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+      out += this.event('response.content_part.added', {
+        item_id: this.text.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      });
     }
     this.text.text += delta;
     return out + this.event('response.output_text.delta', { item_id: this.text.id, output_index: this.text.index, content_index: 0, delta, logprobs: [] });
@@ -93,9 +110,11 @@ export class ResponsesEventWriter {
     if (!t) return '';
     this.text = null;
     const part = { type: 'output_text', text: t.text, annotations: [], logprobs: [] };
-    return this.event('response.output_text.done', { item_id: t.id, output_index: t.index, content_index: 0, text: t.text, logprobs: [] })
-      + this.event('response.content_part.done', { item_id: t.id, output_index: t.index, content_index: 0, part })
-      + this.event('response.output_item.done', { output_index: t.index, item: this.textDone(t) });
+    return (
+      this.event('response.output_text.done', { item_id: t.id, output_index: t.index, content_index: 0, text: t.text, logprobs: [] }) +
+      this.event('response.content_part.done', { item_id: t.id, output_index: t.index, content_index: 0, part }) +
+      this.event('response.output_item.done', { output_index: t.index, item: this.textDone(t) })
+    );
   }
 
   /** Closes every open item, then response.completed (or .incomplete) with the output and usage. */
@@ -105,8 +124,9 @@ export class ResponsesEventWriter {
     out += this.closeText();
     for (const c of this.calls.values()) {
       const done = this.callItem(c, 'completed');
-      out += this.event('response.function_call_arguments.done', { item_id: c.id, output_index: c.index, name: done.name, arguments: done.arguments })
-        + this.event('response.output_item.done', { output_index: c.index, item: done });
+      out +=
+        this.event('response.function_call_arguments.done', { item_id: c.id, output_index: c.index, name: done.name, arguments: done.arguments }) +
+        this.event('response.output_item.done', { output_index: c.index, item: done });
     }
     this.calls.clear();
     const output = this.items.map((i) => (i.kind === 'text' ? this.textDone(i) : this.callItem(i, 'completed')));
@@ -119,8 +139,15 @@ export class ResponsesEventWriter {
     const index = this.items.length;
     this.text = { kind: 'text', index, id: responsesId('msg', `${this.id}_${index}`), text: '' };
     this.items.push(this.text);
-    return this.event('response.output_item.added', { output_index: index, item: { ...messageItem(this.text.id, '', null, 'in_progress'), content: [] } })
-      + this.event('response.content_part.added', { item_id: this.text.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+    return (
+      this.event('response.output_item.added', { output_index: index, item: { ...messageItem(this.text.id, '', null, 'in_progress'), content: [] } }) +
+      this.event('response.content_part.added', {
+        item_id: this.text.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      })
+    );
   }
 
   /** The explicit end of a failed stream. */
@@ -134,7 +161,10 @@ export class ResponsesEventWriter {
  * SDK (which raises an event whose data has `error`), the gateway's error body.
  */
 export function responsesStreamError(
-  at: { id: string; model: string; createdAt: number; seq: number }, message: string, code: StreamErrorCode = 'upstream_stream_error', client: Json = {},
+  at: { id: string; model: string; createdAt: number; seq: number },
+  message: string,
+  code: StreamErrorCode = 'upstream_stream_error',
+  client: Json = {},
 ): string {
   const body = errorBody('openai', code, message) as { error: Json };
   const failed = {

@@ -47,7 +47,10 @@ describe('responses -> chat completions: streams', () => {
     const t = responsesFromOpenAI({ input: 'hi', ...(c.client ?? { stream: true }) }, NOW);
     t.request(TARGET, MODEL);
     const tr = t.stream('public-model');
-    const text = upstreamEvents(c.upstream).map((e) => tr.event(e)).join('') + (tr.complete && !tr.failed ? tr.finish() : '');
+    const text =
+      upstreamEvents(c.upstream)
+        .map((e) => tr.event(e))
+        .join('') + (tr.complete && !tr.failed ? tr.finish() : '');
     const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
     if (UPDATE) c.expected = got;
     expect(got).toEqual(c.expected);
@@ -58,10 +61,26 @@ describe('responses -> chat completions: streams', () => {
     t.request(TARGET, MODEL);
     const tr = t.stream('m');
     const events = clientEvents(tr.event({ event: undefined, data: '{"id":"chatcmpl-x","choices":[{"index":0,"delta":{"content":"Hi"}}]}' }) + tr.error('cut'));
-    expect(events.map((e) => e.event)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.failed', 'error']);
-    expect(events.at(-2)?.data).toMatchObject({ type: 'response.failed', sequence_number: 5, response: { id: 'resp_x', status: 'failed', error: { code: 'upstream_stream_error', message: 'cut' } } });
+    expect(events.map((e) => e.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.failed',
+      'error',
+    ]);
+    expect(events.at(-2)?.data).toMatchObject({
+      type: 'response.failed',
+      sequence_number: 5,
+      response: { id: 'resp_x', status: 'failed', error: { code: 'upstream_stream_error', message: 'cut' } },
+    });
     expect(events.at(-1)?.data).toEqual({
-      type: 'error', sequence_number: 6, code: 'upstream_stream_error', message: 'cut', param: null,
+      type: 'error',
+      sequence_number: 6,
+      code: 'upstream_stream_error',
+      message: 'cut',
+      param: null,
       error: { message: 'cut', type: 'api_error', param: null, code: 'upstream_stream_error' },
     });
     expect(clientEvents(tr.error('drained', 'shutting_down')).at(-1)?.data).toMatchObject({ code: 'shutting_down' });
@@ -73,7 +92,15 @@ describe('stateless: what no upstream gets', () => {
     ['previous_response_id', { previous_response_id: 'resp_1', input: 'hi' }],
     ['conversation', { conversation: 'conv_1', input: 'hi' }],
     ['background', { background: true, input: 'hi' }],
-    ['input[1]', { input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'msg_1' }] }],
+    [
+      'input[1]',
+      {
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'item_reference', id: 'msg_1' },
+        ],
+      },
+    ],
   ])('refuses %s with a 400 naming it', (param, body) => {
     const got = refusal(() => refuseStateful(body));
     expect(got.status).toBe(400);

@@ -23,7 +23,13 @@ export function statusOf(finish: unknown): { status: 'completed' | 'incomplete';
   return { status: 'completed', incomplete_details: null };
 }
 
-export interface CallParts { id: string; callId: string; flat: string; args: string; status?: string }
+export interface CallParts {
+  id: string;
+  callId: string;
+  flat: string;
+  args: string;
+  status?: string;
+}
 
 /** A function_call item; a flattened namespaced name goes back to its namespace and name. */
 export function functionCallItem(c: CallParts, tools: ToolNames): Json {
@@ -39,16 +45,36 @@ export function messageItem(id: string, text: string, refusal: string | null, st
 }
 
 /** The response object around `output`: what the client asked for, echoed as OpenAI answers it. */
-export function responseObject(client: Json, o: { id: string; model: string; createdAt: number; status: string; output: Json[]; usage: Usage | null; incomplete: Json | null }): Json {
+export function responseObject(
+  client: Json,
+  o: { id: string; model: string; createdAt: number; status: string; output: Json[]; usage: Usage | null; incomplete: Json | null },
+): Json {
   const meta = isObject(client.metadata) ? Object.fromEntries(Object.entries(client.metadata).filter(([k]) => k !== 'task_type')) : {};
   return {
-    id: o.id, object: 'response', created_at: o.createdAt, status: o.status, background: false, error: null,
-    incomplete_details: o.incomplete, instructions: client.instructions ?? null, max_output_tokens: client.max_output_tokens ?? null,
-    model: o.model, output: o.output, parallel_tool_calls: client.parallel_tool_calls ?? true, previous_response_id: null,
+    id: o.id,
+    object: 'response',
+    created_at: o.createdAt,
+    status: o.status,
+    background: false,
+    error: null,
+    incomplete_details: o.incomplete,
+    instructions: client.instructions ?? null,
+    max_output_tokens: client.max_output_tokens ?? null,
+    model: o.model,
+    output: o.output,
+    parallel_tool_calls: client.parallel_tool_calls ?? true,
+    previous_response_id: null,
     reasoning: { effort: isObject(client.reasoning) ? (client.reasoning.effort ?? null) : null, summary: null },
-    store: false, temperature: client.temperature ?? null, text: isObject(client.text) ? client.text : { format: { type: 'text' } },
-    tool_choice: client.tool_choice ?? 'auto', tools: Array.isArray(client.tools) ? client.tools : [], top_p: client.top_p ?? null,
-    truncation: 'disabled', usage: o.usage ? toResponsesUsage(o.usage) : null, user: null, metadata: meta,
+    store: false,
+    temperature: client.temperature ?? null,
+    text: isObject(client.text) ? client.text : { format: { type: 'text' } },
+    tool_choice: client.tool_choice ?? 'auto',
+    tools: Array.isArray(client.tools) ? client.tools : [],
+    top_p: client.top_p ?? null,
+    truncation: 'disabled',
+    usage: o.usage ? toResponsesUsage(o.usage) : null,
+    user: null,
+    metadata: meta,
   };
 }
 
@@ -69,6 +95,14 @@ export function fromCompletion(client: Json, completion: Json, tools: ToolNames,
   }
   const usage = fromOpenAIUsage(completion.usage as Parameters<typeof fromOpenAIUsage>[0]);
   const { status, incomplete_details } = statusOf(choice.finish_reason);
-  const response = responseObject(client, { id: responsesId('resp', completion.id), model: servedModel, createdAt, status, output, usage, incomplete: incomplete_details });
+  const response = responseObject(client, {
+    id: responsesId('resp', completion.id),
+    model: servedModel,
+    createdAt,
+    status,
+    output,
+    usage,
+    incomplete: incomplete_details,
+  });
   return { response, usage };
 }

@@ -44,7 +44,10 @@ describe('responses pass-through: streams', () => {
     const t = responsesFromOpenAI({ stream: true });
     t.request(RESPONSES, MODEL);
     const tr = t.stream('public-model');
-    const text = upstreamEvents(c.upstream).map((e) => tr.event(e)).join('') + (tr.complete && !tr.failed ? tr.finish() : '');
+    const text =
+      upstreamEvents(c.upstream)
+        .map((e) => tr.event(e))
+        .join('') + (tr.complete && !tr.failed ? tr.finish() : '');
     const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
     if (UPDATE) c.expected = got;
     expect(got).toEqual(c.expected);
@@ -54,7 +57,10 @@ describe('responses pass-through: streams', () => {
     const t = responsesFromOpenAI({ stream: true });
     t.request(RESPONSES, MODEL);
     const tr = t.stream('m');
-    tr.event({ event: 'response.created', data: '{"type":"response.created","sequence_number":0,"response":{"id":"resp_up","created_at":5,"model":"x","output":[]}}' });
+    tr.event({
+      event: 'response.created',
+      data: '{"type":"response.created","sequence_number":0,"response":{"id":"resp_up","created_at":5,"model":"x","output":[]}}',
+    });
     const events = clientEvents(tr.error('cut'));
     expect(events.map((e) => e.event)).toEqual(['response.failed', 'error']);
     expect(events[0]?.data).toMatchObject({ sequence_number: 1, response: { id: 'resp_up', model: 'm', status: 'failed', created_at: 5 } });

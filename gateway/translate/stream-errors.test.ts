@@ -3,7 +3,9 @@ import { anthropicStreamError, openAIStreamError } from './stream-errors.ts';
 
 describe('the error event the gateway writes to end a stream', () => {
   it('names the upstream failure or the shutdown, in the OpenAI shape', () => {
-    expect(JSON.parse(openAIStreamError('cut').slice('data: '.length))).toEqual({ error: { message: 'cut', type: 'api_error', param: null, code: 'upstream_stream_error' } });
+    expect(JSON.parse(openAIStreamError('cut').slice('data: '.length))).toEqual({
+      error: { message: 'cut', type: 'api_error', param: null, code: 'upstream_stream_error' },
+    });
     expect(JSON.parse(openAIStreamError('bye', 'shutting_down').slice('data: '.length)).error.code).toBe('shutting_down');
   });
 

@@ -4,7 +4,10 @@ import { z } from 'zod';
 import type { UsageEvent } from './event.ts';
 
 /** Postgres text cannot hold NUL; a client may still send one (in metadata.task_type), so it is dropped here. */
-const text = z.string().max(1000).transform((s) => s.replaceAll('\u0000', ''));
+const text = z
+  .string()
+  .max(1000)
+  .transform((s) => s.replaceAll('\u0000', ''));
 const count = z.number().int().min(0).max(2_147_483_647);
 const nano = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 
@@ -57,6 +60,7 @@ export function decodeFields(fields: readonly string[]): Decoded {
   for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i] as string, fields[i + 1] as string);
   const v = map.get('v');
   const json = map.get('event');
-  if (v !== '1' || json === undefined) return { ok: false, reason: 'bad_format', detail: `unknown entry format (v=${v ?? 'missing'}, event ${json === undefined ? 'missing' : 'present'})` };
+  if (v !== '1' || json === undefined)
+    return { ok: false, reason: 'bad_format', detail: `unknown entry format (v=${v ?? 'missing'}, event ${json === undefined ? 'missing' : 'present'})` };
   return decodeEvent(json);
 }

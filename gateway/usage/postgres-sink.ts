@@ -36,7 +36,11 @@ function sinkMetrics(registry: Registry): SinkMetrics {
   return {
     depth: new Gauge({ name: 'svc_gateway_usage_queue_events', help: 'Usage events waiting in memory for Postgres (memory mode).', registers }),
     written: new Counter({ name: 'svc_gateway_usage_rows_written_total', help: 'Usage events newly written to Postgres (memory mode).', registers }),
-    dropped: new Counter({ name: 'svc_gateway_usage_dropped_total', help: 'Usage events dropped because the queue was full (memory mode; must stay 0).', registers }),
+    dropped: new Counter({
+      name: 'svc_gateway_usage_dropped_total',
+      help: 'Usage events dropped because the queue was full (memory mode; must stay 0).',
+      registers,
+    }),
     errors: new Counter({ name: 'svc_gateway_usage_write_errors_total', help: 'Failed Postgres writes of usage events (retried).', registers }),
     dead: new Counter({ name: 'svc_gateway_usage_dead_letters_total', help: 'Usage events Postgres rejected, parked in usage_dead_letters.', registers }),
   };

@@ -38,7 +38,9 @@ export function standaloneUsage(o: StandaloneUsageOptions): StandaloneUsage {
 function withSink(o: StandaloneUsageOptions, databaseUrl: string): StandaloneUsage {
   const pool = createPool(databaseUrl, { onError: (err) => o.log.warn({ err }, 'Postgres connection lost; reconnecting') });
   const sink = new PostgresUsageSink({
-    pool, log: o.log, registry: o.registry,
+    pool,
+    log: o.log,
+    registry: o.registry,
     before: async () => {
       await migrate(pool);
       await recordCredits(pool, o.snapshot);

@@ -22,7 +22,9 @@ export class AccountController implements Reconciler {
     const obj = caches.Account.get(name);
     if (!obj) return;
     const parsed = parseCr('Account', obj);
-    const verdict: Verdict | undefined = parsed.ok ? compiled(this.ctx).verdicts.accounts[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
+    const verdict: Verdict | undefined = parsed.ok
+      ? compiled(this.ctx).verdicts.accounts[name]
+      : { ready: false, reason: 'InvalidSpec', message: parsed.message };
     if (!verdict) return;
     const ledger = await store.ledger(name);
     const view = await store.view(name, '', this.ctx.now().getTime());

@@ -69,11 +69,14 @@ async function createKeySecret(ctx: ControllerContext, owner: CustomObject, secr
 /** A Secret that exists without a key gets one, only if nobody changed it since we read it (409 otherwise). */
 async function addKey(ctx: ControllerContext, secret: V1Secret): Promise<KeyState> {
   const key = generateKey();
-  await ctx.clients.core.patchNamespacedSecret({
-    name: secret.metadata?.name ?? '',
-    namespace: ctx.clients.namespace,
-    body: { metadata: { resourceVersion: secret.metadata?.resourceVersion }, data: { [SECRET_DATA_KEY]: b64(key) } },
-  }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await ctx.clients.core.patchNamespacedSecret(
+    {
+      name: secret.metadata?.name ?? '',
+      namespace: ctx.clients.namespace,
+      body: { metadata: { resourceVersion: secret.metadata?.resourceVersion }, data: { [SECRET_DATA_KEY]: b64(key) } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   return { kind: 'key', key, generated: true };
 }
 

@@ -56,7 +56,12 @@ export class ApiKeyController implements Reconciler {
     const ref = objectKey(ctx, obj.metadata?.name ?? '');
     if (state.kind === 'key' && state.generated) {
       ctx.log.info('Generated key', { ApiKey: ref, Secret: secretName, key: displayKey(state.key) });
-      await ctx.events.record(obj, { type: 'Normal', reason: 'KeyGenerated', action: 'Generate', message: `Generated key ${displayKey(state.key)} into Secret ${secretName}.` });
+      await ctx.events.record(obj, {
+        type: 'Normal',
+        reason: 'KeyGenerated',
+        action: 'Generate',
+        message: `Generated key ${displayKey(state.key)} into Secret ${secretName}.`,
+      });
     }
     if (obj.metadata?.annotations?.[KEY_HMAC_ANNOTATION] !== hmac) await recordKeyHmac(ctx, obj, hmac);
     const spec = obj.spec as { revoked?: boolean } | undefined;
@@ -80,7 +85,11 @@ export class ApiKeyController implements Reconciler {
     if (!v.ready || v.reason === 'Revoked') return { verdict: v, requeue: false };
     if (record?.revoked) {
       return {
-        verdict: { ready: false, reason: 'KeyRevokedBefore', message: `The key in Secret ${secretName} was revoked before, and revocation is irreversible: put a new key there, or delete the Secret to have one generated.` },
+        verdict: {
+          ready: false,
+          reason: 'KeyRevokedBefore',
+          message: `The key in Secret ${secretName} was revoked before, and revocation is irreversible: put a new key there, or delete the Secret to have one generated.`,
+        },
         requeue: false,
       };
     }
@@ -102,7 +111,13 @@ export class ApiKeyController implements Reconciler {
       // A revoked key whose Secret is gone keeps the display it had.
       displayedKey: displayOf(state) ?? status.displayedKey ?? null,
       secretName: state.kind === 'hashed' ? null : secretName,
-      revokedAt: revoked ? (status.revokedAt ?? this.ctx.now().toISOString().replace(/\.\d+Z$/, 'Z')) : null,
+      revokedAt: revoked
+        ? (status.revokedAt ??
+          this.ctx
+            .now()
+            .toISOString()
+            .replace(/\.\d+Z$/, 'Z'))
+        : null,
       monthSpendUsd,
     };
   }

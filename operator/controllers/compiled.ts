@@ -31,7 +31,9 @@ export function compiled(ctx: ControllerContext): CompileResult {
  */
 export function compiledWithKey(ctx: ControllerContext, apiKey: string, key: string): CompileResult {
   return compile(manifestSetFrom(ctx.caches), {
-    pepper: ctx.pepper, scope: `namespace ${ctx.clients.namespace}`, keyFor: (k) => (k.metadata.name === apiKey ? key : null),
+    pepper: ctx.pepper,
+    scope: `namespace ${ctx.clients.namespace}`,
+    keyFor: (k) => (k.metadata.name === apiKey ? key : null),
   });
 }
 

@@ -14,14 +14,17 @@ export function readyCondition(previous: readonly Condition[] | undefined, v: Ve
   const status = v.ready ? 'True' : 'False';
   const old = previous?.find((c) => c.type === 'Ready');
   // Other conditions (the prober's Available) are kept: a merge patch replaces the list whole.
-  return [...(previous ?? []).filter((c) => c.type !== 'Ready'), {
-    type: 'Ready',
-    status,
-    reason: v.reason,
-    message: v.message,
-    observedGeneration: generation,
-    lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now.toISOString().replace(/\.\d+Z$/, 'Z'),
-  }];
+  return [
+    ...(previous ?? []).filter((c) => c.type !== 'Ready'),
+    {
+      type: 'Ready',
+      status,
+      reason: v.reason,
+      message: v.message,
+      observedGeneration: generation,
+      lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now.toISOString().replace(/\.\d+Z$/, 'Z'),
+    },
+  ];
 }
 
 export function conditionsOf(status: Record<string, unknown> | undefined): Condition[] | undefined {

@@ -38,13 +38,18 @@ export class ConfigController implements Reconciler {
   async reconcile(): Promise<Outcome | void> {
     const { ctx } = this;
     const { snapshot, keys, problems } = compiled(ctx);
-    const digest = createHash('sha256').update(canonicalJson({ version: snapshot.version, keys })).digest('hex');
+    const digest = createHash('sha256')
+      .update(canonicalJson({ version: snapshot.version, keys }))
+      .digest('hex');
     if (digest === this.lastDigest && (await ctx.store.currentVersion()) === snapshot.version) return;
     await ctx.store.publish(snapshot, keys);
     this.lastDigest = digest;
     ctx.log.info('Published config', {
-      version: snapshot.version, models: Object.keys(snapshot.models).length, accounts: Object.keys(snapshot.accounts).length,
-      keys: keys.length, problems: problems.length,
+      version: snapshot.version,
+      models: Object.keys(snapshot.models).length,
+      accounts: Object.keys(snapshot.accounts).length,
+      keys: keys.length,
+      problems: problems.length,
     });
     for (const p of problems) ctx.log.debug('Compiled with a problem', { object: p.object, field: p.field, problem: p.message });
     this.onPublished({ version: snapshot.version, keys: keys.length });

@@ -15,7 +15,10 @@ interface Named {
 }
 
 function names(list: readonly Named[], keep: (o: Named) => boolean): string[] {
-  return list.filter(keep).map((o) => o.metadata?.name ?? '').filter(Boolean);
+  return list
+    .filter(keep)
+    .map((o) => o.metadata?.name ?? '')
+    .filter(Boolean);
 }
 
 function keysOfAccounts(caches: Caches, accounts: Set<string>): Work[] {

@@ -37,7 +37,11 @@ export class ControllerManager {
       for (const a of ctx.caches.Account.list()) this.enqueue(['Account', a.metadata?.name ?? '']);
     });
     const reconcilers: Reconciler[] = [
-      new PlanController(ctx), new AccountController(ctx), new ApiKeyController(ctx), new ModelRouteController(ctx), this.config,
+      new PlanController(ctx),
+      new AccountController(ctx),
+      new ApiKeyController(ctx),
+      new ModelRouteController(ctx),
+      this.config,
     ];
     const queues: Partial<Record<QueueKind, WorkQueue>> = {};
     for (const r of reconcilers) queues[r.kind] = this.queueFor(r);
@@ -120,10 +124,14 @@ export class ControllerManager {
         m.queueDepth.set({ kind: r.kind }, this.queues[r.kind].depth - 1);
       }
     };
-    return new WorkQueue(handler, (name, err, retryInMs) => {
-      m.reconciles.inc({ kind: r.kind, result: 'error' });
-      m.reconcileErrors.inc({ kind: r.kind });
-      log.warn('Reconcile failed; retrying', { [r.kind]: `${this.ctx.clients.namespace}/${name}`, retryInMs, error: err });
-    }, { concurrency: r.kind === 'Config' ? 1 : 2 });
+    return new WorkQueue(
+      handler,
+      (name, err, retryInMs) => {
+        m.reconciles.inc({ kind: r.kind, result: 'error' });
+        m.reconcileErrors.inc({ kind: r.kind });
+        log.warn('Reconcile failed; retrying', { [r.kind]: `${this.ctx.clients.namespace}/${name}`, retryInMs, error: err });
+      },
+      { concurrency: r.kind === 'Config' ? 1 : 2 },
+    );
   }
 }

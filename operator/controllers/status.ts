@@ -17,7 +17,11 @@ export function statusDiff(current: Record<string, unknown> | undefined, desired
 }
 
 export async function writeStatus(
-  ctx: ControllerContext, kind: CrKind, obj: CustomObject, verdict: Verdict, fields: Record<string, unknown> = {},
+  ctx: ControllerContext,
+  kind: CrKind,
+  obj: CustomObject,
+  verdict: Verdict,
+  fields: Record<string, unknown> = {},
 ): Promise<void> {
   const name = obj.metadata?.name ?? '';
   const generation = obj.metadata?.generation;
@@ -32,6 +36,9 @@ export async function writeStatus(
   await patchStatus(ctx.clients, kind, name, desired);
   ctx.log.info('Updated status', { [kind]: objectKey(ctx, name), ready: verdict.ready, reason: verdict.reason, fields: changed });
   if (!verdict.ready && before?.reason !== verdict.reason) {
-    await ctx.events.record({ ...obj, apiVersion: obj.apiVersion, kind }, { type: 'Warning', reason: verdict.reason, action: 'Reconcile', message: verdict.message });
+    await ctx.events.record(
+      { ...obj, apiVersion: obj.apiVersion, kind },
+      { type: 'Warning', reason: verdict.reason, action: 'Reconcile', message: verdict.message },
+    );
   }
 }

@@ -24,7 +24,10 @@ export async function startProbes(port: number, state: ProbeState, registry: Reg
     if (path === '/healthz') return state.healthy() ? send(200, '{"status":"ok"}') : send(503, '{"status":"unhealthy"}');
     if (path === '/readyz') return state.ready() ? send(200, '{"status":"ready"}') : send(503, '{"status":"starting"}');
     if (path === '/metrics') {
-      void registry.metrics().then((text) => send(200, text, registry.contentType), () => send(500, '{"error":"metrics failed"}'));
+      void registry.metrics().then(
+        (text) => send(200, text, registry.contentType),
+        () => send(500, '{"error":"metrics failed"}'),
+      );
       return;
     }
     send(404, '{"error":"not found"}');

@@ -1,7 +1,12 @@
 // The Kubernetes API as the operator uses it: one namespace, the four custom resources, Secrets, Leases, Events.
 import {
-  CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig,
-  type KubernetesListObject, type KubernetesObject, type V1Secret,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1Secret,
 } from '@kubernetes/client-node';
 import { PLURALS, type CrKind } from '../../crds/crd-kinds.ts';
 import { GROUP, VERSION } from '../../crds/schema/common.ts';
@@ -33,7 +38,8 @@ export function loadKubeConfig(): KubeConfig {
 
 export function makeClients(kc: KubeConfig, namespace: string): Clients {
   return {
-    kc, namespace,
+    kc,
+    namespace,
     core: kc.makeApiClient(CoreV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
     coordination: kc.makeApiClient(CoordinationV1Api),

@@ -31,8 +31,12 @@ export class EventRecorder {
     const event: CoreV1Event = {
       metadata: { name: `${name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace: this.clients.namespace },
       involvedObject: {
-        apiVersion: obj.apiVersion, kind: obj.kind, name, namespace: this.clients.namespace,
-        uid: obj.metadata?.uid, resourceVersion: obj.metadata?.resourceVersion,
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name,
+        namespace: this.clients.namespace,
+        uid: obj.metadata?.uid,
+        resourceVersion: obj.metadata?.resourceVersion,
       },
       type: note.type,
       reason: note.reason,

@@ -16,5 +16,7 @@ export async function patchStatus(c: Clients, kind: CrKind, name: string, status
  */
 export async function patchMetadata(c: Clients, kind: CrKind, name: string, resourceVersion: string, metadata: Record<string, unknown>): Promise<CustomObject> {
   return (await c.custom.patchNamespacedCustomObject(
-    { ...crRef(c, kind), name, body: { metadata: { ...metadata, resourceVersion } }, fieldManager: FIELD_MANAGER }, MERGE)) as CustomObject;
+    { ...crRef(c, kind), name, body: { metadata: { ...metadata, resourceVersion } }, fieldManager: FIELD_MANAGER },
+    MERGE,
+  )) as CustomObject;
 }

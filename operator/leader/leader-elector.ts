@@ -134,7 +134,13 @@ export class LeaderElector {
       lease = await api.readNamespacedLease({ name, namespace });
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
-      const record: LeaseRecord = { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: nowIso, renewTime: nowIso, leaseTransitions: 0 };
+      const record: LeaseRecord = {
+        holderIdentity: identity,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: nowIso,
+        renewTime: nowIso,
+        leaseTransitions: 0,
+      };
       await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: specOf(record) } });
       return 'ok';
     }
@@ -149,7 +155,8 @@ export class LeaderElector {
   private async write(lease: V1Lease, record: LeaseRecord): Promise<void> {
     const { name, namespace } = this.o;
     await this.o.api.replaceNamespacedLease({
-      name, namespace,
+      name,
+      namespace,
       body: { metadata: { name, namespace, resourceVersion: lease.metadata?.resourceVersion }, spec: specOf(record) },
     });
   }

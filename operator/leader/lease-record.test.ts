@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { decide, observe, type LeaseRecord } from './lease-record.ts';
 
 const rec = (holder: string, over: Partial<LeaseRecord> = {}): LeaseRecord => ({
-  holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: '2026-01-01T00:00:00.000000Z', renewTime: '2026-01-01T00:00:05.000000Z', leaseTransitions: 3, ...over,
+  holderIdentity: holder,
+  leaseDurationSeconds: 15,
+  acquireTime: '2026-01-01T00:00:00.000000Z',
+  renewTime: '2026-01-01T00:00:05.000000Z',
+  leaseTransitions: 3,
+  ...over,
 });
 const me = { identity: 'b', durationSeconds: 15 };
 
@@ -42,6 +47,9 @@ describe('observe', () => {
   it('restarts the expiry clock only when the record changed (a renewal), whatever the clocks of others say', () => {
     const first = observe(null, rec('a'), 100);
     expect(observe(first, rec('a'), 5_000)).toBe(first);
-    expect(observe(first, rec('a', { renewTime: '2026-01-01T00:00:07.000000Z' }), 5_000)).toEqual({ record: rec('a', { renewTime: '2026-01-01T00:00:07.000000Z' }), at: 5_000 });
+    expect(observe(first, rec('a', { renewTime: '2026-01-01T00:00:07.000000Z' }), 5_000)).toEqual({
+      record: rec('a', { renewTime: '2026-01-01T00:00:07.000000Z' }),
+      at: 5_000,
+    });
   });
 });

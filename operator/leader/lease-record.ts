@@ -16,13 +16,16 @@ export interface Observation {
   at: number;
 }
 
-export type Decision =
-  | { kind: 'held'; holder: string; expiresInMs: number }
-  | { kind: 'take'; record: LeaseRecord };
+export type Decision = { kind: 'held'; holder: string; expiresInMs: number } | { kind: 'take'; record: LeaseRecord };
 
 export function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
-  return a.holderIdentity === b.holderIdentity && a.renewTime === b.renewTime && a.acquireTime === b.acquireTime
-    && a.leaseTransitions === b.leaseTransitions && a.leaseDurationSeconds === b.leaseDurationSeconds;
+  return (
+    a.holderIdentity === b.holderIdentity &&
+    a.renewTime === b.renewTime &&
+    a.acquireTime === b.acquireTime &&
+    a.leaseTransitions === b.leaseTransitions &&
+    a.leaseDurationSeconds === b.leaseDurationSeconds
+  );
 }
 
 export interface Candidate {

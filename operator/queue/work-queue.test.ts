@@ -16,7 +16,11 @@ async function until(cond: () => boolean, ms = 3000): Promise<void> {
 describe('WorkQueue', () => {
   it('runs a key added many times while it waits once', async () => {
     const runs: string[] = [];
-    const q = new WorkQueue(async (k) => void runs.push(k), () => {}, { concurrency: 1 });
+    const q = new WorkQueue(
+      async (k) => void runs.push(k),
+      () => {},
+      { concurrency: 1 },
+    );
     q.add('busy'); // starts at once
     for (let i = 0; i < 5; i++) q.add('a');
     q.add('b');
@@ -28,13 +32,17 @@ describe('WorkQueue', () => {
     let running = 0;
     let maxRunning = 0;
     let runs = 0;
-    const q = new WorkQueue(async () => {
-      running++;
-      maxRunning = Math.max(maxRunning, running);
-      runs++;
-      await sleep(20);
-      running--;
-    }, () => {}, { concurrency: 4 });
+    const q = new WorkQueue(
+      async () => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        runs++;
+        await sleep(20);
+        running--;
+      },
+      () => {},
+      { concurrency: 4 },
+    );
     q.add('k');
     await sleep(5);
     q.add('k');
@@ -47,12 +55,16 @@ describe('WorkQueue', () => {
   it('processes different keys concurrently up to the limit', async () => {
     let running = 0;
     let maxRunning = 0;
-    const q = new WorkQueue(async () => {
-      running++;
-      maxRunning = Math.max(maxRunning, running);
-      await sleep(20);
-      running--;
-    }, () => {}, { concurrency: 3 });
+    const q = new WorkQueue(
+      async () => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        await sleep(20);
+        running--;
+      },
+      () => {},
+      { concurrency: 3 },
+    );
     for (const k of ['a', 'b', 'c', 'd', 'e']) q.add(k);
     await q.drained();
     expect(maxRunning).toBe(3);
@@ -61,10 +73,14 @@ describe('WorkQueue', () => {
   it('retries a failing key with doubling delays and forgets the failures after a success', async () => {
     const at: number[] = [];
     const delays: number[] = [];
-    const q = new WorkQueue(async () => {
-      at.push(Date.now());
-      if (at.length < 4) throw new Error('not yet');
-    }, (_k, _e, retryInMs) => delays.push(retryInMs), { baseDelayMs: 20, maxDelayMs: 60 });
+    const q = new WorkQueue(
+      async () => {
+        at.push(Date.now());
+        if (at.length < 4) throw new Error('not yet');
+      },
+      (_k, _e, retryInMs) => delays.push(retryInMs),
+      { baseDelayMs: 20, maxDelayMs: 60 },
+    );
     q.add('k');
     await until(() => at.length === 4);
     await q.drained();
@@ -73,12 +89,16 @@ describe('WorkQueue', () => {
     expect((at[3] as number) - (at[2] as number)).toBeGreaterThanOrEqual(55);
     // A later failure starts again from the base delay.
     let fail = true;
-    const q2 = new WorkQueue(async () => {
-      if (fail) {
-        fail = false;
-        throw new Error('once');
-      }
-    }, (_k, _e, d) => delays.push(d), { baseDelayMs: 20 });
+    const q2 = new WorkQueue(
+      async () => {
+        if (fail) {
+          fail = false;
+          throw new Error('once');
+        }
+      },
+      (_k, _e, d) => delays.push(d),
+      { baseDelayMs: 20 },
+    );
     q2.add('k');
     await until(() => delays.length === 4);
     expect(delays.at(-1)).toBe(20);
@@ -87,10 +107,13 @@ describe('WorkQueue', () => {
   it('requeues after the delay a handler asks for; the sooner of two delayed adds wins', async () => {
     const at: number[] = [];
     const start = Date.now();
-    const q = new WorkQueue(async () => {
-      at.push(Date.now() - start);
-      return at.length === 1 ? { requeueAfterMs: 40 } : undefined;
-    }, () => {});
+    const q = new WorkQueue(
+      async () => {
+        at.push(Date.now() - start);
+        return at.length === 1 ? { requeueAfterMs: 40 } : undefined;
+      },
+      () => {},
+    );
     q.addAfter('k', 500);
     q.add('k');
     await until(() => at.length === 2);
@@ -100,10 +123,14 @@ describe('WorkQueue', () => {
 
   it('stops taking work on shutdown and waits for the run in flight', async () => {
     let finished = 0;
-    const q = new WorkQueue(async () => {
-      await sleep(30);
-      finished++;
-    }, () => {}, { concurrency: 1 });
+    const q = new WorkQueue(
+      async () => {
+        await sleep(30);
+        finished++;
+      },
+      () => {},
+      { concurrency: 1 },
+    );
     q.add('a');
     q.add('b');
     await q.shutdown();

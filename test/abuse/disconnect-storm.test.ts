@@ -83,10 +83,21 @@ describe.each(VARIANTS)('disconnect storm: $name', (v) => {
       const anthropicSide = i % 3 === 2;
       const path = anthropicSide ? '/anthropic/v1/messages' : '/v1/chat/completions';
       const model = i % 2 === 0 ? 'chat-o' : 'chat-a';
-      const body = JSON.stringify(anthropicSide
-        ? { model, max_tokens: 200, stream: true, messages: [{ role: 'user', content: `storm ${i}` }] }
-        : { model, max_tokens: 200, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: `storm ${i}` }] });
-      const bytes = requestBytes('POST', path, [['authorization', `Bearer ${key}`], ['content-type', 'application/json'], ['content-length', String(Buffer.byteLength(body))]], body);
+      const body = JSON.stringify(
+        anthropicSide
+          ? { model, max_tokens: 200, stream: true, messages: [{ role: 'user', content: `storm ${i}` }] }
+          : { model, max_tokens: 200, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: `storm ${i}` }] },
+      );
+      const bytes = requestBytes(
+        'POST',
+        path,
+        [
+          ['authorization', `Bearer ${key}`],
+          ['content-type', 'application/json'],
+          ['content-length', String(Buffer.byteLength(body))],
+        ],
+        body,
+      );
       return { bytes, at: v.abortAt(i, r) };
     });
     await Promise.all(calls.map((c) => abortedCall(gw.port, c.bytes, c.at)));
@@ -101,11 +112,21 @@ describe.each(VARIANTS)('disconnect storm: $name', (v) => {
     for (const e of events) byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
     const upstreamCalls = openai.calls.length + anthropic.calls.length;
     const fullStreams = openai.served.completion + anthropic.served.output;
-    console.log(`abuse storm (${v.name}): ${v.calls} calls; ${AFTER_MS / 1000} s later: upstream requests made ${upstreamCalls}, still open ${open()}; `
-      + `open holds ${ledger.openHolds}, held ${ledger.heldNano} nano; usage events ${JSON.stringify(byStatus)}; streams served to the end ${fullStreams}`);
+    console.log(
+      `abuse storm (${v.name}): ${v.calls} calls; ${AFTER_MS / 1000} s later: upstream requests made ${upstreamCalls}, still open ${open()}; ` +
+        `open holds ${ledger.openHolds}, held ${ledger.heldNano} nano; usage events ${JSON.stringify(byStatus)}; streams served to the end ${fullStreams}`,
+    );
 
-    expect({ upstreamOpen: open(), openHolds: ledger.openHolds, heldNano: ledger.heldNano, fullStreams }).toEqual({ upstreamOpen: 0, openHolds: 0, heldNano: 0, fullStreams: 0 });
-    expect(events.filter((e) => e.status !== 499).map((e) => `${e.status} ${e.errorCode ?? ''}`), 'events of aborted calls that are not 499').toEqual([]);
+    expect({ upstreamOpen: open(), openHolds: ledger.openHolds, heldNano: ledger.heldNano, fullStreams }).toEqual({
+      upstreamOpen: 0,
+      openHolds: 0,
+      heldNano: 0,
+      fullStreams: 0,
+    });
+    expect(
+      events.filter((e) => e.status !== 499).map((e) => `${e.status} ${e.errorCode ?? ''}`),
+      'events of aborted calls that are not 499',
+    ).toEqual([]);
     expect(events.length).toBeLessThanOrEqual(v.calls);
     expect(new Set(events.map((e) => e.eventId)).size).toBe(events.length);
   }, 60_000);

@@ -45,7 +45,9 @@ function withRaw(body: Record<string, unknown>, field: string, raw: string): str
 
 async function send(path: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Headers }> {
   const res = await fetch(`${gw.url}${path}`, {
-    method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    method: 'POST',
+    body,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
   });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
@@ -59,12 +61,15 @@ function expectError(path: string, r: { status: number; text: string }, status: 
 const invalid = (path: string): string => (dialectOfPath(path) === 'anthropic' ? 'invalid_request_error' : 'invalid_request');
 
 describe('a body nested deeper than 128 levels', () => {
-  const cases = Object.keys(BODIES).flatMap((path) => [
-    [path, 'an unknown field, 10,000 arrays', 'x', nested(10_000, 'array')],
-    [path, 'an unknown field, 200 objects', 'x', nested(200, 'object')],
-    [path, 'metadata, 10,000 objects', 'metadata', `{"deep":${nested(10_000, 'object')}}`],
-    [path, 'the model field, 1,000 arrays', 'model', nested(1000, 'array')],
-  ] as const);
+  const cases = Object.keys(BODIES).flatMap(
+    (path) =>
+      [
+        [path, 'an unknown field, 10,000 arrays', 'x', nested(10_000, 'array')],
+        [path, 'an unknown field, 200 objects', 'x', nested(200, 'object')],
+        [path, 'metadata, 10,000 objects', 'metadata', `{"deep":${nested(10_000, 'object')}}`],
+        [path, 'the model field, 1,000 arrays', 'model', nested(1000, 'array')],
+      ] as const,
+  );
 
   it.each(cases)('%s, %s: 400 before any store or upstream call', async (path, _what, field, raw) => {
     const body = withRaw((BODIES[path] as (x: object) => Record<string, unknown>)({}), field, raw);
@@ -76,7 +81,7 @@ describe('a body nested deeper than 128 levels', () => {
     expect(openai.calls.length + anthropic.calls.length, 'upstream calls made for it').toBe(upstream);
   });
 
-  it('in a message\'s content block too (the translators must never see it)', async () => {
+  it("in a message's content block too (the translators must never see it)", async () => {
     for (const path of ['/v1/chat/completions', '/anthropic/v1/messages']) {
       const content = `[{"type":"text","text":"hi","x":${nested(10_000, 'array')}}]`;
       const body = withRaw((BODIES[path] as (x: object) => Record<string, unknown>)({}), 'messages', `[{"role":"user","content":${content}}]`);
@@ -97,7 +102,7 @@ describe('a body nested deeper than 128 levels', () => {
 
 describe('output caps at the edge of what a number can hold', () => {
   const caps = [Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 1e308, 2 ** 63];
-  it.each(caps)('max_tokens %s: a 4xx in the caller\'s dialect, never a 5xx, nothing held', async (cap) => {
+  it.each(caps)("max_tokens %s: a 4xx in the caller's dialect, never a 5xx, nothing held", async (cap) => {
     for (const path of ['/v1/chat/completions', '/anthropic/v1/messages']) {
       const r = await send(path, JSON.stringify((BODIES[path] as (x: object) => Record<string, unknown>)({ max_tokens: cap })));
       expect(r.status, r.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
@@ -141,13 +146,16 @@ describe('names that are properties of every JavaScript object', () => {
 });
 
 describe('keys', () => {
-  it.each(['/v1/chat/completions', '/anthropic/v1/messages'])('%s: Authorization: <key> without Bearer is 401 invalid_api_key, saying to use Bearer', async (path) => {
-    const before = gw.calls.findKey;
-    const r = await send(path, JSON.stringify((BODIES[path] as (x: object) => Record<string, unknown>)({})), { authorization: key });
-    expectError(path, r, 401, dialectOfPath(path) === 'anthropic' ? 'authentication_error' : 'invalid_api_key');
-    expect(JSON.parse(r.text).error.message).toMatch(/Bearer/);
-    expect(gw.calls.findKey, 'store lookups for it').toBe(before);
-  });
+  it.each(['/v1/chat/completions', '/anthropic/v1/messages'])(
+    '%s: Authorization: <key> without Bearer is 401 invalid_api_key, saying to use Bearer',
+    async (path) => {
+      const before = gw.calls.findKey;
+      const r = await send(path, JSON.stringify((BODIES[path] as (x: object) => Record<string, unknown>)({})), { authorization: key });
+      expectError(path, r, 401, dialectOfPath(path) === 'anthropic' ? 'authentication_error' : 'invalid_api_key');
+      expect(JSON.parse(r.text).error.message).toMatch(/Bearer/);
+      expect(gw.calls.findKey, 'store lookups for it').toBe(before);
+    },
+  );
 
   it('GET /v1/me: Authorization: <key> without Bearer is 401 too', async () => {
     const res = await fetch(`${gw.url}/v1/me`, { headers: { authorization: key } });
@@ -163,7 +171,12 @@ describe('keys', () => {
     ['/anthropic/v1/messages', 'no key', []],
     ['/anthropic/v1/messages', 'a malformed key', [['x-api-key', 'sk-svc-not-a-key']]],
   ] as const)('%s with %s and a 9 MiB body on its way: 401 at once, body unread, connection: close', async (path, _what, auth) => {
-    const head = requestBytes('POST', path, [['content-type', 'application/json'], ['content-length', String(NINE_MIB)], ...auth.map(([k, v]) => [k, v] as [string, string])], '{"model":');
+    const head = requestBytes(
+      'POST',
+      path,
+      [['content-type', 'application/json'], ['content-length', String(NINE_MIB)], ...auth.map(([k, v]) => [k, v] as [string, string])],
+      '{"model":',
+    );
     const r = await rawRequest(gw.port, head, { timeoutMs: 4000 });
     expect(r.status, `answer after ${r.ms} ms (timed out: ${r.timedOut})`).toBe(401);
     expect(dialectProblem(dialectOfPath(path), r.body)).toBeNull();
@@ -171,9 +184,18 @@ describe('keys', () => {
   });
 });
 
-describe('protocol errors answer in the caller\'s dialect, with connection: close', () => {
+describe("protocol errors answer in the caller's dialect, with connection: close", () => {
   it.each(['/v1/chat/completions', '/anthropic/v1/messages', '/v1/models'])('%s: a 100 KB header is 431', async (path) => {
-    const head = requestBytes('POST', path, [['authorization', `Bearer ${key}`], ['x-padding', 'p'.repeat(100 * 1024)], ['content-length', '2']], '{}');
+    const head = requestBytes(
+      'POST',
+      path,
+      [
+        ['authorization', `Bearer ${key}`],
+        ['x-padding', 'p'.repeat(100 * 1024)],
+        ['content-length', '2'],
+      ],
+      '{}',
+    );
     const r = await rawRequest(gw.port, head, { timeoutMs: 4000 });
     expect(r.status, r.body.slice(0, 200)).toBe(431);
     expect(dialectProblem(dialectOfPath(path), r.body)).toBeNull();
@@ -181,7 +203,16 @@ describe('protocol errors answer in the caller\'s dialect, with connection: clos
   });
 
   it.each(['/v1/chat/completions', '/anthropic/v1/messages'])('%s: Content-Length with Transfer-Encoding (a smuggling attempt) is 400', async (path) => {
-    const head = requestBytes('POST', path, [['authorization', `Bearer ${key}`], ['content-length', '4'], ['transfer-encoding', 'chunked']], '0\r\n\r\n');
+    const head = requestBytes(
+      'POST',
+      path,
+      [
+        ['authorization', `Bearer ${key}`],
+        ['content-length', '4'],
+        ['transfer-encoding', 'chunked'],
+      ],
+      '0\r\n\r\n',
+    );
     const r = await rawRequest(gw.port, head, { timeoutMs: 4000 });
     expect(r.status, r.body.slice(0, 200)).toBe(400);
     expect(dialectProblem(dialectOfPath(path), r.body)).toBeNull();

@@ -77,10 +77,11 @@ async function fire(cases: FuzzCase[]): Promise<Tally> {
   return t;
 }
 
-const show = (c: FuzzCase, a: RawAnswer, extra = ''): string => `${c.endpoint.method} ${c.path.slice(0, 50)} ${c.what} -> ${a.status ?? 'no answer'} ${extra || a.body.slice(0, 140)}`;
+const show = (c: FuzzCase, a: RawAnswer, extra = ''): string =>
+  `${c.endpoint.method} ${c.path.slice(0, 50)} ${c.what} -> ${a.status ?? 'no answer'} ${extra || a.body.slice(0, 140)}`;
 
 describe(`fuzz: ${N} hostile requests, seed ${SEED}, concurrency ${CONCURRENCY}, on Redis`, () => {
-  it('answers no 5xx, nothing outside the caller\'s dialect, and refused input spends no quota', async () => {
+  it("answers no 5xx, nothing outside the caller's dialect, and refused input spends no quota", async () => {
     const eps = await endpoints();
     const r = prng(SEED);
     const cases = Array.from({ length: N }, () => fuzzCase(r, key, eps));
@@ -95,18 +96,26 @@ describe(`fuzz: ${N} hostile requests, seed ${SEED}, concurrency ${CONCURRENCY},
     const refusedSpend = events.filter((e) => e.status >= 400).reduce((s, e) => s + e.costNano, 0);
     const slotsOfRefused = slots - t.admitted2xx;
 
-    console.log(`abuse fuzz: ${N} requests (seed ${SEED}, ${eps.length + 5} endpoints${eps.includes(RESPONSES) ? ' incl. /v1/responses' : ''}) in ${(ms / 1000).toFixed(1)} s; `
-      + `status ${JSON.stringify(t.byStatus)}; 5xx ${t.fiveXx.length}; outside dialect ${t.outsideDialect.length}; unanswered ${t.unanswered.length}; `
-      + `admitted ${gw.calls.admit - admitsBefore}, 2xx model calls ${t.admitted2xx}, RPM slots held ${slots} (by refused input ${slotsOfRefused}); `
-      + `money spent by refused input ${refusedSpend} nano; open holds ${ledger.openHolds}, held ${ledger.heldNano} nano`);
+    console.log(
+      `abuse fuzz: ${N} requests (seed ${SEED}, ${eps.length + 5} endpoints${eps.includes(RESPONSES) ? ' incl. /v1/responses' : ''}) in ${(ms / 1000).toFixed(1)} s; ` +
+        `status ${JSON.stringify(t.byStatus)}; 5xx ${t.fiveXx.length}; outside dialect ${t.outsideDialect.length}; unanswered ${t.unanswered.length}; ` +
+        `admitted ${gw.calls.admit - admitsBefore}, 2xx model calls ${t.admitted2xx}, RPM slots held ${slots} (by refused input ${slotsOfRefused}); ` +
+        `money spent by refused input ${refusedSpend} nano; open holds ${ledger.openHolds}, held ${ledger.heldNano} nano`,
+    );
     for (const [c, a] of t.fiveXx.slice(0, 8)) console.log(`  5xx: ${show(c, a)}`);
     for (const [c, a, p] of t.outsideDialect.slice(0, 8)) console.log(`  dialect: ${show(c, a, p)}`);
     for (const [c, a] of t.unanswered.slice(0, 4)) console.log(`  unanswered: ${show(c, a, `after ${a.ms} ms`)}`);
 
     expect(ms, 'the run must fit in the 60 s call log for the slot count to be exact').toBeLessThan(WINDOW_MS - 10_000);
     expect({
-      fiveXx: t.fiveXx.length, outsideDialect: t.outsideDialect.length, unanswered: t.unanswered.length,
-      slotsOfRefused, refusedSpend, openHolds: ledger.openHolds, heldNano: ledger.heldNano, settled,
+      fiveXx: t.fiveXx.length,
+      outsideDialect: t.outsideDialect.length,
+      unanswered: t.unanswered.length,
+      slotsOfRefused,
+      refusedSpend,
+      openHolds: ledger.openHolds,
+      heldNano: ledger.heldNano,
+      settled,
     }).toEqual({ fiveXx: 0, outsideDialect: 0, unanswered: 0, slotsOfRefused: 0, refusedSpend: 0, openHolds: 0, heldNano: 0, settled: true });
     // The fuzz must also reach the upstreams, or it tested only the front door.
     expect(t.admitted2xx).toBeGreaterThan(N / 10);

@@ -96,15 +96,17 @@ function instrument(store: Store, calls: StoreCalls, admitDelayMs: number): void
 export async function startAbuseGateway(docs: object[], opts: AbuseOptions = {}): Promise<AbuseGateway> {
   const result = compileDocs(docs);
   const sink = new MemoryUsageSink();
-  const redisStore = opts.redis
-    ? await RedisStore.connect({ url: opts.redis.url, prefix: opts.redis.prefix, holdTtlMs: opts.holdTtlMs })
-    : null;
+  const redisStore = opts.redis ? await RedisStore.connect({ url: opts.redis.url, prefix: opts.redis.prefix, holdTtlMs: opts.holdTtlMs }) : null;
   const store: Store & StoreAdmin = redisStore ?? new MemoryStore(sink, { holdTtlMs: opts.holdTtlMs });
   await store.applyConfig(result.snapshot, result.keys);
   const calls: StoreCalls = { findKey: 0, admit: 0, settle: 0, record: 0, view: 0 };
   instrument(store, calls, opts.admitDelayMs ?? 0);
   const base: BuildOptions = {
-    config: { current: () => result.snapshot }, store, pepper: TEST_PEPPER, logLevel: 'silent', bodyLimit: opts.bodyLimit,
+    config: { current: () => result.snapshot },
+    store,
+    pepper: TEST_PEPPER,
+    logLevel: 'silent',
+    bodyLimit: opts.bodyLimit,
   };
   // `timeouts` is the BuildOptions field issue 18 adds; passed by spread so this file type-checks before it exists
   // (until then the option is ignored and the slow-body tests fail on behaviour, not on types).
@@ -113,7 +115,13 @@ export async function startAbuseGateway(docs: object[], opts: AbuseOptions = {})
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`, port, app, store, redisStore, snapshot: result.snapshot, calls,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    app,
+    store,
+    redisStore,
+    snapshot: result.snapshot,
+    calls,
     totalStoreCalls: () => calls.findKey + calls.admit + calls.settle + calls.record + calls.view,
     ledger: (account) => store.ledger(account),
     events: async (account) => (redisStore ? redisStore.usageEvents(account) : sink.events.filter((e) => e.account === account)),

@@ -86,7 +86,12 @@ export function rawRequest(port: number, head: string | Buffer, opts: RawOptions
       const p = parseAnswer(Buffer.concat(chunks), closed);
       socket.destroy();
       resolve({
-        status: p?.status ?? null, headers: p?.headers ?? {}, body: p?.body.toString('utf8') ?? '', closed, ms: Date.now() - started, timedOut,
+        status: p?.status ?? null,
+        headers: p?.headers ?? {},
+        body: p?.body.toString('utf8') ?? '',
+        closed,
+        ms: Date.now() - started,
+        timedOut,
       });
     };
     const maybeDone = (): void => {

@@ -35,7 +35,11 @@ const chat = JSON.stringify({ model: 'chat-o', messages: [{ role: 'user', conten
 
 /** A valid key and headers, then the body one byte every 200 ms. */
 function trickleBody(path: string): Promise<RawAnswer> {
-  const head = requestBytes('POST', path, [['authorization', `Bearer ${key}`], ['content-type', 'application/json'], ['content-length', String(Buffer.byteLength(chat))]]);
+  const head = requestBytes('POST', path, [
+    ['authorization', `Bearer ${key}`],
+    ['content-type', 'application/json'],
+    ['content-length', String(Buffer.byteLength(chat))],
+  ]);
   return rawRequest(gw.port, head, { timeoutMs: GIVE_UP_MS, trickle: { pieces: [...chat], everyMs: 200 } });
 }
 
@@ -87,14 +91,21 @@ describe('slow clients are closed by the timeouts', () => {
     const slowest: number[] = [];
     for (let i = 0; i < 12; i++) {
       const t0 = Date.now();
-      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: chat });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: chat,
+      });
       await res.text();
       statuses.push(res.status);
       slowest.push(Date.now() - t0);
       await sleep(200);
     }
     const answers = await Promise.all(slow);
-    expect(statuses.every((s) => s === 200), JSON.stringify(statuses)).toBe(true);
+    expect(
+      statuses.every((s) => s === 200),
+      JSON.stringify(statuses),
+    ).toBe(true);
     // Served, not starved: a generous bound (tests assert behaviour; the bench measures latency).
     expect(Math.max(...slowest), 'slowest normal call (ms)').toBeLessThan(3000);
     const stillOpen = answers.filter((a) => a.timedOut).length;

@@ -31,7 +31,12 @@ afterAll(async () => {
 const chatBody = (model: string): string => JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 20 });
 
 async function post(gw: AbuseGateway, key: string, path: string, body: string, signal?: AbortSignal): Promise<number> {
-  const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body, signal });
+  const res = await fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+    signal,
+  });
   await res.text();
   return res.status;
 }
@@ -53,7 +58,12 @@ describe.each(['redis', 'memory'] as const)('zero-cost calls, then the hold TTL,
 
   it('answers 200 after the zero-cost holds would have expired, with no hold left and one event per call', async () => {
     // 1. count_tokens: free, a hold of 0.
-    const counted = await post(gw, key, '/anthropic/v1/messages/count_tokens', JSON.stringify({ model: 'chat-a', messages: [{ role: 'user', content: 'How many tokens?' }] }));
+    const counted = await post(
+      gw,
+      key,
+      '/anthropic/v1/messages/count_tokens',
+      JSON.stringify({ model: 'chat-a', messages: [{ role: 'user', content: 'How many tokens?' }] }),
+    );
     expect(counted, 'count_tokens').toBe(200);
     // 2. The upstream answers 500: nothing served, nothing charged.
     expect(await post(gw, key, '/v1/chat/completions', chatBody('broken')), 'upstream 500').toBe(502);
@@ -77,7 +87,11 @@ describe.each(['redis', 'memory'] as const)('zero-cost calls, then the hold TTL,
     const events = await gw.events(ACCOUNT);
     const seen = events.map((e) => `${e.endpoint} ${e.status}${e.costNano === 0 ? ' free' : ''}`);
     expect(seen.sort()).toEqual([
-      'chat.completions 200', 'chat.completions 200', 'chat.completions 499 free', 'chat.completions 502 free', 'count_tokens 200 free',
+      'chat.completions 200',
+      'chat.completions 200',
+      'chat.completions 499 free',
+      'chat.completions 502 free',
+      'count_tokens 200 free',
     ]);
     expect(new Set(events.map((e) => e.eventId)).size).toBe(events.length);
     // Spent == the sum of the events' costs (no event lost, none double counted).

@@ -17,7 +17,8 @@ afterAll(async () => {
 });
 
 const weather = {
-  name: 'get_weather', description: 'Get the weather of a city',
+  name: 'get_weather',
+  description: 'Get the weather of a city',
   input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
 };
 
@@ -61,13 +62,19 @@ describe.each(['anthropic', 'openai'] as const)('served by an %s-format upstream
   it('returns tool use, then sends the tool result back as the upstream expects it', async () => {
     up.replyTools([{ id: 'toolu_w1', name: 'get_weather', input: { city: 'Paris' } }]);
     const first = await client.messages.create({
-      model: up.model, max_tokens: 200, tools: [weather], tool_choice: { type: 'any' }, messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      model: up.model,
+      max_tokens: 200,
+      tools: [weather],
+      tool_choice: { type: 'any' },
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
     });
     expect(first.stop_reason).toBe('tool_use');
     const use = first.content.find((b) => b.type === 'tool_use');
     expect(use).toMatchObject({ type: 'tool_use', id: 'toolu_w1', name: 'get_weather', input: { city: 'Paris' } });
     const second = await client.messages.create({
-      model: up.model, max_tokens: 200, tools: [weather],
+      model: up.model,
+      max_tokens: 200,
+      tools: [weather],
       messages: [
         { role: 'user', content: 'Weather in Paris?' },
         { role: 'assistant', content: first.content },
@@ -80,16 +87,22 @@ describe.each(['anthropic', 'openai'] as const)('served by an %s-format upstream
       expect(sent.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_w1', content: '21 degrees' }] });
     } else {
       expect(sent.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'toolu_w1', content: '21 degrees' });
-      expect(sent.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'toolu_w1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] });
+      expect(sent.messages.at(-2)).toMatchObject({
+        role: 'assistant',
+        tool_calls: [{ id: 'toolu_w1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      });
       expect(up.bodies()[0]?.tool_choice).toBe('required');
     }
   });
 
   it('streams several tool uses in one turn, arguments arriving in fragments', async () => {
-    up.replyTools([
-      { id: 'toolu_a', name: 'get_weather', input: { city: 'Paris', days: [1, 2] } },
-      { id: 'toolu_b', name: 'get_weather', input: { city: 'Bogotá' } },
-    ], 'Checking both.');
+    up.replyTools(
+      [
+        { id: 'toolu_a', name: 'get_weather', input: { city: 'Paris', days: [1, 2] } },
+        { id: 'toolu_b', name: 'get_weather', input: { city: 'Bogotá' } },
+      ],
+      'Checking both.',
+    );
     const stream = client.messages.stream({ model: up.model, max_tokens: 200, tools: [weather], messages: [{ role: 'user', content: 'Paris and Bogotá?' }] });
     const jsonDeltas: string[] = [];
     stream.on('inputJson', (partial) => jsonDeltas.push(partial));
@@ -105,7 +118,10 @@ describe.each(['anthropic', 'openai'] as const)('served by an %s-format upstream
   it('counts usage once, cache reads included, and records task_type without forwarding it', async () => {
     up.replyText('Cached.', { input: 1000, cacheRead: 800, output: 5 });
     const msg = await client.messages.create({
-      model: up.model, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'u-1', task_type: 'summary' } as Anthropic.Metadata,
+      model: up.model,
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+      metadata: { user_id: 'u-1', task_type: 'summary' } as Anthropic.Metadata,
     });
     expect(msg.usage.input_tokens).toBe(200);
     expect(msg.usage.cache_read_input_tokens).toBe(800);

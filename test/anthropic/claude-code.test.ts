@@ -28,7 +28,7 @@ interface Run {
 function run(args: string[], env: Record<string, string>, cwd: string, timeoutMs = 120_000): Promise<Run> {
   return new Promise((resolve) => {
     execFile(CLAUDE, args, { cwd, env, timeout: timeoutMs, maxBuffer: 10 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? ((err as { code?: unknown }).code as number | null) ?? 1 : 0;
+      const code = err ? (((err as { code?: unknown }).code as number | null) ?? 1) : 0;
       resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr: `${stderr}${err && !stdout ? `\n${err.message}` : ''}` });
     });
   });
@@ -37,8 +37,15 @@ function run(args: string[], env: Record<string, string>, cwd: string, timeoutMs
 /** A clean environment: no Anthropic or proxy variables of the machine, a temporary HOME and config dir. */
 function agentEnv(home: string, baseUrl: string, key: string, model: string): Record<string, string> {
   return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude'), TMPDIR: tmpdir(), LANG: 'C.UTF-8',
-    ANTHROPIC_BASE_URL: baseUrl, ANTHROPIC_AUTH_TOKEN: key, ANTHROPIC_MODEL: model, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    CLAUDE_CONFIG_DIR: join(home, '.claude'),
+    TMPDIR: tmpdir(),
+    LANG: 'C.UTF-8',
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_AUTH_TOKEN: key,
+    ANTHROPIC_MODEL: model,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };
 }
 
@@ -92,19 +99,23 @@ describe('Claude Code through the gateway', () => {
   it.each([
     ['an Anthropic-format upstream', 'claude-test', () => env.anthropic.calls],
     ['an OpenAI-format upstream', 'gpt-test', () => env.openai.calls],
-  ])('answers a prompt with a tool round trip, served by %s', async (_name, model, calls) => {
-    const before = proxy.seen.length;
-    const r = await run(['-p', 'What does hello.txt say?'], agentEnv(dir, `${proxy.url}/anthropic`, env.keys.builder, model), dir);
-    if (r.code !== 0) throw new Error(`claude -p exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}\n${HOW_TO}`);
-    expect(r.stdout).toContain(`CC-OK ${SECRET}`);
-    const sent = proxy.seen.slice(before).filter((s) => s.url.startsWith('/anthropic/v1/messages'));
-    expect(sent.length).toBeGreaterThanOrEqual(2); // the tool call, then the answer
-    for (const s of sent) expectClaudeCodeShape(s, env.keys.builder);
-    expect(calls().length).toBeGreaterThanOrEqual(2);
-    const events = env.gw.sink.events.filter((e) => e.requestedModel === model && e.endpoint === 'messages');
-    expect(events.length).toBeGreaterThanOrEqual(2);
-    expect(events.every((e) => e.status === 200 && e.stream && e.inputTokens > 0)).toBe(true);
-  }, 150_000);
+  ])(
+    'answers a prompt with a tool round trip, served by %s',
+    async (_name, model, calls) => {
+      const before = proxy.seen.length;
+      const r = await run(['-p', 'What does hello.txt say?'], agentEnv(dir, `${proxy.url}/anthropic`, env.keys.builder, model), dir);
+      if (r.code !== 0) throw new Error(`claude -p exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}\n${HOW_TO}`);
+      expect(r.stdout).toContain(`CC-OK ${SECRET}`);
+      const sent = proxy.seen.slice(before).filter((s) => s.url.startsWith('/anthropic/v1/messages'));
+      expect(sent.length).toBeGreaterThanOrEqual(2); // the tool call, then the answer
+      for (const s of sent) expectClaudeCodeShape(s, env.keys.builder);
+      expect(calls().length).toBeGreaterThanOrEqual(2);
+      const events = env.gw.sink.events.filter((e) => e.requestedModel === model && e.endpoint === 'messages');
+      expect(events.length).toBeGreaterThanOrEqual(2);
+      expect(events.every((e) => e.status === 200 && e.stream && e.inputTokens > 0)).toBe(true);
+    },
+    150_000,
+  );
 });
 
 /** What Claude Code sends (recorded in the README): keep this in step with what the binary really does. */

@@ -28,7 +28,9 @@ interface AnthropicErrorBody {
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}, raw = false) {
   const res = await fetch(`${env.gw.url}${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': env.keys.builder, ...headers }, body: raw ? (body as string) : JSON.stringify(body),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': env.keys.builder, ...headers },
+    body: raw ? (body as string) : JSON.stringify(body),
   });
   const text = await res.text();
   return { status: res.status, text, json: JSON.parse(text) as AnthropicErrorBody, headers: res.headers };
@@ -48,7 +50,9 @@ describe('plan gate and keys, in Anthropic shape', () => {
     const count = await post('/anthropic/v1/messages/count_tokens', { model: 'mock-mini', messages: msgs }, { 'x-api-key': env.keys.free });
     expect(count.status).toBe(403);
     const viaOpenAI = await fetch(`${env.gw.url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${env.keys.free}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-mini', messages: msgs }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.keys.free}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-mini', messages: msgs }),
     });
     expect(viaOpenAI.status).toBe(200);
   });
@@ -67,9 +71,13 @@ describe('plan gate and keys, in Anthropic shape', () => {
 
   it('surfaces as the SDK error classes', async () => {
     const free = new Anthropic({ baseURL: `${env.gw.url}/anthropic`, apiKey: env.keys.free, authToken: null, maxRetries: 0 });
-    await expect(free.messages.create({ model: 'mock-mini', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(free.messages.create({ model: 'mock-mini', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
+      Anthropic.PermissionDeniedError,
+    );
     const revoked = new Anthropic({ baseURL: `${env.gw.url}/anthropic`, apiKey: env.keys.revoked, authToken: null, maxRetries: 0 });
-    await expect(revoked.messages.create({ model: 'mock-mini', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    await expect(revoked.messages.create({ model: 'mock-mini', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
+      Anthropic.AuthenticationError,
+    );
   });
 });
 
@@ -86,8 +94,24 @@ describe('bad input gets 4xx in Anthropic shape and never reaches the upstream',
     ['an unknown role', { model: 'claude-test', max_tokens: 5, messages: [{ role: 'tool', content: 'x' }] }, 400, 'invalid_request_error', false],
     ['a temperature above 1', { ...ok, temperature: 1.5 }, 400, 'invalid_request_error', false],
     ['a block without type', { ...ok, messages: [{ role: 'user', content: [{ text: 'x' }] }] }, 400, 'invalid_request_error', false],
-    ['a text block without text (OpenAI upstream)', { ...ok, model: 'gpt-test', messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 400, 'invalid_request_error', false],
-    ['a document for an OpenAI upstream', { ...ok, model: 'gpt-test', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }, 400, 'invalid_request_error', false],
+    [
+      'a text block without text (OpenAI upstream)',
+      { ...ok, model: 'gpt-test', messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      400,
+      'invalid_request_error',
+      false,
+    ],
+    [
+      'a document for an OpenAI upstream',
+      {
+        ...ok,
+        model: 'gpt-test',
+        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }],
+      },
+      400,
+      'invalid_request_error',
+      false,
+    ],
     ['a task_type of 65 characters', { ...ok, metadata: { task_type: 'x'.repeat(65) } }, 400, 'invalid_request_error', false],
     ['an unknown model', { ...ok, model: 'claude-99' }, 404, 'not_found_error', false],
     ['an embeddings model', { ...ok, model: 'embed-test' }, 400, 'invalid_request_error', false],
@@ -107,7 +131,11 @@ describe('bad input gets 4xx in Anthropic shape and never reaches the upstream',
   });
 
   it('passes an upstream 400 through in Anthropic shape, with its message', async () => {
-    env.anthropic.fallback = () => ({ kind: 'status', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0: bad block' } } });
+    env.anthropic.fallback = () => ({
+      kind: 'status',
+      status: 400,
+      body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0: bad block' } },
+    });
     const r = await post('/anthropic/v1/messages', ok);
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ type: 'invalid_request_error' });
@@ -117,8 +145,25 @@ describe('bad input gets 4xx in Anthropic shape and never reaches the upstream',
   it('never answers 5xx to fuzzed bodies', async () => {
     let seed = 11;
     const rnd = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
-    const values: unknown[] = [null, true, 0, -1, 1.5, 'x', '', [], {}, [{}], [{ role: 'user' }], [{ role: 'user', content: [{ type: 'image' }] }],
-      [{ role: 'assistant', content: [{ type: 'tool_use' }] }], [{ role: 'user', content: [{ type: 'tool_result', content: [{ type: 5 }] }] }], { type: 'tool' }, 'sk-svc-', '𝕏'];
+    const values: unknown[] = [
+      null,
+      true,
+      0,
+      -1,
+      1.5,
+      'x',
+      '',
+      [],
+      {},
+      [{}],
+      [{ role: 'user' }],
+      [{ role: 'user', content: [{ type: 'image' }] }],
+      [{ role: 'assistant', content: [{ type: 'tool_use' }] }],
+      [{ role: 'user', content: [{ type: 'tool_result', content: [{ type: 5 }] }] }],
+      { type: 'tool' },
+      'sk-svc-',
+      '𝕏',
+    ];
     const fields = ['model', 'messages', 'max_tokens', 'system', 'tools', 'tool_choice', 'metadata', 'stream', 'temperature', 'stop_sequences'];
     for (let i = 0; i < 150; i++) {
       const body: Record<string, unknown> = {};
@@ -156,7 +201,9 @@ describe('after the first byte', () => {
   it('writes the error event on the wire as Anthropic does', async () => {
     env.anthropic.enqueue({ kind: 'cut', afterEvents: 4 });
     const res = await fetch(`${env.gw.url}/anthropic/v1/messages`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': env.keys.builder }, body: JSON.stringify({ ...ok, stream: true }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': env.keys.builder },
+      body: JSON.stringify({ ...ok, stream: true }),
     });
     const text = await res.text();
     expect(text.startsWith('event: message_start\n')).toBe(true);
@@ -173,7 +220,9 @@ describe('fallback across protocols', () => {
   ])('falls back from the Anthropic target to the OpenAI one on %s, translating the same request', async (reason, script) => {
     script();
     const client = new Anthropic({ baseURL: `${env.gw.url}/anthropic`, apiKey: env.keys.builder, authToken: null, maxRetries: 0 });
-    const { data, response } = await client.messages.create({ model: 'mixed', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const { data, response } = await client.messages
+      .create({ model: 'mixed', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
     let text = '';
     for await (const ev of data) if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') text += ev.delta.text;
     expect(text).toBe(OPENAI_FAKE_REPLY);
@@ -186,7 +235,9 @@ describe('fallback across protocols', () => {
 
   it('serves an OpenAI client from the Anthropic target of the same route', async () => {
     const res = await fetch(`${env.gw.url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${env.keys.builder}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mixed', messages: msgs }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.keys.builder}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mixed', messages: msgs }),
     });
     const body = (await res.json()) as { choices: Array<{ message: { content: string } }> };
     expect(body.choices[0]?.message.content).toBe(ANTHROPIC_FAKE_REPLY);
@@ -209,7 +260,9 @@ describe('what Claude Code probes besides messages', () => {
         { type: 'model', id: 'gpt-test', display_name: 'gpt-test', created_at: '2026-01-01T00:00:00Z' },
         { type: 'model', id: 'mixed', display_name: 'mixed', created_at: '2026-01-01T00:00:00Z' },
       ],
-      has_more: true, first_id: 'gpt-test', last_id: 'mixed',
+      has_more: true,
+      first_id: 'gpt-test',
+      last_id: 'mixed',
     });
     const bad = await fetch(`${env.gw.url}/anthropic/v1/models?limit=0`);
     expect(bad.status).toBe(400);

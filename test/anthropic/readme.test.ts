@@ -31,7 +31,9 @@ afterAll(async () => {
 
 describe('README: Anthropic-compatible API', () => {
   it('answers the curl example on the demo config', () => {
-    const script = readmeBlock('anthropic').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replace(/^export SVC_KEY=.*$/m, '');
+    const script = readmeBlock('anthropic')
+      .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
+      .replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { env, encoding: 'utf8' });
     const body = JSON.parse(out) as { type: string; model: string; content: Array<{ type: string; text: string }>; stop_reason: string };
     expect(body.type).toBe('message');
@@ -49,7 +51,8 @@ describe('README: Anthropic-compatible API', () => {
 
   it('refuses the free demo key on the Anthropic endpoint, in Anthropic shape', async () => {
     const res = await fetch(`${gw.url}/anthropic/v1/messages`, {
-      method: 'POST', headers: { 'x-api-key': gw.keys['demo-free'] as string, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'x-api-key': gw.keys['demo-free'] as string, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'mock-mini', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(res.status).toBe(403);

@@ -23,10 +23,22 @@ export async function startEnv(): Promise<Env> {
   const b = basics();
   const revoked = apiKey('gone-key', 'acme', { revoked: true });
   const gw = await startGateway([
-    ...b.docs, ...revoked.docs,
+    ...b.docs,
+    ...revoked.docs,
     secret('anthropic-cred', { key: UPSTREAM_SECRET }),
-    route('claude-test', [{ name: 'anthropic-a', provider: 'anthropic', baseUrl: anthropic.baseUrl, upstreamModel: 'claude-upstream', credentials: { secretKeyRef: { name: 'anthropic-cred', key: 'key' } }, timeouts: fast }]),
-    route('gpt-test', [{ name: 'openai-a', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-upstream', timeouts: fast }], { maxOutputTokens: 777 }),
+    route('claude-test', [
+      {
+        name: 'anthropic-a',
+        provider: 'anthropic',
+        baseUrl: anthropic.baseUrl,
+        upstreamModel: 'claude-upstream',
+        credentials: { secretKeyRef: { name: 'anthropic-cred', key: 'key' } },
+        timeouts: fast,
+      },
+    ]),
+    route('gpt-test', [{ name: 'openai-a', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-upstream', timeouts: fast }], {
+      maxOutputTokens: 777,
+    }),
     route('mock-mini', [{ name: 'mock-a', provider: 'mock' }]),
     // An Anthropic target first (weight 1) and an OpenAI one second (weight 0): a fallback crosses protocols.
     route('mixed', [
@@ -36,7 +48,10 @@ export async function startEnv(): Promise<Env> {
     route('embed-test', [{ name: 'e', provider: 'openai', baseUrl: openai.baseUrl }], { type: 'embeddings' }),
   ]);
   return {
-    gw, anthropic, openai, keys: { ...b.keys, revoked: revoked.key },
+    gw,
+    anthropic,
+    openai,
+    keys: { ...b.keys, revoked: revoked.key },
     close: async () => {
       await gw.close();
       await Promise.all([anthropic.close(), openai.close()]);
@@ -68,20 +83,33 @@ export function upstreams(env: Env): Upstream[] {
   const { anthropic, openai } = env;
   return [
     {
-      kind: 'anthropic', model: 'claude-test', text: ANTHROPIC_FAKE_REPLY,
-      bodies: () => anthropic.calls.map((c) => c.body), headers: () => anthropic.calls.map((c) => c.headers),
+      kind: 'anthropic',
+      model: 'claude-test',
+      text: ANTHROPIC_FAKE_REPLY,
+      bodies: () => anthropic.calls.map((c) => c.body),
+      headers: () => anthropic.calls.map((c) => c.headers),
       replyTools: (tools, text) => anthropic.enqueue({ kind: 'reply', tools, text }),
-      replyText: (text, u) => anthropic.enqueue({ kind: 'reply', text, usage: { input_tokens: u.input - u.cacheRead, cache_read_input_tokens: u.cacheRead, output_tokens: u.output } }),
+      replyText: (text, u) =>
+        anthropic.enqueue({
+          kind: 'reply',
+          text,
+          usage: { input_tokens: u.input - u.cacheRead, cache_read_input_tokens: u.cacheRead, output_tokens: u.output },
+        }),
       reset: () => {
         anthropic.calls.length = 0;
         anthropic.fallback = () => ({ kind: 'reply' });
       },
     },
     {
-      kind: 'openai', model: 'gpt-test', text: OPENAI_FAKE_REPLY,
-      bodies: () => openai.calls.map((c) => c.body), headers: () => openai.calls.map((c) => c.headers),
-      replyTools: (tools, text) => openai.enqueue({ kind: 'reply', content: text, toolCalls: tools.map((t) => ({ id: t.id, name: t.name, arguments: JSON.stringify(t.input) })) }),
-      replyText: (text, u) => openai.enqueue({ kind: 'reply', content: text, usage: { prompt_tokens: u.input, cached_tokens: u.cacheRead, completion_tokens: u.output } }),
+      kind: 'openai',
+      model: 'gpt-test',
+      text: OPENAI_FAKE_REPLY,
+      bodies: () => openai.calls.map((c) => c.body),
+      headers: () => openai.calls.map((c) => c.headers),
+      replyTools: (tools, text) =>
+        openai.enqueue({ kind: 'reply', content: text, toolCalls: tools.map((t) => ({ id: t.id, name: t.name, arguments: JSON.stringify(t.input) })) }),
+      replyText: (text, u) =>
+        openai.enqueue({ kind: 'reply', content: text, usage: { prompt_tokens: u.input, cached_tokens: u.cacheRead, completion_tokens: u.output } }),
       reset: () => {
         openai.calls.length = 0;
         openai.fallback = () => ({ kind: 'reply' });

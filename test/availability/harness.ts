@@ -25,7 +25,10 @@ export interface AvailabilityGateway {
   close(): Promise<void>;
 }
 
-export async function startAvailabilityGateway(docs: object[], o: { env?: Record<string, string>; pagesEnv?: Record<string, string>; start?: boolean; redis?: { client: RedisClient; prefix: string } } = {}): Promise<AvailabilityGateway> {
+export async function startAvailabilityGateway(
+  docs: object[],
+  o: { env?: Record<string, string>; pagesEnv?: Record<string, string>; start?: boolean; redis?: { client: RedisClient; prefix: string } } = {},
+): Promise<AvailabilityGateway> {
   const parsed = parseManifests(docs.map((doc, i) => ({ source: `test#${i}`, doc })));
   if (parsed.errors.length > 0) throw new Error(parsed.errors.map(formatIssue).join('\n'));
   const result = compile(parsed.set, { pepper: TEST_PEPPER });
@@ -44,7 +47,13 @@ export async function startAvailabilityGateway(docs: object[], o: { env?: Record
     return m;
   };
   return {
-    url, app, sink, store, snapshot: result.snapshot, avail, model,
+    url,
+    app,
+    sink,
+    store,
+    snapshot: result.snapshot,
+    avail,
+    model,
     async rounds(n, ...models) {
       for (let i = 0; i < n; i++) await Promise.all(models.map((m) => avail.monitor.round(model(m))));
       await avail.health.refresh();

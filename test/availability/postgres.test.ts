@@ -31,9 +31,21 @@ const MIN = 60_000;
 
 function rounds(model: string, states: State[]): Round[] {
   return states.map((state, i) => ({
-    model, at: T0 + i * MIN, intervalMs: MIN, state,
+    model,
+    at: T0 + i * MIN,
+    intervalMs: MIN,
+    state,
     probes: [
-      { model, target: 'a', at: T0 + i * MIN, ok: state === 'operational', latencyMs: 120, status: state === 'operational' ? 200 : 503, message: 'a', costNano: 1234 },
+      {
+        model,
+        target: 'a',
+        at: T0 + i * MIN,
+        ok: state === 'operational',
+        latencyMs: 120,
+        status: state === 'operational' ? 200 : 503,
+        message: 'a',
+        costNano: 1234,
+      },
       { model, target: 'b', at: T0 + i * MIN, ok: true, latencyMs: 80, status: 200, message: 'b', costNano: 1000 },
     ],
   }));
@@ -43,7 +55,16 @@ describe('PostgresHistory', () => {
   it('segments, incidents and updates equal the in-memory history for the same rounds', async () => {
     const pg = new PostgresHistory(db.pool);
     const mem = new MemoryHistory();
-    const states: State[] = ['operational', 'operational', 'major_outage', 'major_outage', 'major_outage', 'operational', 'operational', 'degraded_performance'];
+    const states: State[] = [
+      'operational',
+      'operational',
+      'major_outage',
+      'major_outage',
+      'major_outage',
+      'operational',
+      'operational',
+      'degraded_performance',
+    ];
     const track = newTrack();
     let n = 0;
     for (const r of rounds('m1', states)) {
@@ -87,12 +108,14 @@ describe('npm start with DATABASE_URL', () => {
     const gw = await startGatewayProcess({ SVC_CONFIG: file, DATABASE_URL: db.url, LOG_LEVEL: 'warn' });
     try {
       await until(async () => (await db.pool.query("SELECT 1 FROM probe_results WHERE model = 'mocked'")).rowCount! > 0, 10_000, 'a probe row');
-      const { rows } = await db.pool.query<{ ok: boolean; model_state: string; cost_nano: string }>("SELECT ok, model_state, cost_nano FROM probe_results WHERE model = 'mocked' LIMIT 1");
+      const { rows } = await db.pool.query<{ ok: boolean; model_state: string; cost_nano: string }>(
+        "SELECT ok, model_state, cost_nano FROM probe_results WHERE model = 'mocked' LIMIT 1",
+      );
       expect(rows[0]).toMatchObject({ ok: true, model_state: 'operational' });
       expect(Number(rows[0]?.cost_nano)).toBeGreaterThan(0);
       const usage = await db.pool.query("SELECT 1 FROM usage_events WHERE requested_model = 'mocked'").catch(() => ({ rowCount: 0 }));
       expect(usage.rowCount).toBe(0);
-      const summary = await (await fetch(`${gw.url}/status/api/v2/summary.json`)).json() as { components: Array<{ name: string; status: string }> };
+      const summary = (await (await fetch(`${gw.url}/status/api/v2/summary.json`)).json()) as { components: Array<{ name: string; status: string }> };
       expect(summary.components.find((c) => c.name === 'mocked')?.status).toBe('operational');
     } finally {
       await gw.stop();

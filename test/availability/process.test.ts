@@ -21,17 +21,31 @@ beforeAll(async () => {
   key = b.keys.builder;
   const dir = mkdtempSync(join(tmpdir(), 'svc-avail-'));
   const file = join(dir, 'manifests.yaml');
-  writeFileSync(file, toYaml([
-    ...b.docs,
-    route('smart', [
-      { name: 'primary', provider: 'openai', baseUrl: primary.baseUrl, weight: 1, timeouts: fast },
-      { name: 'secondary', provider: 'openai', baseUrl: secondary.baseUrl, weight: 0, timeouts: fast },
-    ], { probe: { intervalSeconds: 5 } }),
-    {
-      apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'Incident', metadata: { name: 'planned' },
-      spec: { title: 'Planned upstream upgrade', models: ['smart'], impact: 'none', maintenance: { start: '2030-01-01T00:00:00Z', end: '2030-01-01T01:00:00Z' } },
-    },
-  ]));
+  writeFileSync(
+    file,
+    toYaml([
+      ...b.docs,
+      route(
+        'smart',
+        [
+          { name: 'primary', provider: 'openai', baseUrl: primary.baseUrl, weight: 1, timeouts: fast },
+          { name: 'secondary', provider: 'openai', baseUrl: secondary.baseUrl, weight: 0, timeouts: fast },
+        ],
+        { probe: { intervalSeconds: 5 } },
+      ),
+      {
+        apiVersion: 'gateway.svc.dev/v1alpha1',
+        kind: 'Incident',
+        metadata: { name: 'planned' },
+        spec: {
+          title: 'Planned upstream upgrade',
+          models: ['smart'],
+          impact: 'none',
+          maintenance: { start: '2030-01-01T00:00:00Z', end: '2030-01-01T01:00:00Z' },
+        },
+      },
+    ]),
+  );
   gw = await startGatewayProcess({ SVC_CONFIG: file, SVC_SECURITY_CONTACT: 'security@example.com', LOG_LEVEL: 'warn' });
 }, 30_000);
 
@@ -55,17 +69,24 @@ describe('npm start probes itself', () => {
 
   it('a target failing its probes is skipped within two intervals, and the answer says why', async () => {
     primary.fallback = (c) => (c.body.max_tokens === 1 ? { kind: 'status', status: 500 } : { kind: 'reply' });
-    const state = async (): Promise<string> => ((await json('/status/api/v2/components.json')) as { components: Array<{ status: string }> }).components[0]?.status ?? '';
+    const state = async (): Promise<string> =>
+      ((await json('/status/api/v2/components.json')) as { components: Array<{ status: string }> }).components[0]?.status ?? '';
     let h: Headers | null = null;
-    await until(async () => {
-      const res = await fetch(`${gw.url}/v1/chat/completions`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'smart', messages: [{ role: 'user', content: 'hi' }] }),
-      });
-      await res.text();
-      h = res.headers;
-      return res.headers.get('x-svc-fallback-reason') === 'unavailable';
-    }, 14_000, 'a call routed around the major_outage target', 500);
+    await until(
+      async () => {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'smart', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        await res.text();
+        h = res.headers;
+        return res.headers.get('x-svc-fallback-reason') === 'unavailable';
+      },
+      14_000,
+      'a call routed around the major_outage target',
+      500,
+    );
     expect(h!.get('x-svc-upstream')).toBe('secondary');
     expect(await state()).toBe('operational'); // served while one target works
   }, 20_000);

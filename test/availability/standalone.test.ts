@@ -4,9 +4,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ZodType } from 'zod';
-import {
-  spComponents, spIncidents, spMaintenances, spStatusJson, spSummary,
-} from '../../console/status/statuspage-schema.ts';
+import { spComponents, spIncidents, spMaintenances, spStatusJson, spSummary } from '../../console/status/statuspage-schema.ts';
 import { startFakeUpstream, type FakeUpstream, type RecordedCall } from '../fakes/upstream.ts';
 import { basics, route } from '../helpers/manifests.ts';
 import { until } from '../helpers/until.ts';
@@ -25,10 +23,14 @@ beforeAll(async () => {
   const b = basics();
   gw = await startAvailabilityGateway([
     ...b.docs,
-    route('smart', [
-      { name: 'primary', provider: 'openai', baseUrl: primary.baseUrl, weight: 1, timeouts: fast },
-      { name: 'secondary', provider: 'openai', baseUrl: secondary.baseUrl, weight: 0, timeouts: fast },
-    ], { probe: { intervalSeconds: 5 } }),
+    route(
+      'smart',
+      [
+        { name: 'primary', provider: 'openai', baseUrl: primary.baseUrl, weight: 1, timeouts: fast },
+        { name: 'secondary', provider: 'openai', baseUrl: secondary.baseUrl, weight: 0, timeouts: fast },
+      ],
+      { probe: { intervalSeconds: 5 } },
+    ),
     route('solo', [{ name: 'lone', provider: 'openai', baseUrl: lone.baseUrl, timeouts: fast }], { probe: { intervalSeconds: 5 } }),
     route('first-choice', [{ name: 'flaky', provider: 'openai', baseUrl: primary.baseUrl, timeouts: fast }], { fallbacks: ['solo'] }),
   ]);
@@ -130,7 +132,10 @@ describe('incidents', () => {
 describe('routing around a major_outage', () => {
   async function call(model: string) {
     const { data, response } = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
-    return { data, h: Object.fromEntries(['x-svc-upstream', 'x-svc-served-model', 'x-svc-fallback', 'x-svc-fallback-reason'].map((k) => [k, response.headers.get(k)])) };
+    return {
+      data,
+      h: Object.fromEntries(['x-svc-upstream', 'x-svc-served-model', 'x-svc-fallback', 'x-svc-fallback-reason'].map((k) => [k, response.headers.get(k)])),
+    };
   }
 
   it('tries the other target first and says why; back to normal once the target recovers', async () => {
@@ -142,13 +147,23 @@ describe('routing around a major_outage', () => {
     expect(primary.calls.filter((c) => !isProbe(c)).length).toBe(live);
     primary.fallback = () => ({ kind: 'reply' });
     await gw.rounds(1, 'smart');
-    expect((await call('smart')).h).toEqual({ 'x-svc-upstream': 'primary', 'x-svc-served-model': 'smart', 'x-svc-fallback': 'false', 'x-svc-fallback-reason': null });
+    expect((await call('smart')).h).toEqual({
+      'x-svc-upstream': 'primary',
+      'x-svc-served-model': 'smart',
+      'x-svc-fallback': 'false',
+      'x-svc-fallback-reason': null,
+    });
   });
 
-  it('skips to the fallback model when the model\'s only target is down, and still tries it last', async () => {
+  it("skips to the fallback model when the model's only target is down, and still tries it last", async () => {
     primary.fallback = () => ({ kind: 'status', status: 500 });
     await gw.rounds(2, 'first-choice');
-    expect((await call('first-choice')).h).toEqual({ 'x-svc-upstream': 'lone', 'x-svc-served-model': 'solo', 'x-svc-fallback': 'true', 'x-svc-fallback-reason': 'unavailable' });
+    expect((await call('first-choice')).h).toEqual({
+      'x-svc-upstream': 'lone',
+      'x-svc-served-model': 'solo',
+      'x-svc-fallback': 'true',
+      'x-svc-fallback-reason': 'unavailable',
+    });
     // Everything else failing too: the major_outage target is still tried, last.
     lone.fallback = () => ({ kind: 'status', status: 502 });
     primary.fallback = (c) => (isProbe(c) ? { kind: 'status', status: 500 } : { kind: 'reply' });
@@ -180,7 +195,7 @@ describe('routing around a major_outage', () => {
 });
 
 describe('pages', () => {
-  it('/status is public, in the console\'s look, under its CSP, with a row and 90 bars per model', async () => {
+  it("/status is public, in the console's look, under its CSP, with a row and 90 bars per model", async () => {
     const res = await fetch(`${gw.url}/status`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
@@ -207,10 +222,10 @@ describe('pages', () => {
 
 describe('on its own timers', () => {
   it('a target that fails is in major_outage within two intervals (5 s), and back within two after it recovers', async () => {
-    const timed = await startAvailabilityGateway([
-      ...basics().docs,
-      route('timed', [{ name: 'timed-t', provider: 'openai', baseUrl: lone.baseUrl, timeouts: fast }], { probe: { intervalSeconds: 5 } }),
-    ], { start: true });
+    const timed = await startAvailabilityGateway(
+      [...basics().docs, route('timed', [{ name: 'timed-t', provider: 'openai', baseUrl: lone.baseUrl, timeouts: fast }], { probe: { intervalSeconds: 5 } })],
+      { start: true },
+    );
     try {
       const state = async (): Promise<string | undefined> => (await timed.avail.board.states()).find((s) => s.target === 'timed-t')?.state;
       await until(async () => (await state()) === 'operational', 3000, 'first probe round');

@@ -27,7 +27,13 @@ async function seed(model: string, outages: Array<[number, number, State]>): Pro
   for (let d = 0; d < 89; d++) {
     for (let h = 0; h < 24; h++) {
       const o = outages.find(([day, hours]) => day === d && h < hours);
-      await gw.avail.history.addRound({ model, at: today - (89 - d) * DAY_MS + h * 3_600_000, intervalMs: 3_600_000, state: o ? o[2] : 'operational', probes: [] });
+      await gw.avail.history.addRound({
+        model,
+        at: today - (89 - d) * DAY_MS + h * 3_600_000,
+        intervalMs: 3_600_000,
+        state: o ? o[2] : 'operational',
+        probes: [],
+      });
     }
   }
 }
@@ -35,15 +41,34 @@ async function seed(model: string, outages: Array<[number, number, State]>): Pro
 beforeAll(async () => {
   [up, down] = await Promise.all([startFakeUpstream('up'), startFakeUpstream('down')]);
   const t = { connectMs: 500, firstByteMs: 500, idleMs: 500, totalMs: 2000 };
-  gw = await startAvailabilityGateway([
-    ...basics().docs,
-    route('gpt-main', [{ name: 'openai-eu', provider: 'openai', baseUrl: up.baseUrl, timeouts: t }, { name: 'openai-us', provider: 'openai', baseUrl: down.baseUrl, weight: 0, timeouts: t }], { probe: { intervalSeconds: 60 } }),
-    route('embed-small', [{ name: 'embed-eu', provider: 'openai', baseUrl: up.baseUrl, timeouts: t }], { type: 'embeddings', probe: { intervalSeconds: 60 } }),
-    route('legacy-chat', [{ name: 'old-dc', provider: 'openai', baseUrl: down.baseUrl, timeouts: t }], { probe: { intervalSeconds: 60 } }),
-  ], { env: { SVC_PROBE_INTERVAL_SECONDS: '60' }, pagesEnv: { SVC_SECURITY_CONTACT: 'security@example.com', REDIS_URL: 'rediss://redis.internal:6380' } });
-  await seed('gpt-main', [[70, 3, 'partial_outage'], [84, 1, 'major_outage']]);
+  gw = await startAvailabilityGateway(
+    [
+      ...basics().docs,
+      route(
+        'gpt-main',
+        [
+          { name: 'openai-eu', provider: 'openai', baseUrl: up.baseUrl, timeouts: t },
+          { name: 'openai-us', provider: 'openai', baseUrl: down.baseUrl, weight: 0, timeouts: t },
+        ],
+        { probe: { intervalSeconds: 60 } },
+      ),
+      route('embed-small', [{ name: 'embed-eu', provider: 'openai', baseUrl: up.baseUrl, timeouts: t }], {
+        type: 'embeddings',
+        probe: { intervalSeconds: 60 },
+      }),
+      route('legacy-chat', [{ name: 'old-dc', provider: 'openai', baseUrl: down.baseUrl, timeouts: t }], { probe: { intervalSeconds: 60 } }),
+    ],
+    { env: { SVC_PROBE_INTERVAL_SECONDS: '60' }, pagesEnv: { SVC_SECURITY_CONTACT: 'security@example.com', REDIS_URL: 'rediss://redis.internal:6380' } },
+  );
+  await seed('gpt-main', [
+    [70, 3, 'partial_outage'],
+    [84, 1, 'major_outage'],
+  ]);
   await seed('embed-small', []);
-  await seed('legacy-chat', [[40, 6, 'major_outage'], [86, 24, 'degraded_performance']]);
+  await seed('legacy-chat', [
+    [40, 6, 'major_outage'],
+    [86, 24, 'degraded_performance'],
+  ]);
   // A past incident, resolved: two bad rounds, two good ones.
   down.fallback = () => ({ kind: 'status', status: 503 });
   await gw.rounds(2, 'legacy-chat', 'gpt-main');
@@ -92,7 +117,7 @@ describe('/status in a browser', () => {
     await page.screenshot({ path: join(SHOTS, 'status.png'), fullPage: true });
   });
 
-  it('/trust: generated from the config (the subprocessors are the routes\' hosts), accessible', async () => {
+  it("/trust: generated from the config (the subprocessors are the routes' hosts), accessible", async () => {
     await page.goto(`${gw.url}/trust`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Trust and security');
     const subs = page.getByRole('table', { name: 'Upstream providers and hosts' }).getByRole('row');

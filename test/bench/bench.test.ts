@@ -26,8 +26,15 @@ function runBench(args: string[]): Promise<{ code: number | null; out: string; e
 
 /** The rows of the markdown table under `heading`: cells by column name. */
 function tableUnder(text: string, heading: string): Array<Record<string, string>> {
-  const rows = text.slice(text.indexOf(heading)).split('\n').filter((l) => l.startsWith('|'));
-  const cells = (l: string): string[] => l.slice(1, -1).split('|').map((c) => c.trim());
+  const rows = text
+    .slice(text.indexOf(heading))
+    .split('\n')
+    .filter((l) => l.startsWith('|'));
+  const cells = (l: string): string[] =>
+    l
+      .slice(1, -1)
+      .split('|')
+      .map((c) => c.trim());
   const head = cells(rows[0] ?? '');
   const body: string[][] = [];
   for (const l of rows.slice(2)) {

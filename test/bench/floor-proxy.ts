@@ -12,7 +12,9 @@ app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body,
 
 app.post('/v1/*', async (req, reply) => {
   const res = await request(upstream + req.url.slice(3), {
-    method: 'POST', body: req.body as Buffer, dispatcher: agent,
+    method: 'POST',
+    body: req.body as Buffer,
+    dispatcher: agent,
     headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
   });
   void reply.code(res.statusCode).header('content-type', res.headers['content-type'] ?? 'application/json');

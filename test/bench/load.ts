@@ -136,8 +136,13 @@ export function saturate(call: Call, connections: number, durationMs: number): P
     const lat: number[] = [];
     const inst = autocannon(
       {
-        url: call.urls.map((u) => u + call.path), connections: connections - (connections % call.urls.length), duration: durationMs / 1000,
-        method: 'POST', headers: call.headers, body: call.body, timeout: 30,
+        url: call.urls.map((u) => u + call.path),
+        connections: connections - (connections % call.urls.length),
+        duration: durationMs / 1000,
+        method: 'POST',
+        headers: call.headers,
+        body: call.body,
+        timeout: 30,
       },
       (err, r) => {
         if (err) return reject(err);

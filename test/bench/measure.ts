@@ -38,7 +38,13 @@ export interface SubjectResult {
 
 const CHAT = JSON.stringify({ model: 'bench-chat', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 64 });
 const streamBody = (model: string): string =>
-  JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 64, stream: true, stream_options: { include_usage: true } });
+  JSON.stringify({
+    model,
+    messages: [{ role: 'user', content: 'Say something short.' }],
+    max_tokens: 64,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
 
 function call(s: Subject, body: string): Call {
   return { urls: s.urls, path: CHAT_PATH, headers: { ...s.headers, 'content-type': 'application/json' }, body };
@@ -104,7 +110,8 @@ export async function measure(s: Subject, d: Durations): Promise<SubjectResult> 
     const stream = await loaded(s, streamCall, d.satMs);
     const p = await paced(s, d.pacedStreams);
     return {
-      name: s.name, servers: s.servers,
+      name: s.name,
+      servers: s.servers,
       json: { ...json, serial: stats(ser.total), fixed: stats(fixed.total), fixedErrors: fixed.errors },
       stream: { ...stream, ttfb: stats(serStream.first), total: stats(serStream.total), pacedGaps: p.gaps, pacedChunks: p.chunks },
       errors: ser.errors + fixed.errors + json.sat.errors + serStream.errors + stream.sat.errors,

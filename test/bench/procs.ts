@@ -60,20 +60,30 @@ export async function startProc(o: StartOptions): Promise<Proc> {
     child.stdout?.on('data', check);
     child.stderr?.on('data', check);
     child.once('exit', (code) => fail(new Error(`${o.name} exited with ${code}:\n${out}`)));
-    child.once('error', (err) => fail(new Error(`${o.name} could not start (${o.command}: ${err.message})${o.command === 'redis-server' ? '; install it: apt-get install redis-server' : ''}`)));
+    child.once('error', (err) =>
+      fail(
+        new Error(
+          `${o.name} could not start (${o.command}: ${err.message})${o.command === 'redis-server' ? '; install it: apt-get install redis-server' : ''}`,
+        ),
+      ),
+    );
   });
   const proc: Proc = {
-    name: o.name, pid: child.pid as number, port, output: () => out,
-    stop: () => new Promise<void>((resolve) => {
-      running.delete(proc);
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
-      child.once('exit', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    }),
+    name: o.name,
+    pid: child.pid as number,
+    port,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        running.delete(proc);
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
   };
   running.add(proc);
   return proc;
@@ -97,4 +107,3 @@ export function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
 }
-

@@ -18,31 +18,70 @@ function table(head: string[], rows: string[][]): string {
 
 export function jsonTable(rs: SubjectResult[], direct: SubjectResult | undefined): string {
   const head = [
-    'subject', 'processes', `req/s (saturated, ${CONNECTIONS} conns)`, 'req/s per process', 'p50 / p99 saturated (ms)', 'p50 one at a time (ms)',
-    'added p50 (ms)', `p50 / p99 at ${FIXED_RATE} req/s (ms)`, `added p99 at ${FIXED_RATE} req/s (ms)`, 'CPU per request (µs)', 'RSS (MB)',
+    'subject',
+    'processes',
+    `req/s (saturated, ${CONNECTIONS} conns)`,
+    'req/s per process',
+    'p50 / p99 saturated (ms)',
+    'p50 one at a time (ms)',
+    'added p50 (ms)',
+    `p50 / p99 at ${FIXED_RATE} req/s (ms)`,
+    `added p99 at ${FIXED_RATE} req/s (ms)`,
+    'CPU per request (µs)',
+    'RSS (MB)',
   ];
-  return table(head, rs.map((r) => {
-    const j = r.json;
-    return [
-      r.name, String(r.servers), int(j.sat.rps), int(j.sat.rps / r.servers), `${ms(j.sat.latency.p50)} / ${ms(j.sat.latency.p99)}`, ms(j.serial.p50),
-      ms(j.serial.p50 - (direct?.json.serial.p50 ?? 0)), `${ms(j.fixed.p50)} / ${ms(j.fixed.p99)}`, ms(j.fixed.p99 - (direct?.json.fixed.p99 ?? 0)),
-      cpu(j), int(j.rssMb),
-    ];
-  }));
+  return table(
+    head,
+    rs.map((r) => {
+      const j = r.json;
+      return [
+        r.name,
+        String(r.servers),
+        int(j.sat.rps),
+        int(j.sat.rps / r.servers),
+        `${ms(j.sat.latency.p50)} / ${ms(j.sat.latency.p99)}`,
+        ms(j.serial.p50),
+        ms(j.serial.p50 - (direct?.json.serial.p50 ?? 0)),
+        `${ms(j.fixed.p50)} / ${ms(j.fixed.p99)}`,
+        ms(j.fixed.p99 - (direct?.json.fixed.p99 ?? 0)),
+        cpu(j),
+        int(j.rssMb),
+      ];
+    }),
+  );
 }
 
 export function streamTable(rs: SubjectResult[], direct: SubjectResult | undefined): string {
   const head = [
-    'subject', `streams/s (saturated, ${CONNECTIONS} conns)`, 'streams/s per process', 'p50 / p99 saturated (ms)', 'TTFB p50 one at a time (ms)',
-    'added TTFB p50 (ms)', 'whole stream p50 (ms)', 'CPU per stream (µs)', 'RSS (MB)', 'paced chunks arriving apart',
+    'subject',
+    `streams/s (saturated, ${CONNECTIONS} conns)`,
+    'streams/s per process',
+    'p50 / p99 saturated (ms)',
+    'TTFB p50 one at a time (ms)',
+    'added TTFB p50 (ms)',
+    'whole stream p50 (ms)',
+    'CPU per stream (µs)',
+    'RSS (MB)',
+    'paced chunks arriving apart',
   ];
-  return table(head, rs.map((r) => {
-    const s = r.stream;
-    return [
-      r.name, int(s.sat.rps), int(s.sat.rps / r.servers), `${ms(s.sat.latency.p50)} / ${ms(s.sat.latency.p99)}`, ms(s.ttfb.p50),
-      ms(s.ttfb.p50 - (direct?.stream.ttfb.p50 ?? 0)), ms(s.total.p50), cpu(s), int(s.rssMb), `${s.pacedGaps}/${s.pacedChunks}`,
-    ];
-  }));
+  return table(
+    head,
+    rs.map((r) => {
+      const s = r.stream;
+      return [
+        r.name,
+        int(s.sat.rps),
+        int(s.sat.rps / r.servers),
+        `${ms(s.sat.latency.p50)} / ${ms(s.sat.latency.p99)}`,
+        ms(s.ttfb.p50),
+        ms(s.ttfb.p50 - (direct?.stream.ttfb.p50 ?? 0)),
+        ms(s.total.p50),
+        cpu(s),
+        int(s.rssMb),
+        `${s.pacedGaps}/${s.pacedChunks}`,
+      ];
+    }),
+  );
 }
 
 const isOurs = (r: SubjectResult): boolean => r.name.startsWith('gateway');
@@ -55,8 +94,11 @@ export function ratios(rs: SubjectResult[]): string {
     for (const base of [floor, peer]) {
       if (!base) continue;
       rows.push([
-        `${r.name} / ${base.name}`, ratio(r.json.sat.rps / r.servers, base.json.sat.rps / base.servers), ratio(r.stream.sat.rps / r.servers, base.stream.sat.rps / base.servers),
-        ratio(r.json.cpuUs, base.json.cpuUs), ratio(r.json.rssMb, base.json.rssMb),
+        `${r.name} / ${base.name}`,
+        ratio(r.json.sat.rps / r.servers, base.json.sat.rps / base.servers),
+        ratio(r.stream.sat.rps / r.servers, base.stream.sat.rps / base.servers),
+        ratio(r.json.cpuUs, base.json.cpuUs),
+        ratio(r.json.rssMb, base.json.rssMb),
       ]);
     }
   }
@@ -75,8 +117,14 @@ export function targets(rs: SubjectResult[]): string {
   const lines: string[] = [];
   for (const r of rs.filter(isOurs)) {
     const perProc = r.json.sat.rps / r.servers;
-    if (floor) lines.push(`- ${r.name}: throughput per process ${ratio(perProc, floor.json.sat.rps)} of the floor (target >= 0.75x): ${mark(perProc >= 0.75 * floor.json.sat.rps)}`);
-    if (peer) lines.push(`- ${r.name}: throughput per process ${ratio(perProc, peer.json.sat.rps)} the peer's (target >= 6x): ${mark(perProc >= 6 * peer.json.sat.rps)}`);
+    if (floor)
+      lines.push(
+        `- ${r.name}: throughput per process ${ratio(perProc, floor.json.sat.rps)} of the floor (target >= 0.75x): ${mark(perProc >= 0.75 * floor.json.sat.rps)}`,
+      );
+    if (peer)
+      lines.push(
+        `- ${r.name}: throughput per process ${ratio(perProc, peer.json.sat.rps)} the peer's (target >= 6x): ${mark(perProc >= 6 * peer.json.sat.rps)}`,
+      );
     if (direct) {
       const added = r.json.serial.p50 - direct.json.serial.p50;
       lines.push(`- ${r.name}: added p50 one at a time ${ms(added)} ms (target < 0.5 ms): ${mark(added < 0.5)}`);
@@ -86,7 +134,9 @@ export function targets(rs: SubjectResult[]): string {
       lines.push(`- ${r.name}: added time to first byte p50 ${ms(ttfb)} ms (target < 1 ms): ${mark(ttfb < 1)}`);
     }
     const s = r.stream;
-    lines.push(`- ${r.name}: paced upstream chunks arriving apart ${s.pacedGaps}/${s.pacedChunks} (target: every chunk written through): ${mark(s.pacedChunks > 0 && s.pacedGaps === s.pacedChunks)}`);
+    lines.push(
+      `- ${r.name}: paced upstream chunks arriving apart ${s.pacedGaps}/${s.pacedChunks} (target: every chunk written through): ${mark(s.pacedChunks > 0 && s.pacedGaps === s.pacedChunks)}`,
+    );
   }
   return lines.join('\n');
 }
@@ -94,9 +144,21 @@ export function targets(rs: SubjectResult[]): string {
 export function report(rs: SubjectResult[]): string {
   const direct = rs.find((r) => r.name === 'direct');
   return [
-    '### Non-streaming: POST /v1/chat/completions, fixed JSON reply', '', jsonTable(rs, direct), '',
-    '### Streaming: the same call with stream: true (20 SSE chunks, usage in the last)', '', streamTable(rs, direct), '',
-    '### Ratios (per process)', '', ratios(rs), '',
-    '### Targets', '', targets(rs), '',
+    '### Non-streaming: POST /v1/chat/completions, fixed JSON reply',
+    '',
+    jsonTable(rs, direct),
+    '',
+    '### Streaming: the same call with stream: true (20 SSE chunks, usage in the last)',
+    '',
+    streamTable(rs, direct),
+    '',
+    '### Ratios (per process)',
+    '',
+    ratios(rs),
+    '',
+    '### Targets',
+    '',
+    targets(rs),
+    '',
   ].join('\n');
 }

@@ -28,7 +28,9 @@ const ALL = ['direct', 'floor', 'gateway', 'gateway-redis', 'gateway-redis-x2', 
 
 function machine(): string {
   const nproc = execFileSync('nproc', { encoding: 'utf8' }).trim();
-  return `Machine: ${nproc} CPUs (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+  return `Machine: ${nproc} CPUs (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
 }
 
 type Starter = (up: Proc, redisProc: () => Promise<Proc>, cluster: () => Promise<TestRedisCluster>) => Promise<Subject>;
@@ -72,7 +74,13 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { quick: { type: 'boolean' }, soak: { type: 'string' }, subjects: { type: 'string' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      quick: { type: 'boolean' },
+      soak: { type: 'string' },
+      subjects: { type: 'string' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
@@ -99,7 +107,9 @@ async function main(): Promise<void> {
   const results = await compare(names, values.quick === true, log);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   const store = redisOk ? 'gateway rows on the in-memory store and on Redis' : 'gateway on the in-memory store (no Redis store yet)';
-  const after = `load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+  const after = `load average at the end ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
   process.stdout.write(`${header}, ${after}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}`);
   if (values.json) writeFileSync(values.json, `${JSON.stringify({ header, results }, null, 2)}\n`);
 }

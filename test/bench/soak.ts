@@ -41,7 +41,10 @@ export async function soak(s: Subject, minutes: number, log: (line: string) => v
   const body = { model: 'bench-chat', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 64 };
   const headers = { ...s.headers, 'content-type': 'application/json' };
   const json = new Client({ urls: s.urls, path: CHAT_PATH, headers, body: JSON.stringify(body) }, 32);
-  const stream = new Client({ urls: s.urls, path: CHAT_PATH, headers, body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }) }, 32);
+  const stream = new Client(
+    { urls: s.urls, path: CHAT_PATH, headers, body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }) },
+    32,
+  );
   const durationMs = minutes * 60_000;
   const samples: Sample[] = [];
   const t0 = performance.now();
@@ -59,7 +62,7 @@ export async function soak(s: Subject, minutes: number, log: (line: string) => v
     await sample();
     // The first minute is warm-up (JIT, pools, the bounded in-memory usage buffer filling): judged after it.
     const steady = samples.filter((x) => x.atS >= Math.min(60, durationMs / 2000));
-    const first = steady[0] ?? samples[0] as Sample;
+    const first = steady[0] ?? (samples[0] as Sample);
     const last = samples[samples.length - 1] as Sample;
     const lines = [
       `Soak: ${minutes} min at ${SOAK_JSON_RATE} JSON calls/s + ${SOAK_STREAM_RATE} streams/s on ${s.name}; errors ${j.errors + st.errors}.`,

@@ -33,7 +33,11 @@ export function direct(up: Proc): Subject {
 
 export async function floor(up: Proc): Promise<Subject> {
   const p = await startProc({
-    name: 'floor', command: NODE, args: ['test/bench/floor-proxy.ts'], env: { UPSTREAM: `http://127.0.0.1:${up.port}/v1` }, ready: /listening (\d+)/,
+    name: 'floor',
+    command: NODE,
+    args: ['test/bench/floor-proxy.ts'],
+    env: { UPSTREAM: `http://127.0.0.1:${up.port}/v1` },
+    ready: /listening (\d+)/,
   });
   return { name: 'floor', procs: [p], servers: 1, urls: [`http://127.0.0.1:${p.port}`], headers: { authorization: 'Bearer sk-bench' } };
 }
@@ -42,7 +46,10 @@ export async function floor(up: Proc): Promise<Subject> {
 export function manifests(upstreamPort: number, key: string): string {
   const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const target = (name: string): TargetSpec => ({
-    name, provider: 'openai', baseUrl, upstreamModel: name,
+    name,
+    provider: 'openai',
+    baseUrl,
+    upstreamModel: name,
     timeouts: { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 },
   });
   return toYaml([
@@ -71,7 +78,9 @@ export async function redis(): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-redis-'));
   return startProc({
-    name: 'redis', command: 'redis-server', port,
+    name: 'redis',
+    command: 'redis-server',
+    port,
     args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
     ready: /Ready to accept connections/,
   });
@@ -84,7 +93,12 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
   const config = join(dir, 'bench.yaml');
   writeFileSync(config, manifests(up.port, key));
   const env: Record<string, string> = {
-    SVC_CONFIG: config, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'info', SVC_KEY_PEPPER: 'bench-pepper-not-secret',
+    SVC_CONFIG: config,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    SVC_KEY_PEPPER: 'bench-pepper-not-secret',
   };
   if (opts.redis) env.REDIS_URL = `redis://127.0.0.1:${opts.redis.port}`;
   if (opts.redisCluster) Object.assign(env, { REDIS_URL: opts.redisCluster, SVC_REDIS_CLUSTER: '1' });
@@ -95,14 +109,23 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
     // Each its own metrics port, never the default 9090 (other processes on this machine may hold it).
     const metricsPort = await freePort();
     metricsUrls.push(`http://127.0.0.1:${metricsPort}`);
-    procs.push(await startProc({
-      name: `${opts.name}#${i}`, command: NODE, args: [...profileArgs(), 'gateway/main.ts'], env: { ...env, SVC_METRICS_PORT: String(metricsPort) },
-      ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
-    }));
+    procs.push(
+      await startProc({
+        name: `${opts.name}#${i}`,
+        command: NODE,
+        args: [...profileArgs(), 'gateway/main.ts'],
+        env: { ...env, SVC_METRICS_PORT: String(metricsPort) },
+        ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
+      }),
+    );
   }
   return {
-    name: opts.name, procs: opts.redis ? [...procs, opts.redis] : procs, servers: procs.length,
-    urls: procs.map((p) => `http://127.0.0.1:${p.port}`), metricsUrls, headers: { authorization: `Bearer ${key}` },
+    name: opts.name,
+    procs: opts.redis ? [...procs, opts.redis] : procs,
+    servers: procs.length,
+    urls: procs.map((p) => `http://127.0.0.1:${p.port}`),
+    metricsUrls,
+    headers: { authorization: `Bearer ${key}` },
   };
 }
 
@@ -110,12 +133,19 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
 export async function portkey(up: Proc): Promise<Subject> {
   const port = await freePort();
   const p = await startProc({
-    name: 'portkey', command: NODE, port, timeoutMs: 60_000,
+    name: 'portkey',
+    command: NODE,
+    port,
+    timeoutMs: 60_000,
     args: ['--import', './test/bench/portkey-shim.ts', 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${port}`, '--headless'],
-    env: { NODE_ENV: 'production' }, ready: /Ready for connections/,
+    env: { NODE_ENV: 'production' },
+    ready: /Ready for connections/,
   });
   return {
-    name: 'portkey', procs: [p], servers: 1, urls: [`http://127.0.0.1:${port}`],
+    name: 'portkey',
+    procs: [p],
+    servers: 1,
+    urls: [`http://127.0.0.1:${port}`],
     headers: { authorization: 'Bearer sk-bench', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${up.port}/v1` },
   };
 }

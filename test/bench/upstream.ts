@@ -10,18 +10,32 @@ const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 10);
 const USAGE = { prompt_tokens: 24, completion_tokens: CHUNKS, total_tokens: 24 + CHUNKS };
 
 function completion(model: string): Buffer {
-  return Buffer.from(JSON.stringify({
-    id: 'chatcmpl-bench', object: 'chat.completion', created: 1_700_000_000, model,
-    choices: [{ index: 0, message: { role: 'assistant', content: 'A fixed answer from the bench upstream, about as long as a short reply.', refusal: null }, logprobs: null, finish_reason: 'stop' }],
-    usage: USAGE, system_fingerprint: 'fp_bench',
-  }));
+  return Buffer.from(
+    JSON.stringify({
+      id: 'chatcmpl-bench',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'A fixed answer from the bench upstream, about as long as a short reply.', refusal: null },
+          logprobs: null,
+          finish_reason: 'stop',
+        },
+      ],
+      usage: USAGE,
+      system_fingerprint: 'fp_bench',
+    }),
+  );
 }
 
 /** One SSE frame per chunk: role, CHUNKS-2 content pieces, finish, then the usage chunk and [DONE]. */
 function frames(model: string): Buffer[] {
   const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model, system_fingerprint: 'fp_bench' };
   const out: object[] = [{ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], usage: null }];
-  for (let i = 0; i < CHUNKS - 2; i++) out.push({ ...base, choices: [{ index: 0, delta: { content: `word${i} ` }, logprobs: null, finish_reason: null }], usage: null });
+  for (let i = 0; i < CHUNKS - 2; i++)
+    out.push({ ...base, choices: [{ index: 0, delta: { content: `word${i} ` }, logprobs: null, finish_reason: null }], usage: null });
   out.push({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }], usage: null });
   out.push({ ...base, choices: [], usage: USAGE });
   return [...out.map((f) => Buffer.from(`data: ${JSON.stringify(f)}\n\n`)), Buffer.from('data: [DONE]\n\n')];

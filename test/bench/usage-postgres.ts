@@ -24,12 +24,28 @@ function event(i: number): UsageEvent {
   const output = 10 + (i % 300);
   const cost = input * 1040 + output * 2080;
   return {
-    eventId: randomUUID(), createdAt: new Date(MONTH_START + Math.floor((i / ROWS) * SPAN_MS)).toISOString(), account, apiKey: `${account}-key-${i % 4}`,
-    taskType: TASKS[i % TASKS.length] ?? null, endpoint: 'chat.completions', requestedModel: MODELS[i % MODELS.length] as string,
-    servedModel: MODELS[(i + (i % 20 === 0 ? 1 : 0)) % MODELS.length] as string, upstream: 'primary', fallback: i % 20 === 0,
-    fallbackReason: i % 20 === 0 ? 'upstream_5xx' : null, status: i % 50 === 0 ? 502 : 200, errorCode: i % 50 === 0 ? 'upstream_error' : null,
-    stream: i % 2 === 0, inputTokens: input, outputTokens: output, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: cost,
-    feeNano: Math.floor((cost * 4) / 104), latencyMs: 200 + (i % 3000), ttftMs: 80 + (i % 500),
+    eventId: randomUUID(),
+    createdAt: new Date(MONTH_START + Math.floor((i / ROWS) * SPAN_MS)).toISOString(),
+    account,
+    apiKey: `${account}-key-${i % 4}`,
+    taskType: TASKS[i % TASKS.length] ?? null,
+    endpoint: 'chat.completions',
+    requestedModel: MODELS[i % MODELS.length] as string,
+    servedModel: MODELS[(i + (i % 20 === 0 ? 1 : 0)) % MODELS.length] as string,
+    upstream: 'primary',
+    fallback: i % 20 === 0,
+    fallbackReason: i % 20 === 0 ? 'upstream_5xx' : null,
+    status: i % 50 === 0 ? 502 : 200,
+    errorCode: i % 50 === 0 ? 'upstream_error' : null,
+    stream: i % 2 === 0,
+    inputTokens: input,
+    outputTokens: output,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: cost,
+    feeNano: Math.floor((cost * 4) / 104),
+    latencyMs: 200 + (i % 3000),
+    ttftMs: 80 + (i % 500),
   };
 }
 
@@ -52,18 +68,26 @@ try {
     }
   });
   await pool.query('VACUUM ANALYZE usage_events, usage_daily');
-  const size = (await pool.query<{ heap: string; idx: string; daily: string; daily_rows: string }>(`
+  const size = (
+    await pool.query<{ heap: string; idx: string; daily: string; daily_rows: string }>(`
     SELECT sum(pg_table_size(inhrelid))::bigint AS heap, sum(pg_indexes_size(inhrelid))::bigint AS idx,
            pg_total_relation_size('usage_daily')::bigint AS daily, (SELECT count(*) FROM usage_daily)::bigint AS daily_rows
-    FROM pg_inherits WHERE inhparent = 'usage_events'::regclass`)).rows[0];
+    FROM pg_inherits WHERE inhparent = 'usage_events'::regclass`)
+  ).rows[0];
   const heap = Number(size?.heap) / ROWS;
   const idx = Number(size?.idx) / ROWS;
   const year = 100 * 86_400 * 365;
   const q = async (sql: string, params: unknown[]): Promise<number> => (await timed(() => pool.query(sql, params)))[1];
   const monthKeys = await q(QUERIES['spend-by-key'], ['2031-03-01', '2031-03-31']);
   const monthTasks = await q(QUERIES['spend-by-task'], ['2031-03-01', '2031-03-31']);
-  const drill = await q('SELECT created_at, requested_model, status, cost_usd FROM usage_events WHERE account = $1 AND api_key = $2 AND created_at >= $3 AND created_at < $4 ORDER BY created_at DESC LIMIT 100', ['acct-7', 'acct-7-key-3', '2031-03-10', '2031-03-11']);
-  const dayScan = await q('SELECT count(*), sum(cost_nano) FROM usage_events WHERE created_at >= $1 AND created_at < $2', ['2031-03-10T00:00:00Z', '2031-03-10T01:00:00Z']);
+  const drill = await q(
+    'SELECT created_at, requested_model, status, cost_usd FROM usage_events WHERE account = $1 AND api_key = $2 AND created_at >= $3 AND created_at < $4 ORDER BY created_at DESC LIMIT 100',
+    ['acct-7', 'acct-7-key-3', '2031-03-10', '2031-03-11'],
+  );
+  const dayScan = await q('SELECT count(*), sum(cost_nano) FROM usage_events WHERE created_at >= $1 AND created_at < $2', [
+    '2031-03-10T00:00:00Z',
+    '2031-03-10T01:00:00Z',
+  ]);
   const lines = [
     `usage schema at ${ROWS.toLocaleString()} rows (one month, 50 accounts x 4 keys, 10 tasks, 5 models), batches of ${BATCH}:`,
     `  write throughput        ${Math.round(ROWS / (writeMs / 1000)).toLocaleString()} rows/s (events + rollup, one transaction per batch; 100 req/s needs 100)`,

@@ -37,7 +37,13 @@ it('the Account manifest is valid and its billing reaches the snapshot', () => {
   const doc = parse(readmeExample('account-billing')) as object;
   const a = account.parse(doc);
   expect(a.spec.billing?.poNumber).toBe('PO-2026-0042');
-  const c = compile(parseManifests([{ source: 'p', doc: plan('builder', { tier: 1 }) }, { source: 'a', doc }]).set, { pepper: 'p' });
+  const c = compile(
+    parseManifests([
+      { source: 'p', doc: plan('builder', { tier: 1 }) },
+      { source: 'a', doc },
+    ]).set,
+    { pepper: 'p' },
+  );
   expect(c.snapshot.accounts.acme?.billing?.sla).toEqual({ target: 99.9 });
 });
 
@@ -48,7 +54,10 @@ it('runs the CLI block: a PDF with the PO number and closing balance, and the CS
     .replace('postgres://svc@127.0.0.1/usage', pg.url)
     .replaceAll('config/', join(dir, 'config.yaml'))
     .replaceAll('acme-2026-11.', join(dir, 'acme-2026-11.'));
-  const { stdout } = await promisify(execFile)('bash', ['-ec', script], { cwd: ROOT, env: { ...process.env, PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}` } });
+  const { stdout } = await promisify(execFile)('bash', ['-ec', script], {
+    cwd: ROOT,
+    env: { ...process.env, PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}` },
+  });
   // 50 paid - 12.345678901 used = 37.654321099 -> 37.65
   expect(stdout).toMatch(/PO number:\s+PO-2026-0042/);
   expect(stdout).toMatch(/Closing balance \(opening \+ credits - usage\)\s+37\.65/);

@@ -12,13 +12,22 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 const HOUR = 3_600_000;
 const NOV = Date.UTC(2026, 10, 1);
 const DEC = Date.UTC(2026, 11, 1);
-const row = (model: string, requests: number, costNano: number): UsageRow =>
-  ({ model, apiKey: 'k', taskType: '', requests, inputTokens: 0, outputTokens: 0, costNano, feeNano: 0 });
+const row = (model: string, requests: number, costNano: number): UsageRow => ({
+  model,
+  apiKey: 'k',
+  taskType: '',
+  requests,
+  inputTokens: 0,
+  outputTokens: 0,
+  costNano,
+  feeNano: 0,
+});
 
 // November: model down-large 97% up (25% tier), model up 100% up.
 const source: StatementSource = {
   month: async (account, month) => ({
-    openingNano: 0, credits: [],
+    openingNano: 0,
+    credits: [],
     usage: month !== '2026-11' ? [] : account === 'below' ? [row('down-large', 100, 4_000_000_000)] : [row('up', 100, 4_000_000_000)],
   }),
 };
@@ -49,8 +58,15 @@ afterAll(async () => {
 function job(now: () => number, copied: string[] = []): SlaJob {
   const client = new Redis(redis.url);
   clients.push(client);
-  return new SlaJob({ ledger: new RedisBilling(client, redis.prefix), source, history, accounts, now, settleMs: HOUR,
-    copyToPostgres: async (a) => void copied.push(a) });
+  return new SlaJob({
+    ledger: new RedisBilling(client, redis.prefix),
+    source,
+    history,
+    accounts,
+    now,
+    settleMs: HOUR,
+    copyToPostgres: async (a) => void copied.push(a),
+  });
 }
 
 describe('the due month', () => {
@@ -68,7 +84,10 @@ describe('the SLA job', () => {
     const a = job(() => DEC - 1);
     const b = job(() => DEC + HOUR - 1);
     // Before December: October is settled (no usage then, no credit); November is not looked at.
-    expect((await a.round()).map((r) => [r.account, r.month, r.outcome.creditNano, r.result])).toEqual([['below', '2026-10', 0, null], ['at', '2026-10', 0, null]]);
+    expect((await a.round()).map((r) => [r.account, r.month, r.outcome.creditNano, r.result])).toEqual([
+      ['below', '2026-10', 0, null],
+      ['at', '2026-10', 0, null],
+    ]);
     // In December before the settling hour: nothing.
     expect(await b.round()).toEqual([]);
     expect(await new RedisBilling(redis.client, redis.prefix).entries('below')).toEqual([]);
@@ -83,7 +102,10 @@ describe('the SLA job', () => {
     expect(below[0]?.outcome.creditPercent).toBe(25); // 97% is below 99.0%, not below 95.0%
     expect(below[0]?.outcome.creditNano).toBe(1_000_000_000);
     const at = [...ra, ...rb].filter((r) => r.account === 'at');
-    expect(at.map((r) => [r.outcome.uptime, r.outcome.creditNano, r.result])).toEqual([[1, 0, null], [1, 0, null]]);
+    expect(at.map((r) => [r.outcome.uptime, r.outcome.creditNano, r.result])).toEqual([
+      [1, 0, null],
+      [1, 0, null],
+    ]);
     expect([...ra, ...rb].some((r) => r.account === 'no-sla')).toBe(false);
     // Later rounds in the same processes skip the settled month; "restarted" processes (new jobs) find it applied.
     expect(await a.round()).toEqual([]);
@@ -101,8 +123,16 @@ describe('the SLA job', () => {
     const client = new Redis(redis.url);
     clients.push(client);
     const settled: string[] = [];
-    const running = startSlaJob({ ledger: new RedisBilling(client, `${redis.prefix}-timer`), source, history, accounts, now: () => now, settleMs: 0,
-      intervalMs: 50, onResult: (account, o, r) => settled.push(`${account} ${o.month} ${r?.verdict ?? 'none'}`) });
+    const running = startSlaJob({
+      ledger: new RedisBilling(client, `${redis.prefix}-timer`),
+      source,
+      history,
+      accounts,
+      now: () => now,
+      settleMs: 0,
+      intervalMs: 50,
+      onResult: (account, o, r) => settled.push(`${account} ${o.month} ${r?.verdict ?? 'none'}`),
+    });
     await new Promise((r) => setTimeout(r, 150));
     expect(settled.filter((s) => s.includes('2026-11'))).toEqual([]);
     now = DEC;

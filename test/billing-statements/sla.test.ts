@@ -26,8 +26,16 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 const run = promisify(execFile);
 const SLA = { target: 99.9 };
 const BILLING = { invoiceHeader: 'Big Co', sla: SLA };
-const row = (model: string, requests: number, costNano: number): UsageRow =>
-  ({ model, apiKey: 'k', taskType: '', requests, inputTokens: 0, outputTokens: 0, costNano, feeNano: 0 });
+const row = (model: string, requests: number, costNano: number): UsageRow => ({
+  model,
+  apiKey: 'k',
+  taskType: '',
+  requests,
+  inputTokens: 0,
+  outputTokens: 0,
+  costNano,
+  feeNano: 0,
+});
 
 describe('the SLA tiers', () => {
   const tiers: Array<[number, number, number]> = [
@@ -69,8 +77,13 @@ describe('the SLA rule', () => {
     // what, usage, uptime per model, weighted uptime, credit
     ['all up', [row('a', 100, 1_000)], { a: 1 }, 1, 0],
     ['exactly at target', [row('a', 100, 1_000)], { a: 0.999 }, 0.999, 0],
-    ['one model down, weighted 99.85%: 10% of its spend', [row('a', 1000, 5_000_000_000), row('b', 10, 333_333_333)], { a: 0.9995, b: 0.9 },
-      (1000 * 0.9995 + 10 * 0.9) / 1010, 33_333_333],
+    [
+      'one model down, weighted 99.85%: 10% of its spend',
+      [row('a', 1000, 5_000_000_000), row('b', 10, 333_333_333)],
+      { a: 0.9995, b: 0.9 },
+      (1000 * 0.9995 + 10 * 0.9) / 1010,
+      33_333_333,
+    ],
     ['one model down, but weighted above target: nothing', [row('a', 100_000, 5_000), row('b', 1, 1_000)], { a: 1, b: 0.95 }, (100_000 + 0.95) / 100_001, 0],
     ['weighted 98.8%: 25% of the spend on the models below target', [row('a', 50, 1_000), row('b', 50, 2_001)], { a: 0.999, b: 0.977 }, 0.988, 500],
     ['weighted exactly 99.0%: the 10% tier', [row('a', 1, 1_000), row('b', 1, 7_000)], { a: 1, b: 0.98 }, 0.99, 700],
@@ -104,10 +117,17 @@ beforeAll(async () => {
   [pg, redis] = await Promise.all([startPostgres('billing-sla'), startRedis('billing-sla')]);
   await migrate(pg.pool);
   // November for account big: mock-large served 900 calls (9.000000009 USD), mock-mini 100 calls (1 USD).
-  for (const [acct, model, req, cost] of [['big', 'mock-large', 900, 9_000_000_009], ['big', 'mock-mini', 100, 1_000_000_000], ['small', 'mock-large', 5, 50]] as const) {
-    await pg.pool.query(`INSERT INTO usage_daily (day, account, api_key, task_type, requested_model, served_model, fallback_reason, requests,
+  for (const [acct, model, req, cost] of [
+    ['big', 'mock-large', 900, 9_000_000_009],
+    ['big', 'mock-mini', 100, 1_000_000_000],
+    ['small', 'mock-large', 5, 50],
+  ] as const) {
+    await pg.pool.query(
+      `INSERT INTO usage_daily (day, account, api_key, task_type, requested_model, served_model, fallback_reason, requests,
       errors, fallbacks, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms_sum)
-      VALUES ('2026-11-10', $1, 'k', '', $2, $2, '', $3, 0, 0, 0, 0, 0, 0, $4, 0, 0)`, [acct, model, req, cost]);
+      VALUES ('2026-11-10', $1, 'k', '', $2, $2, '', $3, 0, 0, 0, 0, 0, 0, $4, 0, 0)`,
+      [acct, model, req, cost],
+    );
   }
   // The status history in Redis: mock-large in major outage for 36 hours of November (95% up), mock-mini always up.
   const h = new RedisHistory(redis.client, redis.prefix);
@@ -132,7 +152,10 @@ describe('a month below target', () => {
     const first = await Promise.all(replicas.map((ledger) => runSla({ source, history, ledger }, 'big', BILLING, '2026-11', NOV_END + HOUR)));
     const again = await runSla({ source, history, ledger: replicas[0] as RedisBilling }, 'big', BILLING, '2026-11', NOV_END + 2 * HOUR);
     const o = first[0]?.outcome;
-    expect(o?.models.map((m) => [m.model, m.uptime])).toEqual([['mock-large', 1 - 36 / (30 * 24)], ['mock-mini', 1]]);
+    expect(o?.models.map((m) => [m.model, m.uptime])).toEqual([
+      ['mock-large', 1 - 36 / (30 * 24)],
+      ['mock-mini', 1],
+    ]);
     expect(o?.uptime).toBeCloseTo((900 * 0.95 + 100) / 1000, 12);
     expect(o?.creditPercent).toBe(25); // 95.5%: below 99.0%, not below 95.0%
     expect(o?.creditNano).toBe(2_250_000_002); // 25% of 9.000000009, floored to the nano-USD
@@ -177,10 +200,25 @@ describe('a month below target', () => {
     await h.addRound({ model: 'mock-old', at: OCT, intervalMs: 31 * 24 * HOUR * 0.8, state: 'operational', probes: [] });
     await h.addRound({ model: 'mock-old', at: OCT + 31 * 24 * HOUR * 0.8, intervalMs: 31 * 24 * HOUR * 0.2, state: 'major_outage', probes: [] });
     const dir = mkdtempSync(join(tmpdir(), 'svc-sla-cli-'));
-    writeFileSync(join(dir, 'config.yaml'), [plan('p', { tier: 0 }), account('small', 'p', { billing: { invoiceHeader: 'Small Co', sla: { target: 99.9 } } } as never)]
-      .map((d) => stringify(d)).join('---\n'));
+    writeFileSync(
+      join(dir, 'config.yaml'),
+      [plan('p', { tier: 0 }), account('small', 'p', { billing: { invoiceHeader: 'Small Co', sla: { target: 99.9 } } } as never)]
+        .map((d) => stringify(d))
+        .join('---\n'),
+    );
     const env = { ...process.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix };
-    const args = ['console/billing/statement-main.ts', '--account', 'small', '--month', '2026-10', '--format', 'csv', '--config', join(dir, 'config.yaml'), '--apply-sla'];
+    const args = [
+      'console/billing/statement-main.ts',
+      '--account',
+      'small',
+      '--month',
+      '2026-10',
+      '--format',
+      'csv',
+      '--config',
+      join(dir, 'config.yaml'),
+      '--apply-sla',
+    ];
     const a = await run(process.execPath, args, { cwd: ROOT, env });
     const b = await run(process.execPath, args, { cwd: ROOT, env });
     expect(a.stderr).toMatch(/SLA 2026-10: uptime 80\.000%, target 99\.9%, credit 1000 nano-USD, applied/);
@@ -196,18 +234,43 @@ describe('a month below target', () => {
     const h = new PostgresHistory(pg.pool);
     for (let i = 0; i < 120; i++) {
       const at = SEP + i * 6 * HOUR;
-      await h.addRound({ model: 'mock-pg', at, intervalMs: 6 * HOUR, state: i < 30 ? 'major_outage' : 'operational',
-        probes: [{ model: 'mock-pg', target: 't', at, ok: i >= 30, latencyMs: 10, status: i < 30 ? 503 : 200, message: '', costNano: 0 }] });
+      await h.addRound({
+        model: 'mock-pg',
+        at,
+        intervalMs: 6 * HOUR,
+        state: i < 30 ? 'major_outage' : 'operational',
+        probes: [{ model: 'mock-pg', target: 't', at, ok: i >= 30, latencyMs: 10, status: i < 30 ? 503 : 200, message: '', costNano: 0 }],
+      });
     }
     await pg.pool.query(`INSERT INTO usage_daily (day, account, api_key, task_type, requested_model, served_model, fallback_reason, requests,
       errors, fallbacks, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms_sum)
       VALUES ('2026-09-20', 'pgacct', 'k', '', 'mock-pg', 'mock-pg', '', 3, 0, 0, 0, 0, 0, 0, 2000, 0, 0)`);
     const dir = mkdtempSync(join(tmpdir(), 'svc-sla-pg-'));
-    writeFileSync(join(dir, 'config.yaml'), [plan('p', { tier: 0 }), account('pgacct', 'p', { billing: { invoiceHeader: 'Pg Co', sla: { target: 99 } } } as never)]
-      .map((d) => stringify(d)).join('---\n'));
+    writeFileSync(
+      join(dir, 'config.yaml'),
+      [plan('p', { tier: 0 }), account('pgacct', 'p', { billing: { invoiceHeader: 'Pg Co', sla: { target: 99 } } } as never)]
+        .map((d) => stringify(d))
+        .join('---\n'),
+    );
     const env = { ...process.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix };
-    const r = await run(process.execPath, ['console/billing/statement-main.ts', '--account', 'pgacct', '--month', '2026-09', '--format', 'csv',
-      '--config', join(dir, 'config.yaml'), '--apply-sla', '--history', 'postgres'], { cwd: ROOT, env });
+    const r = await run(
+      process.execPath,
+      [
+        'console/billing/statement-main.ts',
+        '--account',
+        'pgacct',
+        '--month',
+        '2026-09',
+        '--format',
+        'csv',
+        '--config',
+        join(dir, 'config.yaml'),
+        '--apply-sla',
+        '--history',
+        'postgres',
+      ],
+      { cwd: ROOT, env },
+    );
     expect(r.stderr).toMatch(/SLA 2026-09: uptime 75\.000%, target 99%, credit 2000 nano-USD, applied/);
     expect(r.stdout).toContain('SLA credit sla-2026-09,,,,,,,2000,');
   });

@@ -86,31 +86,55 @@ beforeAll(async () => {
   pg = await startPostgres('billing-statements');
   await migrate(pg.pool);
   for (const [day, key, task, model, req, inT, outT, cost, fee] of USAGE) {
-    await pg.pool.query(`INSERT INTO usage_daily (day, account, api_key, task_type, requested_model, served_model, fallback_reason, requests,
+    await pg.pool.query(
+      `INSERT INTO usage_daily (day, account, api_key, task_type, requested_model, served_model, fallback_reason, requests,
       errors, fallbacks, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms_sum)
-      VALUES ($1, 'acme', $2, $3, 'mock-large', $4, '', $5, 0, 0, $6, $7, 0, 0, $8, $9, 0)`, [day, key, task, model, req, inT, outT, cost, fee]);
+      VALUES ($1, 'acme', $2, $3, 'mock-large', $4, '', $5, 0, 0, $6, $7, 0, 0, $8, $9, 0)`,
+      [day, key, task, model, req, inT, outT, cost, fee],
+    );
   }
   for (const [acct, kind, id, amount, source, at] of CREDITS) {
-    await pg.pool.query(`INSERT INTO ledger_credits (account, kind, credit_id, amount_nano, source, reference, occurred_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7)`, [acct, kind, id, amount, source, source === 'stripe' ? `ref_${id}` : null, at]);
+    await pg.pool.query(
+      `INSERT INTO ledger_credits (account, kind, credit_id, amount_nano, source, reference, occurred_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [acct, kind, id, amount, source, source === 'stripe' ? `ref_${id}` : null, at],
+    );
   }
   // The console, in this process: alice may manage acme's billing, bob may not; statements from Postgres.
-  docs = [...basics().docs.filter((d) => !((d as { kind: string; metadata: { name: string } }).kind === 'Account'
-    && (d as { metadata: { name: string } }).metadata.name === 'acme')), account('acme', 'builder', { billing: BILLING } as never)];
+  docs = [
+    ...basics().docs.filter(
+      (d) => !((d as { kind: string; metadata: { name: string } }).kind === 'Account' && (d as { metadata: { name: string } }).metadata.name === 'acme'),
+    ),
+    account('acme', 'builder', { billing: BILLING } as never),
+  ];
   const c = compile(parseManifests(docs.map((doc, i) => ({ source: `t#${i}`, doc }))).set, { pepper: 'p' });
   const store = new MemoryStore(new MemoryUsageSink());
   await store.applyConfig(c.snapshot, c.keys);
   const keys = new StandaloneKeys({
-    snapshot: c.snapshot, configKeys: c.keys, pepper: 'p', store, lastUsed: new MemoryLastUsed(),
-    publisher: new MemoryPublisher(store, c.snapshot, c.keys), registry: new MemoryRegistry(),
+    snapshot: c.snapshot,
+    configKeys: c.keys,
+    pepper: 'p',
+    store,
+    lastUsed: new MemoryLastUsed(),
+    publisher: new MemoryPublisher(store, c.snapshot, c.keys),
+    registry: new MemoryRegistry(),
   });
   const auth = new TestAuth();
   const billing = standaloneBilling({ DATABASE_URL: pg.url }, c.snapshot, { kind: 'memory', store });
   app = Fastify();
-  await app.register(consolePlugin({
-    authn: auth, authz: auth, keys, billing, sessions: new MemorySessions(), signInLimit: new MemorySignInLimit(),
-    now: () => Date.parse('2026-12-02T12:00:00Z'), exampleModel: 'm', usage: new MemoryUsageSource(async () => []),
-  }));
+  await app.register(
+    consolePlugin({
+      authn: auth,
+      authz: auth,
+      keys,
+      billing,
+      sessions: new MemorySessions(),
+      signInLimit: new MemorySignInLimit(),
+      now: () => Date.parse('2026-12-02T12:00:00Z'),
+      exampleModel: 'm',
+      usage: new MemoryUsageSource(async () => []),
+    }),
+  );
   app.addHook('onClose', async () => billing.close?.());
   base = await app.listen({ host: '127.0.0.1', port: 0 });
   browser = await launchBrowser();
@@ -126,8 +150,12 @@ afterAll(async () => {
 });
 
 async function november(acct = 'acme'): Promise<Statement> {
-  return buildStatement(acct, '2026-11', acct === 'acme' ? { ...BILLING, sla: { target: 99.9 } } : null,
-    await new PostgresStatementSource(pg.pool).month(acct, '2026-11'));
+  return buildStatement(
+    acct,
+    '2026-11',
+    acct === 'acme' ? { ...BILLING, sla: { target: 99.9 } } : null,
+    await new PostgresStatementSource(pg.pool).month(acct, '2026-11'),
+  );
 }
 
 async function pdfText(pdf: Buffer): Promise<string> {
@@ -147,8 +175,14 @@ function csvRows(csv: string): Array<Record<string, string>> {
     let q = false;
     for (let i = 0; i < l.length; i++) {
       const ch = l[i] as string;
-      if (q && ch === '"' && l[i + 1] === '"') { cur += '"'; i++; } else if (ch === '"') q = !q;
-      else if (ch === ',' && !q) { out.push(cur); cur = ''; } else cur += ch;
+      if (q && ch === '"' && l[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (ch === '"') q = !q;
+      else if (ch === ',' && !q) {
+        out.push(cur);
+        cur = '';
+      } else cur += ch;
     }
     out.push(cur);
     return out;
@@ -161,7 +195,11 @@ describe('a hand-made month, exact', () => {
   it('opens, credits, spends and closes to the nano-USD', async () => {
     const s = await november();
     expect(s.openingNano).toBe(1_000_000_000 - 700_000_001);
-    expect(s.credits.map((c) => [c.kind, c.amountNano])).toEqual([['payment', 25_000_000_000], ['refund', -5_500_000_000], ['credit', 100_000_000_000]]);
+    expect(s.credits.map((c) => [c.kind, c.amountNano])).toEqual([
+      ['payment', 25_000_000_000],
+      ['refund', -5_500_000_000],
+      ['credit', 100_000_000_000],
+    ]);
     expect(s.creditsNano).toBe(119_500_000_000);
     expect(s.spendNano).toBe(1_234_567_891 + 5_000_001 + 333_333_333 + 4_999_999);
     expect(s.byModel.reduce((a, l) => a + l.costNano, 0)).toBe(s.spendNano);
@@ -194,14 +232,20 @@ describe('a hand-made month, exact', () => {
     expect(Number(closing.amount_nano)).toBe(sumOf('opening') + sumOf('credit') - sumOf('usage'));
     expect(closing.amount_usd_exact).toBe('118.222098775');
     expect(closing.amount_usd).toBe('118.22');
-    expect(rows.filter((r) => r.section === 'header').map((r) => r.description)).toEqual(expect.arrayContaining([
-      'Bill to: ACME Corp (Europe) B.V.', 'PO number: PO-2026/11\\A', 'Tax id: NL123456789B01', 'Payment terms: net 30 days', `Rounding: ${ROUNDING_RULE}`,
-    ]));
+    expect(rows.filter((r) => r.section === 'header').map((r) => r.description)).toEqual(
+      expect.arrayContaining([
+        'Bill to: ACME Corp (Europe) B.V.',
+        'PO number: PO-2026/11\\A',
+        'Tax id: NL123456789B01',
+        'Payment terms: net 30 days',
+        `Rounding: ${ROUNDING_RULE}`,
+      ]),
+    );
     expect(rows.find((r) => r.model?.includes('HYPERLINK'))?.model).toBe('\'=HYPERLINK("x")');
     expect(rows.filter((r) => r.section === 'usage').map((r) => r.task_type)).toContain('');
   });
 
-  it('writes a PDF that pdftotext reads back with the header, PO number and the CSV\'s totals', async () => {
+  it("writes a PDF that pdftotext reads back with the header, PO number and the CSV's totals", async () => {
     const s = await november();
     const pdf = statementPdf(s);
     expect(pdf.subarray(0, 8).toString('latin1')).toBe('%PDF-1.4');
@@ -256,7 +300,7 @@ describe('the console', () => {
     await page.waitForURL(/\/dashboard\//);
   }
 
-  it('links this month\'s and the two previous statements on the billing page, and serves them', async () => {
+  it("links this month's and the two previous statements on the billing page, and serves them", async () => {
     await signInAs('alice-token-0123456789abcdef');
     await page.goto(`${base}/dashboard/billing?account=acme`);
     const section = page.getByRole('region', { name: 'Monthly statements' });
@@ -276,7 +320,7 @@ describe('the console', () => {
     expect(await csv.text()).toBe(statementCsv(await november()));
   });
 
-  it('answers 403 to a user without manage-billing, and to another account\'s statement', async () => {
+  it("answers 403 to a user without manage-billing, and to another account's statement", async () => {
     const other = await page.request.get(`${base}/dashboard/billing/statements/2026-11.csv?account=hobby`);
     expect(other.status()).toBe(403);
     const bad = await page.request.get(`${base}/dashboard/billing/statements/2026-13.pdf?account=acme`);

@@ -76,7 +76,7 @@ describe('billing page', () => {
     await page.getByLabel('Amount (USD)').fill('1');
     await page.getByRole('button', { name: 'Add credits' }).click();
     expect(await text(page.locator('#amount-error'))).toContain('from $5 to $10,000');
-    expect(await (page.getByLabel('Amount (USD)')).getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Amount (USD)').getAttribute('aria-invalid')).toBe('true');
     await expectAccessible(page, 'billing with an error');
   });
 
@@ -100,11 +100,11 @@ describe('billing page', () => {
     await page.goto(`${gw.url}/dashboard/billing?account=demo&paid=1`);
     expect(await text(page.getByRole('status'))).toContain('Thank you');
     const rows = page.locator('table tbody tr');
-    expect(await (rows.filter({ hasText: 'Top-up (Stripe)' })).count()).toBe(1);
+    expect(await rows.filter({ hasText: 'Top-up (Stripe)' }).count()).toBe(1);
     expect(await text(rows.filter({ hasText: 'Top-up (Stripe)' }))).toContain(String(paid.data.object.id));
     expect(await text(rows.filter({ hasText: 'Top-up (Stripe)' }))).toContain('$25.50');
     expect(await text(rows.filter({ hasText: 'Refund' }))).toContain('−$5.50');
-    expect(Math.round((await balance() - balanceBefore) * 100)).toBe(2000); // 25.50 paid, 5.50 refunded
+    expect(Math.round(((await balance()) - balanceBefore) * 100)).toBe(2000); // 25.50 paid, 5.50 refunded
     await expectAccessible(page, 'billing after a payment');
     await page.screenshot({ path: join(SHOTS, 'console-billing.png'), fullPage: true });
   });

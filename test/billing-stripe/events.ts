@@ -5,7 +5,12 @@ import { signatureHeader } from '../../console/billing/signature.ts';
 let n = 0;
 const id = (p: string): string => `${p}_test_${Date.now().toString(36)}${(n++).toString(36)}`;
 
-export interface StripeEvent { id: string; type: string; created: number; data: { object: Record<string, unknown> } }
+export interface StripeEvent {
+  id: string;
+  type: string;
+  created: number;
+  data: { object: Record<string, unknown> };
+}
 
 function event(type: string, object: Record<string, unknown>): StripeEvent {
   return { id: id('evt'), type, created: Math.floor(Date.now() / 1000), data: { object } };
@@ -13,8 +18,14 @@ function event(type: string, object: Record<string, unknown>): StripeEvent {
 
 export function session(o: { account: string; cents: number; paid?: boolean; currency?: string; pi?: string; type?: string }): StripeEvent {
   return event(o.type ?? 'checkout.session.completed', {
-    id: id('cs'), object: 'checkout.session', mode: 'payment', client_reference_id: o.account, amount_total: o.cents,
-    currency: o.currency ?? 'usd', payment_status: o.paid === false ? 'unpaid' : 'paid', payment_intent: o.pi ?? id('pi'),
+    id: id('cs'),
+    object: 'checkout.session',
+    mode: 'payment',
+    client_reference_id: o.account,
+    amount_total: o.cents,
+    currency: o.currency ?? 'usd',
+    payment_status: o.paid === false ? 'unpaid' : 'paid',
+    payment_intent: o.pi ?? id('pi'),
   });
 }
 
@@ -29,7 +40,11 @@ export function refund(pi: string, cents: number, refundId = id('re')): StripeEv
 
 export function chargeRefunded(pi: string, amountRefunded: number, refunds: Array<{ id: string; amount: number }> = []): StripeEvent {
   return event('charge.refunded', {
-    id: `ch_for_${pi}`, object: 'charge', amount_refunded: amountRefunded, currency: 'usd', payment_intent: pi,
+    id: `ch_for_${pi}`,
+    object: 'charge',
+    amount_refunded: amountRefunded,
+    currency: 'usd',
+    payment_intent: pi,
     refunds: { object: 'list', data: refunds.map((r) => ({ ...r, object: 'refund' })) },
   });
 }

@@ -26,7 +26,11 @@ it('copies payments, refunds and disputes to ledger_credits once; the balance vi
   const ledger = new MemoryBilling(store);
   let copies = 0;
   const hook = new StripeWebhook({
-    ledger, webhookSecret: SECRET, knownAccount: async () => true, now: Date.now, log: () => {},
+    ledger,
+    webhookSecret: SECRET,
+    knownAccount: async () => true,
+    now: Date.now,
+    log: () => {},
     onAccountTouched: async (a) => void (copies += await recordBillingEntries(db.pool, a, await ledger.entries(a))),
   });
   const post = async (e: object): Promise<void> => {
@@ -40,10 +44,16 @@ it('copies payments, refunds and disputes to ledger_credits once; the balance vi
   await post(dispute('pi_pg', 500, 'charge.dispute.created', 'dp_pg'));
   await post(refund('pi_pg', 1000, 're_pg'));
   expect(copies).toBe(3);
-  const rows = await db.pool.query("SELECT kind, source, reference, amount_nano::text AS n FROM ledger_credits WHERE source = 'stripe' ORDER BY occurred_at, kind");
-  expect(rows.rows.map((r) => [r.kind, r.reference, r.n]).sort()).toEqual([
-    ['dispute', 'dp_pg', '-5000000000'], ['payment', pay.data.object.id, '50000000000'], ['refund', 're_pg', '-10000000000'],
-  ].sort());
+  const rows = await db.pool.query(
+    "SELECT kind, source, reference, amount_nano::text AS n FROM ledger_credits WHERE source = 'stripe' ORDER BY occurred_at, kind",
+  );
+  expect(rows.rows.map((r) => [r.kind, r.reference, r.n]).sort()).toEqual(
+    [
+      ['dispute', 'dp_pg', '-5000000000'],
+      ['payment', pay.data.object.id, '50000000000'],
+      ['refund', 're_pg', '-10000000000'],
+    ].sort(),
+  );
   const view = await db.pool.query("SELECT credited_nano::text AS c FROM account_ledger WHERE account = 'acme'");
   expect(Number(view.rows[0].c)).toBe((await store.ledger('acme')).creditedNano + 1_000_000_000);
 });

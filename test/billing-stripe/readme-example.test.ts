@@ -33,5 +33,5 @@ it('runs the README example: applied once, then a duplicate; the balance rises b
   const run = async (): Promise<string> => (await promisify(execFile)('bash', ['-c', script])).stdout;
   expect(await run()).toBe('{"received":true,"verdict":"applied"}');
   expect(await run()).toBe('{"received":true,"verdict":"duplicate-event"}');
-  expect(Math.round((await demoBalance() - before) * 100)).toBe(2500);
+  expect(Math.round(((await demoBalance()) - before) * 100)).toBe(2500);
 });

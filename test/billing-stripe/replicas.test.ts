@@ -55,7 +55,10 @@ describe('Stripe webhooks across replicas (reliability case 15)', () => {
       const pay = session({ account: 'acme', cents: 1000, pi });
       const back = refund(pi, 400);
       const [a, b, c] = fleet.urls as [string, string, string];
-      const order = round % 2 === 0 ? [deliver(a, back), deliver(b, pay), deliver(c, back), deliver(c, pay)] : [deliver(b, pay), deliver(a, back), deliver(c, pay), deliver(a, back)];
+      const order =
+        round % 2 === 0
+          ? [deliver(a, back), deliver(b, pay), deliver(c, back), deliver(c, pay)]
+          : [deliver(b, pay), deliver(a, back), deliver(c, pay), deliver(a, back)];
       expect(await Promise.all(order)).toEqual([200, 200, 200, 200]);
     }
     const want = 26 + 4 * 6;

@@ -17,8 +17,9 @@ const client = (key = 'sk_test_123'): StripeClient => new StripeClient({ secretK
 
 describe('Stripe client (stripe-mock)', () => {
   it('encodes nested parameters as Stripe does', () => {
-    expect(decodeURIComponent(formEncode({ a: 'x', line_items: [{ quantity: 1, price_data: { currency: 'usd' } }], skip: undefined })))
-      .toBe('a=x&line_items[0][quantity]=1&line_items[0][price_data][currency]=usd');
+    expect(decodeURIComponent(formEncode({ a: 'x', line_items: [{ quantity: 1, price_data: { currency: 'usd' } }], skip: undefined }))).toBe(
+      'a=x&line_items[0][quantity]=1&line_items[0][price_data][currency]=usd',
+    );
   });
 
   it('creates a Checkout Session (mode payment, the account as client_reference_id, cents) and a Payment Link', async () => {
@@ -32,15 +33,22 @@ describe('Stripe client (stripe-mock)', () => {
 
   it('surfaces Stripe refusals: a parameter Stripe does not know, and a missing key', async () => {
     await expect(client().post('/v1/checkout/sessions', { mode: 'payment', no_such_parameter: 1 })).rejects.toThrow(StripeError);
-    await expect(client('').createCheckoutSession({ account: 'demo', cents: 500, successUrl: 'http://x/', cancelUrl: 'http://x/' }))
-      .rejects.toMatchObject({ status: 401 });
+    await expect(client('').createCheckoutSession({ account: 'demo', cents: 500, successUrl: 'http://x/', cancelUrl: 'http://x/' })).rejects.toMatchObject({
+      status: 401,
+    });
   });
 
   it('reads the settings: both secrets or nothing; STRIPE_API_BASE must be http(s)://host:port', () => {
     expect(stripeSettings({})).toBeNull();
     expect(stripeSettings({ STRIPE_SECRET_KEY: 'sk_test_1' })).toBeNull();
-    expect(stripeSettings({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).toEqual({ secretKey: 'sk_test_1', webhookSecret: 'whsec_1', apiBase: 'https://api.stripe.com' });
-    expect(stripeSettings({ STRIPE_SECRET_KEY: 'k', STRIPE_WEBHOOK_SECRET: 'w', STRIPE_API_BASE: 'http://127.0.0.1:12111/' })?.apiBase).toBe('http://127.0.0.1:12111');
+    expect(stripeSettings({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).toEqual({
+      secretKey: 'sk_test_1',
+      webhookSecret: 'whsec_1',
+      apiBase: 'https://api.stripe.com',
+    });
+    expect(stripeSettings({ STRIPE_SECRET_KEY: 'k', STRIPE_WEBHOOK_SECRET: 'w', STRIPE_API_BASE: 'http://127.0.0.1:12111/' })?.apiBase).toBe(
+      'http://127.0.0.1:12111',
+    );
     expect(() => stripeSettings({ STRIPE_API_BASE: 'ftp://x' })).toThrow(SettingsError);
   });
 });

@@ -6,12 +6,14 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-const BIN = process.env.SVC_STRIPE_MOCK
-  ?? join(process.env.SVC_TOOLS_BIN ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'svc-gateway', 'bin'), 'stripe-mock');
+const BIN =
+  process.env.SVC_STRIPE_MOCK ??
+  join(process.env.SVC_TOOLS_BIN ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'svc-gateway', 'bin'), 'stripe-mock');
 
-const HOW_TO_GET = `stripe-mock is needed for the billing tests and was not found at ${BIN}: run `
-  + '`bash test/billing-stripe/install-stripe-mock.sh` (go install of github.com/stripe/stripe-mock@v0.197.0; .ci/run does this), '
-  + 'or set SVC_STRIPE_MOCK to a stripe-mock binary.';
+const HOW_TO_GET =
+  `stripe-mock is needed for the billing tests and was not found at ${BIN}: run ` +
+  '`bash test/billing-stripe/install-stripe-mock.sh` (go install of github.com/stripe/stripe-mock@v0.197.0; .ci/run does this), ' +
+  'or set SVC_STRIPE_MOCK to a stripe-mock binary.';
 
 export interface StripeMock {
   /** http://127.0.0.1:<port>, for STRIPE_API_BASE. */
@@ -35,15 +37,22 @@ export async function startStripeMock(): Promise<StripeMock> {
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.once('error', (err) => { clearTimeout(timer); reject(err); });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`stripe-mock exited with ${code}: ${out}`)); });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`stripe-mock exited with ${code}: ${out}`));
+    });
   });
   return {
     url,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }

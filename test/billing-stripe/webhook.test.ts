@@ -25,23 +25,34 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-interface Rig { hook: StripeWebhook; ledger: BillingLedger; credited(account: string): Promise<number> }
+interface Rig {
+  hook: StripeWebhook;
+  ledger: BillingLedger;
+  credited(account: string): Promise<number>;
+}
 
 let seq = 0;
 function rigs(): Array<[string, () => Rig]> {
   const mk = (ledger: BillingLedger, credited: (a: string) => Promise<number>): Rig => ({
-    ledger, credited,
+    ledger,
+    credited,
     hook: new StripeWebhook({ ledger, webhookSecret: SECRET, knownAccount: async (a) => a.startsWith('acct'), now: Date.now, log: () => {} }),
   });
   return [
-    ['memory', () => {
-      const store = new MemoryStore(new MemoryUsageSink());
-      return mk(new MemoryBilling(store), async (a) => (await store.ledger(a)).creditedNano);
-    }],
-    ['redis', () => {
-      const prefix = `${redis.prefix}-${seq++}`;
-      return mk(new RedisBilling(redisStore.redis, prefix), async (a) => Number((await redisStore.redis.hget(`${prefix}:{a:${a}}:acct`, 'credited')) ?? 0));
-    }],
+    [
+      'memory',
+      () => {
+        const store = new MemoryStore(new MemoryUsageSink());
+        return mk(new MemoryBilling(store), async (a) => (await store.ledger(a)).creditedNano);
+      },
+    ],
+    [
+      'redis',
+      () => {
+        const prefix = `${redis.prefix}-${seq++}`;
+        return mk(new RedisBilling(redisStore.redis, prefix), async (a) => Number((await redisStore.redis.hget(`${prefix}:{a:${a}}:acct`, 'credited')) ?? 0));
+      },
+    ],
   ];
 }
 
@@ -138,7 +149,9 @@ describe.each(rigs())('the payments ledger (%s)', (_name, make) => {
     expect(await r.credited('acct-e')).toBe(USD(4000));
     expect(await r.ledger.openDisputes('acct-e')).toBe(0);
     expect((await r.ledger.entries('acct-e')).map((x) => [x.kind, x.reference, x.deltaNano])).toEqual([
-      ['payment', expect.stringMatching(/^cs_/), USD(4000)], ['dispute', 'dp_e1', -USD(4000)], ['dispute-reinstated', 'dp_e1', USD(4000)],
+      ['payment', expect.stringMatching(/^cs_/), USD(4000)],
+      ['dispute', 'dp_e1', -USD(4000)],
+      ['dispute-reinstated', 'dp_e1', USD(4000)],
     ]);
   });
 
@@ -150,7 +163,12 @@ describe.each(rigs())('the payments ledger (%s)', (_name, make) => {
     expect(await post(r, stranger)).toBe(200);
     expect(await r.credited('acct-f')).toBe(0);
     const aside = await r.ledger.setAsideEvents();
-    expect(aside).toEqual(expect.arrayContaining([{ eventId: eur.id, why: 'currency eur is not usd' }, { eventId: stranger.id, why: expect.stringContaining('no known account') }]));
+    expect(aside).toEqual(
+      expect.arrayContaining([
+        { eventId: eur.id, why: 'currency eur is not usd' },
+        { eventId: stranger.id, why: expect.stringContaining('no known account') },
+      ]),
+    );
   });
 
   it('ignores events it does not handle and refuses bodies that are not events', async () => {

@@ -34,7 +34,12 @@ describe('credits and crashes', () => {
     expect((await store.ledger('acme')).creditedNano).toBe(6 * NANO_PER_USD); // 2 processes started together
     await fleet.add(s.docs); // a restart, the same credit again
     await fleet.add(withCredits([...credits, { id: 'po-1002', amountUsd: 2.5 }]));
-    await fleet.add(withCredits([{ id: 'po-1001', amountUsd: 500 }, { id: 'po-1002', amountUsd: 2.5 }])); // an edited amount is not applied again
+    await fleet.add(
+      withCredits([
+        { id: 'po-1001', amountUsd: 500 },
+        { id: 'po-1002', amountUsd: 2.5 },
+      ]),
+    ); // an edited amount is not applied again
     expect((await store.ledger('acme')).creditedNano).toBe(8.5 * NANO_PER_USD);
     expect((await me(fleet.urls[0] as string, s.keys.k as string)).body).toMatchObject({ balance_usd: 8.5 });
   });
@@ -57,7 +62,9 @@ describe('credits and crashes', () => {
     for (let i = 0; i < 50 && (await store.ledger('acme')).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
     const after = await store.ledger('acme');
     const events = await store.usageEvents('acme');
-    console.log(`crashed process: ${open.openHolds} holds (${open.heldNano} nUSD) open at the kill; after ${HOLD_TTL_S} s: held ${after.heldNano}, open holds ${after.openHolds}`);
+    console.log(
+      `crashed process: ${open.openHolds} holds (${open.heldNano} nUSD) open at the kill; after ${HOLD_TTL_S} s: held ${after.heldNano}, open holds ${after.openHolds}`,
+    );
     expect(after).toMatchObject({ heldNano: 0, openHolds: 0 });
     expect(after.spentNano - before.spentNano).toBe(events.at(-1)?.costNano); // only the survivor's call
     expect(after.spentNano).toBe(events.reduce((sum, e) => sum + e.costNano, 0));

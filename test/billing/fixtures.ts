@@ -6,7 +6,9 @@ const API = 'gateway.svc.dev/v1alpha1';
 /** 1.04 / 2.08 USD per million tokens: 1040 and 2080 nano-USD a token, the 4% fee included. */
 export function mockRoute(name: string, latencyMs = 0): object {
   return {
-    apiVersion: API, kind: 'ModelRoute', metadata: { name },
+    apiVersion: API,
+    kind: 'ModelRoute',
+    metadata: { name },
     spec: {
       pricing: { inputPerMTokUsd: 1.04, outputPerMTokUsd: 2.08 },
       targets: [{ name: `${name}-t`, provider: 'mock', mock: { latencyMs, chunkDelayMs: 0 } }],

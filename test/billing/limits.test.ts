@@ -3,10 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { chat, countBy, useFleet } from '../helpers/fleet.ts';
 import { setup } from './fixtures.ts';
 
-const s = setup([{ name: 'acme', spec: { trialCreditUsd: 100 } }], [
-  { name: 'rpm-key', account: 'acme', spec: { limits: { rpm: 20 } } },
-  { name: 'tpm-key', account: 'acme', spec: { limits: { tpm: 3000 } } },
-]);
+const s = setup(
+  [{ name: 'acme', spec: { trialCreditUsd: 100 } }],
+  [
+    { name: 'rpm-key', account: 'acme', spec: { limits: { rpm: 20 } } },
+    { name: 'tpm-key', account: 'acme', spec: { limits: { tpm: 3000 } } },
+  ],
+);
 const ctx = useFleet('limits', s.docs);
 
 describe('rate limits across 3 gateway processes', () => {
@@ -22,7 +25,10 @@ describe('rate limits across 3 gateway processes', () => {
       expect(JSON.parse(r.body)).toMatchObject({ error: { code: 'rate_limited', message: 'Rate limit of 20 requests per minute reached.' } });
     }
     // Every process served some, so the limit held across replicas, not within one.
-    const served = countBy(results.filter((r) => r.status === 200), (r) => results.indexOf(r) % 3);
+    const served = countBy(
+      results.filter((r) => r.status === 200),
+      (r) => results.indexOf(r) % 3,
+    );
     expect(Object.keys(served).length).toBeGreaterThan(1);
   });
 
@@ -32,7 +38,9 @@ describe('rate limits across 3 gateway processes', () => {
     const byStatus = countBy(results, (r) => r.status);
     const events = (await ctx.store.usageEvents('acme')).filter((e) => e.apiKey === 'tpm-key' && e.status === 200);
     const tokens = events.reduce((sum, e) => sum + e.inputTokens + e.outputTokens, 0);
-    console.log(`TPM 3000, 150 concurrent over 3 processes: ${JSON.stringify(byStatus)}; tokens served ${tokens}; above the limit: ${Math.max(0, tokens - 3000)}`);
+    console.log(
+      `TPM 3000, 150 concurrent over 3 processes: ${JSON.stringify(byStatus)}; tokens served ${tokens}; above the limit: ${Math.max(0, tokens - 3000)}`,
+    );
     expect(tokens).toBeLessThanOrEqual(3000);
     expect(byStatus[429]).toBeGreaterThan(0);
     expect(events).toHaveLength(byStatus[200] ?? 0);

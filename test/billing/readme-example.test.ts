@@ -23,7 +23,10 @@ afterAll(async () => {
   if (redisPort) {
     const c = new Redis({ port: redisPort, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     c.on('error', () => {});
-    await c.connect().then(() => c.call('SHUTDOWN', 'NOSAVE')).catch(() => {});
+    await c
+      .connect()
+      .then(() => c.call('SHUTDOWN', 'NOSAVE'))
+      .catch(() => {});
     c.disconnect();
   }
   rmSync(dir, { recursive: true, force: true });
@@ -39,9 +42,14 @@ function example(name: string): string {
 it('runs two gateway processes on one Redis that share the spend, as the README shows', async () => {
   redisPort = await freePort();
   const [a, b, ma, mb] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const script = example('redis-fleet').replaceAll('6379', String(redisPort)).replaceAll('8081', String(a)).replaceAll('8082', String(b))
-    .replaceAll('9091', String(ma)).replaceAll('9092', String(mb))
-    .replaceAll('/tmp/svc-', `${dir}/svc-`).replace('--daemonize yes', `--daemonize yes --dir ${dir}`);
+  const script = example('redis-fleet')
+    .replaceAll('6379', String(redisPort))
+    .replaceAll('8081', String(a))
+    .replaceAll('8082', String(b))
+    .replaceAll('9091', String(ma))
+    .replaceAll('9092', String(mb))
+    .replaceAll('/tmp/svc-', `${dir}/svc-`)
+    .replace('--daemonize yes', `--daemonize yes --dir ${dir}`);
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     group = child.pid;

@@ -29,21 +29,30 @@ afterAll(async () => {
 
 async function burst(n: number): Promise<CallResult[]> {
   const key = s.keys.k as string;
-  return Promise.all(Array.from({ length: n }, async (_, i) => {
-    const url = fleet.urls[i % 2] as string;
-    if (i % 5 === 4) {
-      const startedAt = Date.now();
-      const res = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
-      return { status: res.status, retryAfter: res.headers.get('retry-after'), startedAt, ms: Date.now() - startedAt, body: await res.text() };
-    }
-    return chat(url, key);
-  }));
+  return Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const url = fleet.urls[i % 2] as string;
+      if (i % 5 === 4) {
+        const startedAt = Date.now();
+        const res = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+        return { status: res.status, retryAfter: res.headers.get('retry-after'), startedAt, ms: Date.now() - startedAt, body: await res.text() };
+      }
+      return chat(url, key);
+    }),
+  );
 }
 
 function expectFailClosed(name: string, results: CallResult[]): void {
   const longest = Math.max(...results.map((r) => r.ms));
-  console.log(`${name}: waits ${results.map((r) => r.ms).sort((a, b) => a - b).join(" ")}`);
-  console.log(`${name}: ${results.length} calls, statuses ${[...new Set(results.map((r) => r.status))].join(',')}, longest wait ${longest} ms (command timeout ${TIMEOUT_MS} ms)`);
+  console.log(
+    `${name}: waits ${results
+      .map((r) => r.ms)
+      .sort((a, b) => a - b)
+      .join(' ')}`,
+  );
+  console.log(
+    `${name}: ${results.length} calls, statuses ${[...new Set(results.map((r) => r.status))].join(',')}, longest wait ${longest} ms (command timeout ${TIMEOUT_MS} ms)`,
+  );
   for (const r of results) {
     expect(r.status).toBe(503);
     expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);

@@ -5,26 +5,34 @@ import { hashKey } from '../../gateway/contract/keys.ts';
 import { chat, FLEET_PEPPER, me, type CallResult, useFleet } from '../helpers/fleet.ts';
 import { setup, withKeySpec } from './fixtures.ts';
 
-const s = setup([{ name: 'acme', spec: { trialCreditUsd: 100 } }], [
-  { name: 'doomed', account: 'acme' },
-  { name: 'doomed-by-config', account: 'acme' },
-], 30);
+const s = setup(
+  [{ name: 'acme', spec: { trialCreditUsd: 100 } }],
+  [
+    { name: 'doomed', account: 'acme' },
+    { name: 'doomed-by-config', account: 'acme' },
+  ],
+  30,
+);
 const ctx = useFleet('revoke', s.docs);
 
 /** 12 workers calling the slow (30 ms) model round-robin over the processes until `until()` (bounded). */
 async function traffic(key: string, until: () => boolean): Promise<CallResult[]> {
   const results: CallResult[] = [];
   const end = Date.now() + 20_000;
-  await Promise.all(Array.from({ length: 12 }, async (_, w) => {
-    for (let i = 0; !until() && Date.now() < end; i++) results.push(await chat(ctx.fleet.urls[(w + i) % 3] as string, key, { model: 'mock-slow' }));
-  }));
+  await Promise.all(
+    Array.from({ length: 12 }, async (_, w) => {
+      for (let i = 0; !until() && Date.now() < end; i++) results.push(await chat(ctx.fleet.urls[(w + i) % 3] as string, key, { model: 'mock-slow' }));
+    }),
+  );
   return results;
 }
 
 function report(name: string, results: CallResult[], effectiveAt: number): void {
   const after = results.filter((r) => r.startedAt >= effectiveAt);
   const lastOk = Math.max(...results.filter((r) => r.status === 200).map((r) => r.startedAt + r.ms));
-  console.log(`${name}: ${results.length} calls, ${after.length} started after the revoke took effect, of which accepted: ${after.filter((r) => r.status !== 401).length}; last 200 finished ${lastOk - effectiveAt} ms after`);
+  console.log(
+    `${name}: ${results.length} calls, ${after.length} started after the revoke took effect, of which accepted: ${after.filter((r) => r.status !== 401).length}; last 200 finished ${lastOk - effectiveAt} ms after`,
+  );
 }
 
 describe('revocation across 3 gateway processes', () => {

@@ -9,7 +9,9 @@ export interface K8sObject {
 }
 
 export function parseDocs(text: string): K8sObject[] {
-  return parseAllDocuments(text).map((d) => d.toJS() as K8sObject | null).filter((d): d is K8sObject => d !== null);
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((d): d is K8sObject => d !== null);
 }
 
 export function find(docs: K8sObject[], kind: string, nameSuffix: string): K8sObject {

@@ -32,22 +32,36 @@ afterAll(async () => {
 });
 
 describe('server-side dry run of every rendered object', () => {
-  it.each([['the default values', []], ['every option on', [FULL_VALUES]]] as const)('accepts %s', async (what, files) => {
-    const ns = await createNamespace(cp, 'dry');
-    const rendered = await template(ns, [...files]);
-    const docs = parseDocs(rendered);
-    const r = await kubectl(cp, ['apply', '--dry-run=server', '--validate=strict', '-n', ns, '-f', '-'], rendered);
-    expect(r.code, r.stderr).toBe(0);
-    const accepted = new Set(r.stdout.split('\n').flatMap((l) => {
-      const m = /^(\w+)(?:\.[\w.]+)?\/(\S+) \w+ \(server dry run\)$/.exec(l);
-      return m ? [`${m[1]}/${m[2]}`] : [];
-    }));
-    expect(docs.map((d) => `${d.kind.toLowerCase()}/${d.metadata.name}`).filter((k) => !accepted.has(k)), r.stdout).toEqual([]);
-    if (docs.some((d) => d.kind === 'ServiceMonitor')) {
-      console.log('ServiceMonitor: validated against test/chart/fixtures/servicemonitor-crd.yaml (the fields the chart writes, typed as in the Prometheus Operator CRD)');
-    }
-    console.log(`dry run (${what}): ${docs.length} objects accepted: ${[...new Set(docs.map((d) => d.kind))].join(', ')}`);
-  }, 60_000);
+  it.each([
+    ['the default values', []],
+    ['every option on', [FULL_VALUES]],
+  ] as const)(
+    'accepts %s',
+    async (what, files) => {
+      const ns = await createNamespace(cp, 'dry');
+      const rendered = await template(ns, [...files]);
+      const docs = parseDocs(rendered);
+      const r = await kubectl(cp, ['apply', '--dry-run=server', '--validate=strict', '-n', ns, '-f', '-'], rendered);
+      expect(r.code, r.stderr).toBe(0);
+      const accepted = new Set(
+        r.stdout.split('\n').flatMap((l) => {
+          const m = /^(\w+)(?:\.[\w.]+)?\/(\S+) \w+ \(server dry run\)$/.exec(l);
+          return m ? [`${m[1]}/${m[2]}`] : [];
+        }),
+      );
+      expect(
+        docs.map((d) => `${d.kind.toLowerCase()}/${d.metadata.name}`).filter((k) => !accepted.has(k)),
+        r.stdout,
+      ).toEqual([]);
+      if (docs.some((d) => d.kind === 'ServiceMonitor')) {
+        console.log(
+          'ServiceMonitor: validated against test/chart/fixtures/servicemonitor-crd.yaml (the fields the chart writes, typed as in the Prometheus Operator CRD)',
+        );
+      }
+      console.log(`dry run (${what}): ${docs.length} objects accepted: ${[...new Set(docs.map((d) => d.kind))].join(', ')}`);
+    },
+    60_000,
+  );
 
   it('accepts the sample manifests test/e2e/kind.sh applies', async () => {
     const ns = await createNamespace(cp, 'sample');
@@ -85,7 +99,7 @@ describe('helm install, upgrade and uninstall', () => {
   }, 120_000);
 });
 
-describe('the operator under the chart\'s RBAC', () => {
+describe("the operator under the chart's RBAC", () => {
   let redis: TestRedis;
   let upstream: FakeUpstream;
   let operator: OperatorProcess | undefined;
@@ -120,11 +134,18 @@ describe('the operator under the chart\'s RBAC', () => {
     const token = (await kubectlOk(cp, ['create', 'token', '-n', ns, sa, '--duration=2h'])).trim();
     const admin = parse(await kubectlOk(cp, ['config', 'view', '--raw'])) as { clusters: Array<{ cluster: object }> };
     const path = join(dirname(cp.kubeconfig), `${ns}-${sa}.kubeconfig`);
-    writeFileSync(path, stringify({
-      apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'test', cluster: admin.clusters[0]?.cluster }],
-      users: [{ name: sa, user: { token } }], contexts: [{ name: 'test', context: { cluster: 'test', user: sa, namespace: ns } }],
-      'current-context': 'test',
-    }), { mode: 0o600 });
+    writeFileSync(
+      path,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'test', cluster: admin.clusters[0]?.cluster }],
+        users: [{ name: sa, user: { token } }],
+        contexts: [{ name: 'test', context: { cluster: 'test', user: sa, namespace: ns } }],
+        'current-context': 'test',
+      }),
+      { mode: 0o600 },
+    );
     return path;
   }
 
@@ -165,12 +186,18 @@ describe('the operator under the chart\'s RBAC', () => {
     // What the ServiceMonitor scrapes: the gateway's metrics port, with the call just made; the API port has no /metrics.
     expect(await (await fetch(`${gateway.metricsUrl}/metrics`)).text()).toContain('svc_gateway_requests_total{');
     expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
-    const states = await kubectlOk(cp, ['get', 'apikeys,accounts,plans,modelroutes', '-n', ns,
-      '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+    const states = await kubectlOk(cp, [
+      'get',
+      'apikeys,accounts,plans,modelroutes',
+      '-n',
+      ns,
+      '-o',
+      'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+    ]);
     expect(states.trim().split('\n').sort()).toEqual(['Account/acme=True', 'ApiKey/ci-bot=True', 'ModelRoute/gpt-4o-mini=True', 'Plan/builder=True']);
     const lease = await kubectlOk(cp, ['get', 'lease', '-n', ns, 'svc-gateway-operator', '-o', 'jsonpath={.spec.holderIdentity}']);
     expect(lease).toBe('svc-operator-0');
     expect(operator.output()).not.toMatch(/forbidden|\b403\b/i);
-    console.log('operator under the chart\'s Role: leader by Lease, 4 objects Ready, generated key served by the gateway, no 403');
+    console.log("operator under the chart's Role: leader by Lease, 4 objects Ready, generated key served by the gateway, no 403");
   }, 120_000);
 });

@@ -52,8 +52,11 @@ beforeAll(async () => {
   const m = trafficManifests(u);
   const capped = apiKey('capped', 'globex', { monthlyBudgetUsd: 0.000001 });
   gw = await startGatewayProcess({
-    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs]), REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix,
-    SVC_KEY_PEPPER: FLEET_PEPPER, DATABASE_URL: db.url,
+    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs]),
+    REDIS_URL: redis.url,
+    SVC_REDIS_PREFIX: redis.prefix,
+    SVC_KEY_PEPPER: FLEET_PEPPER,
+    DATABASE_URL: db.url,
   });
   prom = await startPrometheus([new URL(gw.metricsUrl).host]);
   // Two waves a few scrapes apart, so every counter is seen before and after it grows (rate() > 0).
@@ -93,8 +96,15 @@ describe('PromQL of traffic.json, against Prometheus scraping a gateway under tr
       const values = samples.map((s) => Number(s.value[1]));
       report.push(`${t.title}/${t.refId}: ${samples.length} series, ${values.map((v) => (Number.isFinite(v) ? +v.toPrecision(3) : v)).join(' ')}`);
       expect(samples.length, `${t.title}/${t.refId}: ${t.text}`).toBeGreaterThan(0);
-      expect(values.some((v) => Number.isFinite(v)), `${t.title}/${t.refId}: ${values.join(',')}`).toBe(true);
-      if (!MAY_BE_ZERO.has(`${t.title}/${t.refId}`)) expect(values.some((v) => v > 0), `${t.title}/${t.refId}: ${values.join(',')}`).toBe(true);
+      expect(
+        values.some((v) => Number.isFinite(v)),
+        `${t.title}/${t.refId}: ${values.join(',')}`,
+      ).toBe(true);
+      if (!MAY_BE_ZERO.has(`${t.title}/${t.refId}`))
+        expect(
+          values.some((v) => v > 0),
+          `${t.title}/${t.refId}: ${values.join(',')}`,
+        ).toBe(true);
     }
     console.log(`${all.length} PromQL queries, each with data:\n${report.join('\n')}`);
   });
@@ -121,7 +131,7 @@ const IN_RANGE = `${DAY} BETWEEN $1::date AND $2::date`;
 const EXPECTED: Record<string, string> = {
   'Spend in range': `SELECT sum(cost_usd) AS spend_usd, count(*) AS requests FROM usage_events WHERE ${IN_RANGE}`,
   'Fallback rate in range': `SELECT round((count(*) FILTER (WHERE fallback))::numeric / nullif(count(*), 0), 4) AS fallback_rate FROM usage_events WHERE ${IN_RANGE}`,
-  'Balances': `WITH c AS (SELECT account, sum(amount_nano) AS cr FROM ledger_credits GROUP BY account),
+  Balances: `WITH c AS (SELECT account, sum(amount_nano) AS cr FROM ledger_credits GROUP BY account),
     s AS (SELECT account, sum(cost_nano) AS sp, count(*) AS n FROM usage_events GROUP BY account)
     SELECT account, (coalesce(cr, 0) / 1e9)::numeric(20, 9) AS credited_usd, (coalesce(sp, 0) / 1e9)::numeric(20, 9) AS spent_usd,
       ((coalesce(cr, 0) - coalesce(sp, 0)) / 1e9)::numeric(20, 9) AS balance_usd, coalesce(n, 0) AS requests
@@ -149,8 +159,11 @@ const EXPECTED: Record<string, string> = {
 
 /** Rows with numbers as numbers (pg returns numeric and bigint as text) and times as ISO strings. */
 function normal(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
-  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k,
-    v instanceof Date ? v.toISOString() : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v])));
+  return rows.map((r) =>
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v]),
+    ),
+  );
 }
 
 describe('SQL of spend.json, against the real schema', () => {
@@ -163,7 +176,9 @@ describe('SQL of spend.json, against the real schema', () => {
     const report: string[] = [];
     for (const t of all) {
       const got = normal((await db.pool.query(sql(t.text, from, to))).rows as Array<Record<string, unknown>>);
-      const want = normal((await db.pool.query(EXPECTED[t.title] as string, EXPECTED[t.title]?.includes('$1') ? days : [])).rows as Array<Record<string, unknown>>);
+      const want = normal(
+        (await db.pool.query(EXPECTED[t.title] as string, EXPECTED[t.title]?.includes('$1') ? days : [])).rows as Array<Record<string, unknown>>,
+      );
       expect(got.length, t.title).toBeGreaterThan(0);
       expect(got, t.title).toEqual(want);
       report.push(`${t.title}: ${got.length} rows`);
@@ -173,7 +188,7 @@ describe('SQL of spend.json, against the real schema', () => {
     expect(Number(total?.n)).toBe(calls.length);
   });
 
-  it('agrees with Prometheus: spend, and each account\'s balance', async () => {
+  it("agrees with Prometheus: spend, and each account's balance", async () => {
     const spent = Number((await db.pool.query<{ usd: string }>('SELECT sum(cost_usd)::text AS usd FROM usage_events')).rows[0]?.usd);
     const promSpent = Number((await prom.query('sum(svc_gateway_spend_usd_total)'))[0]?.value[1]);
     expect(promSpent).toBeCloseTo(spent, 9);

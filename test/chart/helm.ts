@@ -10,8 +10,9 @@ import { isExecutable } from '../helpers/host.ts';
 export const CHART = join(ROOT, 'charts', 'svc-gateway');
 export const FULL_VALUES = join(CHART, 'ci', 'full-values.yaml');
 
-export const HOW_TO_GET_HELM = 'Install it once (go install from the Go module proxy, cached outside the repo; .ci/run does this): '
-  + '`bash test/chart/install-tools.sh`; or set SVC_HELM to a helm v4 binary.';
+export const HOW_TO_GET_HELM =
+  'Install it once (go install from the Go module proxy, cached outside the repo; .ci/run does this): ' +
+  '`bash test/chart/install-tools.sh`; or set SVC_HELM to a helm v4 binary.';
 
 export function toolsBin(env: NodeJS.ProcessEnv = process.env): string {
   return env.SVC_TOOLS_BIN || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'svc-gateway', 'bin');
@@ -24,7 +25,14 @@ export function helmVersion(): string {
 }
 
 export function findHelm(env: NodeJS.ProcessEnv = process.env): string {
-  const candidates = [env.SVC_HELM, join(toolsBin(env), 'helm'), ...(env.PATH ?? '').split(':').filter(Boolean).map((d) => join(d, 'helm'))];
+  const candidates = [
+    env.SVC_HELM,
+    join(toolsBin(env), 'helm'),
+    ...(env.PATH ?? '')
+      .split(':')
+      .filter(Boolean)
+      .map((d) => join(d, 'helm')),
+  ];
   const found = candidates.find((c): c is string => !!c && isExecutable(c));
   if (!found) throw new Error(`helm was not found (SVC_HELM, ${join(toolsBin(env), 'helm')}, PATH). ${HOW_TO_GET_HELM}`);
   return found;

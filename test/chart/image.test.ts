@@ -18,12 +18,18 @@ const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 const ENTRY_POINTS = ['gateway/main.ts', 'operator/main.ts', 'gateway/usage/exporter/main.ts', 'console/main.ts'];
 /** Files read at run time rather than imported. */
 const READ_AT_RUN_TIME = [
-  'gateway/config/demo.yaml', 'gateway/state/lua/admit.lua', 'gateway/usage/postgres/migrations/001_usage_events.sql', 'console/static/console.css',
+  'gateway/config/demo.yaml',
+  'gateway/state/lua/admit.lua',
+  'gateway/usage/postgres/migrations/001_usage_events.sql',
+  'console/static/console.css',
 ];
 
 /** Instructions of the Dockerfile (continuation lines joined, comments dropped), per stage. */
 function stages(): string[][] {
-  const lines = DOCKERFILE.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = DOCKERFILE.replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const out: string[][] = [];
   for (const l of lines) {
     if (/^FROM\s/i.test(l)) out.push([l]);
@@ -34,18 +40,25 @@ function stages(): string[][] {
 
 /** .dockerignore as the builder applies it: the last matching pattern wins, `!` re-includes, a match on a folder covers what is below. */
 function dockerignore(): (path: string) => boolean {
-  const rules = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')).map((l) => {
-    const negate = l.startsWith('!');
-    const pattern = (negate ? l.slice(1) : l).replace(/\/+$/, '');
-    const source = pattern.split(/(\*\*\/|\*\*|\*|\?)/).map((part) => {
-      if (part === '**/') return '(?:.*/)?';
-      if (part === '**') return '.*';
-      if (part === '*') return '[^/]*';
-      if (part === '?') return '[^/]';
-      return part.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-    }).join('');
-    return { negate, re: new RegExp(`^${source}$`) };
-  });
+  const rules = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => {
+      const negate = l.startsWith('!');
+      const pattern = (negate ? l.slice(1) : l).replace(/\/+$/, '');
+      const source = pattern
+        .split(/(\*\*\/|\*\*|\*|\?)/)
+        .map((part) => {
+          if (part === '**/') return '(?:.*/)?';
+          if (part === '**') return '.*';
+          if (part === '*') return '[^/]*';
+          if (part === '?') return '[^/]';
+          return part.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+        })
+        .join('');
+      return { negate, re: new RegExp(`^${source}$`) };
+    });
   return (path) => {
     const prefixes = path.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'));
     let excluded = false;
@@ -65,7 +78,14 @@ function filesUnder(rel: string): string[] {
 function imageFiles(): Set<string> {
   const final = stages().at(-1) ?? [];
   const excluded = dockerignore();
-  const sources = final.filter((l) => /^COPY\s/i.test(l) && !/--from=/.test(l)).flatMap((l) => l.split(/\s+/).slice(1, -1).filter((a) => !a.startsWith('--')));
+  const sources = final
+    .filter((l) => /^COPY\s/i.test(l) && !/--from=/.test(l))
+    .flatMap((l) =>
+      l
+        .split(/\s+/)
+        .slice(1, -1)
+        .filter((a) => !a.startsWith('--')),
+    );
   return new Set(sources.flatMap((s) => filesUnder(s.replace(/\/$/, ''))).filter((f) => !excluded(f)));
 }
 
@@ -77,10 +97,13 @@ function importClosure(): { files: Set<string>; packages: Set<string> } {
     if (files.has(rel)) return;
     files.add(rel);
     const text = readFileSync(join(ROOT, rel), 'utf8');
-    for (const m of text.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)) {
+    for (const m of text.matchAll(
+      /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm,
+    )) {
       const spec = m[1] ?? m[2] ?? m[3] ?? '';
       if (spec.startsWith('.')) visit(relative(ROOT, resolve(dirname(join(ROOT, rel)), spec)));
-      else if (!spec.startsWith('node:') && !builtinModules.includes(spec)) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0] ?? spec);
+      else if (!spec.startsWith('node:') && !builtinModules.includes(spec))
+        packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] ?? spec));
     }
   };
   for (const e of ENTRY_POINTS) visit(e);
@@ -110,23 +133,30 @@ describe('Dockerfile', () => {
     const image = imageFiles();
     const { files, packages } = importClosure();
     expect([...files, ...READ_AT_RUN_TIME].filter((f) => !image.has(f))).toEqual([]);
-    const testOnly = [...image].filter((f) => f.endsWith('.test.ts') || f.includes('/testdata/') || readFileSync(join(ROOT, f), 'utf8').includes("from 'vitest'"));
+    const testOnly = [...image].filter(
+      (f) => f.endsWith('.test.ts') || f.includes('/testdata/') || readFileSync(join(ROOT, f), 'utf8').includes("from 'vitest'"),
+    );
     expect(testOnly).toEqual([]);
     expect(image.has('package-lock.json')).toBe(false);
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect([...packages].filter((p) => !(p in pkg.dependencies)).sort()).toEqual([]);
-    console.log(`image: ${image.size} files from the context; the entry points load ${files.size} of them and ${packages.size} packages (${[...packages].sort().join(', ')})`);
+    console.log(
+      `image: ${image.size} files from the context; the entry points load ${files.size} of them and ${packages.size} packages (${[...packages].sort().join(', ')})`,
+    );
   });
 });
 
-describe('the image\'s files with production dependencies only', () => {
+describe("the image's files with production dependencies only", () => {
   let dir: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-image-'));
     for (const f of [...imageFiles(), 'package-lock.json']) cpSync(join(ROOT, f), join(dir, f), { recursive: true });
     // What the deps stage runs; --prefer-offline takes the packages from npm's cache when it has them.
-    await run('npm', ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: dir, timeout: 300_000 });
+    await run('npm', ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: dir,
+      timeout: 300_000,
+    });
     rmSync(join(dir, 'package-lock.json'));
   }, 320_000);
 
@@ -145,7 +175,11 @@ describe('the image\'s files with production dependencies only', () => {
   });
 
   it('serves the offline demo with the default command (node gateway/main.ts)', async () => {
-    const child = spawn(process.execPath, ['gateway/main.ts'], { cwd: dir, env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['gateway/main.ts'], {
+      cwd: dir,
+      env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -156,7 +190,8 @@ describe('the image\'s files with production dependencies only', () => {
       const key = /demo-builder\s+account \S+\s+(sk-svc-\S+)/.exec(out)?.[1];
       expect(url && key, out).toBeTruthy();
       const res = await fetch(`${url}/v1/chat/completions`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
       });
       expect(res.status).toBe(200);

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { freePort } from '../helpers/redis.ts';
 
-const HOW_TO_GET = 'prometheus is needed for the dashboard tests: install it (Debian/Ubuntu: `apt-get install prometheus`; '
-  + '.ci/run does), or set SVC_PROMETHEUS to a prometheus binary (2.x or 3.x).';
+const HOW_TO_GET =
+  'prometheus is needed for the dashboard tests: install it (Debian/Ubuntu: `apt-get install prometheus`; ' +
+  '.ci/run does), or set SVC_PROMETHEUS to a prometheus binary (2.x or 3.x).';
 
 export interface Sample {
   metric: Record<string, string>;
@@ -27,13 +28,18 @@ export async function startPrometheus(targets: string[]): Promise<TestPrometheus
   const dir = mkdtempSync(join(tmpdir(), 'svc-prom-'));
   const port = await freePort();
   const config = join(dir, 'prometheus.yml');
-  writeFileSync(config, stringify({
-    global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
-    scrape_configs: [{ job_name: 'svc-gateway', static_configs: [{ targets }] }],
-  }));
-  const child: ChildProcess = spawn(process.env.SVC_PROMETHEUS || 'prometheus', [
-    `--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  writeFileSync(
+    config,
+    stringify({
+      global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
+      scrape_configs: [{ job_name: 'svc-gateway', static_configs: [{ targets }] }],
+    }),
+  );
+  const child: ChildProcess = spawn(
+    process.env.SVC_PROMETHEUS || 'prometheus',
+    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -43,11 +49,16 @@ export async function startPrometheus(targets: string[]): Promise<TestPrometheus
     child.once('exit', (code) => reject(new Error(`prometheus exited with ${code}:\n${out}`)));
     const end = Date.now() + 30_000;
     const poll = (): void => {
-      void fetch(`${url}/-/ready`).then((r) => r.ok, () => false).then((ok) => {
-        if (ok) resolve();
-        else if (Date.now() > end) reject(new Error(`prometheus not ready in 30 s:\n${out}`));
-        else setTimeout(poll, 100);
-      });
+      void fetch(`${url}/-/ready`)
+        .then(
+          (r) => r.ok,
+          () => false,
+        )
+        .then((ok) => {
+          if (ok) resolve();
+          else if (Date.now() > end) reject(new Error(`prometheus not ready in 30 s:\n${out}`));
+          else setTimeout(poll, 100);
+        });
     };
     poll();
   });
@@ -59,7 +70,8 @@ export async function startPrometheus(targets: string[]): Promise<TestPrometheus
     return body.data.result;
   };
   return {
-    url, query,
+    url,
+    query,
     scrapes: async () => Number((await query('sum(count_over_time(up[1h]))'))[0]?.value[1] ?? 0),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {

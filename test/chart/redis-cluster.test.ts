@@ -8,7 +8,13 @@ const SEEDS = ['redis://redis-cluster-0.redis:6379', 'redis://redis-cluster-1.re
 
 describe('chart: Redis Cluster seed nodes', () => {
   it('keeps the seed nodes as one REDIS_URL and sets SVC_REDIS_CLUSTER=1 in every component', async () => {
-    const docs = parseDocs(await template('ns1', [], SEEDS.map((s, i) => `redis.clusterNodes[${i}]=${s}`)));
+    const docs = parseDocs(
+      await template(
+        'ns1',
+        [],
+        SEEDS.map((s, i) => `redis.clusterNodes[${i}]=${s}`),
+      ),
+    );
     const secret = find(docs, 'Secret', '-connections') as { stringData?: Record<string, string> };
     expect(secret.stringData?.['redis-url']).toBe(SEEDS.join(','));
     for (const name of ['-gateway', '-operator', '-console']) {

@@ -32,22 +32,42 @@ describe('helm lint and template', () => {
   it('renders the default installation', () => {
     expect(kinds(defaults)).toEqual([
       'ClusterRoleBinding/ns1-svc-svc-gateway-console',
-      'ConfigMap/svc-svc-gateway-dashboard-spend', 'ConfigMap/svc-svc-gateway-dashboard-traffic',
-      'Deployment/svc-svc-gateway-console', 'Deployment/svc-svc-gateway-gateway', 'Deployment/svc-svc-gateway-operator',
+      'ConfigMap/svc-svc-gateway-dashboard-spend',
+      'ConfigMap/svc-svc-gateway-dashboard-traffic',
+      'Deployment/svc-svc-gateway-console',
+      'Deployment/svc-svc-gateway-gateway',
+      'Deployment/svc-svc-gateway-operator',
       'HorizontalPodAutoscaler/svc-svc-gateway-gateway',
-      'PodDisruptionBudget/svc-svc-gateway-gateway', 'PodDisruptionBudget/svc-svc-gateway-operator',
-      'Role/svc-svc-gateway-console', 'Role/svc-svc-gateway-operator', 'RoleBinding/svc-svc-gateway-console', 'RoleBinding/svc-svc-gateway-operator',
-      'Secret/svc-svc-gateway-connections', 'Secret/svc-svc-gateway-pepper',
-      'Service/svc-svc-gateway-console', 'Service/svc-svc-gateway-gateway', 'Service/svc-svc-gateway-gateway-metrics', 'Service/svc-svc-gateway-operator-metrics',
-      'ServiceAccount/svc-svc-gateway-console', 'ServiceAccount/svc-svc-gateway-gateway', 'ServiceAccount/svc-svc-gateway-operator',
+      'PodDisruptionBudget/svc-svc-gateway-gateway',
+      'PodDisruptionBudget/svc-svc-gateway-operator',
+      'Role/svc-svc-gateway-console',
+      'Role/svc-svc-gateway-operator',
+      'RoleBinding/svc-svc-gateway-console',
+      'RoleBinding/svc-svc-gateway-operator',
+      'Secret/svc-svc-gateway-connections',
+      'Secret/svc-svc-gateway-pepper',
+      'Service/svc-svc-gateway-console',
+      'Service/svc-svc-gateway-gateway',
+      'Service/svc-svc-gateway-gateway-metrics',
+      'Service/svc-svc-gateway-operator-metrics',
+      'ServiceAccount/svc-svc-gateway-console',
+      'ServiceAccount/svc-svc-gateway-gateway',
+      'ServiceAccount/svc-svc-gateway-operator',
     ]);
   });
 
   it('renders every optional object with every option on', () => {
     const got = kinds(full);
-    for (const k of ['Deployment/svc-svc-gateway-exporter', 'Service/svc-svc-gateway-exporter-metrics', 'ServiceMonitor/svc-svc-gateway',
-      'Ingress/svc-svc-gateway-gateway', 'NetworkPolicy/svc-svc-gateway-gateway', 'NetworkPolicy/svc-svc-gateway-operator',
-      'NetworkPolicy/svc-svc-gateway-exporter']) expect(got).toContain(k);
+    for (const k of [
+      'Deployment/svc-svc-gateway-exporter',
+      'Service/svc-svc-gateway-exporter-metrics',
+      'ServiceMonitor/svc-svc-gateway',
+      'Ingress/svc-svc-gateway-gateway',
+      'NetworkPolicy/svc-svc-gateway-gateway',
+      'NetworkPolicy/svc-svc-gateway-operator',
+      'NetworkPolicy/svc-svc-gateway-exporter',
+    ])
+      expect(got).toContain(k);
   });
 });
 
@@ -70,13 +90,20 @@ describe('values schema', () => {
     const r = await helm(['template', 'svc', CHART, '--set', set]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(message);
-    console.log(`--set ${set}: ${r.stderr.split('\n').find((l) => l.includes(message))?.trim()}`);
+    console.log(
+      `--set ${set}: ${r.stderr
+        .split('\n')
+        .find((l) => l.includes(message))
+        ?.trim()}`,
+    );
   });
 });
 
 describe('what the rendered objects promise', () => {
-  it('ships the CRDs of crds/ unchanged (helm installs them from the chart\'s crds/ folder)', () => {
-    const repo = readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.yaml')).sort();
+  it("ships the CRDs of crds/ unchanged (helm installs them from the chart's crds/ folder)", () => {
+    const repo = readdirSync(join(ROOT, 'crds'))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     const chart = readdirSync(join(CHART, 'crds')).sort();
     expect(chart).toEqual(repo);
     for (const f of repo) {
@@ -115,15 +142,33 @@ describe('what the rendered objects promise', () => {
       subjects: [{ kind: 'ServiceAccount', name: 'svc-svc-gateway-console', namespace: 'ns1' }],
     });
     const d = find(full, 'Deployment', '-console');
-    expect(['REDIS_URL', 'SVC_KEY_PEPPER', 'DATABASE_URL', 'WATCH_NAMESPACE', 'SVC_TRUST_PROXY'].map((n) => envOf(container(d), n) !== undefined)).toEqual([true, true, true, true, true]);
-    const ingress = find(full, 'Ingress', '-gateway').spec as { rules: Array<{ http: { paths: Array<{ path: string; backend: { service: { name: string } } }> } }> };
+    expect(['REDIS_URL', 'SVC_KEY_PEPPER', 'DATABASE_URL', 'WATCH_NAMESPACE', 'SVC_TRUST_PROXY'].map((n) => envOf(container(d), n) !== undefined)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    const ingress = find(full, 'Ingress', '-gateway').spec as {
+      rules: Array<{ http: { paths: Array<{ path: string; backend: { service: { name: string } } }> } }>;
+    };
     const to = Object.fromEntries(ingress.rules[0]?.http.paths.map((p) => [p.path, p.backend.service.name]) ?? []);
-    expect(to).toMatchObject({ '/v1': 'svc-svc-gateway-gateway', '/dashboard': 'svc-svc-gateway-console', '/status': 'svc-svc-gateway-console', '/trust': 'svc-svc-gateway-console', '/billing': 'svc-svc-gateway-console', '/.well-known/security.txt': 'svc-svc-gateway-console' });
+    expect(to).toMatchObject({
+      '/v1': 'svc-svc-gateway-gateway',
+      '/dashboard': 'svc-svc-gateway-console',
+      '/status': 'svc-svc-gateway-console',
+      '/trust': 'svc-svc-gateway-console',
+      '/billing': 'svc-svc-gateway-console',
+      '/.well-known/security.txt': 'svc-svc-gateway-console',
+    });
     expect(kinds(parseDocs(await template('ns1', [], ['console.enabled=false']))).filter((k) => k.includes('console'))).toEqual([]);
   });
 
   it('lets streams drain: preStop sleep, then SVC_DRAIN_SECONDS, inside terminationGracePeriodSeconds', () => {
-    for (const [docs, sleep, drain] of [[defaults, 5, 60], [full, 10, 300]] as const) {
+    for (const [docs, sleep, drain] of [
+      [defaults, 5, 60],
+      [full, 10, 300],
+    ] as const) {
       const d = find(docs, 'Deployment', '-gateway');
       const c = container(d);
       expect(c.lifecycle?.preStop?.exec?.command).toEqual(['sleep', String(sleep)]);
@@ -136,13 +181,17 @@ describe('what the rendered objects promise', () => {
     }
   });
 
-  it('generates the pepper once and keeps it; existing Secrets replace the chart\'s', async () => {
+  it("generates the pepper once and keeps it; existing Secrets replace the chart's", async () => {
     const pepper = find(defaults, 'Secret', '-pepper');
     expect(pepper.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
     expect(Buffer.from(String((pepper.data as Record<string, string>).pepper), 'base64').toString()).toMatch(/^[A-Za-z0-9]{64}$/);
-    const docs = parseDocs(await template('ns1', [], [
-      'redis.existingSecret=my-redis', 'redis.existingSecretKey=REDIS', 'postgres.existingSecret=my-pg', 'pepper.existingSecret=my-pepper',
-    ]));
+    const docs = parseDocs(
+      await template(
+        'ns1',
+        [],
+        ['redis.existingSecret=my-redis', 'redis.existingSecretKey=REDIS', 'postgres.existingSecret=my-pg', 'pepper.existingSecret=my-pepper'],
+      ),
+    );
     expect(docs.filter((d) => d.kind === 'Secret')).toEqual([]);
     const op = container(find(docs, 'Deployment', '-operator'));
     expect(envOf(op, 'REDIS_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-redis', key: 'REDIS' });
@@ -174,13 +223,18 @@ describe('what the rendered objects promise', () => {
       }
     };
     walk(parse(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as Record<string, unknown>, '');
-    const rows = readFileSync(join(CHART, 'README.md'), 'utf8').split('\n').filter((l) => /^\| `/.test(l)).map((l) => l.split(' | ').slice(0, 2).join(' | ') + ' |');
+    const rows = readFileSync(join(CHART, 'README.md'), 'utf8')
+      .split('\n')
+      .filter((l) => /^\| `/.test(l))
+      .map((l) => l.split(' | ').slice(0, 2).join(' | ') + ' |');
     expect(rows).toEqual(leaves);
   });
 
   it('restarts the pods when a connection setting changes (checksum annotation)', async () => {
     const sum = (docs: K8sObject[], name: string): string | undefined =>
-      (find(docs, 'Deployment', name).spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations?.['checksum/connections'];
+      (find(docs, 'Deployment', name).spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations?.[
+        'checksum/connections'
+      ];
     const moved = parseDocs(await template('ns1', [], ['redis.url=redis://redis-2:6379']));
     for (const name of ['-gateway', '-operator']) {
       expect(sum(defaults, name)).toMatch(/^[0-9a-f]{16}$/);
@@ -188,15 +242,36 @@ describe('what the rendered objects promise', () => {
     }
   });
 
-  it('keeps the gateway\'s /metrics off the API: its own port and ClusterIP Service, scraped there, reachable from the cluster only', async () => {
-    interface Port { name: string; port: number; targetPort: string | number }
-    interface Backend { service: { name: string; port: { name?: string; number?: number } } }
-    interface Peer { namespaceSelector?: Record<string, unknown>; podSelector?: Record<string, unknown> }
-    interface Rule { ports: Array<{ port: string }>; from?: Peer[] }
-    const withDefaultPolicy = parseDocs(await template('ns1', [], ['networkPolicy.enabled=true', 'metrics.serviceMonitor.enabled=true', 'ingress.enabled=true']));
-    for (const [docs, port] of [[defaults, 9090], [full, 9102], [withDefaultPolicy, 9090]] as const) {
+  it("keeps the gateway's /metrics off the API: its own port and ClusterIP Service, scraped there, reachable from the cluster only", async () => {
+    interface Port {
+      name: string;
+      port: number;
+      targetPort: string | number;
+    }
+    interface Backend {
+      service: { name: string; port: { name?: string; number?: number } };
+    }
+    interface Peer {
+      namespaceSelector?: Record<string, unknown>;
+      podSelector?: Record<string, unknown>;
+    }
+    interface Rule {
+      ports: Array<{ port: string }>;
+      from?: Peer[];
+    }
+    const withDefaultPolicy = parseDocs(
+      await template('ns1', [], ['networkPolicy.enabled=true', 'metrics.serviceMonitor.enabled=true', 'ingress.enabled=true']),
+    );
+    for (const [docs, port] of [
+      [defaults, 9090],
+      [full, 9102],
+      [withDefaultPolicy, 9090],
+    ] as const) {
       const c = container(find(docs, 'Deployment', '-gateway'));
-      expect(c.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }, { name: 'metrics', containerPort: port, protocol: 'TCP' }]);
+      expect(c.ports).toEqual([
+        { name: 'http', containerPort: 8080, protocol: 'TCP' },
+        { name: 'metrics', containerPort: port, protocol: 'TCP' },
+      ]);
       expect(envOf(c, 'SVC_METRICS_PORT')?.value).toBe(String(port));
       expect(envOf(c, 'PORT')?.value).toBe('8080');
       // The probes stay on the API port: ready means the API answers.
@@ -253,10 +328,18 @@ describe('what the rendered objects promise', () => {
 
 describe('Stripe settings of the console', () => {
   it('come from the Secret named in billing.stripe.existingSecret, with STRIPE_API_BASE optional, and no secret value in the manifests', async () => {
-    const docs = parseDocs(await template('ns1', [], ['billing.stripe.existingSecret=stripe-creds', 'billing.stripe.webhookSecretKey=whsec',
-      'billing.stripe.apiBase=http://stripe-mock:12111']));
+    const docs = parseDocs(
+      await template(
+        'ns1',
+        [],
+        ['billing.stripe.existingSecret=stripe-creds', 'billing.stripe.webhookSecretKey=whsec', 'billing.stripe.apiBase=http://stripe-mock:12111'],
+      ),
+    );
     const c = container(find(docs, 'Deployment', 'svc-svc-gateway-console'));
-    expect(envOf(c, 'STRIPE_SECRET_KEY')).toEqual({ name: 'STRIPE_SECRET_KEY', valueFrom: { secretKeyRef: { name: 'stripe-creds', key: 'STRIPE_SECRET_KEY' } } });
+    expect(envOf(c, 'STRIPE_SECRET_KEY')).toEqual({
+      name: 'STRIPE_SECRET_KEY',
+      valueFrom: { secretKeyRef: { name: 'stripe-creds', key: 'STRIPE_SECRET_KEY' } },
+    });
     expect(envOf(c, 'STRIPE_WEBHOOK_SECRET')).toEqual({ name: 'STRIPE_WEBHOOK_SECRET', valueFrom: { secretKeyRef: { name: 'stripe-creds', key: 'whsec' } } });
     expect(envOf(c, 'STRIPE_API_BASE')).toEqual({ name: 'STRIPE_API_BASE', value: 'http://stripe-mock:12111' });
     const text = JSON.stringify(docs);
@@ -269,7 +352,7 @@ describe('Stripe settings of the console', () => {
     for (const n of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) expect(envOf(c, n)).toBeUndefined();
   });
 
-  it('the chart README\'s Role example grants manage-billing', () => {
+  it("the chart README's Role example grants manage-billing", () => {
     expect(readFileSync(join(CHART, 'README.md'), 'utf8')).toContain('verbs: [get, manage-keys, view-usage, manage-billing]');
   });
 });

@@ -24,7 +24,9 @@ async function signedInCookie(): Promise<string> {
   const pre = /svc_console_login=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1] as string;
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await login.text())?.[1] as string;
   const r = await fetch(`${gw.url}/dashboard/login`, {
-    method: 'POST', redirect: 'manual', headers: { cookie: `svc_console_login=${pre}`, 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: `svc_console_login=${pre}`, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ _csrf: csrf, token: TOKEN, next: '/dashboard/keys' }),
   });
   expect(r.status).toBe(303);
@@ -42,7 +44,12 @@ describe('console abuse', () => {
       await expect(page.getByLabel('Admin token').count()).resolves.toBe(1);
     }
     await expectAccessible(page, 'the sign-in page');
-    const post = await fetch(`${gw.url}/dashboard/keys`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=x&account=demo' });
+    const post = await fetch(`${gw.url}/dashboard/keys`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=x&account=demo',
+    });
     expect([post.status, post.headers.get('location')]).toEqual([303, '/dashboard/login']);
     await page.close();
   });
@@ -50,12 +57,27 @@ describe('console abuse', () => {
   it('answers 403 to a POST without the CSRF token or with another one, and makes nothing', async () => {
     const cookie = await signedInCookie();
     for (const body of ['account=demo&name=csrf-less', 'account=demo&name=csrf-wrong&_csrf=forged']) {
-      const r = await fetch(`${gw.url}/dashboard/keys`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const r = await fetch(`${gw.url}/dashboard/keys`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
       expect(r.status).toBe(403);
     }
-    const revoke = await fetch(`${gw.url}/dashboard/keys/revoke`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: 'account=demo&name=demo-builder&confirm=demo-builder' });
+    const revoke = await fetch(`${gw.url}/dashboard/keys/revoke`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'account=demo&name=demo-builder&confirm=demo-builder',
+    });
     expect(revoke.status).toBe(403);
-    const logout = await fetch(`${gw.url}/dashboard/logout`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    const logout = await fetch(`${gw.url}/dashboard/logout`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
     expect(logout.status).toBe(403);
     const list = await (await fetch(`${gw.url}/dashboard/keys?account=demo`, { headers: { cookie } })).text();
     expect(list).not.toContain('csrf-less');
@@ -83,7 +105,8 @@ describe('console abuse', () => {
     // A task name is whatever a client sends: it reaches the usage table, escaped.
     const key = gw.keys['demo-builder'] as string;
     const call = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'hi' }], metadata: { task_type: evil } }),
     });
     expect(call.status).toBe(200);
@@ -106,7 +129,12 @@ describe('console abuse', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\son[a-z]+=/);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] as string;
-    const out = await fetch(`${gw.url}/dashboard/logout`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: `_csrf=${csrf}` });
+    const out = await fetch(`${gw.url}/dashboard/logout`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `_csrf=${csrf}`,
+    });
     expect(out.status).toBe(303);
     const after = await fetch(`${gw.url}/dashboard/keys`, { redirect: 'manual', headers: { cookie } });
     expect([after.status, after.headers.get('location')]).toEqual([303, '/dashboard/login?next=%2Fdashboard%2Fkeys']);

@@ -7,9 +7,10 @@ import { expect } from 'vitest';
 
 const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 
-const HOW_TO_GET = `Chromium is needed for the console's browser tests and was not found at ${CHROMIUM}: install it `
-  + '(Debian/Ubuntu: `apt-get install chromium`; .ci/run does this) or set SVC_CHROMIUM to a Chromium or Chrome binary. '
-  + 'Never `npx playwright install`: the tests use the system browser.';
+const HOW_TO_GET =
+  `Chromium is needed for the console's browser tests and was not found at ${CHROMIUM}: install it ` +
+  '(Debian/Ubuntu: `apt-get install chromium`; .ci/run does this) or set SVC_CHROMIUM to a Chromium or Chrome binary. ' +
+  'Never `npx playwright install`: the tests use the system browser.';
 
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(HOW_TO_GET);
@@ -21,7 +22,12 @@ export async function launchBrowser(): Promise<Browser> {
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-interface AxeViolation { id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
 
 /** axe-core on the page as it is now: no serious or critical violation (the message lists them). */
 export async function expectAccessible(page: Page, what: string): Promise<void> {
@@ -30,7 +36,10 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
   const violations = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] })
     .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`);
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), `axe on ${what}`).toEqual([]);
+  expect(
+    bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    `axe on ${what}`,
+  ).toEqual([]);
 }
 
 export async function signIn(page: Page, base: string, token: string): Promise<void> {

@@ -24,11 +24,18 @@ export async function consoleIdentity(cp: ControlPlane, ns: string): Promise<str
   const token = await tokenFor(cp, ns, CONSOLE_SA);
   const admin = parseAllDocuments(readFileSync(cp.kubeconfig, 'utf8'))[0]?.toJS() as { clusters: Array<{ cluster: unknown }> };
   const path = join(dirname(cp.kubeconfig), `${ns}-${CONSOLE_SA}.kubeconfig`);
-  writeFileSync(path, stringify({
-    apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'test', cluster: admin.clusters[0]?.cluster }],
-    users: [{ name: CONSOLE_SA, user: { token } }],
-    contexts: [{ name: 'test', context: { cluster: 'test', user: CONSOLE_SA, namespace: ns } }], 'current-context': 'test',
-  }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: admin.clusters[0]?.cluster }],
+      users: [{ name: CONSOLE_SA, user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: CONSOLE_SA, namespace: ns } }],
+      'current-context': 'test',
+    }),
+    { mode: 0o600 },
+  );
   return path;
 }
 
@@ -40,7 +47,9 @@ export async function tokenFor(cp: ControlPlane, ns: string, sa: string): Promis
 export async function accountUser(cp: ControlPlane, ns: string, name: string, accounts: string[], verbs: string[]): Promise<string> {
   await kubectlOk(cp, ['create', 'serviceaccount', '-n', ns, name]);
   const role = {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: `${name}-keys` },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: `${name}-keys` },
     rules: [{ apiGroups: ['gateway.svc.dev'], resources: ['accounts'], resourceNames: accounts, verbs }],
   };
   await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], stringify(role));

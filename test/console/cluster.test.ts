@@ -17,7 +17,12 @@ const MANIFESTS = [
   { apiVersion: API, kind: 'Plan', metadata: { name: 'builder' }, spec: { tier: 2, limits: { rpm: 600, tpm: 200000 } } },
   { apiVersion: API, kind: 'Account', metadata: { name: 'team-a' }, spec: { planRef: 'builder' } },
   { apiVersion: API, kind: 'Account', metadata: { name: 'team-b' }, spec: { planRef: 'builder' } },
-  { apiVersion: API, kind: 'ModelRoute', metadata: { name: 'mock-mini' }, spec: { pricing: { inputPerMTokUsd: 0.156, outputPerMTokUsd: 0.624 }, targets: [{ name: 'mock', provider: 'mock' }] } },
+  {
+    apiVersion: API,
+    kind: 'ModelRoute',
+    metadata: { name: 'mock-mini' },
+    spec: { pricing: { inputPerMTokUsd: 0.156, outputPerMTokUsd: 0.624 }, targets: [{ name: 'mock', provider: 'mock' }] },
+  },
 ];
 
 let cluster: Cluster;
@@ -43,8 +48,12 @@ beforeAll(async () => {
   await gatewayReady(gw, 30_000, () => inst.operators[0]?.output() ?? '');
   gatewayUrl = gw.url;
   consoleEnv = {
-    KUBECONFIG: kubeconfig, WATCH_NAMESPACE: inst.ns, REDIS_URL: cluster.redis.url, SVC_REDIS_PREFIX: inst.prefix,
-    SVC_KEY_PEPPER: PEPPER, SVC_API_BASE_URL: gatewayUrl,
+    KUBECONFIG: kubeconfig,
+    WATCH_NAMESPACE: inst.ns,
+    REDIS_URL: cluster.redis.url,
+    SVC_REDIS_PREFIX: inst.prefix,
+    SVC_KEY_PEPPER: PEPPER,
+    SVC_API_BASE_URL: gatewayUrl,
   };
   console_ = await startConsoleProcess(consoleEnv);
 }, 180_000);
@@ -69,7 +78,8 @@ async function signIn(token: string): Promise<Page> {
 
 async function chat(key: string): Promise<number> {
   const r = await fetch(`${gatewayUrl}/v1/chat/completions`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
   });
   await r.arrayBuffer();

@@ -11,7 +11,9 @@ export interface ConsoleProcess {
 
 export async function startConsoleProcess(env: Record<string, string>): Promise<ConsoleProcess> {
   const child = spawn(process.execPath, ['console/main.ts'], {
-    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -29,11 +31,14 @@ export async function startConsoleProcess(env: Record<string, string>): Promise<
     child.on('exit', (code) => reject(new Error(`console exited with ${code}:\n${out}`)));
   });
   return {
-    url, child, output: () => out,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    url,
+    child,
+    output: () => out,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }

@@ -37,12 +37,19 @@ async function consoleApp(sessions: SessionStore, signInLimit: SignInLimit): Pro
   const store = new MemoryStore(new MemoryUsageSink());
   await store.applyConfig(c.snapshot, c.keys);
   const keys = new StandaloneKeys({
-    snapshot: c.snapshot, configKeys: c.keys, pepper: 'p', store, lastUsed: new MemoryLastUsed(),
-    publisher: new MemoryPublisher(store, c.snapshot, c.keys), registry: new MemoryRegistry(),
+    snapshot: c.snapshot,
+    configKeys: c.keys,
+    pepper: 'p',
+    store,
+    lastUsed: new MemoryLastUsed(),
+    publisher: new MemoryPublisher(store, c.snapshot, c.keys),
+    registry: new MemoryRegistry(),
   });
   const auth = new AdminTokenAuth(TOKEN);
   const app = Fastify();
-  await app.register(consolePlugin({ authn: auth, authz: auth, keys, sessions, signInLimit, now: Date.now, exampleModel: 'm', usage: new MemoryUsageSource(async () => []) }));
+  await app.register(
+    consolePlugin({ authn: auth, authz: auth, keys, sessions, signInLimit, now: Date.now, exampleModel: 'm', usage: new MemoryUsageSource(async () => []) }),
+  );
   apps.push(app);
   return app;
 }
@@ -52,7 +59,9 @@ async function signIn(app: FastifyInstance, host: string, token = TOKEN): Promis
   const pre = /svc_console_login=([^;]+)/.exec(String(page.headers['set-cookie']))?.[1] as string;
   const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] as string;
   const r = await app.inject({
-    method: 'POST', url: '/dashboard/login', headers: { host, cookie: `svc_console_login=${pre}` },
+    method: 'POST',
+    url: '/dashboard/login',
+    headers: { host, cookie: `svc_console_login=${pre}` },
     payload: { _csrf: csrf, token, next: '/dashboard/keys' },
   });
   return { status: r.statusCode, cookie: String(r.headers['set-cookie'] ?? '') };
@@ -79,7 +88,9 @@ describe('console HTTP rules', () => {
 
 describe('two console replicas on one Redis', () => {
   it('share sessions: signed in on one, signed in on the other; signed out on one, out on both', async () => {
-    const [a, b] = await Promise.all([1, 2].map(() => consoleApp(new RedisSessions(redis.client, redis.prefix), new RedisSignInLimit(redis.client, `${redis.prefix}-s`))));
+    const [a, b] = await Promise.all(
+      [1, 2].map(() => consoleApp(new RedisSessions(redis.client, redis.prefix), new RedisSignInLimit(redis.client, `${redis.prefix}-s`))),
+    );
     const { cookie } = await signIn(a as FastifyInstance, 'console.example.com');
     const session = cookie.split(';')[0] as string;
     const onB = await (b as FastifyInstance).inject({ method: 'GET', url: '/dashboard/keys', headers: { cookie: session } });

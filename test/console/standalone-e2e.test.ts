@@ -30,8 +30,11 @@ const logs: string[] = [];
 beforeAll(async () => {
   [redis, db, browser] = await Promise.all([startRedis('console-e2e'), startPostgres('console_e2e'), launchBrowser()]);
   env = {
-    REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix, DATABASE_URL: db.url,
-    SVC_KEY_PEPPER: randomBytes(32).toString('hex'), SVC_CONSOLE_TOKEN: TOKEN,
+    REDIS_URL: redis.url,
+    SVC_REDIS_PREFIX: redis.prefix,
+    DATABASE_URL: db.url,
+    SVC_KEY_PEPPER: randomBytes(32).toString('hex'),
+    SVC_CONSOLE_TOKEN: TOKEN,
   };
   gw = await startGatewayProcess(env);
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
@@ -50,7 +53,8 @@ afterAll(async () => {
 
 async function chat(key: string, task?: string): Promise<number> {
   const r = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }], ...(task ? { metadata: { task_type: task } } : {}) }),
   });
   await r.arrayBuffer();
@@ -58,8 +62,13 @@ async function chat(key: string, task?: string): Promise<number> {
 }
 
 async function tableText(p: Page): Promise<string[][]> {
-  return p.locator('table').last().locator('tbody tr, tfoot tr').evaluateAll((rows) =>
-    rows.map((r) => Array.from((r as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (c) => (c.textContent ?? '').trim())));
+  return p
+    .locator('table')
+    .last()
+    .locator('tbody tr, tfoot tr')
+    .evaluateAll((rows) =>
+      rows.map((r) => Array.from((r as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (c) => (c.textContent ?? '').trim())),
+    );
 }
 
 async function keyFromDialog(p: Page): Promise<string> {
@@ -99,7 +108,9 @@ describe('console, standalone, end to end', () => {
     expect(await chat(key, 'summarize')).toBe(200);
     expect(await chat(key)).toBe(200);
     await page.reload();
-    await expect(page.getByRole('row', { name: /e2e-bot/ }).textContent()).resolves.toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    await expect(page.getByRole('row', { name: /e2e-bot/ }).textContent()).resolves.toMatch(
+      /\d{4}-\d\d-\d\d \d\d:\d\d UTC[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d UTC/,
+    );
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByLabel('Group by').selectOption('task');
     await page.getByRole('button', { name: 'Show' }).click();
@@ -111,7 +122,11 @@ describe('console, standalone, end to end', () => {
       await page.reload();
     }
     const table = await tableText(page);
-    expect(table.map((r) => r.slice(0, 2))).toEqual([['summarize', '2'], ['(untagged)', '1'], ['Total', '3']]);
+    expect(table.map((r) => r.slice(0, 2))).toEqual([
+      ['summarize', '2'],
+      ['(untagged)', '1'],
+      ['Total', '3'],
+    ]);
     const rows = table.slice(0, -1);
     const total = table.at(-1) as string[];
     for (let c = 1; c < total.length; c++) {
@@ -120,14 +135,18 @@ describe('console, standalone, end to end', () => {
       expect(rows.reduce((s, r) => s + nano(r[c]), 0)).toBe(nano(total[c]));
     }
     const pg = await db.pool.query<{ n: string; usd: string; tin: string }>(
-      "SELECT count(*)::text AS n, to_char(sum(cost_nano) / 1e9, 'FM0.000000000') AS usd, sum(input_tokens)::text AS tin FROM usage_events WHERE account = 'demo'");
+      "SELECT count(*)::text AS n, to_char(sum(cost_nano) / 1e9, 'FM0.000000000') AS usd, sum(input_tokens)::text AS tin FROM usage_events WHERE account = 'demo'",
+    );
     expect([total[1], total[4], total[6]]).toEqual([pg.rows[0]?.n, pg.rows[0]?.tin, pg.rows[0]?.usd]);
     const cards = await page.locator('.cards').textContent();
     expect(cards).toContain(`Spend$${total[6]}`);
     expect(cards).toContain('Requests3');
     await expect(page.getByRole('img', { name: /Spend per day/ }).count()).resolves.toBe(1);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download CSV' }).click()]);
-    const csv = readFileSync(await download.path(), 'utf8').trim().split('\r\n').map((l) => l.split(','));
+    const csv = readFileSync(await download.path(), 'utf8')
+      .trim()
+      .split('\r\n')
+      .map((l) => l.split(','));
     expect(csv[0]).toEqual(['Task', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)']);
     expect(csv.slice(1)).toEqual(table);
     await expectAccessible(page, 'the usage page');

@@ -19,9 +19,16 @@ export interface AnthropicFakeUsage {
 
 export type AnthropicBehavior =
   | {
-    kind: 'reply'; text?: string; tools?: FakeToolUse[]; thinking?: string; usage?: AnthropicFakeUsage; stopReason?: string;
-    delayMs?: number; chunkDelayMs?: number; model?: string;
-  }
+      kind: 'reply';
+      text?: string;
+      tools?: FakeToolUse[];
+      thinking?: string;
+      usage?: AnthropicFakeUsage;
+      stopReason?: string;
+      delayMs?: number;
+      chunkDelayMs?: number;
+      model?: string;
+    }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
   | { kind: 'stall' }
   | { kind: 'stall-after-headers' }
@@ -58,7 +65,10 @@ export async function startFakeAnthropic(name = 'fake-anthropic'): Promise<FakeA
     get open() {
       return http.open;
     },
-    url: http.url, baseUrl: http.url, calls: http.calls, served: { input: 0, output: 0 },
+    url: http.url,
+    baseUrl: http.url,
+    calls: http.calls,
+    served: { input: 0, output: 0 },
     enqueue: (...b) => queue.push(...b),
     fallback: () => ({ kind: 'reply' }),
     close: http.close,
@@ -102,7 +112,9 @@ async function answer(fake: FakeAnthropic, name: string, call: RecordedCall, b: 
   if (b.kind === 'status') {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (b.retryAfter) headers['retry-after'] = b.retryAfter;
-    res.writeHead(b.status, headers).end(JSON.stringify(b.body ?? errorBody(b.status === 529 ? 'overloaded_error' : 'api_error', `${name} failed with ${b.status}`)));
+    res
+      .writeHead(b.status, headers)
+      .end(JSON.stringify(b.body ?? errorBody(b.status === 529 ? 'overloaded_error' : 'api_error', `${name} failed with ${b.status}`)));
     return;
   }
   if (b.kind === 'stall') return; // never answers; the gateway's timeout must act
@@ -121,14 +133,28 @@ async function answer(fake: FakeAnthropic, name: string, call: RecordedCall, b: 
   }
   fake.served.input += usage.input_tokens;
   fake.served.output += usage.output_tokens;
-  res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' }).end(JSON.stringify({
-    id: 'msg_fake', type: 'message', role: 'assistant', model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage,
-  }));
+  res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' }).end(
+    JSON.stringify({
+      id: 'msg_fake',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: blocks,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage,
+    }),
+  );
 }
 
 interface StreamArgs {
-  res: ServerResponse; b: AnthropicBehavior; model: string; blocks: Array<Record<string, unknown>>;
-  usage: Required<AnthropicFakeUsage>; stopReason: string; chunkDelayMs: number;
+  res: ServerResponse;
+  b: AnthropicBehavior;
+  model: string;
+  blocks: Array<Record<string, unknown>>;
+  usage: Required<AnthropicFakeUsage>;
+  stopReason: string;
+  chunkDelayMs: number;
 }
 
 /** The events of one block: start, deltas (text by word, tool input JSON in three fragments), stop. */
@@ -145,7 +171,8 @@ function blockEvents(block: Record<string, unknown>, index: number): Array<[stri
     events.push(['content_block_start', { type: 'content_block_start', index, content_block: { ...block, input: {} } }]);
     const json = JSON.stringify(block.input);
     const third = Math.ceil(json.length / 3);
-    for (const p of [json.slice(0, third), json.slice(third, 2 * third), json.slice(2 * third)]) if (p) events.push(delta({ type: 'input_json_delta', partial_json: p }));
+    for (const p of [json.slice(0, third), json.slice(third, 2 * third), json.slice(2 * third)])
+      if (p) events.push(delta({ type: 'input_json_delta', partial_json: p }));
   }
   events.push(['content_block_stop', { type: 'content_block_stop', index }]);
   return events;
@@ -158,7 +185,22 @@ async function stream(fake: FakeAnthropic, a: StreamArgs): Promise<void> {
   if (b.kind === 'stall-after-headers') return;
   const { output_tokens: output, ...input } = a.usage;
   const events: Array<[string, object]> = [
-    ['message_start', { type: 'message_start', message: { id: 'msg_fake', type: 'message', role: 'assistant', model: a.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } } }],
+    [
+      'message_start',
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_fake',
+          type: 'message',
+          role: 'assistant',
+          model: a.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...input, output_tokens: 1 },
+        },
+      },
+    ],
     ['ping', { type: 'ping' }],
     ...a.blocks.flatMap(blockEvents),
     ['message_delta', { type: 'message_delta', delta: { stop_reason: a.stopReason, stop_sequence: null }, usage: { output_tokens: output } }],

@@ -31,14 +31,23 @@ export async function startRecordingServer(onCall: (call: RecordedCall, res: Ser
     req.on('data', (c: string) => (raw += c));
     req.on('end', () => {
       let body: Record<string, unknown> = {};
-      try { body = JSON.parse(raw) as Record<string, unknown>; } catch { /* recorded as empty */ }
+      try {
+        body = JSON.parse(raw) as Record<string, unknown>;
+      } catch {
+        /* recorded as empty */
+      }
       const call: RecordedCall = { path: req.url ?? '', method: req.method ?? 'GET', headers: req.headers, body, aborted: false };
       calls.push(call);
-      res.on('close', () => { if (!res.writableFinished) call.aborted = true; });
+      res.on('close', () => {
+        if (!res.writableFinished) call.aborted = true;
+      });
       onCall(call, res);
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;
   return {

@@ -16,16 +16,26 @@ function output(r: Reply): object[] {
   if (r.text !== '' || r.calls.length === 0) {
     items.push({ id: 'msg_fake', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: r.text, annotations: [] }] });
   }
-  r.calls.forEach((c, i) => items.push({ id: `fc_fake_${i}`, type: 'function_call', status: 'completed', call_id: c.id ?? `call_fake_${i}`, name: c.name, arguments: c.arguments }));
+  r.calls.forEach((c, i) =>
+    items.push({ id: `fc_fake_${i}`, type: 'function_call', status: 'completed', call_id: c.id ?? `call_fake_${i}`, name: c.name, arguments: c.arguments }),
+  );
   return items;
 }
 
 function response(call: RecordedCall, status: string, out: object[], usage: Reply['usage'] | null): object {
   return {
-    id: 'resp_fake', object: 'response', created_at: 1_700_000_000, status, model: String(call.body.model ?? 'unknown'), output: out,
+    id: 'resp_fake',
+    object: 'response',
+    created_at: 1_700_000_000,
+    status,
+    model: String(call.body.model ?? 'unknown'),
+    output: out,
     usage: usage && {
-      input_tokens: usage.prompt_tokens, input_tokens_details: { cached_tokens: usage.cached_tokens ?? 0 },
-      output_tokens: usage.completion_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage.prompt_tokens + usage.completion_tokens,
+      input_tokens: usage.prompt_tokens,
+      input_tokens_details: { cached_tokens: usage.cached_tokens ?? 0 },
+      output_tokens: usage.completion_tokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
     },
   };
 }
@@ -39,7 +49,10 @@ function events(call: RecordedCall, r: Reply): Array<[string, object]> {
     const it = item as { id: string; type: string; content?: Array<{ text: string }>; arguments?: string };
     if (it.type === 'message') {
       list.push(['response.output_item.added', { output_index: index, item: { ...it, status: 'in_progress', content: [] } }]);
-      list.push(['response.content_part.added', { item_id: it.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }]);
+      list.push([
+        'response.content_part.added',
+        { item_id: it.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+      ]);
       for (const piece of r.text.split(/(?<= )/).filter((p) => p !== '')) {
         list.push(['response.output_text.delta', { item_id: it.id, output_index: index, content_index: 0, delta: piece }]);
       }

@@ -13,9 +13,14 @@ export interface FakeToolCall {
 
 export type Behavior =
   | {
-    kind: 'reply'; content?: string; usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
-    delayMs?: number; chunkDelayMs?: number; model?: string; toolCalls?: FakeToolCall[];
-  }
+      kind: 'reply';
+      content?: string;
+      usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+      delayMs?: number;
+      chunkDelayMs?: number;
+      model?: string;
+      toolCalls?: FakeToolCall[];
+    }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
   | { kind: 'stall' }
   | { kind: 'stall-after-headers' }
@@ -61,7 +66,10 @@ export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
     get open() {
       return http.open;
     },
-    url: http.url, baseUrl: `${http.url}/v1`, calls: http.calls, served: { prompt: 0, completion: 0 },
+    url: http.url,
+    baseUrl: `${http.url}/v1`,
+    calls: http.calls,
+    served: { prompt: 0, completion: 0 },
     enqueue: (...b) => queue.push(...b),
     fallback: () => ({ kind: 'reply' }),
     close: http.close,
@@ -87,7 +95,8 @@ async function answer(fake: FakeUpstream, name: string, call: RecordedCall, b: B
   const content = reply.content ?? (toolCalls.length > 0 ? '' : DEFAULT_REPLY);
   const usage = reply.usage ?? { prompt_tokens: 11, completion_tokens: 7 };
   if (reply.delayMs) await sleep(reply.delayMs);
-  if (call.body.stream === true) return stream(fake, { call, res, b, model: reply.model ?? model, content, usage, chunkDelayMs: reply.chunkDelayMs ?? 0, toolCalls });
+  if (call.body.stream === true)
+    return stream(fake, { call, res, b, model: reply.model ?? model, content, usage, chunkDelayMs: reply.chunkDelayMs ?? 0, toolCalls });
   if (b.kind === 'cut') {
     res.socket?.destroy();
     return;
@@ -101,11 +110,16 @@ async function answer(fake: FakeUpstream, name: string, call: RecordedCall, b: B
     fake.served.prompt += usage.prompt_tokens;
     fake.served.completion += usage.completion_tokens;
   }
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-    id: 'chatcmpl-fake', object: 'chat.completion', created: 1_700_000_000, model: reply.model ?? model,
-    choices: [{ index: 0, message: openAIMessage(content, toolCalls), logprobs: null, finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop' }],
-    usage: openAIUsage(usage),
-  }));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      id: 'chatcmpl-fake',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model: reply.model ?? model,
+      choices: [{ index: 0, message: openAIMessage(content, toolCalls), logprobs: null, finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop' }],
+      usage: openAIUsage(usage),
+    }),
+  );
 }
 
 function callId(t: FakeToolCall, i: number): string {
@@ -115,7 +129,9 @@ function callId(t: FakeToolCall, i: number): string {
 function openAIMessage(content: string, toolCalls: FakeToolCall[]): object {
   if (toolCalls.length === 0) return { role: 'assistant', content, refusal: null };
   return {
-    role: 'assistant', content: content === '' ? null : content, refusal: null,
+    role: 'assistant',
+    content: content === '' ? null : content,
+    refusal: null,
     tool_calls: toolCalls.map((t, i) => ({ id: callId(t, i), type: 'function', function: { name: t.name, arguments: t.arguments } })),
   };
 }
@@ -134,14 +150,22 @@ function toolCallDeltas(toolCalls: FakeToolCall[]): object[] {
 
 function openAIUsage(u: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }): object {
   return {
-    prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens,
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.prompt_tokens + u.completion_tokens,
     ...(u.cached_tokens ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {}),
   };
 }
 
 interface StreamArgs {
-  call: RecordedCall; res: ServerResponse; b: Behavior; model: string; content: string;
-  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }; chunkDelayMs: number; toolCalls: FakeToolCall[];
+  call: RecordedCall;
+  res: ServerResponse;
+  b: Behavior;
+  model: string;
+  content: string;
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+  chunkDelayMs: number;
+  toolCalls: FakeToolCall[];
 }
 
 async function stream(fake: FakeUpstream, a: StreamArgs): Promise<void> {
@@ -182,9 +206,12 @@ function embeddings(fake: FakeUpstream, call: RecordedCall, res: ServerResponse)
   const inputs = Array.isArray(input) ? input : [input];
   const tokens = inputs.length * 5;
   if (!isProbe(call)) fake.served.prompt += tokens;
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-    object: 'list', model: call.body.model,
-    data: inputs.map((_t, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3, index] })),
-    usage: { prompt_tokens: tokens, total_tokens: tokens },
-  }));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      object: 'list',
+      model: call.body.model,
+      data: inputs.map((_t, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3, index] })),
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    }),
+  );
 }

@@ -20,12 +20,17 @@ beforeAll(async () => {
   const limited = apiKey('list-key', 'acme', { models: ['chat-*'] });
   revokedKey = revoked.key;
   listKey = limited.key;
-  gw = await startGateway([
-    ...b.docs, ...revoked.docs, ...limited.docs,
-    route('chat-a', [{ name: 'a', provider: 'openai', baseUrl: up.baseUrl }]),
-    route('pro', [{ name: 'p', provider: 'openai', baseUrl: up.baseUrl }], { minTier: 2 }),
-    route('embed', [{ name: 'e', provider: 'openai', baseUrl: up.baseUrl }], { type: 'embeddings' }),
-  ], { bodyLimit: 64 * 1024 });
+  gw = await startGateway(
+    [
+      ...b.docs,
+      ...revoked.docs,
+      ...limited.docs,
+      route('chat-a', [{ name: 'a', provider: 'openai', baseUrl: up.baseUrl }]),
+      route('pro', [{ name: 'p', provider: 'openai', baseUrl: up.baseUrl }], { minTier: 2 }),
+      route('embed', [{ name: 'e', provider: 'openai', baseUrl: up.baseUrl }], { type: 'embeddings' }),
+    ],
+    { bodyLimit: 64 * 1024 },
+  );
   const find = gw.store.findKey.bind(gw.store);
   gw.store.findKey = (hash: string) => {
     lookups++;
@@ -43,7 +48,11 @@ async function post(path: string, body: unknown, key: string | null = keys.build
   if (key !== null) headers.authorization = `Bearer ${key}`;
   const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers, body: raw ? (body as string) : JSON.stringify(body) });
   const text = await res.text();
-  return { status: res.status, body: JSON.parse(text) as { error: { message: string; type: string; code: string; param: string | null } }, headers: res.headers };
+  return {
+    status: res.status,
+    body: JSON.parse(text) as { error: { message: string; type: string; code: string; param: string | null } },
+    headers: res.headers,
+  };
 }
 
 const msgs = [{ role: 'user', content: 'hi' }];
@@ -133,19 +142,31 @@ describe('CORS', () => {
   it('answers a preflight with the spec table, expanding x-stainless-* to the asked headers', async () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-stainless-os,x-stainless-lang' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,x-stainless-os,x-stainless-lang',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-methods')).toBe('POST, GET, OPTIONS');
-    expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-api-key, anthropic-version, x-stainless-*, x-stainless-os, x-stainless-lang');
-    expect(res.headers.get('access-control-expose-headers')).toBe('x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, retry-after');
+    expect(res.headers.get('access-control-allow-headers')).toBe(
+      'authorization, content-type, x-api-key, anthropic-version, x-stainless-*, x-stainless-os, x-stainless-lang',
+    );
+    expect(res.headers.get('access-control-expose-headers')).toBe(
+      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, retry-after',
+    );
   });
 
   it('allows the headers the Anthropic SDK sends from a browser', async () => {
     const res = await fetch(`${gw.url}/anthropic/v1/messages`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key,anthropic-version,anthropic-beta,anthropic-dangerous-direct-browser-access,x-evil' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-api-key,anthropic-version,anthropic-beta,anthropic-dangerous-direct-browser-access,x-evil',
+      },
     });
     expect(res.status).toBe(204);
     const allowed = res.headers.get('access-control-allow-headers') ?? '';
@@ -167,14 +188,34 @@ describe('fuzzed bodies', () => {
   it('never answers 5xx and never reaches the upstream', async () => {
     let seed = 7;
     const rnd = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
-    const values: unknown[] = [null, true, 0, -1, 1e308, 'x', '', [], {}, [{}], { role: 'user' }, { role: 'user', content: 5 }, 'sk-svc-', '\u0000', '𝕏'.repeat(10)];
+    const values: unknown[] = [
+      null,
+      true,
+      0,
+      -1,
+      1e308,
+      'x',
+      '',
+      [],
+      {},
+      [{}],
+      { role: 'user' },
+      { role: 'user', content: 5 },
+      'sk-svc-',
+      '\u0000',
+      '𝕏'.repeat(10),
+    ];
     const fields = ['model', 'messages', 'stream', 'max_tokens', 'metadata', 'stream_options', 'tools', 'n'];
     const before = up.calls.length;
     for (let i = 0; i < 150; i++) {
       const body: Record<string, unknown> = {};
       for (const f of fields) if (rnd(2)) body[f] = values[rnd(values.length)];
       if (rnd(3) === 0) body.model = 'chat-a';
-      const r = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${keys.builder}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys.builder}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       expect(r.status, JSON.stringify(body)).toBeLessThan(500);
       await r.text();
     }

@@ -51,23 +51,29 @@ interface OpenCall {
 /** A call on a connection of its own (no pooled socket), so "new connections are refused" is what is tested. */
 function openCall(url: string, body: object): Promise<OpenCall> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/v1/chat/completions`, {
-      method: 'POST', agent: false, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    }, (res) => {
-      let text = '';
-      let gotFirst: () => void = () => {};
-      const first = new Promise<void>((r) => (gotFirst = r));
-      const done = new Promise<string>((r) => {
-        res.on('data', (d: Buffer) => {
-          text += d.toString();
-          gotFirst();
+    const req = request(
+      `${url}/v1/chat/completions`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        let gotFirst: () => void = () => {};
+        const first = new Promise<void>((r) => (gotFirst = r));
+        const done = new Promise<string>((r) => {
+          res.on('data', (d: Buffer) => {
+            text += d.toString();
+            gotFirst();
+          });
+          res.on('end', () => r(text));
+          res.on('error', () => r(text));
+          res.on('close', () => r(text));
         });
-        res.on('end', () => r(text));
-        res.on('error', () => r(text));
-        res.on('close', () => r(text));
-      });
-      resolve({ res, body: done, first });
-    });
+        resolve({ res, body: done, first });
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
@@ -143,7 +149,10 @@ describe('SIGTERM drain', () => {
     console.log(`drain past budget: both calls ended, exit ${took} ms after SIGTERM (budget 1 s)`);
     expect(took).toBeLessThan(8_000);
     const rows = await usageRows();
-    expect(rows.map((r) => [r.status, r.error_code, r.stream])).toEqual([[503, 'shutting_down', true], [503, 'shutting_down', false]]);
+    expect(rows.map((r) => [r.status, r.error_code, r.stream])).toEqual([
+      [503, 'shutting_down', true],
+      [503, 'shutting_down', false],
+    ]);
     expect(rows[0]?.output_tokens).toBeGreaterThan(0);
     expect(upstream.calls.slice(-2).every((c) => c.aborted)).toBe(true);
   }, 60_000);
@@ -161,7 +170,12 @@ describe('SIGTERM drain', () => {
       await store.close();
       const gw = await startGatewayProcess({ ...env, SVC_DRAIN_SECONDS: '20', SVC_CONFIG_POLL_MS: '200' }, ['--cluster']);
       const end = Date.now() + 10_000;
-      while ((await fetch(`${gw.url}/readyz`).then((r) => r.status, () => 0)) !== 200) {
+      while (
+        (await fetch(`${gw.url}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        )) !== 200
+      ) {
         if (Date.now() > end) throw new Error(`the cluster-mode gateway never became ready:\n${gw.output()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -175,7 +189,9 @@ describe('SIGTERM drain', () => {
       expect(await call.body).toContain('data: [DONE]');
       expect(await exited(gw)).toBe(0);
       const entries = await redis.client.xrange(accountKeys(redis.prefix, 'acme').usage, '-', '+');
-      const events = entries.map(([, fields]) => JSON.parse(fields[fields.indexOf('event') + 1] ?? '{}') as { status: number; stream: boolean; outputTokens: number });
+      const events = entries.map(
+        ([, fields]) => JSON.parse(fields[fields.indexOf('event') + 1] ?? '{}') as { status: number; stream: boolean; outputTokens: number },
+      );
       expect(events.map((e) => [e.status, e.stream, e.outputTokens])).toEqual([[200, true, 20]]);
     } finally {
       await redis.stop();
@@ -189,7 +205,11 @@ describe('SIGTERM drain', () => {
     const { app } = await build({ config: { current: () => gw.snapshot }, store: gw.store, pepper: TEST_PEPPER, logLevel: 'silent', drain });
     await app.listen({ port: 0, host: '127.0.0.1' });
     upstream.enqueue({ kind: 'reply', content: 'a b c d e f', chunkDelayMs: 100 });
-    const call = await openCall(`http://127.0.0.1:${(app.server.address() as { port: number }).port}`, { model: 'slow', stream: true, messages: [{ role: 'user', content: 'x' }] });
+    const call = await openCall(`http://127.0.0.1:${(app.server.address() as { port: number }).port}`, {
+      model: 'slow',
+      stream: true,
+      messages: [{ role: 'user', content: 'x' }],
+    });
     await call.first;
     expect((await app.inject('/readyz')).statusCode).toBe(200);
     const drained = drain.run(app, 10_000, app.log);

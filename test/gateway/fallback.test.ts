@@ -19,10 +19,14 @@ beforeAll(async () => {
   gw = await startGateway([
     ...b.docs,
     // weight 1 vs 0: "primary" is always tried first, "secondary" second.
-    route('smart', [
-      { name: 'primary', provider: 'openai', baseUrl: primary.baseUrl, weight: 1, timeouts: fast },
-      { name: 'secondary', provider: 'openai', baseUrl: secondary.baseUrl, weight: 0, timeouts: fast },
-    ], { fallbacks: ['cheap'] }),
+    route(
+      'smart',
+      [
+        { name: 'primary', provider: 'openai', baseUrl: primary.baseUrl, weight: 1, timeouts: fast },
+        { name: 'secondary', provider: 'openai', baseUrl: secondary.baseUrl, weight: 0, timeouts: fast },
+      ],
+      { fallbacks: ['cheap'] },
+    ),
     route('cheap', [{ name: 'backup', provider: 'openai', baseUrl: backup.baseUrl, timeouts: fast }]),
     route('dead', [{ name: 'nowhere', provider: 'openai', baseUrl: CLOSED_PORT_URL, timeouts: fast }]),
     route('slow', [{ name: 'staller', provider: 'openai', baseUrl: primary.baseUrl, timeouts: fast }]),
@@ -56,7 +60,9 @@ async function call(model: string, stream = false) {
 }
 
 function fallbackHeaders(h: Headers) {
-  return Object.fromEntries(['x-svc-upstream', 'x-svc-served-model', 'x-svc-original-model', 'x-svc-fallback', 'x-svc-fallback-reason'].map((k) => [k, h.get(k)]));
+  return Object.fromEntries(
+    ['x-svc-upstream', 'x-svc-served-model', 'x-svc-original-model', 'x-svc-fallback', 'x-svc-fallback-reason'].map((k) => [k, h.get(k)]),
+  );
 }
 
 describe.each([false, true])('before the first byte (stream: %s)', (stream) => {
@@ -71,7 +77,11 @@ describe.each([false, true])('before the first byte (stream: %s)', (stream) => {
     const r = await call('smart', stream);
     expect(r.text).toBe('Hello from the fake upstream.');
     expect(fallbackHeaders(r.headers)).toEqual({
-      'x-svc-upstream': 'secondary', 'x-svc-served-model': 'smart', 'x-svc-original-model': 'smart', 'x-svc-fallback': 'true', 'x-svc-fallback-reason': reason,
+      'x-svc-upstream': 'secondary',
+      'x-svc-served-model': 'smart',
+      'x-svc-original-model': 'smart',
+      'x-svc-fallback': 'true',
+      'x-svc-fallback-reason': reason,
     });
     expect(secondary.calls).toHaveLength(1);
   });
@@ -83,7 +93,11 @@ describe.each([false, true])('before the first byte (stream: %s)', (stream) => {
     expect(r.text).toBe('Hello from the fake upstream.');
     if (!stream) expect(r.model).toBe('cheap');
     expect(fallbackHeaders(r.headers)).toEqual({
-      'x-svc-upstream': 'backup', 'x-svc-served-model': 'cheap', 'x-svc-original-model': 'smart', 'x-svc-fallback': 'true', 'x-svc-fallback-reason': 'upstream_5xx',
+      'x-svc-upstream': 'backup',
+      'x-svc-served-model': 'cheap',
+      'x-svc-original-model': 'smart',
+      'x-svc-fallback': 'true',
+      'x-svc-fallback-reason': 'upstream_5xx',
     });
     const e = gw.sink.events.at(-1);
     expect(e).toMatchObject({ requestedModel: 'smart', servedModel: 'cheap', upstream: 'backup', fallback: true, fallbackReason: 'upstream_5xx', status: 200 });
@@ -148,9 +162,7 @@ describe('client disconnect', () => {
   it('cancels the upstream request', async () => {
     primary.fallback = () => ({ kind: 'reply', chunkDelayMs: 100, content: 'a b c d e f g h i j k l m n o p' });
     const ctrl = new AbortController();
-    const stream = await client.chat.completions.create(
-      { model: 'smart', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: ctrl.signal },
-    );
+    const stream = await client.chat.completions.create({ model: 'smart', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: ctrl.signal });
     const it2 = stream[Symbol.asyncIterator]();
     await it2.next();
     ctrl.abort();

@@ -16,7 +16,8 @@ beforeAll(async () => {
     plan('p', { tier: 1 }),
     account('exact', 'p', { trialCreditUsd: BYTES }),
     account('short', 'p', { trialCreditUsd: BYTES - 1 }),
-    ...exact.docs, ...short.docs,
+    ...exact.docs,
+    ...short.docs,
     route('priced', [{ name: 'mock', provider: 'mock' }], { pricing: { inputPerMTokUsd: 1_000_000, outputPerMTokUsd: 0 } }),
   ]);
 });

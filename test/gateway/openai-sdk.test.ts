@@ -30,9 +30,7 @@ afterAll(async () => {
 
 describe('chat completions', () => {
   it('returns a completion whose model is the served model, with the x-svc headers', async () => {
-    const { data, response } = await client.chat.completions
-      .create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] })
-      .withResponse();
+    const { data, response } = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
     expect(data.choices[0]?.message.content).toBe('Hello from the fake upstream.');
     expect(data.model).toBe('gpt-test');
     expect(data.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
@@ -59,7 +57,10 @@ describe('chat completions', () => {
     expect(gw.sink.events.at(-1)).toMatchObject({ stream: true, inputTokens: 11, outputTokens: 7, status: 200 });
 
     const withUsage = await client.chat.completions.create({
-      model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true },
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
     });
     const usages = [];
     for await (const chunk of withUsage) if (chunk.usage) usages.push(chunk.usage);
@@ -68,7 +69,9 @@ describe('chat completions', () => {
 
   it('records metadata.task_type on the usage event and does not forward it', async () => {
     await client.chat.completions.create({
-      model: 'gpt-test', messages: [{ role: 'user', content: 'Translate' }], metadata: { task_type: 'translation' },
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Translate' }],
+      metadata: { task_type: 'translation' },
     });
     expect(up.calls.at(-1)?.body.metadata).toBeUndefined();
     const e = gw.sink.events.at(-1);
@@ -115,7 +118,12 @@ describe('models and /v1/me', () => {
     const me = (await res.json()) as Record<string, unknown>;
     expect(me).toMatchObject({
       key: { name: 'builder-key', display: `sk-svc-…${keys.builder.slice(-4)}`, state: 'active' },
-      account: 'acme', plan: 'builder', monthly_budget_usd: null, rpm_limit: null, tpm_limit: null, model_whitelist: null,
+      account: 'acme',
+      plan: 'builder',
+      monthly_budget_usd: null,
+      rpm_limit: null,
+      tpm_limit: null,
+      model_whitelist: null,
     });
     const spent = gw.sink.events.filter((e) => e.account === 'acme').reduce((s, e) => s + e.costNano, 0);
     expect(me.balance_usd).toBeCloseTo(101 - spent / 1e9, 9);

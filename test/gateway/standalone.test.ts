@@ -25,7 +25,9 @@ describe('npm start (standalone, demo config)', () => {
 
   it('answers the README quickstart curl example', () => {
     const port = new URL(gw.url).port;
-    const script = readmeExample('quickstart').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replace(/^export SVC_KEY=.*$/m, '');
+    const script = readmeExample('quickstart')
+      .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
+      .replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { env: { ...process.env, SVC_KEY: gw.keys['demo-builder'] }, encoding: 'utf8' });
     const body = JSON.parse(out) as { model: string; choices: Array<{ message: { content: string } }> };
     expect(body.model).toBe('mock-mini');
@@ -39,12 +41,13 @@ describe('npm start (standalone, demo config)', () => {
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   });
 
-  it('serves /metrics on its metrics port only: the API port answers 404 in the caller\'s dialect (issue 18)', async () => {
+  it("serves /metrics on its metrics port only: the API port answers 404 in the caller's dialect (issue 18)", async () => {
     expect(gw.output()).toMatch(/svc-gateway listening on http:\/\/\S+\nsvc-gateway metrics on http:\/\/127\.0\.0\.1:\d+\/metrics\n/);
     expect(new URL(gw.metricsUrl).port).not.toBe(new URL(gw.url).port);
     const key = gw.keys['demo-builder'] as string;
     const call = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
     });
     expect(call.status).toBe(200);
@@ -107,11 +110,23 @@ describe('the command line', () => {
   it('fails at start on a bad manifest, naming the file, the object and the field', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-bad-'));
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, [
-      'apiVersion: gateway.svc.dev/v1alpha1', 'kind: Plan', 'metadata: {name: p}', 'spec: {tier: 1}', '---',
-      'apiVersion: gateway.svc.dev/v1alpha1', 'kind: ModelRoute', 'metadata: {name: broken}',
-      'spec:', '  pricing: {inputPerMTokUsd: -1}', '  targets: [{name: t, provider: mock}]', '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'apiVersion: gateway.svc.dev/v1alpha1',
+        'kind: Plan',
+        'metadata: {name: p}',
+        'spec: {tier: 1}',
+        '---',
+        'apiVersion: gateway.svc.dev/v1alpha1',
+        'kind: ModelRoute',
+        'metadata: {name: broken}',
+        'spec:',
+        '  pricing: {inputPerMTokUsd: -1}',
+        '  targets: [{name: t, provider: mock}]',
+        '',
+      ].join('\n'),
+    );
     const r = await runToExit([], { SVC_CONFIG: file });
     expect(r.code).toBe(1);
     expect(r.output).toContain(`${file}#2: ModelRoute/broken field spec.pricing.inputPerMTokUsd:`);

@@ -37,7 +37,9 @@ export interface ExporterProcess {
 
 export function exporterProcess(env: Record<string, string>, args: string[] = []): ExporterProcess {
   const child = spawn(process.execPath, ['gateway/usage/exporter/main.ts', ...args], {
-    cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -55,12 +57,15 @@ export function exporterProcess(env: Record<string, string>, args: string[] = []
   });
   url.catch(() => {});
   return {
-    child, url, output: () => out,
-    kill: (signal = 'SIGTERM') => new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill(signal);
-    }),
+    child,
+    url,
+    output: () => out,
+    kill: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
   };
 }
 

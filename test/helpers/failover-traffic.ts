@@ -9,11 +9,14 @@ import { chat, countBy, type CallResult } from './fleet.ts';
 
 export const RPM = 60;
 export const BUDGET_NANO = 600_000; // about 30 calls of mock-fast
-export const s = setup([{ name: 'acme', spec: { trialCreditUsd: 1000 } }], [
-  { name: 'traffic', account: 'acme' },
-  { name: 'rpm', account: 'acme', spec: { limits: { rpm: RPM } } },
-  { name: 'budget', account: 'acme', spec: { monthlyBudgetUsd: BUDGET_NANO / 1e9 } },
-]);
+export const s = setup(
+  [{ name: 'acme', spec: { trialCreditUsd: 1000 } }],
+  [
+    { name: 'traffic', account: 'acme' },
+    { name: 'rpm', account: 'acme', spec: { limits: { rpm: RPM } } },
+    { name: 'budget', account: 'acme', spec: { monthlyBudgetUsd: BUDGET_NANO / 1e9 } },
+  ],
+);
 
 interface Call extends CallResult {
   key: string;
@@ -68,7 +71,13 @@ export async function trafficThrough(name: string, sc: Scenario): Promise<Figure
   let stop = false;
   const worker = async (key: string, i: number, pauseMs: number): Promise<void> => {
     for (let n = 0; !stop && n < 100_000; n++) {
-      const r = await chat(urls[(i + n) % urls.length] as string, s.keys[key] as string).catch((err: unknown) => ({ status: 0, retryAfter: null, startedAt: Date.now(), ms: 0, body: String(err) }));
+      const r = await chat(urls[(i + n) % urls.length] as string, s.keys[key] as string).catch((err: unknown) => ({
+        status: 0,
+        retryAfter: null,
+        startedAt: Date.now(),
+        ms: 0,
+        body: String(err),
+      }));
       calls.push({ ...r, key, code: errorCode(r.body) });
       if (pauseMs) await sleep(pauseMs);
     }
@@ -126,4 +135,3 @@ export async function trafficThrough(name: string, sc: Scenario): Promise<Figure
   console.log(`${name}: Redis repaired after ${healthyAt - killedAt} ms: ${JSON.stringify(f)}`);
   return f;
 }
-

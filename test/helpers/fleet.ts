@@ -30,7 +30,10 @@ export function writeManifests(docs: object[]): string {
 async function waitReady(url: string): Promise<void> {
   const end = Date.now() + 15_000;
   while (Date.now() < end) {
-    const ok = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -44,8 +47,13 @@ export async function startFleet(n: number, redis: FleetRedis, docs: object[], e
   const procs: GatewayProcess[] = [];
   const add = async (d: object[] = docs, extra: Record<string, string> = {}): Promise<GatewayProcess> => {
     const p = await startGatewayProcess({
-      SVC_CONFIG: writeManifests(d), REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix, SVC_KEY_PEPPER: FLEET_PEPPER,
-      ...(redis.cluster ? { SVC_REDIS_CLUSTER: '1' } : {}), ...env, ...extra,
+      SVC_CONFIG: writeManifests(d),
+      REDIS_URL: redis.url,
+      SVC_REDIS_PREFIX: redis.prefix,
+      SVC_KEY_PEPPER: FLEET_PEPPER,
+      ...(redis.cluster ? { SVC_REDIS_CLUSTER: '1' } : {}),
+      ...env,
+      ...extra,
     });
     procs.push(p);
     await waitReady(p.url);

@@ -34,7 +34,9 @@ export function apiKey(name: string, accountRef: string, extra: ApiKeySpec = {},
 
 export function route(name: string, targets: TargetSpec[], extra: ModelRouteSpec = {}): object {
   return {
-    apiVersion: API, kind: 'ModelRoute', metadata: { name },
+    apiVersion: API,
+    kind: 'ModelRoute',
+    metadata: { name },
     spec: { pricing: { inputPerMTokUsd: 1.04, outputPerMTokUsd: 2.08 }, targets, ...extra },
   };
 }

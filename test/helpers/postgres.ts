@@ -25,13 +25,23 @@ export interface TestPostgres {
   stop(): Promise<void>;
 }
 
-const HOW_TO_GET = 'PostgreSQL server binaries are needed for these tests: install them (Debian/Ubuntu: '
-  + '`apt-get install postgresql`, which puts initdb and pg_ctl in /usr/lib/postgresql/<version>/bin; macOS: '
-  + '`brew install postgresql`), set PG_BIN to the folder holding initdb and pg_ctl, or set DATABASE_URL to a '
-  + 'server where this user may CREATE DATABASE.';
+const HOW_TO_GET =
+  'PostgreSQL server binaries are needed for these tests: install them (Debian/Ubuntu: ' +
+  '`apt-get install postgresql`, which puts initdb and pg_ctl in /usr/lib/postgresql/<version>/bin; macOS: ' +
+  '`brew install postgresql`), set PG_BIN to the folder holding initdb and pg_ctl, or set DATABASE_URL to a ' +
+  'server where this user may CREATE DATABASE.';
 
 function findBin(): string {
-  const candidates = [process.env.PG_BIN, '/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/14/bin', '/usr/local/bin', '/opt/homebrew/bin', '/usr/bin'];
+  const candidates = [
+    process.env.PG_BIN,
+    '/usr/lib/postgresql/17/bin',
+    '/usr/lib/postgresql/16/bin',
+    '/usr/lib/postgresql/15/bin',
+    '/usr/lib/postgresql/14/bin',
+    '/usr/local/bin',
+    '/opt/homebrew/bin',
+    '/usr/bin',
+  ];
   for (const dir of candidates) if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
   throw new Error(HOW_TO_GET);
 }
@@ -124,7 +134,11 @@ export async function startPostgres(name: string, opts: { own?: boolean } = {}):
     pool.on('error', () => {});
     const refuse = (): Promise<void> => Promise.reject(new Error('cannot stop a Postgres server this test did not start'));
     return {
-      url, pool, owned: false, stopServer: refuse, startServer: refuse,
+      url,
+      pool,
+      owned: false,
+      stopServer: refuse,
+      startServer: refuse,
       stop: async () => {
         await pool.end();
         await dropDatabase(given, db);
@@ -143,8 +157,13 @@ async function startCluster(db: string): Promise<TestPostgres> {
   const port = await freePort();
   await serverCmd(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const options = [
-    `-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dir}`,
-    '-c fsync=off', '-c full_page_writes=off', '-c max_connections=100', '-c shared_buffers=64MB',
+    `-p ${port}`,
+    '-c listen_addresses=127.0.0.1',
+    `-c unix_socket_directories=${dir}`,
+    '-c fsync=off',
+    '-c full_page_writes=off',
+    '-c max_connections=100',
+    '-c shared_buffers=64MB',
   ].join(' ');
   const start = (): Promise<string> => serverCmd(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
   const stopServer = async (): Promise<void> => {
@@ -158,7 +177,10 @@ async function startCluster(db: string): Promise<TestPostgres> {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   pool.on('error', () => {});
   return {
-    url, pool, owned: true, stopServer,
+    url,
+    pool,
+    owned: true,
+    stopServer,
     startServer: async () => {
       await start();
       await waitForServer(url);

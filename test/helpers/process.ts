@@ -18,7 +18,9 @@ export interface GatewayProcess {
 
 export async function startGatewayProcess(env: Record<string, string>, args: string[] = []): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['gateway/main.ts', ...args], {
-    cwd: ROOT, env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -41,18 +43,26 @@ export async function startGatewayProcess(env: Record<string, string>, args: str
   const keys: Record<string, string> = {};
   for (const m of out.matchAll(/^\s+(\S+)\s+account \S+\s+(sk-svc-\S+)$/gm)) keys[m[1] as string] = m[2] as string;
   return {
-    url, metricsUrl, child, keys, output: () => out,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
-      child.once('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
-    }),
+    url,
+    metricsUrl,
+    child,
+    keys,
+    output: () => out,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
   };
 }
 
 export function runToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['gateway/main.ts', ...args], { cwd: ROOT, env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', ...env } });
+    const child = spawn(process.execPath, ['gateway/main.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', ...env },
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -15,8 +15,9 @@ import type { TestRedis } from './redis.ts';
 
 const run = promisify(execFile);
 
-const HOW_TO_GET = 'redis-server and redis-cli (7.0 or later) are needed for the Redis Cluster tests: install them (Debian/Ubuntu: '
-  + '`apt-get install redis-server redis-tools`, macOS: `brew install redis`) or set REDIS_CLUSTER_URL to the seed nodes of a Cluster you can use.';
+const HOW_TO_GET =
+  'redis-server and redis-cli (7.0 or later) are needed for the Redis Cluster tests: install them (Debian/Ubuntu: ' +
+  '`apt-get install redis-server redis-tools`, macOS: `brew install redis`) or set REDIS_CLUSTER_URL to the seed nodes of a Cluster you can use.';
 
 export interface ClusterNode {
   port: number;
@@ -71,11 +72,35 @@ async function ping(port: number, timeoutMs: number): Promise<void> {
 
 function spawnNode(port: number, busPort: number, dir: string, extra: string[]): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn('redis-server', [
-      '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--dir', dir,
-      '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
-      '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--repl-diskless-sync-delay', '0', ...extra,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--cluster-port',
+        String(busPort),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '2000',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--loglevel',
+        'warning',
+        '--repl-diskless-sync-delay',
+        '0',
+        ...extra,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -142,7 +167,11 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
     const client = createRedis({ url: given, cluster: true }, { lazyConnect: false }) as Cluster;
     client.on('error', () => {});
     return {
-      url: given, prefix, client, owned: false, nodes: [],
+      url: given,
+      prefix,
+      client,
+      owned: false,
+      nodes: [],
       masterOf: () => Promise.reject(new Error('cannot tell the nodes of a Cluster this test did not start')),
       waitHealthy: async () => {},
       stop: async () => {
@@ -169,7 +198,8 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
       const child = await spawnNode(port, busPort, dir, opts.extraArgs ?? []);
       children.push(child);
       const node: ClusterNode = {
-        port, alive: true,
+        port,
+        alive: true,
         kill: async () => {
           const c = children[i];
           node.alive = false;
@@ -187,7 +217,9 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
       nodes.push(node);
     }
     try {
-      await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'], { timeout: 60_000 });
+      await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'], {
+        timeout: 60_000,
+      });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(HOW_TO_GET, { cause: err });
       throw new Error(`redis-cli --cluster create failed: ${(err as { stderr?: string }).stderr ?? String(err)}`, { cause: err });
@@ -235,7 +267,12 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
     client.once('end', () => reject(new Error('the test client could not connect to the Redis Cluster')));
   });
   return {
-    url, prefix, client, owned: true, nodes, waitHealthy,
+    url,
+    prefix,
+    client,
+    owned: true,
+    nodes,
+    waitHealthy,
     masterOf: async (key: string) => {
       const slot = Number(await client.cluster('KEYSLOT', key));
       const live = nodes.find((x) => x.alive);
@@ -258,8 +295,14 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
 export async function clusterAsTestRedis(name: string): Promise<TestRedis & { cluster: true }> {
   const c = await startRedisCluster(name);
   return {
-    url: c.url, prefix: c.prefix, client: c.client as unknown as Redis, owned: false, cluster: true, stop: () => c.stop(),
-    kill: () => Promise.reject(new Error('cannot kill a whole Redis Cluster')), restart: () => Promise.reject(new Error('cannot restart a whole Redis Cluster')),
+    url: c.url,
+    prefix: c.prefix,
+    client: c.client as unknown as Redis,
+    owned: false,
+    cluster: true,
+    stop: () => c.stop(),
+    kill: () => Promise.reject(new Error('cannot kill a whole Redis Cluster')),
+    restart: () => Promise.reject(new Error('cannot restart a whole Redis Cluster')),
   };
 }
 

@@ -10,8 +10,9 @@ import { freePort } from './host.ts';
 
 const run = promisify(execFile);
 
-const HOW_TO_GET = 'redis-server (built with TLS, as Debian\'s is) and openssl are needed for the Redis TLS/ACL tests: install them '
-  + '(Debian/Ubuntu: `apt-get install redis-server openssl`).';
+const HOW_TO_GET =
+  "redis-server (built with TLS, as Debian's is) and openssl are needed for the Redis TLS/ACL tests: install them " +
+  '(Debian/Ubuntu: `apt-get install redis-server openssl`).';
 
 export interface Certs {
   dir: string;
@@ -37,9 +38,15 @@ export async function makeCerts(dir: string): Promise<Certs> {
   await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=svc-test-ca', '-keyout', 'ca.key', '-out', 'ca.crt'], dir);
   writeFileSync(p('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   writeFileSync(p('client.ext'), 'extendedKeyUsage=clientAuth\n');
-  for (const [name, ext] of [['server', 'server.ext'], ['client', 'client.ext']] as const) {
+  for (const [name, ext] of [
+    ['server', 'server.ext'],
+    ['client', 'client.ext'],
+  ] as const) {
     await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=svc-test-${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`], dir);
-    await openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', `${name}.crt`], dir);
+    await openssl(
+      ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', `${name}.crt`],
+      dir,
+    );
   }
   return { dir, ca: p('ca.crt'), serverCert: p('server.crt'), serverKey: p('server.key'), clientCert: p('client.crt'), clientKey: p('client.key') };
 }
@@ -61,11 +68,36 @@ export async function startSecureRedis(acl: string[], opts: { clientCerts?: bool
     const certs = await makeCerts(dir);
     writeFileSync(join(dir, 'users.acl'), `${acl.join('\n')}\n`);
     const port = await freePort();
-    child = spawn('redis-server', [
-      '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
-      '--tls-cert-file', certs.serverCert, '--tls-key-file', certs.serverKey, '--tls-ca-cert-file', certs.ca,
-      '--tls-auth-clients', opts.clientCerts ? 'yes' : 'no', '--aclfile', join(dir, 'users.acl'),
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(
+      'redis-server',
+      [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--loglevel',
+        'warning',
+        '--tls-cert-file',
+        certs.serverCert,
+        '--tls-key-file',
+        certs.serverKey,
+        '--tls-ca-cert-file',
+        certs.ca,
+        '--tls-auth-clients',
+        opts.clientCerts ? 'yes' : 'no',
+        '--aclfile',
+        join(dir, 'users.acl'),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -83,7 +115,8 @@ export async function startSecureRedis(acl: string[], opts: { clientCerts?: bool
       void waitForPort(port, end).then(resolve, () => poll());
     });
     return {
-      port, certs,
+      port,
+      certs,
       url: (user, password) => `rediss://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}`,
       stop: async () => {
         if (proc.exitCode === null && proc.signalCode === null) {

@@ -23,12 +23,17 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-const HOW_TO_GET = 'redis-server is needed for these tests: install it (Debian/Ubuntu: `apt-get install redis-server`, '
-  + 'macOS: `brew install redis`) or set REDIS_URL to a Redis you can use.';
+const HOW_TO_GET =
+  'redis-server is needed for these tests: install it (Debian/Ubuntu: `apt-get install redis-server`, ' +
+  'macOS: `brew install redis`) or set REDIS_URL to a Redis you can use.';
 
 function spawnServer(port: number, dir: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -70,7 +75,10 @@ export async function startRedis(name: string, opts: { own?: boolean } = {}): Pr
   if (given && !opts.own) {
     const client = new Redis(given);
     return {
-      url: given, prefix, client, owned: false,
+      url: given,
+      prefix,
+      client,
+      owned: false,
       kill: () => Promise.reject(new Error('cannot kill a Redis this test did not start')),
       restart: () => Promise.reject(new Error('cannot restart a Redis this test did not start')),
       stop: async () => {
@@ -91,7 +99,11 @@ export async function startRedis(name: string, opts: { own?: boolean } = {}): Pr
     child = null;
   };
   return {
-    url: `redis://127.0.0.1:${port}`, prefix, client, owned: true, kill,
+    url: `redis://127.0.0.1:${port}`,
+    prefix,
+    client,
+    owned: true,
+    kill,
     restart: async () => {
       await kill();
       child = await spawnServer(port, dir);

@@ -4,10 +4,29 @@ import type { UsageEvent } from '../../gateway/usage/event.ts';
 
 export function sampleEvent(over: Partial<UsageEvent> = {}): UsageEvent {
   return {
-    eventId: randomUUID(), createdAt: new Date().toISOString(), account: 'acme', apiKey: 'ci-key',
-    taskType: 'summarize', endpoint: 'chat.completions', requestedModel: 'gpt-x', servedModel: 'gpt-x', upstream: 'primary',
-    fallback: false, fallbackReason: null, status: 200, errorCode: null, stream: true, inputTokens: 11, outputTokens: 7,
-    cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 25_000, feeNano: 961, latencyMs: 120, ttftMs: 40, ...over,
+    eventId: randomUUID(),
+    createdAt: new Date().toISOString(),
+    account: 'acme',
+    apiKey: 'ci-key',
+    taskType: 'summarize',
+    endpoint: 'chat.completions',
+    requestedModel: 'gpt-x',
+    servedModel: 'gpt-x',
+    upstream: 'primary',
+    fallback: false,
+    fallbackReason: null,
+    status: 200,
+    errorCode: null,
+    stream: true,
+    inputTokens: 11,
+    outputTokens: 7,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: 25_000,
+    feeNano: 961,
+    latencyMs: 120,
+    ttftMs: 40,
+    ...over,
   };
 }
 

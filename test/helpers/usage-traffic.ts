@@ -19,7 +19,10 @@ const fast = { connectMs: 500, firstByteMs: 2000, idleMs: 2000, totalMs: 10_000 
 /** Plan, two accounts, three keys (one with a low RPM), route "smart" (primary, secondary; falls back to "cheap"). */
 export function trafficManifests(u: Upstreams): { docs: object[]; keys: Record<'a1' | 'a2' | 'b1' | 'limited', string> } {
   const made = {
-    a1: apiKey('a1', 'acme'), a2: apiKey('a2', 'acme'), b1: apiKey('b1', 'globex'), limited: apiKey('limited', 'globex', { limits: { rpm: 3 } }),
+    a1: apiKey('a1', 'acme'),
+    a2: apiKey('a2', 'acme'),
+    b1: apiKey('b1', 'globex'),
+    limited: apiKey('limited', 'globex', { limits: { rpm: 3 } }),
   };
   return {
     keys: { a1: made.a1.key, a2: made.a2.key, b1: made.b1.key, limited: made.limited.key },
@@ -28,31 +31,46 @@ export function trafficManifests(u: Upstreams): { docs: object[]; keys: Record<'
       account('acme', 'builder', { trialCreditUsd: 50, credits: [{ id: 'po-1', amountUsd: 100 }] }),
       account('globex', 'builder', { trialCreditUsd: 20 }),
       ...Object.values(made).flatMap((m) => m.docs),
-      route('smart', [
-        { name: 'primary', provider: 'openai', baseUrl: u.primary.baseUrl, weight: 1, timeouts: fast },
-        { name: 'secondary', provider: 'openai', baseUrl: u.secondary.baseUrl, weight: 0, timeouts: fast },
-      ], { fallbacks: ['cheap'] }),
-      route('cheap', [{ name: 'backup', provider: 'openai', baseUrl: u.backup.baseUrl, timeouts: fast }], { pricing: { inputPerMTokUsd: 0.52, outputPerMTokUsd: 1.04 } }),
+      route(
+        'smart',
+        [
+          { name: 'primary', provider: 'openai', baseUrl: u.primary.baseUrl, weight: 1, timeouts: fast },
+          { name: 'secondary', provider: 'openai', baseUrl: u.secondary.baseUrl, weight: 0, timeouts: fast },
+        ],
+        { fallbacks: ['cheap'] },
+      ),
+      route('cheap', [{ name: 'backup', provider: 'openai', baseUrl: u.backup.baseUrl, timeouts: fast }], {
+        pricing: { inputPerMTokUsd: 0.52, outputPerMTokUsd: 1.04 },
+      }),
     ],
   };
 }
 
 /** What each fake answers, by the kind written in the call's message ("kind:<kind>:<prompt>:<completion>"). */
 export function script(u: Upstreams): void {
-  const of = (name: keyof Upstreams) => (call: RecordedCall): Behavior => {
-    const m = /kind:([a-z-]+):(\d+):(\d+)/.exec(JSON.stringify(call.body.messages ?? ''));
-    const usage = { prompt_tokens: Number(m?.[2] ?? 11), completion_tokens: Number(m?.[3] ?? 7) };
-    const reply: Behavior = { kind: 'reply', usage, content: 'One two three four five six.' };
-    switch (m?.[1] as Kind | undefined) {
-      case 'fb-target': return name === 'primary' ? { kind: 'status', status: 500 } : reply;
-      case 'fb-model': return name === 'backup' ? reply : { kind: 'status', status: 503 };
-      case 'upstream-error': return { kind: 'status', status: 500 };
-      case 'bad-request': return { kind: 'status', status: 400, body: { error: { message: 'bad', type: 'invalid_request_error' } } };
-      case 'cut': return { kind: 'cut', afterChunks: 2 };
-      case 'abort': return { ...reply, content: 'word '.repeat(40), chunkDelayMs: 50 };
-      default: return reply;
-    }
-  };
+  const of =
+    (name: keyof Upstreams) =>
+    (call: RecordedCall): Behavior => {
+      const m = /kind:([a-z-]+):(\d+):(\d+)/.exec(JSON.stringify(call.body.messages ?? ''));
+      const usage = { prompt_tokens: Number(m?.[2] ?? 11), completion_tokens: Number(m?.[3] ?? 7) };
+      const reply: Behavior = { kind: 'reply', usage, content: 'One two three four five six.' };
+      switch (m?.[1] as Kind | undefined) {
+        case 'fb-target':
+          return name === 'primary' ? { kind: 'status', status: 500 } : reply;
+        case 'fb-model':
+          return name === 'backup' ? reply : { kind: 'status', status: 503 };
+        case 'upstream-error':
+          return { kind: 'status', status: 500 };
+        case 'bad-request':
+          return { kind: 'status', status: 400, body: { error: { message: 'bad', type: 'invalid_request_error' } } };
+        case 'cut':
+          return { kind: 'cut', afterChunks: 2 };
+        case 'abort':
+          return { ...reply, content: 'word '.repeat(40), chunkDelayMs: 50 };
+        default:
+          return reply;
+      }
+    };
   u.primary.fallback = of('primary');
   u.secondary.fallback = of('secondary');
   u.backup.fallback = of('backup');
@@ -74,12 +92,18 @@ export async function callOfKind(url: string, key: string, kind: Kind, i: number
   const taskType = TASKS[i % TASKS.length] ?? null;
   const stream = kind === 'ok-stream' || kind === 'cut' || kind === 'abort' || (kind === 'fb-target' && i % 2 === 0);
   const body = {
-    model: 'smart', stream, max_tokens: 64, messages: [{ role: 'user', content: `kind:${kind}:${5 + (i % 17)}:${3 + (i % 11)}` }],
+    model: 'smart',
+    stream,
+    max_tokens: 64,
+    messages: [{ role: 'user', content: `kind:${kind}:${5 + (i % 17)}:${3 + (i % 11)}` }],
     ...(taskType ? { metadata: { task_type: taskType } } : {}),
   };
   const ctrl = new AbortController();
   const res = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST', signal: ctrl.signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method: 'POST',
+    signal: ctrl.signal,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
   if (kind === 'abort') {
     const reader = res.body?.getReader();

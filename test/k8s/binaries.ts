@@ -40,9 +40,7 @@ export const HOW_TO_GET =
 
 export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries {
   const assets = env['KUBEBUILDER_ASSETS'];
-  const dirs = assets && isExecutable(join(assets, 'kube-apiserver')) && isExecutable(join(assets, 'etcd'))
-    ? [assets, cacheDir(env)]
-    : [cacheDir(env)];
+  const dirs = assets && isExecutable(join(assets, 'kube-apiserver')) && isExecutable(join(assets, 'etcd')) ? [assets, cacheDir(env)] : [cacheDir(env)];
   const pick = (name: string): string | undefined => dirs.map((d) => join(d, name)).find(isExecutable);
   const kubeApiserver = pick('kube-apiserver');
   const etcd = pick('etcd');

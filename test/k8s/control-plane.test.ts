@@ -54,7 +54,10 @@ describe('startControlPlane', () => {
     expect(existsSync(dirname(other.kubeconfig))).toBe(false);
     const refused = await new Promise<string>((resolve) => {
       const socket = connect(Number(new URL(other.server).port), '127.0.0.1');
-      socket.once('connect', () => { socket.destroy(); resolve('connected'); });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
       socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
     });
     expect(refused).toBe('ECONNREFUSED');

@@ -24,30 +24,51 @@ async function startEtcd(bin: string, dir: string): Promise<{ proc: Proc; url: s
   const [client, peer] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${client}`;
   const peerUrl = `http://127.0.0.1:${peer}`;
-  const proc = startProcess('etcd', bin, [
-    `--data-dir=${join(dir, 'etcd')}`,
-    `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
-    `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
-    `--initial-cluster=default=${peerUrl}`, '--name=default',
-    '--unsafe-no-fsync', // data is thrown away; fsync only slows tests
-    '--log-level=warn',
-  ], join(dir, 'etcd.log'));
-  await waitUntilReady(proc, async () => {
-    const res = await fetch(`${url}/health`);
-    return res.ok && ((await res.json()) as { health?: string }).health === 'true';
-  }, READY_TIMEOUT_MS);
+  const proc = startProcess(
+    'etcd',
+    bin,
+    [
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=default=${peerUrl}`,
+      '--name=default',
+      '--unsafe-no-fsync', // data is thrown away; fsync only slows tests
+      '--log-level=warn',
+    ],
+    join(dir, 'etcd.log'),
+  );
+  await waitUntilReady(
+    proc,
+    async () => {
+      const res = await fetch(`${url}/health`);
+      return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+    },
+    READY_TIMEOUT_MS,
+  );
   return { proc, url };
 }
 
 function readyz(port: number, pki: Pki): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({
-      host: '127.0.0.1', port, path: '/readyz', method: 'GET', timeout: 5_000,
-      ca: readFileSync(pki.caCert), cert: readFileSync(pki.adminCert), key: readFileSync(pki.adminKey),
-    }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/readyz',
+        method: 'GET',
+        timeout: 5_000,
+        ca: readFileSync(pki.caCert),
+        cert: readFileSync(pki.adminCert),
+        key: readFileSync(pki.adminKey),
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
     req.on('error', () => resolve(false));
     req.on('timeout', () => req.destroy());
     req.end();
@@ -56,34 +77,45 @@ function readyz(port: number, pki: Pki): Promise<boolean> {
 
 async function startApiserver(bin: string, dir: string, etcdUrl: string, pki: Pki): Promise<{ proc: Proc; port: number }> {
   const port = await freePort();
-  const proc = startProcess('kube-apiserver', bin, [
-    `--etcd-servers=${etcdUrl}`,
-    '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
-    `--cert-dir=${dir}`, // holds apiserver.crt/.key, signed by our CA
-    `--client-ca-file=${pki.caCert}`,
-    '--authorization-mode=RBAC',
-    `--service-account-issuer=https://127.0.0.1:${port}`,
-    `--service-account-key-file=${pki.serviceAccountPub}`,
-    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
-    '--service-cluster-ip-range=10.0.0.0/24',
-    '--allow-privileged=true',
-    // No controller-manager creates ServiceAccounts, so this plugin would refuse every Pod (as in envtest).
-    '--disable-admission-plugins=ServiceAccount',
-  ], join(dir, 'kube-apiserver.log'));
+  const proc = startProcess(
+    'kube-apiserver',
+    bin,
+    [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--cert-dir=${dir}`, // holds apiserver.crt/.key, signed by our CA
+      `--client-ca-file=${pki.caCert}`,
+      '--authorization-mode=RBAC',
+      `--service-account-issuer=https://127.0.0.1:${port}`,
+      `--service-account-key-file=${pki.serviceAccountPub}`,
+      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
+      // No controller-manager creates ServiceAccounts, so this plugin would refuse every Pod (as in envtest).
+      '--disable-admission-plugins=ServiceAccount',
+    ],
+    join(dir, 'kube-apiserver.log'),
+  );
   await waitUntilReady(proc, () => readyz(port, pki), READY_TIMEOUT_MS);
   return { proc, port };
 }
 
 function writeKubeconfig(path: string, server: string, pki: Pki): void {
   const b64 = (file: string): string => readFileSync(file).toString('base64');
-  writeFileSync(path, stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'svc-gateway-test', cluster: { server, 'certificate-authority-data': b64(pki.caCert) } }],
-    users: [{ name: 'admin', user: { 'client-certificate-data': b64(pki.adminCert), 'client-key-data': b64(pki.adminKey) } }],
-    contexts: [{ name: 'svc-gateway-test', context: { cluster: 'svc-gateway-test', user: 'admin' } }],
-    'current-context': 'svc-gateway-test',
-  }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'svc-gateway-test', cluster: { server, 'certificate-authority-data': b64(pki.caCert) } }],
+      users: [{ name: 'admin', user: { 'client-certificate-data': b64(pki.adminCert), 'client-key-data': b64(pki.adminKey) } }],
+      contexts: [{ name: 'svc-gateway-test', context: { cluster: 'svc-gateway-test', user: 'admin' } }],
+      'current-context': 'svc-gateway-test',
+    }),
+    { mode: 0o600 },
+  );
 }
 
 /** Starts etcd and kube-apiserver; throws with a how-to when the binaries are missing. */

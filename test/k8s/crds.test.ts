@@ -67,17 +67,35 @@ describe('transition rules', () => {
 
   it('keeps credits append-only', async () => {
     const ns = await createNamespace(cp);
-    const account = (credits: object[]): string => JSON.stringify({
-      apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'Account', metadata: { name: 'a' }, spec: { planRef: 'p', credits },
-    });
+    const account = (credits: object[]): string =>
+      JSON.stringify({
+        apiVersion: 'gateway.svc.dev/v1alpha1',
+        kind: 'Account',
+        metadata: { name: 'a' },
+        spec: { planRef: 'p', credits },
+      });
     await kubectlOk(cp, ['create', '-n', ns, '-f', '-'], account([{ id: 'one', amountUsd: 10 }]));
-    await kubectlOk(cp, ['replace', '-n', ns, '-f', '-'], account([{ id: 'one', amountUsd: 10 }, { id: 'two', amountUsd: 5 }]));
+    await kubectlOk(
+      cp,
+      ['replace', '-n', ns, '-f', '-'],
+      account([
+        { id: 'one', amountUsd: 10 },
+        { id: 'two', amountUsd: 5 },
+      ]),
+    );
 
     const removed = await kubectl(cp, ['replace', '-n', ns, '-f', '-'], account([{ id: 'two', amountUsd: 5 }]));
     expect(removed.stderr.trimEnd()).toBe(
       'The Account "a" is invalid: spec.credits: Invalid value: "array": credits are append-only: a credit cannot be removed',
     );
-    const changed = await kubectl(cp, ['replace', '-n', ns, '-f', '-'], account([{ id: 'one', amountUsd: 99 }, { id: 'two', amountUsd: 5 }]));
+    const changed = await kubectl(
+      cp,
+      ['replace', '-n', ns, '-f', '-'],
+      account([
+        { id: 'one', amountUsd: 99 },
+        { id: 'two', amountUsd: 5 },
+      ]),
+    );
     expect(changed.stderr.trimEnd()).toBe(
       'The Account "a" is invalid: spec.credits[0]: Invalid value: "object": a credit cannot be changed once added; add a credit with a new id',
     );
@@ -90,7 +108,9 @@ describe('kubectl get', () => {
     for (const f of validFixtures()) await kubectlOk(cp, ['create', '-n', ns, '-f', '-'], f.yaml);
     const byShortName = await kubectlOk(cp, ['get', '-n', ns, 'pln,acct,ak,mr,inc', '-o', 'name']);
     const byCategory = await kubectlOk(cp, ['get', '-n', ns, 'svc-gateway', '-o', 'name']);
-    const expected = validFixtures().map((f) => `${f.doc.kind.toLowerCase()}.gateway.svc.dev/${f.doc.metadata.name}`).sort();
+    const expected = validFixtures()
+      .map((f) => `${f.doc.kind.toLowerCase()}.gateway.svc.dev/${f.doc.metadata.name}`)
+      .sort();
     expect(byShortName.trim().split('\n').sort()).toEqual(expected);
     expect(byCategory.trim().split('\n').sort()).toEqual(expected);
   });
@@ -98,8 +118,7 @@ describe('kubectl get', () => {
   it('shows the columns of each kind', async () => {
     const ns = await createNamespace(cp);
     for (const f of validFixtures()) await kubectlOk(cp, ['create', '-n', ns, '-f', '-'], f.yaml);
-    const header = async (resource: string): Promise<string[]> =>
-      (await kubectlOk(cp, ['get', '-n', ns, resource])).split('\n')[0]!.split(/\s{2,}/);
+    const header = async (resource: string): Promise<string[]> => (await kubectlOk(cp, ['get', '-n', ns, resource])).split('\n')[0]!.split(/\s{2,}/);
     expect(await header('apikeys')).toEqual(['NAME', 'STATE', 'KEY', 'ACCOUNT', 'BUDGET', 'AGE']);
     expect(await header('plans')).toEqual(['NAME', 'TIER', 'ANTHROPIC', 'RPM', 'TPM', 'READY', 'AGE']);
     expect(await header('accounts')).toEqual(['NAME', 'PLAN', 'BALANCE', 'MONTH SPEND', 'READY', 'AGE']);
@@ -119,8 +138,10 @@ describe('README', () => {
     await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], example);
     const names = await kubectlOk(cp, ['get', '-n', ns, 'svc-gateway', '-o', 'name']);
     expect(names.trim().split('\n').sort()).toEqual([
-      'account.gateway.svc.dev/acme', 'apikey.gateway.svc.dev/ci-bot',
-      'modelroute.gateway.svc.dev/mock-mini', 'plan.gateway.svc.dev/builder',
+      'account.gateway.svc.dev/acme',
+      'apikey.gateway.svc.dev/ci-bot',
+      'modelroute.gateway.svc.dev/mock-mini',
+      'plan.gateway.svc.dev/builder',
     ]);
   });
 });

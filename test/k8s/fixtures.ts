@@ -19,14 +19,21 @@ export interface InvalidFixture extends Fixture {
 }
 
 export function normalize(text: string): string {
-  return text.split('\n').map((l) => l.trimEnd()).join('\n').trimEnd();
+  return text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n')
+    .trimEnd();
 }
 
 function load(dir: string): Fixture[] {
-  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().map((f) => {
-    const yaml = readFileSync(join(dir, f), 'utf8');
-    return { name: f.replace(/\.yaml$/, ''), yaml, doc: parse(yaml) as Fixture['doc'] };
-  });
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => {
+      const yaml = readFileSync(join(dir, f), 'utf8');
+      return { name: f.replace(/\.yaml$/, ''), yaml, doc: parse(yaml) as Fixture['doc'] };
+    });
 }
 
 export function validFixtures(): Fixture[] {

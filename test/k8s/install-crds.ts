@@ -7,7 +7,10 @@ import { kubectlOk } from './kubectl.ts';
 export const CRD_DIR = join(import.meta.dirname, '..', '..', 'crds');
 
 export function crdFiles(): string[] {
-  return readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(CRD_DIR, f));
+  return readdirSync(CRD_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => join(CRD_DIR, f));
 }
 
 export async function installCrds(cp: ControlPlane): Promise<void> {

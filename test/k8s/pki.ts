@@ -27,21 +27,62 @@ function openssl(args: string[], cwd: string): void {
 
 /** A key and a certificate signed by the CA in `dir` (ca.crt, ca.key). EC P-256: fast to make, Go accepts it. */
 function issue(dir: string, name: string, subject: string, extensions: string[]): void {
-  openssl(['req', '-new', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', subject,
-    '-CA', 'ca.crt', '-CAkey', 'ca.key', ...extensions.flatMap((e) => ['-addext', e])], dir);
+  openssl(
+    [
+      'req',
+      '-new',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '2',
+      '-subj',
+      subject,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      ...extensions.flatMap((e) => ['-addext', e]),
+    ],
+    dir,
+  );
 }
 
 export function makePki(dir: string): Pki {
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=svc-gateway-test-ca'], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=svc-gateway-test-ca',
+    ],
+    dir,
+  );
   // kube-apiserver looks for apiserver.crt/.key in --cert-dir.
   issue(dir, 'apiserver', '/CN=kube-apiserver', [
-    'subjectAltName=IP:127.0.0.1,DNS:localhost', 'extendedKeyUsage=serverAuth', 'basicConstraints=critical,CA:FALSE',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    'extendedKeyUsage=serverAuth',
+    'basicConstraints=critical,CA:FALSE',
   ]);
-  issue(dir, 'admin', '/O=system:masters/CN=svc-gateway-test-admin', [
-    'extendedKeyUsage=clientAuth', 'basicConstraints=critical,CA:FALSE',
-  ]);
+  issue(dir, 'admin', '/O=system:masters/CN=svc-gateway-test-admin', ['extendedKeyUsage=clientAuth', 'basicConstraints=critical,CA:FALSE']);
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(dir, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(dir, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }));

@@ -36,7 +36,10 @@ describe('import zones', () => {
     ['gateway/http/cors.ts', "import { runCall } from '../pipeline/call.ts';\nexport const r = runCall;\n"],
     ['gateway/main.ts', "import { x } from '../console/standalone.ts';\nexport const y = x;\n"],
     ['operator/operator.ts', "import { connectOperatorState } from '../gateway/state/operator-state.ts';\nexport const c = connectOperatorState;\n"],
-    ['console/keys/form.ts', "import { hashKey } from '../../gateway/contract/keys.ts';\nimport { MemoryStore } from '../../gateway/state/memory-store.ts';\nexport const r = [hashKey, MemoryStore];\n"],
+    [
+      'console/keys/form.ts',
+      "import { hashKey } from '../../gateway/contract/keys.ts';\nimport { MemoryStore } from '../../gateway/state/memory-store.ts';\nexport const r = [hashKey, MemoryStore];\n",
+    ],
   ])('%s allows %j', async (file, code) => {
     expect(await restricted(file, code)).toEqual([]);
   });

@@ -38,12 +38,15 @@ async function managedSecrets(): Promise<Map<string, string>> {
 describe('SIGKILL mid-reconcile, then a restart', () => {
   it('converges: no duplicate keys, no lost revocation, statuses right', async () => {
     const url = inst.gateways[0]!.url;
-    await inst.kubectlOk(['apply', '-f', '-'], list([
-      doc('Plan', 'p', { tier: 1 }),
-      doc('Account', 'acme', { planRef: 'p', credits: [{ id: 'c1', amountUsd: 100 }] }),
-      doc('ModelRoute', 'mock-mini', { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 'mock', provider: 'mock' }] }),
-      ...OLD.map((n) => key(n)),
-    ]));
+    await inst.kubectlOk(
+      ['apply', '-f', '-'],
+      list([
+        doc('Plan', 'p', { tier: 1 }),
+        doc('Account', 'acme', { planRef: 'p', credits: [{ id: 'c1', amountUsd: 100 }] }),
+        doc('ModelRoute', 'mock-mini', { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 'mock', provider: 'mock' }] }),
+        ...OLD.map((n) => key(n)),
+      ]),
+    );
     const oldKeys = new Map<string, string>();
     for (const n of OLD) oldKeys.set(n, await waitFor(`${n} key`, () => secretKey(cluster.api, inst.ns, `${n}-key`)));
     await untilAll([url], async (u) => (await Promise.all(OLD.map((n) => chat(u, oldKeys.get(n)!, { model: 'mock-mini' })))).every((r) => r.status === 200));
@@ -84,7 +87,12 @@ describe('SIGKILL mid-reconcile, then a restart', () => {
     const records = await Promise.all((await r.smembers(`${inst.prefix}:keys`)).map((h) => r.hgetall(`${inst.prefix}:key:${h}`)));
     const names = records.map((rec) => (JSON.parse(rec.record ?? '{}') as { name?: string }).name).sort();
     expect(names).toEqual([...OLD, ...NEW].sort());
-    expect(records.filter((rec) => rec.revoked === '1').map((rec) => (JSON.parse(rec.record ?? '{}') as { name: string }).name).sort()).toEqual(revoked);
+    expect(
+      records
+        .filter((rec) => rec.revoked === '1')
+        .map((rec) => (JSON.parse(rec.record ?? '{}') as { name: string }).name)
+        .sort(),
+    ).toEqual(revoked);
 
     // What every gateway answers.
     for (const n of revoked) expect((await chat(url, oldKeys.get(n)!, { model: 'mock-mini' })).status, n).toBe(401);

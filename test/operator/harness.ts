@@ -27,7 +27,9 @@ export async function startCluster(name: string): Promise<Cluster> {
   const [cp, redis] = await Promise.all([startControlPlane(), clusterWanted() ? clusterAsTestRedis(name) : startRedis(name)]);
   await installCrds(cp);
   return {
-    cp, redis, api: adminApi(cp),
+    cp,
+    redis,
+    api: adminApi(cp),
     stop: async () => {
       await Promise.allSettled([cp.stop(), redis.stop()]);
     },
@@ -55,18 +57,35 @@ export async function install(cluster: Cluster, name: string): Promise<Installat
   const operators: OperatorProcess[] = [];
   const gateways: GatewayProcess[] = [];
   const inst: Installation = {
-    ns, prefix, kubeconfig, operators, gateways,
+    ns,
+    prefix,
+    kubeconfig,
+    operators,
+    gateways,
     startOperator: async (opName, env = {}) => {
       const op = await startOperatorProcess(opName, {
-        KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, ...redisEnv, SVC_REDIS_PREFIX: prefix, SVC_KEY_PEPPER: PEPPER, ...env,
+        KUBECONFIG: kubeconfig,
+        WATCH_NAMESPACE: ns,
+        ...redisEnv,
+        SVC_REDIS_PREFIX: prefix,
+        SVC_KEY_PEPPER: PEPPER,
+        ...env,
       });
       operators.push(op);
       return op;
     },
     startGateway: async (env = {}) => {
-      const gw = await startGatewayProcess({
-        ...redisEnv, SVC_REDIS_PREFIX: prefix, SVC_KEY_PEPPER: PEPPER, SVC_CONFIG_POLL_MS: '1000', LOG_LEVEL: 'warn', ...env,
-      }, ['--cluster']);
+      const gw = await startGatewayProcess(
+        {
+          ...redisEnv,
+          SVC_REDIS_PREFIX: prefix,
+          SVC_KEY_PEPPER: PEPPER,
+          SVC_CONFIG_POLL_MS: '1000',
+          LOG_LEVEL: 'warn',
+          ...env,
+        },
+        ['--cluster'],
+      );
       gateways.push(gw);
       return gw;
     },
@@ -83,7 +102,13 @@ export async function install(cluster: Cluster, name: string): Promise<Installat
 export async function gatewayReady(gw: GatewayProcess, timeoutMs = 20_000, context: () => string = () => ''): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
-    if ((await fetch(`${gw.url}/readyz`).then((r) => r.status, () => 0)) === 200) return;
+    if (
+      (await fetch(`${gw.url}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      return;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`gateway ${gw.url} never became ready:\n${gw.output()}\n${context()}`);

@@ -25,13 +25,18 @@ export async function operatorIdentity(cp: ControlPlane, ns: string, sa = 'svc-g
   const cluster = admin.clusters[0]?.cluster;
   if (!cluster) throw new Error('the admin kubeconfig has no cluster');
   const path = join(dirname(cp.kubeconfig), `${ns}-${sa}.kubeconfig`);
-  writeFileSync(path, stringify({
-    apiVersion: 'v1', kind: 'Config',
-    clusters: [{ name: 'test', cluster }],
-    users: [{ name: sa, user: { token } }],
-    contexts: [{ name: 'test', context: { cluster: 'test', user: sa, namespace: ns } }],
-    'current-context': 'test',
-  }), { mode: 0o600 });
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster }],
+      users: [{ name: sa, user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: sa, namespace: ns } }],
+      'current-context': 'test',
+    }),
+    { mode: 0o600 },
+  );
   return path;
 }
 

@@ -35,13 +35,17 @@ describe('ResilientInformer', () => {
     let failures = 2;
     const restarts: string[] = [];
     const lines: string[] = [];
-    const informer = new ResilientInformer<CustomObject>(kc, {
-      ...spec,
-      list: async () => {
-        if (failures-- > 0) throw Object.assign(new Error('API server unavailable'), { code: 503 });
-        return spec.list();
+    const informer = new ResilientInformer<CustomObject>(
+      kc,
+      {
+        ...spec,
+        list: async () => {
+          if (failures-- > 0) throw Object.assign(new Error('API server unavailable'), { code: 503 });
+          return spec.list();
+        },
       },
-    }, { log: createLogger('warn', {}, (l) => lines.push(l)), restartDelayMs: 20, onRestart: (k) => restarts.push(k) });
+      { log: createLogger('warn', {}, (l) => lines.push(l)), restartDelayMs: 20, onRestart: (k) => restarts.push(k) },
+    );
     const seen: string[] = [];
     informer.onChange((name) => seen.push(name));
     await informer.start();

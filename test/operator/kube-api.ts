@@ -28,7 +28,11 @@ export interface ApiKeyObject {
   metadata: { name: string; finalizers?: string[]; annotations?: Record<string, string>; generation?: number; uid?: string };
   spec: Record<string, unknown>;
   status?: {
-    state?: string; displayedKey?: string; secretName?: string; revokedAt?: string; observedGeneration?: number;
+    state?: string;
+    displayedKey?: string;
+    secretName?: string;
+    revokedAt?: string;
+    observedGeneration?: number;
     conditions?: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }>;
   };
 }

@@ -20,7 +20,11 @@ const apiKeyDoc = (name: string): string => JSON.stringify({ apiVersion: API, ki
 async function replica(name: string): Promise<OperatorProcess> {
   const kubeconfig = await operatorIdentity(cluster.cp, inst.ns, name);
   const op = await startOperatorProcess(name, {
-    KUBECONFIG: kubeconfig, WATCH_NAMESPACE: inst.ns, REDIS_URL: cluster.redis.url, SVC_REDIS_PREFIX: inst.prefix, SVC_KEY_PEPPER: PEPPER,
+    KUBECONFIG: kubeconfig,
+    WATCH_NAMESPACE: inst.ns,
+    REDIS_URL: cluster.redis.url,
+    SVC_REDIS_PREFIX: inst.prefix,
+    SVC_KEY_PEPPER: PEPPER,
   });
   inst.operators.push(op);
   ops[name] = op;
@@ -40,13 +44,23 @@ const WRITES = ['Published config', 'Updated status', 'Generated key', 'Revoked 
 beforeAll(async () => {
   cluster = await startCluster('leader');
   inst = await install(cluster, 'leader');
-  await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1', kind: 'List', items: [
-      { apiVersion: API, kind: 'Plan', metadata: { name: 'p' }, spec: { tier: 1 } },
-      { apiVersion: API, kind: 'Account', metadata: { name: 'acme' }, spec: { planRef: 'p' } },
-      { apiVersion: API, kind: 'ModelRoute', metadata: { name: 'mock-mini' }, spec: { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 'mock', provider: 'mock' }] } },
-    ],
-  }));
+  await inst.kubectlOk(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: API, kind: 'Plan', metadata: { name: 'p' }, spec: { tier: 1 } },
+        { apiVersion: API, kind: 'Account', metadata: { name: 'acme' }, spec: { planRef: 'p' } },
+        {
+          apiVersion: API,
+          kind: 'ModelRoute',
+          metadata: { name: 'mock-mini' },
+          spec: { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 'mock', provider: 'mock' }] },
+        },
+      ],
+    }),
+  );
   await replica('op-a');
   await waitFor('op-a to lead', async () => (await holder()) === 'op-a');
   await replica('op-b');

@@ -105,9 +105,15 @@ describe('kubectl apply of the README example', () => {
 
 describe('editing a ModelRoute', () => {
   it('moves every gateway to the new target and price within 2 s, without a restart', async () => {
-    await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'editor' }, spec: { accountRef: 'acme' },
-    }));
+    await inst.kubectlOk(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'gateway.svc.dev/v1alpha1',
+        kind: 'ApiKey',
+        metadata: { name: 'editor' },
+        spec: { accountRef: 'acme' },
+      }),
+    );
     const key = await waitFor('key', () => secretKey(cluster.api, inst.ns, 'editor-key'));
     await untilAll(urls(), (url) => chat(url, key, { model: MODEL }).then((r) => r.status === 200));
     const spend = async (): Promise<number> => Number((await me(urls()[0] as string, key)).body.month_spend_usd);
@@ -116,12 +122,21 @@ describe('editing a ModelRoute', () => {
     expect((await spend()) - before).toBeCloseTo(0.000006084, 10); // 11 x 0.156 + 7 x 0.624 per million tokens
 
     const t0 = Date.now();
-    await inst.kubectlOk(['patch', 'modelroute', MODEL, '--type=merge', '-p', JSON.stringify({
-      spec: {
-        pricing: { inputPerMTokUsd: 10.4, outputPerMTokUsd: 20.8 },
-        targets: [{ name: 'openai-b', provider: 'openai', baseUrl: other.baseUrl, credentials: { secretKeyRef: { name: 'openai-upstream', key: 'apiKey' } } }],
-      },
-    })]);
+    await inst.kubectlOk([
+      'patch',
+      'modelroute',
+      MODEL,
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: {
+          pricing: { inputPerMTokUsd: 10.4, outputPerMTokUsd: 20.8 },
+          targets: [
+            { name: 'openai-b', provider: 'openai', baseUrl: other.baseUrl, credentials: { secretKeyRef: { name: 'openai-upstream', key: 'apiKey' } } },
+          ],
+        },
+      }),
+    ]);
     const moved = await untilAll(urls(), (url) => fetchUpstream(url, key).then((u) => u === 'openai-b'));
     expect(moved - t0).toBeLessThan(2000);
     const mid = await spend();
@@ -143,7 +158,8 @@ async function fetchUpstream(url: string, key: string): Promise<string | null> {
 
 describe('status conditions', () => {
   it('say why a key is not served, and turn Ready when the missing objects appear', async () => {
-    const doc = (kind: string, name: string, spec: object): string => JSON.stringify({ apiVersion: 'gateway.svc.dev/v1alpha1', kind, metadata: { name }, spec });
+    const doc = (kind: string, name: string, spec: object): string =>
+      JSON.stringify({ apiVersion: 'gateway.svc.dev/v1alpha1', kind, metadata: { name }, spec });
     await inst.kubectlOk(['apply', '-f', '-'], doc('ApiKey', 'orphan', { accountRef: 'nobody' }));
     const reason = (name: string, plural = 'apikeys'): Promise<string | undefined> =>
       getCustom(cluster.api, inst.ns, plural, name).then((o) => ready(o)?.reason);
@@ -158,19 +174,40 @@ describe('status conditions', () => {
     await waitFor('Active', async () => (await reason('orphan')) === 'Active');
     const key = await waitFor('key', () => secretKey(cluster.api, inst.ns, 'orphan-key'));
     expect((await chat(urls()[1] as string, key, { model: MODEL })).status).toBe(200);
-    const warnings = await inst.kubectlOk(['get', 'events', '--field-selector', 'involvedObject.name=orphan,type=Warning', '-o', 'jsonpath={.items[*].reason}']);
+    const warnings = await inst.kubectlOk([
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=orphan,type=Warning',
+      '-o',
+      'jsonpath={.items[*].reason}',
+    ]);
     expect(warnings.split(' ').sort()).toEqual(['UnknownAccount', 'UnknownPlan']);
   });
 
   it('report a malformed key in a named Secret (MalformedKey) and a route whose credentials are missing (MissingSecret)', async () => {
     await inst.kubectlOk(['create', 'secret', 'generic', 'bad-key', '--from-literal=key=sk-svc-not-a-real-key']);
-    await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'bad' }, spec: { accountRef: 'acme', secretName: 'bad-key' },
-    }));
-    await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'ModelRoute', metadata: { name: 'no-creds' },
-      spec: { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 't', provider: 'openai', baseUrl: upstream.baseUrl, credentials: { secretKeyRef: { name: 'absent', key: 'k' } } }] },
-    }));
+    await inst.kubectlOk(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'gateway.svc.dev/v1alpha1',
+        kind: 'ApiKey',
+        metadata: { name: 'bad' },
+        spec: { accountRef: 'acme', secretName: 'bad-key' },
+      }),
+    );
+    await inst.kubectlOk(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'gateway.svc.dev/v1alpha1',
+        kind: 'ModelRoute',
+        metadata: { name: 'no-creds' },
+        spec: {
+          pricing: { inputPerMTokUsd: 1 },
+          targets: [{ name: 't', provider: 'openai', baseUrl: upstream.baseUrl, credentials: { secretKeyRef: { name: 'absent', key: 'k' } } }],
+        },
+      }),
+    );
     await waitFor('MalformedKey', async () => ready(await apiKey('bad'))?.reason === 'MalformedKey');
     await waitFor('MissingSecret', async () => ready(await getCustom(cluster.api, inst.ns, 'modelroutes', 'no-creds'))?.reason === 'MissingSecret');
     // The operator never overwrites a Secret it was pointed at.
@@ -179,12 +216,18 @@ describe('status conditions', () => {
 });
 
 describe('a key brought in a Secret (GitOps)', () => {
-  it('is used as is, and the Secret stays the user\'s', async () => {
+  it("is used as is, and the Secret stays the user's", async () => {
     const key = generateKey();
     await inst.kubectlOk(['create', 'secret', 'generic', 'sealed', `--from-literal=key=${key}`]);
-    await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({
-      apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'ApiKey', metadata: { name: 'gitops' }, spec: { accountRef: 'acme', secretName: 'sealed' },
-    }));
+    await inst.kubectlOk(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'gateway.svc.dev/v1alpha1',
+        kind: 'ApiKey',
+        metadata: { name: 'gitops' },
+        spec: { accountRef: 'acme', secretName: 'sealed' },
+      }),
+    );
     await untilAll(urls(), (url) => chat(url, key, { model: MODEL }).then((r) => r.status === 200));
     const s = await cluster.api.core.readNamespacedSecret({ name: 'sealed', namespace: inst.ns });
     expect(s.metadata?.ownerReferences).toBeUndefined();

@@ -16,7 +16,10 @@ let key: string;
 const API = 'gateway.svc.dev/v1alpha1';
 const doc = (kind: string, name: string, spec: object): string => JSON.stringify({ apiVersion: API, kind, metadata: { name }, spec });
 const target = (name: string, up: FakeUpstream, secret: string): object => ({
-  name, provider: 'openai', baseUrl: up.baseUrl, credentials: { secretKeyRef: { name: secret, key: 'apiKey' } },
+  name,
+  provider: 'openai',
+  baseUrl: up.baseUrl,
+  credentials: { secretKeyRef: { name: secret, key: 'apiKey' } },
 });
 
 beforeAll(async () => {
@@ -25,14 +28,17 @@ beforeAll(async () => {
   await inst.startOperator('op-0');
   await inst.startGateway();
   await inst.kubectlOk(['create', 'secret', 'generic', 'b-creds', '--from-literal=apiKey=token-b']);
-  await inst.kubectlOk(['apply', '-f', '-'], [
-    doc('Plan', 'pro', { tier: 1 }),
-    doc('Account', 'acme', { planRef: 'pro' }),
-    doc('ApiKey', 'caller', { accountRef: 'acme' }),
-    // Target a names a Secret that does not exist yet.
-    doc('ModelRoute', 'split', { pricing: { inputPerMTokUsd: 1 }, targets: [target('a', a, 'a-creds'), target('b', b, 'b-creds')] }),
-    doc('ModelRoute', 'lonely', { pricing: { inputPerMTokUsd: 1 }, targets: [target('a', a, 'a-creds')] }),
-  ].join('\n---\n'));
+  await inst.kubectlOk(
+    ['apply', '-f', '-'],
+    [
+      doc('Plan', 'pro', { tier: 1 }),
+      doc('Account', 'acme', { planRef: 'pro' }),
+      doc('ApiKey', 'caller', { accountRef: 'acme' }),
+      // Target a names a Secret that does not exist yet.
+      doc('ModelRoute', 'split', { pricing: { inputPerMTokUsd: 1 }, targets: [target('a', a, 'a-creds'), target('b', b, 'b-creds')] }),
+      doc('ModelRoute', 'lonely', { pricing: { inputPerMTokUsd: 1 }, targets: [target('a', a, 'a-creds')] }),
+    ].join('\n---\n'),
+  );
   key = await waitFor('the generated key', () => secretKey(cluster.api, inst.ns, 'caller-key'));
   await gatewayReady(gw(), 20_000, () => inst.operators[0]?.output() ?? '');
 }, 120_000);

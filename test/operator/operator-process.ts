@@ -20,20 +20,22 @@ export const FAST_LEASE = { SVC_LEASE_DURATION_MS: '3000', SVC_LEASE_RENEW_DEADL
 
 export async function startOperatorProcess(name: string, env: Record<string, string>): Promise<OperatorProcess> {
   const child = spawn(process.execPath, ['operator/main.ts'], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', POD_NAME: name, LOG_LEVEL: 'info', ...FAST_LEASE, ...env },
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const logs = (): Array<Record<string, unknown>> => out.split('\n').flatMap((l) => {
-    try {
-      return l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [];
-    } catch {
-      return [];
-    }
-  });
+  const logs = (): Array<Record<string, unknown>> =>
+    out.split('\n').flatMap((l) => {
+      try {
+        return l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [];
+      } catch {
+        return [];
+      }
+    });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setInterval(() => {
       const started = logs().find((l) => l.msg === 'Started operator');
@@ -49,7 +51,12 @@ export async function startOperatorProcess(name: string, env: Record<string, str
   });
   const url = `http://127.0.0.1:${port}`;
   return {
-    name, child, port, exited, logs, output: () => out,
+    name,
+    child,
+    port,
+    exited,
+    logs,
+    output: () => out,
     kill: async (signal = 'SIGTERM') => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);

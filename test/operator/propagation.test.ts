@@ -20,13 +20,23 @@ beforeAll(async () => {
   await inst.startOperator('op-0');
   for (let i = 0; i < GATEWAYS; i++) await inst.startGateway();
   await Promise.all(inst.gateways.map((g) => gatewayReady(g, 20_000, () => inst.operators[0]?.output() ?? '')));
-  await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1', kind: 'List', items: [
-      { apiVersion: API, kind: 'Plan', metadata: { name: 'p' }, spec: { tier: 1 } },
-      { apiVersion: API, kind: 'Account', metadata: { name: 'acme' }, spec: { planRef: 'p', credits: [{ id: 'c', amountUsd: 100 }] } },
-      { apiVersion: API, kind: 'ModelRoute', metadata: { name: 'mock-mini' }, spec: { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 'mock', provider: 'mock' }] } },
-    ],
-  }));
+  await inst.kubectlOk(
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: API, kind: 'Plan', metadata: { name: 'p' }, spec: { tier: 1 } },
+        { apiVersion: API, kind: 'Account', metadata: { name: 'acme' }, spec: { planRef: 'p', credits: [{ id: 'c', amountUsd: 100 }] } },
+        {
+          apiVersion: API,
+          kind: 'ModelRoute',
+          metadata: { name: 'mock-mini' },
+          spec: { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 'mock', provider: 'mock' }] },
+        },
+      ],
+    }),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -62,17 +72,19 @@ describe('propagation', () => {
     const r = summarize(revoked);
     const aw = summarize(appliedAfterWrite);
     const rw = summarize(revokedAfterWrite);
-    process.stdout.write([
-      '',
-      `Propagation over ${RUNS} runs, ${GATEWAYS} gateway processes (times include the kubectl process itself):`,
-      `  kubectl apply ApiKey -> every gateway answers 200 with its generated key: p50 ${a.p50} ms, max ${a.max} ms`,
-      `  kubectl patch revoked=true -> every gateway answers 401:                  p50 ${r.p50} ms, max ${r.max} ms`,
-      `  the same from the moment kubectl returned (stored by the API server): apply p50 ${aw.p50} ms, max ${aw.max} ms; `
-        + `revoke p50 ${rw.p50} ms, max ${rw.max} ms`,
-      `  all apply runs:  ${applied.join(' ')}`,
-      `  all revoke runs: ${revoked.join(' ')}`,
-      '',
-    ].join('\n'));
+    process.stdout.write(
+      [
+        '',
+        `Propagation over ${RUNS} runs, ${GATEWAYS} gateway processes (times include the kubectl process itself):`,
+        `  kubectl apply ApiKey -> every gateway answers 200 with its generated key: p50 ${a.p50} ms, max ${a.max} ms`,
+        `  kubectl patch revoked=true -> every gateway answers 401:                  p50 ${r.p50} ms, max ${r.max} ms`,
+        `  the same from the moment kubectl returned (stored by the API server): apply p50 ${aw.p50} ms, max ${aw.max} ms; ` +
+          `revoke p50 ${rw.p50} ms, max ${rw.max} ms`,
+        `  all apply runs:  ${applied.join(' ')}`,
+        `  all revoke runs: ${revoked.join(' ')}`,
+        '',
+      ].join('\n'),
+    );
     expect(a.max).toBeLessThan(2000);
     expect(r.max).toBeLessThan(2000);
   }, 180_000);

@@ -28,7 +28,9 @@ async function run(name: string, env: Record<string, string>, opts: { rejoin?: b
   o.store = await fleetStore(redis);
   const victim = await cluster.masterOf(`${cluster.prefix}:{a:acme}:acct`);
   return trafficThrough(`failover (${name}), master on port ${victim.port} killed`, {
-    urls: o.fleet.urls, store: o.store, holdTtlMs: 8_000,
+    urls: o.fleet.urls,
+    store: o.store,
+    holdTtlMs: 8_000,
     fault: async () => {
       await victim.kill();
       await cluster.waitHealthy(30_000);

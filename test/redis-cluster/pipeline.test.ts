@@ -44,10 +44,14 @@ describe('usage pipeline on a Redis Cluster', () => {
     await waitFor(async () => (await rowCounts(pg.pool)).rows >= outcomes.length, 60_000, `${outcomes.length} rows exported`);
     await new Promise((r) => setTimeout(r, 500));
     const { rows, distinct } = await rowCounts(pg.pool);
-    console.log(`Cluster pipeline: ${outcomes.length} calls ${JSON.stringify(countBy(outcomes, (o) => o.status))}; rows ${rows}; missing ${outcomes.length - distinct}; duplicated ${rows - distinct}`);
+    console.log(
+      `Cluster pipeline: ${outcomes.length} calls ${JSON.stringify(countBy(outcomes, (o) => o.status))}; rows ${rows}; missing ${outcomes.length - distinct}; duplicated ${rows - distinct}`,
+    );
     expect(rows).toBe(outcomes.length);
     expect(distinct).toBe(rows);
-    const tokens = await pg.pool.query<{ input: string; output: string }>('SELECT sum(input_tokens) AS input, sum(output_tokens) AS output FROM usage_events WHERE status = 200');
+    const tokens = await pg.pool.query<{ input: string; output: string }>(
+      'SELECT sum(input_tokens) AS input, sum(output_tokens) AS output FROM usage_events WHERE status = 200',
+    );
     expect({ input: Number(tokens.rows[0]?.input), output: Number(tokens.rows[0]?.output) }).toEqual(servedTokens(u));
     for (const a of ['acme', 'globex']) {
       const ledger = await store.ledger(a);
@@ -62,11 +66,33 @@ describe('usage pipeline on a Redis Cluster', () => {
     await fleet.stop();
     const before = (await rowCounts(pg.pool)).rows;
     await store.record({
-      eventId: randomUUID(), createdAt: new Date().toISOString(), account: 'globex', apiKey: 'b1', taskType: null, endpoint: 'embeddings',
-      requestedModel: 'm', servedModel: null, upstream: null, fallback: false, fallbackReason: null, status: 402, errorCode: 'insufficient_balance',
-      stream: false, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNano: 0, feeNano: 0, latencyMs: 1, ttftMs: null,
+      eventId: randomUUID(),
+      createdAt: new Date().toISOString(),
+      account: 'globex',
+      apiKey: 'b1',
+      taskType: null,
+      endpoint: 'embeddings',
+      requestedModel: 'm',
+      servedModel: null,
+      upstream: null,
+      fallback: false,
+      fallbackReason: null,
+      status: 402,
+      errorCode: 'insufficient_balance',
+      stream: false,
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      costNano: 0,
+      feeNano: 0,
+      latencyMs: 1,
+      ttftMs: null,
     });
-    const exp = exporterProcess({ REDIS_URL: cluster.url, SVC_REDIS_CLUSTER: '1', DATABASE_URL: pg.url, SVC_REDIS_PREFIX: cluster.prefix, PORT: '0' }, ['--poll-ms', '20']);
+    const exp = exporterProcess({ REDIS_URL: cluster.url, SVC_REDIS_CLUSTER: '1', DATABASE_URL: pg.url, SVC_REDIS_PREFIX: cluster.prefix, PORT: '0' }, [
+      '--poll-ms',
+      '20',
+    ]);
     try {
       await exp.url;
       await waitFor(async () => (await rowCounts(pg.pool)).rows === before + 1, 20_000, 'the recorded event exported');

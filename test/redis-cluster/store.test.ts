@@ -35,7 +35,9 @@ describe('RedisStore on a Redis Cluster', () => {
     const prefix = `${cluster.prefix}-spread`;
     const store = await connect(prefix);
     try {
-      const accounts = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`acct${i}`, { name: `acct${i}`, plan: 'p', trialCreditNano: 1000, credits: [{ id: 'c1', amountNano: 5 }] }]));
+      const accounts = Object.fromEntries(
+        Array.from({ length: 12 }, (_, i) => [`acct${i}`, { name: `acct${i}`, plan: 'p', trialCreditNano: 1000, credits: [{ id: 'c1', amountNano: 5 }] }]),
+      );
       await store.applyConfig({ schema: 1, version: 'v1', plans: {}, models: {}, accounts }, []);
       const ports = new Set<number>();
       for (const a of Object.keys(accounts)) {
@@ -55,10 +57,26 @@ describe('RedisStore on a Redis Cluster', () => {
     const store = await connect(prefix);
     const sub = createRedis({ url: cluster.url, cluster: true });
     const warnings: string[] = [];
-    const source = new RedisConfigSource({ redis: store.redis, subscriber: sub, prefix, pollMs: 60_000, log: { info: () => {}, warn: (m) => warnings.push(m) } });
+    const source = new RedisConfigSource({
+      redis: store.redis,
+      subscriber: sub,
+      prefix,
+      pollMs: 60_000,
+      log: { info: () => {}, warn: (m) => warnings.push(m) },
+    });
     try {
       const acct = { name: 'acme', plan: 'p', trialCreditNano: 1000, credits: [] };
-      const key = { hash: 'cd'.repeat(32), name: 'k1', display: 'sk-svc-…abcd', account: 'acme', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, revoked: false };
+      const key = {
+        hash: 'cd'.repeat(32),
+        name: 'k1',
+        display: 'sk-svc-…abcd',
+        account: 'acme',
+        monthlyBudgetNano: null,
+        rpm: null,
+        tpm: null,
+        models: null,
+        revoked: false,
+      };
       const snap1 = { schema: 1, version: 'v1', plans: {}, models: {}, accounts: { acme: acct } } as const;
       await store.applyConfig(snap1, [key]);
       await publishSnapshot(store.redis, prefix, snap1);

@@ -41,18 +41,40 @@ async function proxy(target: number): Promise<{ port: number; moveTo(port: numbe
       to = p;
       for (const sock of pairs) sock.destroy();
     },
-    close: () => new Promise((r) => {
-      for (const sock of pairs) sock.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        for (const sock of pairs) sock.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
 async function startReplica(primaryPort: number): Promise<{ port: number; child: ChildProcess; client: Redis; dir: string }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-replica-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no',
-    '--replicaof', '127.0.0.1', String(primaryPort), '--repl-diskless-sync-delay', '0', '--loglevel', 'warning'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--replicaof',
+      '127.0.0.1',
+      String(primaryPort),
+      '--repl-diskless-sync-delay',
+      '0',
+      '--loglevel',
+      'warning',
+    ],
+    { stdio: 'ignore' },
+  );
   const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(50 * n, 500) });
   client.on('error', () => {});
   const end = Date.now() + 20_000;
@@ -88,7 +110,9 @@ describe('one Redis with one replica, promoted by hand, under traffic from 3 gat
     const store: RedisStore = await fleetStore(redis);
     cleanup.push(() => store.close());
     const f = await trafficThrough('one Redis, replica promoted by hand 1 s after the primary was killed', {
-      urls: fleet.urls, store, holdTtlMs: 8_000,
+      urls: fleet.urls,
+      store,
+      holdTtlMs: 8_000,
       fault: async () => {
         await primary.kill();
         await new Promise((r) => setTimeout(r, 1000)); // someone notices

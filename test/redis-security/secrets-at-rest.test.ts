@@ -41,12 +41,20 @@ async function keyspaceText(redis: RedisClient, prefix: string): Promise<{ keys:
   const parts: string[] = [];
   for (const k of keys) {
     const type = await redis.type(k);
-    const v = type === 'string' ? await redis.get(k)
-      : type === 'hash' ? await redis.hgetall(k)
-        : type === 'list' ? await redis.lrange(k, 0, -1)
-          : type === 'set' ? await redis.smembers(k)
-            : type === 'zset' ? await redis.zrange(k, 0, -1, 'WITHSCORES')
-              : type === 'stream' ? await redis.xrange(k, '-', '+') : `(type ${type})`;
+    const v =
+      type === 'string'
+        ? await redis.get(k)
+        : type === 'hash'
+          ? await redis.hgetall(k)
+          : type === 'list'
+            ? await redis.lrange(k, 0, -1)
+            : type === 'set'
+              ? await redis.smembers(k)
+              : type === 'zset'
+                ? await redis.zrange(k, 0, -1, 'WITHSCORES')
+                : type === 'stream'
+                  ? await redis.xrange(k, '-', '+')
+                  : `(type ${type})`;
     parts.push(k, JSON.stringify(v));
   }
   return { keys: keys.length, text: parts.join('\n') };
@@ -64,7 +72,7 @@ afterAll(async () => {
 });
 
 describe('no provider credential in clear in Redis', () => {
-  it.each(['one Redis', 'a Redis Cluster'])('standalone gateways on %s serve with the Secret\'s key, and the keyspace holds it nowhere', async (where) => {
+  it.each(['one Redis', 'a Redis Cluster'])("standalone gateways on %s serve with the Secret's key, and the keyspace holds it nowhere", async (where) => {
     const redis: FleetRedis = where === 'one Redis' ? { url: single.url, prefix: single.prefix } : { url: cluster.url, prefix: cluster.prefix, cluster: true };
     const client: RedisClient = where === 'one Redis' ? single.client : cluster.client;
     const fleet = await startFleet(2, redis, docs());
@@ -84,12 +92,24 @@ describe('no provider credential in clear in Redis', () => {
     expect(hits(text, KEY_BODY)).toBe(0);
   });
 
-  it('a cluster-mode gateway on the Cluster serves with what the operator\'s path publishes (sealed), and nothing is in clear', async () => {
+  it("a cluster-mode gateway on the Cluster serves with what the operator's path publishes (sealed), and nothing is in clear", async () => {
     const prefix = `${cluster.prefix}-op`;
     const env = { SVC_KEY_PEPPER: FLEET_PEPPER, SVC_CONFIG_KEY: randomBytes(32).toString('hex') };
     const config = loadStandaloneConfig(writeManifests(docs()), FLEET_PEPPER);
     const op = await RedisStore.connect({ url: cluster.url, cluster: true, prefix, keyring: keyringFromEnv(env) });
-    const gw = await startClusterGateway({ ...env, REDIS_URL: cluster.url, SVC_REDIS_CLUSTER: '1', SVC_REDIS_PREFIX: prefix, HOST: '127.0.0.1', SVC_METRICS_PORT: '0', SVC_DRAIN_SECONDS: '0', LOG_LEVEL: 'warn' }, 0);
+    const gw = await startClusterGateway(
+      {
+        ...env,
+        REDIS_URL: cluster.url,
+        SVC_REDIS_CLUSTER: '1',
+        SVC_REDIS_PREFIX: prefix,
+        HOST: '127.0.0.1',
+        SVC_METRICS_PORT: '0',
+        SVC_DRAIN_SECONDS: '0',
+        LOG_LEVEL: 'warn',
+      },
+      0,
+    );
     try {
       // What ConfigController.reconcile does.
       await op.applyConfig(config.snapshot, config.keys);
@@ -116,10 +136,15 @@ describe('no provider credential in clear in Redis', () => {
       await publishSnapshot(store.redis, prefix, store.seal({ ...config.snapshot, version }));
       await store.close();
     };
-    const source = (keys: string, warnings: string[]): RedisConfigSource => new RedisConfigSource({
-      redis: single.client, subscriber: createRedis({ url: single.url }), prefix, keyring: keyringFromEnv({ SVC_CONFIG_KEY: keys }), pollMs: 100,
-      log: { info: () => {}, warn: (m) => warnings.push(m) },
-    });
+    const source = (keys: string, warnings: string[]): RedisConfigSource =>
+      new RedisConfigSource({
+        redis: single.client,
+        subscriber: createRedis({ url: single.url }),
+        prefix,
+        keyring: keyringFromEnv({ SVC_CONFIG_KEY: keys }),
+        pollMs: 100,
+        log: { info: () => {}, warn: (m) => warnings.push(m) },
+      });
     const credential = (s: RedisConfigSource): unknown => s.current().models['gpt-x']?.targets[0]?.credential;
     const wBoth: string[] = [];
     const wOld: string[] = [];

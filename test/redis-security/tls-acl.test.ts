@@ -19,19 +19,27 @@ import { chat, me, writeManifests } from '../helpers/fleet.ts';
 import { startSecureRedis, type SecureRedis } from '../helpers/redis-secure.ts';
 
 const PEPPER = 'tls-acl-test-pepper';
-const pw = { admin: randomBytes(12).toString('hex'), gateway: randomBytes(12).toString('hex'), operator: randomBytes(12).toString('hex'), exporter: randomBytes(12).toString('hex') };
+const pw = {
+  admin: randomBytes(12).toString('hex'),
+  gateway: randomBytes(12).toString('hex'),
+  operator: randomBytes(12).toString('hex'),
+  exporter: randomBytes(12).toString('hex'),
+};
 let redis: SecureRedis;
 let tlsEnv: Record<string, string>;
 const s = setup([{ name: 'acme', spec: { trialCreditUsd: 5, credits: [{ id: 'c1', amountUsd: 1 }] } }], [{ name: 'k1', account: 'acme' }]);
 
 beforeAll(async () => {
-  redis = await startSecureRedis([
-    `user default off`,
-    `user admin on >${pw.admin} ~* &* +@all`,
-    aclUser('svc-gateway', pw.gateway, 'gateway'),
-    aclUser('svc-operator', pw.operator, 'operator'),
-    aclUser('svc-exporter', pw.exporter, 'exporter'),
-  ], { clientCerts: true });
+  redis = await startSecureRedis(
+    [
+      `user default off`,
+      `user admin on >${pw.admin} ~* &* +@all`,
+      aclUser('svc-gateway', pw.gateway, 'gateway'),
+      aclUser('svc-operator', pw.operator, 'operator'),
+      aclUser('svc-exporter', pw.exporter, 'exporter'),
+    ],
+    { clientCerts: true },
+  );
   tlsEnv = { SVC_REDIS_CA_FILE: redis.certs.ca, SVC_REDIS_CERT_FILE: redis.certs.clientCert, SVC_REDIS_KEY_FILE: redis.certs.clientKey };
 }, 60_000);
 
@@ -41,7 +49,9 @@ afterAll(async () => {
 
 const conn = (user: keyof typeof pw, over: Record<string, string | undefined> = {}): { url: string; caFile?: string; certFile?: string; keyFile?: string } => ({
   url: redis.url(user === 'gateway' || user === 'operator' || user === 'exporter' ? `svc-${user}` : user, pw[user]),
-  caFile: over.ca ?? redis.certs.ca, certFile: over.cert ?? redis.certs.clientCert, keyFile: over.key ?? redis.certs.clientKey,
+  caFile: over.ca ?? redis.certs.ca,
+  certFile: over.cert ?? redis.certs.clientCert,
+  keyFile: over.key ?? redis.certs.clientKey,
 });
 
 async function refused(client: RedisClient, ...cmd: [string, ...Array<string | number>]): Promise<void> {
@@ -51,8 +61,12 @@ async function refused(client: RedisClient, ...cmd: [string, ...Array<string | n
 describe('Redis over TLS with ACL users', () => {
   it('refuses a client without the CA, without a client certificate, or with a wrong password', async () => {
     await expect(connectRedis({ ...conn('admin'), caFile: undefined }, { connectTimeout: 2000, retryDelayMs: () => 60_000 })).rejects.toThrow(/certificate/i);
-    await expect(connectRedis({ ...conn('admin'), certFile: undefined, keyFile: undefined }, { connectTimeout: 2000, retryDelayMs: () => 60_000 })).rejects.toThrow();
-    await expect(connectRedis({ ...conn('admin'), url: redis.url('svc-gateway', 'wrong') }, { connectTimeout: 2000, retryDelayMs: () => 60_000 })).rejects.toThrow(/WRONGPASS|invalid/i);
+    await expect(
+      connectRedis({ ...conn('admin'), certFile: undefined, keyFile: undefined }, { connectTimeout: 2000, retryDelayMs: () => 60_000 }),
+    ).rejects.toThrow();
+    await expect(
+      connectRedis({ ...conn('admin'), url: redis.url('svc-gateway', 'wrong') }, { connectTimeout: 2000, retryDelayMs: () => 60_000 }),
+    ).rejects.toThrow(/WRONGPASS|invalid/i);
     const ok = await connectRedis(conn('admin'));
     expect(await ok.ping()).toBe('PONG');
     ok.disconnect();
@@ -71,9 +85,18 @@ describe('Redis over TLS with ACL users', () => {
       await refused(op.redis, 'KEYS', '*');
       await refused(op.redis, 'GET', 'elsewhere');
 
-      gw = await startClusterGateway({
-        REDIS_URL: redis.url('svc-gateway', pw.gateway), ...tlsEnv, SVC_KEY_PEPPER: PEPPER, HOST: '127.0.0.1', SVC_METRICS_PORT: '0', SVC_DRAIN_SECONDS: '0', LOG_LEVEL: 'warn',
-      }, 0);
+      gw = await startClusterGateway(
+        {
+          REDIS_URL: redis.url('svc-gateway', pw.gateway),
+          ...tlsEnv,
+          SVC_KEY_PEPPER: PEPPER,
+          HOST: '127.0.0.1',
+          SVC_METRICS_PORT: '0',
+          SVC_DRAIN_SECONDS: '0',
+          LOG_LEVEL: 'warn',
+        },
+        0,
+      );
       const url = gw.address;
       const end = Date.now() + 10_000;
       while ((await fetch(`${url}/readyz`)).status !== 200 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
@@ -89,8 +112,19 @@ describe('Redis over TLS with ACL users', () => {
       // What the gateway's user must not do.
       const g = await RedisStore.connect(conn('gateway'));
       try {
-        for (const cmd of [['FLUSHALL'], ['FLUSHDB'], ['CONFIG', 'GET', 'maxmemory'], ['KEYS', '*'], ['SCAN', '0'], ['DEBUG', 'SLEEP', '0'], ['SHUTDOWN'],
-          ['SET', 'svc:config:current', 'x'], ['HSET', `svc:key:${'ab'.repeat(32)}`, 'revoked', '0'], ['SREM', 'svc:keys', 'x'], ['GET', 'elsewhere']] as Array<[string, ...string[]]>) {
+        for (const cmd of [
+          ['FLUSHALL'],
+          ['FLUSHDB'],
+          ['CONFIG', 'GET', 'maxmemory'],
+          ['KEYS', '*'],
+          ['SCAN', '0'],
+          ['DEBUG', 'SLEEP', '0'],
+          ['SHUTDOWN'],
+          ['SET', 'svc:config:current', 'x'],
+          ['HSET', `svc:key:${'ab'.repeat(32)}`, 'revoked', '0'],
+          ['SREM', 'svc:keys', 'x'],
+          ['GET', 'elsewhere'],
+        ] as Array<[string, ...string[]]>) {
           await refused(g.redis, ...cmd);
         }
       } finally {

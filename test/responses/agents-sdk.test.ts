@@ -50,7 +50,10 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('Agents SDK, %s upstr
     const calls = u.calls();
     expect(calls).toHaveLength(2);
     expect(JSON.stringify(calls[1]?.body)).toContain('21C and sunny in Lyon');
-    expect(env.gw.sink.events.slice(-2).map((e) => [e.endpoint, e.status])).toEqual([['responses', 200], ['responses', 200]]);
+    expect(env.gw.sink.events.slice(-2).map((e) => [e.endpoint, e.status])).toEqual([
+      ['responses', 200],
+      ['responses', 200],
+    ]);
   });
 
   it('makes one tool round trip, streamed', async () => {
@@ -63,6 +66,9 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('Agents SDK, %s upstr
     expect(seen).toEqual(['Oslo']);
     expect(text).toBe(u.text);
     expect(stream.finalOutput).toBe(u.text);
-    expect(env.gw.sink.events.slice(-2).map((e) => [e.endpoint, e.stream, e.status])).toEqual([['responses', true, 200], ['responses', true, 200]]);
+    expect(env.gw.sink.events.slice(-2).map((e) => [e.endpoint, e.stream, e.status])).toEqual([
+      ['responses', true, 200],
+      ['responses', true, 200],
+    ]);
   });
 });

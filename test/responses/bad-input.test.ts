@@ -13,9 +13,15 @@ afterAll(async () => {
   await env.close();
 });
 
-async function post(body: unknown, key = env.keys.builder, raw = false): Promise<{ status: number; json: { error?: { code?: string; param?: string | null; type?: string } }; headers: Headers }> {
+async function post(
+  body: unknown,
+  key = env.keys.builder,
+  raw = false,
+): Promise<{ status: number; json: { error?: { code?: string; param?: string | null; type?: string } }; headers: Headers }> {
   const res = await fetch(`${env.gw.url}/v1/responses`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: raw ? String(body) : JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: raw ? String(body) : JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as { error?: { code?: string } }, headers: res.headers };
 }
@@ -31,9 +37,21 @@ describe('/v1/responses: bad input', () => {
     ['tools that are not an array', { model: 'gpt-chat', input: 'hi', tools: {} }, false, 'invalid_request', 'tools'],
     ['temperature over 2', { model: 'gpt-chat', input: 'hi', temperature: 3 }, false, 'invalid_request', 'temperature'],
     ['a negative max_output_tokens', { model: 'gpt-chat', input: 'hi', max_output_tokens: -1 }, false, 'invalid_request', 'max_output_tokens'],
-    ['a task_type over 64 characters', { model: 'gpt-chat', input: 'hi', metadata: { task_type: 'x'.repeat(65) } }, false, 'task_type_too_long', 'metadata.task_type'],
+    [
+      'a task_type over 64 characters',
+      { model: 'gpt-chat', input: 'hi', metadata: { task_type: 'x'.repeat(65) } },
+      false,
+      'task_type_too_long',
+      'metadata.task_type',
+    ],
     ['content of the wrong type', { model: 'gpt-chat', input: [{ role: 'user', content: 5 }] }, false, 'invalid_request', 'input[0].content'],
-    ['a function call without call_id', { model: 'claude-test', input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, false, 'invalid_request', 'input[0].call_id'],
+    [
+      'a function call without call_id',
+      { model: 'claude-test', input: [{ type: 'function_call', name: 'f', arguments: '{}' }] },
+      false,
+      'invalid_request',
+      'input[0].call_id',
+    ],
     ['an unknown role', { model: 'gpt-chat', input: [{ role: 'robot', content: 'hi' }] }, false, 'invalid_request', 'input[0].role'],
     ['previous_response_id', { model: 'gpt-resp', input: 'hi', previous_response_id: 'resp_1' }, false, 'unsupported_content', 'previous_response_id'],
   ])('%s: 400, naming the field', async (_name, body, raw, code, param) => {

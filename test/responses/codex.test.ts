@@ -37,22 +37,25 @@ function run(args: string[], env: Record<string, string>, cwd: string, timeoutMs
 /** Codex's own folder: a config with one model provider, the gateway, speaking the Responses API. */
 function codexHome(baseUrl: string): string {
   const home = mkdtempSync(join(tmpdir(), 'svc-codex-home-'));
-  writeFileSync(join(home, 'config.toml'), [
-    'model_provider = "svc"',
-    // The translated upstreams have no web search: Codex offers its built-in web_search tool unless told not to.
-    'web_search = "disabled"',
-    'check_for_update_on_startup = false',
-    '[analytics]',
-    'enabled = false',
-    '[model_providers.svc]',
-    'name = "svc-gateway"',
-    `base_url = "${baseUrl}"`,
-    'env_key = "SVC_KEY"',
-    'wire_api = "responses"',
-    'request_max_retries = 0',
-    'stream_max_retries = 0',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(home, 'config.toml'),
+    [
+      'model_provider = "svc"',
+      // The translated upstreams have no web search: Codex offers its built-in web_search tool unless told not to.
+      'web_search = "disabled"',
+      'check_for_update_on_startup = false',
+      '[analytics]',
+      'enabled = false',
+      '[model_providers.svc]',
+      'name = "svc-gateway"',
+      `base_url = "${baseUrl}"`,
+      'env_key = "SVC_KEY"',
+      'wire_api = "responses"',
+      'request_max_retries = 0',
+      'stream_max_retries = 0',
+      '',
+    ].join('\n'),
+  );
   return home;
 }
 
@@ -62,7 +65,9 @@ function codexEnv(home: string, key: string): Record<string, string> {
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  return Array.isArray(content) ? content.map((b: { text?: unknown; content?: unknown }) => (typeof b.text === 'string' ? b.text : contentText(b.content))).join('\n') : '';
+  return Array.isArray(content)
+    ? content.map((b: { text?: unknown; content?: unknown }) => (typeof b.text === 'string' ? b.text : contentText(b.content))).join('\n')
+    : '';
 }
 
 /** The tool output a request carries (OpenAI tool message or Anthropic tool_result), if any. */
@@ -93,7 +98,8 @@ beforeAll(async () => {
   env.anthropic.fallback = (call: RecordedCall) => {
     const result = toolResultText(call.body);
     if (result !== null) return { kind: 'reply', text: `CX-OK ${result.includes(SECRET) ? SECRET : `tool result missing: ${result.slice(0, 200)}`}` };
-    if (wantsTool(call.body)) return { kind: 'reply', text: 'Reading it.', tools: [{ id: 'toolu_cx_1', name: 'exec_command', input: { cmd: 'cat hello.txt' } }] };
+    if (wantsTool(call.body))
+      return { kind: 'reply', text: 'Reading it.', tools: [{ id: 'toolu_cx_1', name: 'exec_command', input: { cmd: 'cat hello.txt' } }] };
     return { kind: 'reply', text: 'CX-ONE-TURN' };
   };
   env.openai.fallback = (call) => {
@@ -121,37 +127,45 @@ describe('Codex CLI through the gateway', () => {
   it.each([
     ['an OpenAI-format upstream', 'gpt-chat'],
     ['an Anthropic-format upstream', 'claude-test'],
-  ])('completes a one-turn task, served by %s', async (_name, model) => {
-    const before = proxy.seen.length;
-    const home = codexHome(`${proxy.url}/v1`);
-    const r = await run([...EXEC, '-m', model, 'Reply with the word CX-ONE-TURN.'], codexEnv(home, env.keys.builder), dir);
-    if (r.code !== 0) throw new Error(`codex exec exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-    expect(r.stdout).toContain('CX-ONE-TURN');
-    const sent = proxy.seen.slice(before).filter((s) => s.url === '/v1/responses');
-    expect(sent).toHaveLength(1);
-    expectCodexShape(sent[0] as SeenRequest, env.keys.builder, model);
-    const e = env.gw.sink.events.at(-1);
-    expect(e).toMatchObject({ endpoint: 'responses', requestedModel: model, stream: true, status: 200 });
-  }, 150_000);
+  ])(
+    'completes a one-turn task, served by %s',
+    async (_name, model) => {
+      const before = proxy.seen.length;
+      const home = codexHome(`${proxy.url}/v1`);
+      const r = await run([...EXEC, '-m', model, 'Reply with the word CX-ONE-TURN.'], codexEnv(home, env.keys.builder), dir);
+      if (r.code !== 0) throw new Error(`codex exec exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+      expect(r.stdout).toContain('CX-ONE-TURN');
+      const sent = proxy.seen.slice(before).filter((s) => s.url === '/v1/responses');
+      expect(sent).toHaveLength(1);
+      expectCodexShape(sent[0] as SeenRequest, env.keys.builder, model);
+      const e = env.gw.sink.events.at(-1);
+      expect(e).toMatchObject({ endpoint: 'responses', requestedModel: model, stream: true, status: 200 });
+    },
+    150_000,
+  );
 
   it.each([
     ['an OpenAI-format upstream', 'gpt-chat'],
     ['an Anthropic-format upstream', 'claude-test'],
-  ])('runs a shell command and answers with its output, served by %s', async (_name, model) => {
-    const before = proxy.seen.length;
-    const home = codexHome(`${proxy.url}/v1`);
-    const r = await run([...EXEC, '-m', model, 'What does hello.txt say? Use the shell.'], codexEnv(home, env.keys.builder), dir);
-    if (r.code !== 0) throw new Error(`codex exec exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-    expect(r.stdout).toContain(`CX-OK ${SECRET}`);
-    const sent = proxy.seen.slice(before).filter((s) => s.url === '/v1/responses');
-    expect(sent).toHaveLength(2); // the command, then the answer
-    const second = JSON.parse(sent[1]?.body ?? '{}') as { input: Array<{ type?: string; call_id?: string; output?: unknown }> };
-    const types = second.input.map((i) => i.type ?? 'message');
-    expect(types).toContain('function_call');
-    expect(second.input.find((i) => i.type === 'function_call_output')?.output).toEqual(expect.stringContaining(SECRET));
-    const events = env.gw.sink.events.filter((e) => e.requestedModel === model && e.endpoint === 'responses').slice(-2);
-    expect(events.map((e) => e.status)).toEqual([200, 200]);
-  }, 150_000);
+  ])(
+    'runs a shell command and answers with its output, served by %s',
+    async (_name, model) => {
+      const before = proxy.seen.length;
+      const home = codexHome(`${proxy.url}/v1`);
+      const r = await run([...EXEC, '-m', model, 'What does hello.txt say? Use the shell.'], codexEnv(home, env.keys.builder), dir);
+      if (r.code !== 0) throw new Error(`codex exec exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+      expect(r.stdout).toContain(`CX-OK ${SECRET}`);
+      const sent = proxy.seen.slice(before).filter((s) => s.url === '/v1/responses');
+      expect(sent).toHaveLength(2); // the command, then the answer
+      const second = JSON.parse(sent[1]?.body ?? '{}') as { input: Array<{ type?: string; call_id?: string; output?: unknown }> };
+      const types = second.input.map((i) => i.type ?? 'message');
+      expect(types).toContain('function_call');
+      expect(second.input.find((i) => i.type === 'function_call_output')?.output).toEqual(expect.stringContaining(SECRET));
+      const events = env.gw.sink.events.filter((e) => e.requestedModel === model && e.endpoint === 'responses').slice(-2);
+      expect(events.map((e) => e.status)).toEqual([200, 200]);
+    },
+    150_000,
+  );
 });
 
 /** What Codex sends (recorded in the README): keep this in step with what the binary really does. */

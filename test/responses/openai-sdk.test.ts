@@ -17,10 +17,15 @@ afterAll(async () => {
   await env.close();
 });
 
-const tools: OpenAI.Responses.Tool[] = [{
-  type: 'function', name: 'get_weather', description: 'Weather of a city', strict: false,
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-}];
+const tools: OpenAI.Responses.Tool[] = [
+  {
+    type: 'function',
+    name: 'get_weather',
+    description: 'Weather of a city',
+    strict: false,
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+];
 
 const PATHS = { chat: '/v1/chat/completions', responses: '/v1/responses', anthropic: '/v1/messages' };
 
@@ -72,7 +77,9 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('responses API, %s up
     const plain = env.gw.sink.events.at(-1);
     u.replyText('Same answer.', usage);
     const stream = await client.responses.create({ model: u.model, input: 'Count', stream: true });
-    for await (const _e of stream) { /* drain */ }
+    for await (const _e of stream) {
+      /* drain */
+    }
     const streamed = env.gw.sink.events.at(-1);
     expect(plain).toMatchObject({ endpoint: 'responses', stream: false, inputTokens: 40, outputTokens: 12, cacheReadTokens: 8 });
     expect(streamed).toMatchObject({ endpoint: 'responses', stream: true, inputTokens: 40, outputTokens: 12, cacheReadTokens: 8 });
@@ -88,8 +95,13 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('responses API, %s up
     expect(call).toMatchObject({ type: 'function_call', call_id: 'call_w1', name: 'get_weather' });
     expect(JSON.parse((call as OpenAI.Responses.ResponseFunctionToolCall).arguments)).toEqual({ city: 'Paris' });
     const second = await client.responses.create({
-      model: u.model, tools,
-      input: [{ role: 'user', content: 'Weather in Paris?' }, call as OpenAI.Responses.ResponseFunctionToolCall, { type: 'function_call_output', call_id: 'call_w1', output: '21C, sunny' }],
+      model: u.model,
+      tools,
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        call as OpenAI.Responses.ResponseFunctionToolCall,
+        { type: 'function_call_output', call_id: 'call_w1', output: '21C, sunny' },
+      ],
     });
     expect(second.output_text).toBe(u.text);
     expect(JSON.stringify(u.calls()[1]?.body)).toContain('21C, sunny');
@@ -101,9 +113,11 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('responses API, %s up
     u.cut(3);
     const stream = await client.responses.create({ model: u.model, input: 'Hi', stream: true });
     const seen: string[] = [];
-    await expect((async () => {
-      for await (const e of stream) seen.push(e.type);
-    })()).rejects.toThrow();
+    await expect(
+      (async () => {
+        for await (const e of stream) seen.push(e.type);
+      })(),
+    ).rejects.toThrow();
     expect(seen[0]).toBe('response.created');
     const e = env.gw.sink.events.at(-1);
     expect(e).toMatchObject({ endpoint: 'responses', stream: true, status: 502, errorCode: 'upstream_stream_error' });

@@ -49,7 +49,10 @@ describe('README: Responses API', () => {
     const command = readmeExample('codex').replace('SVC_KEY=sk-svc-... ', '');
     // From the repository, where `npx codex` finds the devDependency (read-only sandbox: it changes nothing).
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', `${command} < /dev/null`], {
-      cwd: ROOT, env: { ...env, HOME: home, CODEX_HOME: home }, encoding: 'utf8', timeout: 120_000,
+      cwd: ROOT,
+      env: { ...env, HOME: home, CODEX_HOME: home },
+      encoding: 'utf8',
+      timeout: 120_000,
     });
     expect(out).toContain('Hello from mock-pro.');
   }, 150_000);

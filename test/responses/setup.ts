@@ -32,7 +32,10 @@ export async function startEnv(): Promise<Env> {
     route('mock-mini', [{ name: 'mock-a', provider: 'mock' }]),
   ]);
   return {
-    gw, anthropic, openai, keys: b.keys,
+    gw,
+    anthropic,
+    openai,
+    keys: b.keys,
     close: async () => {
       await gw.close();
       await Promise.all([anthropic.close(), openai.close()]);
@@ -63,10 +66,14 @@ export interface Upstream {
 export function upstreams(env: Env): Upstream[] {
   const { anthropic, openai } = env;
   const openaiKind = (kind: 'chat' | 'responses', model: string, text: string): Upstream => ({
-    kind, model, text,
+    kind,
+    model,
+    text,
     calls: () => openai.calls.map((c) => ({ path: c.path, body: c.body })),
-    replyTools: (tools, t) => openai.enqueue({ kind: 'reply', content: t, toolCalls: tools.map((x) => ({ id: x.id, name: x.name, arguments: JSON.stringify(x.input) })) }),
-    replyText: (t, u) => openai.enqueue({ kind: 'reply', content: t, usage: { prompt_tokens: u.input, cached_tokens: u.cacheRead, completion_tokens: u.output } }),
+    replyTools: (tools, t) =>
+      openai.enqueue({ kind: 'reply', content: t, toolCalls: tools.map((x) => ({ id: x.id, name: x.name, arguments: JSON.stringify(x.input) })) }),
+    replyText: (t, u) =>
+      openai.enqueue({ kind: 'reply', content: t, usage: { prompt_tokens: u.input, cached_tokens: u.cacheRead, completion_tokens: u.output } }),
     cut: (after) => openai.enqueue({ kind: 'cut', afterChunks: after }),
     reset: () => {
       openai.calls.length = 0;
@@ -77,10 +84,17 @@ export function upstreams(env: Env): Upstream[] {
     openaiKind('chat', 'gpt-chat', 'Hello from the fake upstream.'),
     openaiKind('responses', 'gpt-resp', 'Hello from the fake Responses upstream.'),
     {
-      kind: 'anthropic', model: 'claude-test', text: ANTHROPIC_FAKE_REPLY,
+      kind: 'anthropic',
+      model: 'claude-test',
+      text: ANTHROPIC_FAKE_REPLY,
       calls: () => anthropic.calls.map((c) => ({ path: c.path, body: c.body })),
       replyTools: (tools, text) => anthropic.enqueue({ kind: 'reply', tools, text }),
-      replyText: (text, u) => anthropic.enqueue({ kind: 'reply', text, usage: { input_tokens: u.input - u.cacheRead, cache_read_input_tokens: u.cacheRead, output_tokens: u.output } }),
+      replyText: (text, u) =>
+        anthropic.enqueue({
+          kind: 'reply',
+          text,
+          usage: { input_tokens: u.input - u.cacheRead, cache_read_input_tokens: u.cacheRead, output_tokens: u.output },
+        }),
       cut: (after) => anthropic.enqueue({ kind: 'cut', afterEvents: after }),
       reset: () => {
         anthropic.calls.length = 0;

@@ -19,7 +19,12 @@ afterAll(async () => {
 });
 
 function run(args: string[], env: Record<string, string | undefined>): { code: number | null; out: string } {
-  const r = spawnSync(process.execPath, ['gateway/usage/exporter/main.ts', ...args], { cwd: ROOT, env: { ...process.env, REDIS_URL: undefined, DATABASE_URL: undefined, ...env }, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, ['gateway/usage/exporter/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL: undefined, DATABASE_URL: undefined, ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { code: r.status, out: r.stdout + r.stderr };
 }
 

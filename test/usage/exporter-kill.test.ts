@@ -38,7 +38,14 @@ afterAll(async () => {
 });
 
 async function startExporterProcess(): Promise<ExporterProcess> {
-  const e = exporterProcess({ REDIS_URL: redis.url, DATABASE_URL: db.url, SVC_REDIS_PREFIX: redis.prefix }, ['--claim-idle-ms', '1000', '--batch-size', '40', '--poll-ms', '20']);
+  const e = exporterProcess({ REDIS_URL: redis.url, DATABASE_URL: db.url, SVC_REDIS_PREFIX: redis.prefix }, [
+    '--claim-idle-ms',
+    '1000',
+    '--batch-size',
+    '40',
+    '--poll-ms',
+    '20',
+  ]);
   exporters.push(e);
   await e.url;
   return e;
@@ -52,7 +59,12 @@ async function traffic(n: number): Promise<void> {
 async function pendingByConsumer(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const a of ['acme', 'globex']) {
-    const raw = (await redis.client.xpending(accountKeys(redis.prefix, a).usage, GROUP)) as [number, string | null, string | null, Array<[string, string]> | null];
+    const raw = (await redis.client.xpending(accountKeys(redis.prefix, a).usage, GROUP)) as [
+      number,
+      string | null,
+      string | null,
+      Array<[string, string]> | null,
+    ];
     for (const [c, n] of raw[3] ?? []) out[c] = (out[c] ?? 0) + Number(n);
   }
   return out;
@@ -67,10 +79,14 @@ async function blockCommits(): Promise<pg.PoolClient> {
 }
 
 async function exporterWaitingOnLock(): Promise<void> {
-  await waitFor(async () => {
-    const r = await db.pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'svc-gateway-usage' AND wait_event_type = 'Lock'");
-    return (r.rowCount ?? 0) > 0;
-  }, 20_000, 'an exporter blocked inside its batch transaction');
+  await waitFor(
+    async () => {
+      const r = await db.pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'svc-gateway-usage' AND wait_event_type = 'Lock'");
+      return (r.rowCount ?? 0) > 0;
+    },
+    20_000,
+    'an exporter blocked inside its batch transaction',
+  );
 }
 
 async function allExported(): Promise<{ rows: number; distinct: number }> {
@@ -80,7 +96,9 @@ async function allExported(): Promise<{ rows: number; distinct: number }> {
 }
 
 async function checkTokens(): Promise<void> {
-  const t = await db.pool.query<{ input: string; output: string }>('SELECT sum(input_tokens) AS input, sum(output_tokens) AS output FROM usage_events WHERE status = 200');
+  const t = await db.pool.query<{ input: string; output: string }>(
+    'SELECT sum(input_tokens) AS input, sum(output_tokens) AS output FROM usage_events WHERE status = 200',
+  );
   expect({ input: Number(t.rows[0]?.input), output: Number(t.rows[0]?.output) }).toEqual(servedTokens(u));
 }
 
@@ -98,7 +116,9 @@ describe('exporter killed mid-batch', () => {
     lock.release();
     const b = await startExporterProcess();
     const { rows, distinct } = await allExported();
-    console.log(`case 6 (SIGKILL before commit): pending on the killed exporter ${JSON.stringify(pending)}; rows ${rows} of ${calls.length}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`);
+    console.log(
+      `case 6 (SIGKILL before commit): pending on the killed exporter ${JSON.stringify(pending)}; rows ${rows} of ${calls.length}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`,
+    );
     expect(Object.values(pending).reduce((x, y) => x + y, 0)).toBeGreaterThan(0);
     expect(rows).toBe(calls.length);
     expect(distinct).toBe(rows);
@@ -128,7 +148,9 @@ describe('exporter killed mid-batch', () => {
     await waitFor(async () => (await duplicates()) > 0, 30_000, 'redelivered entries claimed and skipped');
     const { rows, distinct } = await allExported();
     const dup = await duplicates();
-    console.log(`case 6 (SIGKILL after commit, before ack): redelivered and skipped ${dup}; rows ${rows} of ${calls.length}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`);
+    console.log(
+      `case 6 (SIGKILL after commit, before ack): redelivered and skipped ${dup}; rows ${rows} of ${calls.length}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`,
+    );
     expect(dup).toBeGreaterThan(0);
     expect(rows).toBe(calls.length);
     expect(distinct).toBe(rows);

@@ -46,7 +46,7 @@ async function register(...accounts: string[]): Promise<void> {
 
 async function append(account: string, n: number, over: Parameters<typeof sampleEvent>[0] = {}): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < n; i++) ids.push(await r.xadd(stream(account), '*', ...streamFields(sampleEvent({ account, ...over }))) as string);
+  for (let i = 0; i < n; i++) ids.push((await r.xadd(stream(account), '*', ...streamFields(sampleEvent({ account, ...over })))) as string);
   return ids;
 }
 
@@ -64,7 +64,10 @@ describe('usage exporter', () => {
     expect(await e.metric('svc_exporter_trimmed_entries_total')).toBe(740);
     expect(await e.metric('svc_exporter_dead_letters_total')).toBe(0);
     const cost = await pg.pool.query('SELECT account, sum(cost_nano)::bigint AS nano FROM usage_daily GROUP BY account ORDER BY account');
-    expect(cost.rows).toEqual([{ account: 'acme', nano: String(700 * 25_000) }, { account: 'hobby', nano: '40000' }]);
+    expect(cost.rows).toEqual([
+      { account: 'acme', nano: String(700 * 25_000) },
+      { account: 'hobby', nano: '40000' },
+    ]);
   });
 
   it('writes an event appended twice (a retried settle) once, and counts the duplicate', async () => {
@@ -138,8 +141,21 @@ describe('usage exporter', () => {
 
   it('records the credits the store applied into the ledger, once', async () => {
     const snapshot = {
-      schema: 1, version: 'v', plans: {}, models: {},
-      accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 2_000_000_000, credits: [{ id: 'c1', amountNano: 5_000_000_000 }, { id: 'c2', amountNano: 7 }] } },
+      schema: 1,
+      version: 'v',
+      plans: {},
+      models: {},
+      accounts: {
+        acme: {
+          name: 'acme',
+          plan: 'p',
+          trialCreditNano: 2_000_000_000,
+          credits: [
+            { id: 'c1', amountNano: 5_000_000_000 },
+            { id: 'c2', amountNano: 7 },
+          ],
+        },
+      },
     };
     await r.set(`${redis.prefix}:config:snapshot`, JSON.stringify(snapshot));
     const k = accountKeys(redis.prefix, 'acme');

@@ -61,13 +61,19 @@ describe('usage schema', () => {
   it('creates monthly partitions ahead and on demand, with their indexes', async () => {
     await writer.partitions.ahead();
     await writer.write([row({ createdAt: '2024-02-29T23:59:59.999Z' }), row({ createdAt: '2024-03-01T00:00:00.000Z' })]);
-    const parts = await pool.query<{ name: string }>("SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'usage_events'::regclass ORDER BY 1");
+    const parts = await pool.query<{ name: string }>(
+      "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'usage_events'::regclass ORDER BY 1",
+    );
     const want = ['2024-02', '2024-03', ...monthsFrom(Date.now())].map((m) => `usage_events_${m.replace('-', '_')}`);
     expect(parts.rows.map((p) => p.name)).toEqual(expect.arrayContaining(want));
-    const where = await pool.query<{ part: string }>("SELECT tableoid::regclass::text AS part FROM usage_events WHERE created_at < '2024-04-01' ORDER BY created_at");
+    const where = await pool.query<{ part: string }>(
+      "SELECT tableoid::regclass::text AS part FROM usage_events WHERE created_at < '2024-04-01' ORDER BY created_at",
+    );
     expect(where.rows.map((r) => r.part)).toEqual(['usage_events_2024_02', 'usage_events_2024_03']);
     const idx = await pool.query<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE tablename = 'usage_events_2024_02' ORDER BY 1");
-    expect(idx.rows.map((r) => r.def).join('\n')).toMatch(/USING brin \(created_at\)[\s\S]*USING btree \(account, api_key, created_at\)|USING btree \(account, api_key, created_at\)[\s\S]*USING brin/);
+    expect(idx.rows.map((r) => r.def).join('\n')).toMatch(
+      /USING brin \(created_at\)[\s\S]*USING btree \(account, api_key, created_at\)|USING btree \(account, api_key, created_at\)[\s\S]*USING brin/,
+    );
     expect(idx.rows.map((r) => r.def).join('\n')).toContain('(event_id, created_at)');
   });
 
@@ -92,8 +98,12 @@ describe('usage schema', () => {
   });
 
   it('keeps the daily rollup equal to the raw events', async () => {
-    const raw = await pool.query('SELECT count(*)::bigint AS requests, sum(input_tokens)::bigint AS input, sum(cost_nano)::bigint AS cost, sum(fee_nano)::bigint AS fee FROM usage_events');
-    const roll = await pool.query('SELECT sum(requests)::bigint AS requests, sum(input_tokens)::bigint AS input, sum(cost_nano)::bigint AS cost, sum(fee_nano)::bigint AS fee FROM usage_daily');
+    const raw = await pool.query(
+      'SELECT count(*)::bigint AS requests, sum(input_tokens)::bigint AS input, sum(cost_nano)::bigint AS cost, sum(fee_nano)::bigint AS fee FROM usage_events',
+    );
+    const roll = await pool.query(
+      'SELECT sum(requests)::bigint AS requests, sum(input_tokens)::bigint AS input, sum(cost_nano)::bigint AS cost, sum(fee_nano)::bigint AS fee FROM usage_daily',
+    );
     expect(roll.rows[0]).toEqual(raw.rows[0]);
   });
 });
@@ -111,11 +121,27 @@ describe('the README queries', () => {
       ['web', 'acme', null, 'gpt-x', 7_000_000],
       ['bot', 'globex', 'summarize', 'small', 100_000],
     ];
-    await writer.write(calls.map(([apiKey, account, taskType, servedModel, costNano], i) => row({
-      apiKey, account, taskType, servedModel, requestedModel: 'gpt-x', costNano, feeNano: Math.floor(costNano * 4 / 104),
-      fallback: servedModel === 'small', fallbackReason: servedModel === 'small' ? 'upstream_5xx' : null, createdAt: at, inputTokens: 10 * (i + 1), outputTokens: i,
-    })));
-    await recordCredits(pool, { accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 1_000_000_000, credits: [{ id: 'po-7', amountNano: 9_000_000_000 }] } } });
+    await writer.write(
+      calls.map(([apiKey, account, taskType, servedModel, costNano], i) =>
+        row({
+          apiKey,
+          account,
+          taskType,
+          servedModel,
+          requestedModel: 'gpt-x',
+          costNano,
+          feeNano: Math.floor((costNano * 4) / 104),
+          fallback: servedModel === 'small',
+          fallbackReason: servedModel === 'small' ? 'upstream_5xx' : null,
+          createdAt: at,
+          inputTokens: 10 * (i + 1),
+          outputTokens: i,
+        }),
+      ),
+    );
+    await recordCredits(pool, {
+      accounts: { acme: { name: 'acme', plan: 'p', trialCreditNano: 1_000_000_000, credits: [{ id: 'po-7', amountNano: 9_000_000_000 }] } },
+    });
   });
 
   it.each(Object.keys(QUERIES) as QueryName[])('%s is in the README as the code has it', (name) => {

@@ -39,14 +39,18 @@ async function meSpend(url: string, key: string): Promise<number> {
 }
 
 describe('standalone gateway with DATABASE_URL and the in-memory store', () => {
-  it('writes one row per call; tokens equal what was served; spend equals the store\'s', async () => {
+  it("writes one row per call; tokens equal what was served; spend equals the store's", async () => {
     calls.push(...(await mixedTraffic([gw.url], keys, 120)));
     await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length, 30_000, 'rows written');
     const { rows, distinct } = await rowCounts(db.pool);
-    console.log(`memory mode: ${calls.length} calls ${JSON.stringify(countBy(calls, (c) => c.status))}; rows ${rows}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`);
+    console.log(
+      `memory mode: ${calls.length} calls ${JSON.stringify(countBy(calls, (c) => c.status))}; rows ${rows}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`,
+    );
     expect(rows).toBe(calls.length);
     expect(distinct).toBe(rows);
-    const t = await db.pool.query<{ input: string; output: string }>('SELECT sum(input_tokens) AS input, sum(output_tokens) AS output FROM usage_events WHERE status = 200');
+    const t = await db.pool.query<{ input: string; output: string }>(
+      'SELECT sum(input_tokens) AS input, sum(output_tokens) AS output FROM usage_events WHERE status = 200',
+    );
     expect({ input: Number(t.rows[0]?.input), output: Number(t.rows[0]?.output) }).toEqual(servedTokens(u));
     for (const k of ['a1', 'a2', 'b1'] as const) {
       const r = await db.pool.query<{ usd: string }>('SELECT (coalesce(sum(cost_nano), 0) / 1e9)::text AS usd FROM usage_events WHERE api_key = $1', [k]);
@@ -69,7 +73,9 @@ describe('standalone gateway with DATABASE_URL and the in-memory store', () => {
     await db.startServer();
     await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length, 30_000, 'queue drained');
     const { rows, distinct } = await rowCounts(db.pool);
-    console.log(`memory mode, Postgres down: ${during.length} calls ${JSON.stringify(countBy(during, (c) => c.status))}; queued ${queued}; rows ${rows} of ${calls.length}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`);
+    console.log(
+      `memory mode, Postgres down: ${during.length} calls ${JSON.stringify(countBy(during, (c) => c.status))}; queued ${queued}; rows ${rows} of ${calls.length}; missing ${calls.length - distinct}; duplicated ${rows - distinct}`,
+    );
     expect(during.filter((c) => ![200, 400, 429, 499, 502].includes(c.status))).toEqual([]);
     expect(queued).toBeGreaterThan(0);
     expect(rows).toBe(calls.length);
@@ -99,7 +105,9 @@ describe('standalone gateway with DATABASE_URL and the in-memory store', () => {
     await exited;
     await db.startServer();
     const { rows } = await rowCounts(db.pool);
-    console.log(`memory mode, SIGKILL with a queue: ${lostCalls.length} calls; queued at the kill ${queued}; rows lost ${calls.length + lostCalls.length - rows} (documented limit)`);
+    console.log(
+      `memory mode, SIGKILL with a queue: ${lostCalls.length} calls; queued at the kill ${queued}; rows lost ${calls.length + lostCalls.length - rows} (documented limit)`,
+    );
     expect(calls.length + lostCalls.length - rows).toBe(queued);
   });
 });

@@ -29,8 +29,12 @@ export class AnthropicProvider implements Provider {
     const path = PATHS[call.operation];
     if (!path || !call.target.baseUrl) throw new Error(`anthropic provider cannot serve ${call.operation}`);
     return this.http.send({
-      target: call.target, url: call.target.baseUrl + path, headers: anthropicHeaders(call),
-      body: call.body, stream: call.stream, signal: call.signal,
+      target: call.target,
+      url: call.target.baseUrl + path,
+      headers: anthropicHeaders(call),
+      body: call.body,
+      stream: call.stream,
+      signal: call.signal,
     });
   }
 

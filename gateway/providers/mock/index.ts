@@ -46,14 +46,25 @@ export class MockProvider implements Provider {
       return { kind: 'json', status: 200, body: JSON.stringify(out) };
     }
     const withUsage = body.stream_options?.include_usage === true;
-    return { kind: 'stream', status: 200, body: chunks({ id, created, model: body.model, pieces, finish, usage: withUsage ? usage : null, delayMs, signal: call.signal }) };
+    return {
+      kind: 'stream',
+      status: 200,
+      body: chunks({ id, created, model: body.model, pieces, finish, usage: withUsage ? usage : null, delayMs, signal: call.signal }),
+    };
   }
 
   async close(): Promise<void> {}
 }
 
 async function* chunks(o: {
-  id: string; created: number; model: string; pieces: string[]; finish: string; usage: object | null; delayMs: number; signal: AbortSignal;
+  id: string;
+  created: number;
+  model: string;
+  pieces: string[];
+  finish: string;
+  usage: object | null;
+  delayMs: number;
+  signal: AbortSignal;
 }): AsyncGenerator<string> {
   const base = { id: o.id, object: 'chat.completion.chunk', created: o.created, model: o.model };
   const u = o.usage ? { usage: null } : {};

@@ -18,7 +18,12 @@ export class OpenAIProvider implements Provider {
     const key = credentialValue(call.target);
     if (key) headers.authorization = `Bearer ${key}`;
     return this.http.send({
-      target: call.target, url: call.target.baseUrl + path, headers, body: call.body, stream: call.stream, signal: call.signal,
+      target: call.target,
+      url: call.target.baseUrl + path,
+      headers,
+      body: call.body,
+      stream: call.stream,
+      signal: call.signal,
     });
   }
 

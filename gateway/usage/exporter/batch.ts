@@ -16,7 +16,14 @@ export function toBatch(entries: Entry[], overDelivered: ReadonlySet<string> = n
   for (const e of entries) {
     const payload = JSON.stringify(e.fields);
     if (overDelivered.has(e.id)) {
-      dead.push({ source: e.stream, entryId: e.id, eventId: null, reason: 'too_many_deliveries', detail: `delivered ${deliveries?.get(e.id) ?? '?'} times without being committed`, payload });
+      dead.push({
+        source: e.stream,
+        entryId: e.id,
+        eventId: null,
+        reason: 'too_many_deliveries',
+        detail: `delivered ${deliveries?.get(e.id) ?? '?'} times without being committed`,
+        payload,
+      });
       continue;
     }
     const d = decodeFields(e.fields);

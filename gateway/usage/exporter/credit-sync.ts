@@ -15,11 +15,17 @@ export async function syncCredits(redis: Redis, pool: pg.Pool, prefix: string): 
   if (!raw) return 0;
   const accounts = Object.values(snapshotSchema.parse(JSON.parse(raw)).accounts);
   // One command per key, sent together (a pipeline would have to stay in one hash slot on a Redis Cluster).
-  const settle = <T>(p: Promise<T>): Promise<[Error | null, T | null]> => p.then((v): [null, T] => [null, v], (e: Error): [Error, null] => [e, null]);
-  const res = await Promise.all(accounts.flatMap((a) => {
-    const k = accountKeys(prefix, a.name);
-    return [settle<unknown>(redis.hget(k.acct, 'trial')), settle<unknown>(redis.smembers(k.credits))];
-  }));
+  const settle = <T>(p: Promise<T>): Promise<[Error | null, T | null]> =>
+    p.then(
+      (v): [null, T] => [null, v],
+      (e: Error): [Error, null] => [e, null],
+    );
+  const res = await Promise.all(
+    accounts.flatMap((a) => {
+      const k = accountKeys(prefix, a.name);
+      return [settle<unknown>(redis.hget(k.acct, 'trial')), settle<unknown>(redis.smembers(k.credits))];
+    }),
+  );
   const granted = accounts.flatMap((a, i) => {
     const [trialErr, trial] = res[2 * i] ?? [];
     const [setErr, applied] = res[2 * i + 1] ?? [];

@@ -52,9 +52,16 @@ export class UsageExporter {
 
   constructor(opts: ExporterOptions) {
     this.o = {
-      batchSize: 500, pollMs: 200, claimIdleMs: 30_000, claimEveryMs: 5_000, maintainEveryMs: 10_000, discoverEveryMs: 10_000,
+      batchSize: 500,
+      pollMs: 200,
+      claimIdleMs: 30_000,
+      claimEveryMs: 5_000,
+      maintainEveryMs: 10_000,
+      discoverEveryMs: 10_000,
       // An option given as undefined (a command-line flag not set) keeps its default.
-      creditsEveryMs: 60_000, maxDeliveries: 10, ...(Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as ExporterOptions),
+      creditsEveryMs: 60_000,
+      maxDeliveries: 10,
+      ...(Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as ExporterOptions),
     };
     this.streams = new UsageStreams(opts.redis, opts.prefix, opts.consumer);
     this.writer = new UsageWriter(opts.pool);
@@ -147,7 +154,12 @@ export class UsageExporter {
     const counts = new Map<string, number>();
     const byStream = Map.groupBy(entries, (e) => e.stream);
     for (const [s, list] of byStream) {
-      const d = await this.step('claim', () => this.streams.deliveries(s, list.map((e) => e.id)));
+      const d = await this.step('claim', () =>
+        this.streams.deliveries(
+          s,
+          list.map((e) => e.id),
+        ),
+      );
       for (const [id, n] of d) {
         counts.set(id, n);
         if (n > this.o.maxDeliveries) ids.add(id);

@@ -70,9 +70,15 @@ async function main(): Promise<void> {
   let running: Awaited<ReturnType<typeof startExporter>>;
   try {
     running = await startExporter({
-      redisUrl: redisUrl as string, databaseUrl, registry, log, prefix: process.env.SVC_REDIS_PREFIX || 'svc',
-      batchSize: int(values['batch-size'], '--batch-size'), pollMs: int(values['poll-ms'], '--poll-ms'),
-      claimIdleMs: int(values['claim-idle-ms'], '--claim-idle-ms'), maxDeliveries: int(values['max-deliveries'], '--max-deliveries'),
+      redisUrl: redisUrl as string,
+      databaseUrl,
+      registry,
+      log,
+      prefix: process.env.SVC_REDIS_PREFIX || 'svc',
+      batchSize: int(values['batch-size'], '--batch-size'),
+      pollMs: int(values['poll-ms'], '--poll-ms'),
+      claimIdleMs: int(values['claim-idle-ms'], '--claim-idle-ms'),
+      maxDeliveries: int(values['max-deliveries'], '--max-deliveries'),
     });
   } catch (err) {
     return fail(`Cannot start the usage exporter (Postgres ${redactDatabaseUrl(databaseUrl)}): ${err instanceof Error ? err.message : String(err)}`);
@@ -82,7 +88,10 @@ async function main(): Promise<void> {
   process.stdout.write(`svc-usage-exporter listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${http.port} (consumer ${running.consumer})\n`);
   const stop = (): void => {
     log.info({}, 'Stopping: finishing the batch in hand');
-    void running.stop().then(() => http.server.close()).then(() => process.exit(0));
+    void running
+      .stop()
+      .then(() => http.server.close())
+      .then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

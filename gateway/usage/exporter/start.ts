@@ -49,7 +49,8 @@ export async function startExporter(o: StartOptions): Promise<RunningExporter> {
   exporter.start();
   o.log.info({ consumer }, 'Started usage exporter');
   return {
-    exporter, consumer,
+    exporter,
+    consumer,
     stop: async () => {
       await exporter.stop();
       redis.disconnect();

@@ -3,9 +3,7 @@
 import { redisKeys } from '../../contract/redis-keys.ts';
 import type { RedisClient as Redis } from '../../state/redis-connect.ts';
 import { isCluster } from '../../state/redis-connect.ts';
-import {
-  autoclaimReply, consumersReply, deliveriesReply, groupsReply, oldestPendingReply, readReply, type Entry, type GroupInfo,
-} from './redis-replies.ts';
+import { autoclaimReply, consumersReply, deliveriesReply, groupsReply, oldestPendingReply, readReply, type Entry, type GroupInfo } from './redis-replies.ts';
 import { compareIds, safeTrimId } from './stream-ids.ts';
 
 export const GROUP = 'usage-export';
@@ -66,9 +64,7 @@ export class UsageStreams {
     for (let i = 0; i < order.length && out.length < count; i += READ_CHUNK) {
       const keys = order.slice(i, i + READ_CHUNK);
       const left = Math.max(1, count - out.length);
-      const replies = cluster
-        ? await Promise.all(keys.map((k) => this.readGroup([k], Math.ceil(left / keys.length))))
-        : [await this.readGroup(keys, left)];
+      const replies = cluster ? await Promise.all(keys.map((k) => this.readGroup([k], Math.ceil(left / keys.length)))) : [await this.readGroup(keys, left)];
       for (const r of replies) out.push(...r);
     }
     return out;

@@ -14,7 +14,13 @@ ON CONFLICT (account, kind, credit_id) DO NOTHING`;
 export async function recordBillingEntries(pool: pg.Pool, account: string, entries: readonly AppliedEntry[]): Promise<number> {
   const rows = entries.filter((e) => e.deltaNano !== 0);
   if (rows.length === 0) return 0;
-  const r = await pool.query(INSERT, [account, rows.map((e) => e.kind), rows.map((e) => e.eventId), rows.map((e) => e.deltaNano),
-    rows.map((e) => e.reference), rows.map((e) => e.at)]);
+  const r = await pool.query(INSERT, [
+    account,
+    rows.map((e) => e.kind),
+    rows.map((e) => e.eventId),
+    rows.map((e) => e.deltaNano),
+    rows.map((e) => e.reference),
+    rows.map((e) => e.at),
+  ]);
   return r.rowCount ?? 0;
 }

@@ -30,7 +30,18 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
 const names = COLUMNS.map(([n]) => n).join(', ');
 const arrays = COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
 const ROLLUP_KEY = 'day, account, api_key, task_type, requested_model, served_model, fallback_reason';
-const SUMS = ['requests', 'errors', 'fallbacks', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_nano', 'fee_nano', 'latency_ms_sum'];
+const SUMS = [
+  'requests',
+  'errors',
+  'fallbacks',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'cost_nano',
+  'fee_nano',
+  'latency_ms_sum',
+];
 
 export const INSERT_EVENTS = `
 WITH input AS (

@@ -44,7 +44,9 @@ export async function migrate(pool: pg.Pool, list: Migration[] = migrations()): 
       const prior = done.get(m.version);
       if (prior) {
         if (prior.checksum !== m.checksum) {
-          throw new MigrationError(`Migration ${m.version}_${m.name} differs from the one applied on ${prior.name}: never edit an applied migration, add a new one.`);
+          throw new MigrationError(
+            `Migration ${m.version}_${m.name} differs from the one applied on ${prior.name}: never edit an applied migration, add a new one.`,
+          );
         }
         continue;
       }

@@ -30,7 +30,7 @@ WHERE day BETWEEN $1::date AND $2::date
 GROUP BY day, requested_model
 ORDER BY day, requested_model;`,
 
-  'balances': `SELECT account, (credited_nano / 1e9)::numeric(20, 9) AS credited_usd, (spent_nano / 1e9)::numeric(20, 9) AS spent_usd,
+  balances: `SELECT account, (credited_nano / 1e9)::numeric(20, 9) AS credited_usd, (spent_nano / 1e9)::numeric(20, 9) AS spent_usd,
        balance_usd, requests
 FROM account_ledger
 ORDER BY account;`,

@@ -82,7 +82,14 @@ export class UsageWriter {
       }
       let parked: PoisonReason[] = [];
       if (dead.length > 0) {
-        const cols = [dead.map((d) => d.source), dead.map((d) => d.entryId), dead.map((d) => d.eventId), dead.map((d) => d.reason), dead.map((d) => clean(d.detail)), dead.map((d) => clean(d.payload))];
+        const cols = [
+          dead.map((d) => d.source),
+          dead.map((d) => d.entryId),
+          dead.map((d) => d.eventId),
+          dead.map((d) => d.reason),
+          dead.map((d) => clean(d.detail)),
+          dead.map((d) => clean(d.payload)),
+        ];
         parked = (await client.query<{ reason: PoisonReason }>(INSERT_DEAD_LETTERS, cols)).rows.map((x) => x.reason);
       }
       await client.query('COMMIT');
@@ -104,7 +111,14 @@ function dedupe(rows: readonly Row[]): Row[] {
 }
 
 function rejected(r: Row, err: unknown): DeadLetter {
-  return { source: r.source, entryId: r.entryId, eventId: r.event.eventId, reason: 'rejected_by_postgres', detail: errorText(err), payload: JSON.stringify(r.event) };
+  return {
+    source: r.source,
+    entryId: r.entryId,
+    eventId: r.event.eventId,
+    reason: 'rejected_by_postgres',
+    detail: errorText(err),
+    payload: JSON.stringify(r.event),
+  };
 }
 
 /** Postgres text cannot hold NUL; JSON payloads are escaped already, details may not be. */
