@@ -23,13 +23,9 @@ export interface KeysView {
 
 export function accountSelector(path: string, accounts: string[], account: string, extra: Html = html``): Html {
   if (accounts.length <= 1) return html`<p>Account: <strong>${account}</strong></p>`;
-  return html`<form method="get" action="${path}" class="inline">
-    <label for="account">Account</label>
-    <select id="account" name="account">
-      ${accounts.map((a) => html`<option value="${a}" ${a === account ? html` selected` : ''}>${a}</option>`)}
-    </select>
-    ${extra}<button type="submit">Show</button>
-  </form>`;
+  return html`<form method="get" action="${path}" class="inline"><label for="account">Account</label>
+<select id="account" name="account">${accounts.map((a) => html`<option value="${a}"${a === account ? html` selected` : ''}>${a}</option>`)}</select>
+${extra}<button type="submit">Show</button></form>`;
 }
 
 function usd(nano: number): string {
@@ -46,49 +42,38 @@ function row(v: KeysView, r: KeyRow): Html {
   const q = `account=${encodeURIComponent(r.account)}&name=${encodeURIComponent(r.name)}`;
   const actions =
     v.canManage && r.state === 'Active'
-      ? html`<a href="/dashboard/keys/rotate?${q}" aria-label="Rotate ${r.name}">Rotate</a>
-          <a href="/dashboard/keys/revoke?${q}" aria-label="Revoke ${r.name}">Revoke</a>`
+      ? html`<a href="/dashboard/keys/rotate?${q}" aria-label="Rotate ${r.name}">Rotate</a> <a href="/dashboard/keys/revoke?${q}" aria-label="Revoke ${r.name}">Revoke</a>`
       : '';
-  return html`<tr>
-    <th scope="row">${r.name}</th>
-    <td><code>${r.display}</code></td>
-    <td>${stateCell(r)}</td>
-    <td>${r.createdAt ? utc(Date.parse(r.createdAt)) : 'from config'}${r.createdBy ? html`<br /><small>by ${r.createdBy}</small>` : ''}</td>
-    <td>${r.lastUsedAt === null ? 'never' : utc(r.lastUsedAt)}</td>
-    <td>${usd(r.monthSpendNano)} / ${r.monthlyBudgetNano === null ? 'no budget' : usd(r.monthlyBudgetNano)}</td>
-    <td>${r.rpm ?? '—'}</td>
-    <td>${r.tpm ?? '—'}</td>
-    <td>${r.models === null ? 'all of the plan' : r.models.join(', ')}</td>
-    <td>${actions}</td>
-  </tr>`;
+  return html`<tr><th scope="row">${r.name}</th><td><code>${r.display}</code></td><td>${stateCell(r)}</td>
+<td>${r.createdAt ? utc(Date.parse(r.createdAt)) : 'from config'}${r.createdBy ? html`<br><small>by ${r.createdBy}</small>` : ''}</td>
+<td>${r.lastUsedAt === null ? 'never' : utc(r.lastUsedAt)}</td>
+<td>${usd(r.monthSpendNano)} / ${r.monthlyBudgetNano === null ? 'no budget' : usd(r.monthlyBudgetNano)}</td>
+<td>${r.rpm ?? '—'}</td><td>${r.tpm ?? '—'}</td><td>${r.models === null ? 'all of the plan' : r.models.join(', ')}</td>
+<td>${actions}</td></tr>`;
 }
 
 function pager(v: KeysView): Html {
   const pages = Math.max(1, Math.ceil(v.keys.total / PAGE_SIZE));
   if (pages <= 1) return html``;
   const href = (n: number): string => `/dashboard/keys?account=${encodeURIComponent(v.account)}&page=${n}`;
-  return html`<nav aria-label="Pages" class="pager">
-    ${v.pageNo > 1 ? html`<a href="${href(v.pageNo - 1)}">Previous</a>` : ''}
-    <span>Page ${v.pageNo} of ${pages}</span>${v.pageNo < pages ? html`<a href="${href(v.pageNo + 1)}">Next</a>` : ''}
-  </nav>`;
+  return html`<nav aria-label="Pages" class="pager">${v.pageNo > 1 ? html`<a href="${href(v.pageNo - 1)}">Previous</a>` : ''}
+<span>Page ${v.pageNo} of ${pages}</span>${v.pageNo < pages ? html`<a href="${href(v.pageNo + 1)}">Next</a>` : ''}</nav>`;
 }
 
 function createForm(v: KeysView): Html {
   const f = v.form ?? {};
   const e = v.errors ?? {};
-  return html`<section aria-labelledby="create-title" class="card">
-    <h2 id="create-title">Create key</h2>
-    <form method="post" action="/dashboard/keys" novalidate>
-      <input type="hidden" name="_csrf" value="${v.user.csrf}" /><input type="hidden" name="account" value="${v.account}" />
-      ${e.form ? html`<p class="error" role="alert">${e.form}</p>` : ''}
-      ${field({ id: 'name', label: 'Name', value: f.name, error: e.name, hint: 'Lowercase letters, digits and hyphens.', attrs: html` required` })}
-      ${field({ id: 'monthlyBudgetUsd', label: 'Monthly budget (USD)', value: f.monthlyBudgetUsd, error: e.monthlyBudgetNano, hint: 'Optional. Resets on the 1st (UTC).', attrs: html` inputmode="decimal"` })}
-      ${field({ id: 'rpm', label: 'RPM limit', value: f.rpm, error: e.rpm, hint: `Optional; the plan allows ${v.plan.rpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
-      ${field({ id: 'tpm', label: 'TPM limit', value: f.tpm, error: e.tpm, hint: `Optional; the plan allows ${v.plan.tpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
-      ${field({ id: 'models', label: 'Models', value: f.models, error: e.models, hint: 'Optional whitelist: model ids or globs, separated by commas or spaces.' })}
-      <button type="submit">Create key</button>
-    </form>
-  </section>`;
+  return html`<section aria-labelledby="create-title" class="card"><h2 id="create-title">Create key</h2>
+<form method="post" action="/dashboard/keys" novalidate>
+<input type="hidden" name="_csrf" value="${v.user.csrf}"><input type="hidden" name="account" value="${v.account}">
+${e.form ? html`<p class="error" role="alert">${e.form}</p>` : ''}
+${field({ id: 'name', label: 'Name', value: f.name, error: e.name, hint: 'Lowercase letters, digits and hyphens.', attrs: html` required` })}
+${field({ id: 'monthlyBudgetUsd', label: 'Monthly budget (USD)', value: f.monthlyBudgetUsd, error: e.monthlyBudgetNano, hint: 'Optional. Resets on the 1st (UTC).', attrs: html` inputmode="decimal"` })}
+${field({ id: 'rpm', label: 'RPM limit', value: f.rpm, error: e.rpm, hint: `Optional; the plan allows ${v.plan.rpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
+${field({ id: 'tpm', label: 'TPM limit', value: f.tpm, error: e.tpm, hint: `Optional; the plan allows ${v.plan.tpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
+${field({ id: 'models', label: 'Models', value: f.models, error: e.models, hint: 'Optional whitelist: model ids or globs, separated by commas or spaces.' })}
+<button type="submit">Create key</button>
+</form></section>`;
 }
 
 function createdDialog(v: KeysView): Html {
@@ -96,49 +81,27 @@ function createdDialog(v: KeysView): Html {
   if (!c) return html``;
   const back = `/dashboard/keys?account=${encodeURIComponent(v.account)}`;
   return html`<section role="dialog" aria-modal="true" aria-labelledby="dialog-title" aria-describedby="dialog-warning" class="dialog">
-    <h2 id="dialog-title">Key ${c.row.name} created</h2>
-    <p id="dialog-warning" class="warning">Copy it now: this is the only time the full key is shown. It is stored only as a hash and cannot be recovered.</p>
-    <p><label for="new-key">Key</label><input id="new-key" readonly value="${c.key}" class="secret" /></p>
-    <p><button type="button" data-copy="new-key">Copy</button> <span data-copy-status aria-live="polite"></span></p>
-    <p>Try it:</p>
-    <pre id="curl-example"><code>${c.curl}</code></pre>
-    <p><a class="button" href="${back}">Done, close</a></p>
-  </section>`;
+<h2 id="dialog-title">Key ${c.row.name} created</h2>
+<p id="dialog-warning" class="warning">Copy it now: this is the only time the full key is shown. It is stored only as a hash and cannot be recovered.</p>
+<p><label for="new-key">Key</label><input id="new-key" readonly value="${c.key}" class="secret"></p>
+<p><button type="button" data-copy="new-key">Copy</button> <span data-copy-status aria-live="polite"></span></p>
+<p>Try it:</p><pre id="curl-example"><code>${c.curl}</code></pre>
+<p><a class="button" href="${back}">Done, close</a></p>
+</section>`;
 }
 
 export function keysPage(v: KeysView): Html {
   return page(
     { title: 'API keys', user: v.user, nav: 'keys' },
-    html` ${accountSelector('/dashboard/keys', v.accounts, v.account)} ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}
-      ${createdDialog(v)}
-      <table>
-        <caption>
-          Keys of account ${v.account} (${v.keys.total})
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">State</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Month spend / budget</th>
-            <th scope="col">RPM</th>
-            <th scope="col">TPM</th>
-            <th scope="col">Models</th>
-            <th scope="col"><span class="sr-only">Actions</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${
-            v.keys.rows.length === 0
-              ? html`<tr>
-                  <td colspan="10">No keys yet.</td>
-                </tr>`
-              : v.keys.rows.map((r) => row(v, r))
-          }
-        </tbody>
-      </table>
-      ${pager(v)} ${v.canManage ? createForm(v) : html`<p>You may see this account's keys but not create, rotate or revoke them.</p>`}`,
+    html`
+${accountSelector('/dashboard/keys', v.accounts, v.account)}
+${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}
+${createdDialog(v)}
+<table><caption>Keys of account ${v.account} (${v.keys.total})</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th>
+<th scope="col">Month spend / budget</th><th scope="col">RPM</th><th scope="col">TPM</th><th scope="col">Models</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+<tbody>${v.keys.rows.length === 0 ? html`<tr><td colspan="10">No keys yet.</td></tr>` : v.keys.rows.map((r) => row(v, r))}</tbody></table>
+${pager(v)}
+${v.canManage ? createForm(v) : html`<p>You may see this account's keys but not create, rotate or revoke them.</p>`}`,
   );
 }

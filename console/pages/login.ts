@@ -11,17 +11,16 @@ export function loginPage(o: { mode: 'admin-token' | 'kubernetes'; csrf: string;
   return page(
     { title: 'Sign in' },
     html`<form method="post" action="/dashboard/login" class="card narrow">
-      <input type="hidden" name="_csrf" value="${o.csrf}" /><input type="hidden" name="next" value="${o.next}" />
-      ${field({ id: 'token', label, type: 'password', hint, error: o.error, attrs: html` autocomplete="off" required` })}
-      <button type="submit">Sign in</button>
-    </form>`,
+<input type="hidden" name="_csrf" value="${o.csrf}"><input type="hidden" name="next" value="${o.next}">
+${field({ id: 'token', label, type: 'password', hint, error: o.error, attrs: html` autocomplete="off" required` })}
+<button type="submit">Sign in</button>
+</form>`,
   );
 }
 
 export function errorPage(status: number, message: string, user?: { name: string; csrf: string }): Html {
   return page(
     { title: status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : 'Something went wrong', user },
-    html`<p role="alert">${message}</p>
-      <p><a href="/dashboard/keys">Back to the keys</a></p>`,
+    html`<p role="alert">${message}</p><p><a href="/dashboard/keys">Back to the keys</a></p>`,
   );
 }

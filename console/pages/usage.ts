@@ -17,42 +17,27 @@ export interface UsageView {
 }
 
 function card(label: string, value: string): Html {
-  return html`<div class="stat">
-    <dt>${label}</dt>
-    <dd>${value}</dd>
-  </div>`;
+  return html`<div class="stat"><dt>${label}</dt><dd>${value}</dd></div>`;
 }
 
 function controls(v: UsageView): Html {
   const p = v.params;
   const opts = (Object.keys(GROUP_LABELS) as GroupBy[]).map(
-    (g) => html`<option value="${g}" ${g === p.groupBy ? html` selected` : ''}>${GROUP_LABELS[g]}</option>`,
+    (g) => html`<option value="${g}"${g === p.groupBy ? html` selected` : ''}>${GROUP_LABELS[g]}</option>`,
   );
   const accountField =
     v.accounts.length > 1
-      ? html`<div class="field">
-          <label for="account">Account</label
-          ><select id="account" name="account">
-            ${v.accounts.map((a) => html`<option value="${a}" ${a === p.account ? html` selected` : ''}>${a}</option>`)}
-          </select>
-        </div>`
-      : html`<input type="hidden" name="account" value="${p.account}" />`;
+      ? html`<div class="field"><label for="account">Account</label><select id="account" name="account">${v.accounts.map((a) => html`<option value="${a}"${a === p.account ? html` selected` : ''}>${a}</option>`)}</select></div>`
+      : html`<input type="hidden" name="account" value="${p.account}">`;
   return html`<form method="get" action="/dashboard/usage" class="controls">
-      ${accountField}
-      <div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${p.from}" aria-describedby="dates-hint" /></div>
-      <div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${p.to}" aria-describedby="dates-hint" /></div>
-      <div class="field">
-        <label for="group">Group by</label
-        ><select id="group" name="group">
-          ${opts}
-        </select>
-      </div>
-      <button type="submit">Show</button>
-      <p id="dates-hint" class="hint">Dates are UTC days, both included.</p>
-    </form>
-    <nav aria-label="Date presets" class="presets">
-      ${presets(v.now).map((x) => html`<a href="/dashboard/usage?${query({ ...p, from: x.from, to: x.to })}">${x.label}</a> `)}
-    </nav>`;
+${accountField}
+<div class="field"><label for="from">From</label><input id="from" name="from" type="date" value="${p.from}" aria-describedby="dates-hint"></div>
+<div class="field"><label for="to">To</label><input id="to" name="to" type="date" value="${p.to}" aria-describedby="dates-hint"></div>
+<div class="field"><label for="group">Group by</label><select id="group" name="group">${opts}</select></div>
+<button type="submit">Show</button>
+<p id="dates-hint" class="hint">Dates are UTC days, both included.</p>
+</form>
+<nav aria-label="Date presets" class="presets">${presets(v.now).map((x) => html`<a href="/dashboard/usage?${query({ ...p, from: x.from, to: x.to })}">${x.label}</a> `)}</nav>`;
 }
 
 export function usagePage(v: UsageView): Html {
@@ -61,55 +46,18 @@ export function usagePage(v: UsageView): Html {
   const label = GROUP_LABELS[p.groupBy];
   return page(
     { title: 'Usage', user: v.user, nav: 'usage' },
-    html` ${v.accounts.length > 1 ? '' : accountSelector('/dashboard/usage', v.accounts, p.account)} ${controls(v)}
-      <h2>Account ${p.account}, ${p.from} to ${p.to} (UTC)</h2>
-      <dl class="cards">
-        ${card('Spend', `$${usd(t.costNano)}`)}${card('Requests', String(t.requests))}${card('Tokens in', String(t.inputTokens))}
-        ${card('Tokens out', String(t.outputTokens))}${card('Errors', String(t.errors))}${card('Fallbacks', String(t.fallbacks))}
-      </dl>
-      ${spendChart(r.days)}
-      <table>
-        <caption>
-          Usage by ${label.toLowerCase()}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">${label}</th>
-            ${COLUMNS.map((c) => html`<th scope="col">${c}</th>`)}
-          </tr>
-        </thead>
-        <tbody>
-          ${
-            r.rows.length === 0
-              ? html`<tr>
-                  <td colspan="7">No calls in this period.</td>
-                </tr>`
-              : r.rows.map(
-                  (x) =>
-                    html`<tr>
-                      <th scope="row">${x.group}</th>
-                      <td>${x.requests}</td>
-                      <td>${x.errors}</td>
-                      <td>${x.fallbacks}</td>
-                      <td>${x.inputTokens}</td>
-                      <td>${x.outputTokens}</td>
-                      <td>${usd(x.costNano)}</td>
-                    </tr>`,
-                )
-          }
-        </tbody>
-        <tfoot>
-          <tr>
-            <th scope="row">Total</th>
-            <td>${t.requests}</td>
-            <td>${t.errors}</td>
-            <td>${t.fallbacks}</td>
-            <td>${t.inputTokens}</td>
-            <td>${t.outputTokens}</td>
-            <td>${usd(t.costNano)}</td>
-          </tr>
-        </tfoot>
-      </table>
-      <p><a href="/dashboard/usage.csv?${query(p)}" download>Download CSV</a></p>`,
+    html`
+${v.accounts.length > 1 ? '' : accountSelector('/dashboard/usage', v.accounts, p.account)}
+${controls(v)}
+<h2>Account ${p.account}, ${p.from} to ${p.to} (UTC)</h2>
+<dl class="cards">${card('Spend', `$${usd(t.costNano)}`)}${card('Requests', String(t.requests))}${card('Tokens in', String(t.inputTokens))}
+${card('Tokens out', String(t.outputTokens))}${card('Errors', String(t.errors))}${card('Fallbacks', String(t.fallbacks))}</dl>
+${spendChart(r.days)}
+<table><caption>Usage by ${label.toLowerCase()}</caption>
+<thead><tr><th scope="col">${label}</th>${COLUMNS.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+<tbody>${r.rows.length === 0 ? html`<tr><td colspan="7">No calls in this period.</td></tr>` : r.rows.map((x) => html`<tr><th scope="row">${x.group}</th><td>${x.requests}</td><td>${x.errors}</td><td>${x.fallbacks}</td><td>${x.inputTokens}</td><td>${x.outputTokens}</td><td>${usd(x.costNano)}</td></tr>`)}</tbody>
+<tfoot><tr><th scope="row">Total</th><td>${t.requests}</td><td>${t.errors}</td><td>${t.fallbacks}</td><td>${t.inputTokens}</td><td>${t.outputTokens}</td><td>${usd(t.costNano)}</td></tr></tfoot>
+</table>
+<p><a href="/dashboard/usage.csv?${query(p)}" download>Download CSV</a></p>`,
   );
 }

@@ -20,14 +20,13 @@ export function spendChart(days: Array<{ day: string; costNano: number }>): Html
   const last = days.at(-1)?.day ?? '';
   const total = days.reduce((s, d) => s + d.costNano, 0);
   return html`<figure class="chart">
-    <svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title">
-      <title id="chart-title">Spend per day (UTC), ${first} to ${last}: $${usd(total)} in total, at most $${usd(max === 1 ? 0 : max)} a day</title>
-      <line class="axis" x1="${PAD}" y1="${H - PAD}" x2="${W - PAD}" y2="${H - PAD}"></line>
-      ${bars}
-      <text x="${PAD}" y="${H - 8}">${first}</text>
-      <text x="${W - PAD}" y="${H - 8}" text-anchor="end">${last}</text>
-      <text x="${PAD}" y="16">$${usd(max === 1 ? 0 : max)}</text>
-    </svg>
-    <figcaption>Spend per day (UTC)</figcaption>
-  </figure>`;
+<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title">
+<title id="chart-title">Spend per day (UTC), ${first} to ${last}: $${usd(total)} in total, at most $${usd(max === 1 ? 0 : max)} a day</title>
+<line class="axis" x1="${PAD}" y1="${H - PAD}" x2="${W - PAD}" y2="${H - PAD}"></line>
+${bars}
+<text x="${PAD}" y="${H - 8}">${first}</text><text x="${W - PAD}" y="${H - 8}" text-anchor="end">${last}</text>
+<text x="${PAD}" y="16">$${usd(max === 1 ? 0 : max)}</text>
+</svg>
+<figcaption>Spend per day (UTC)</figcaption>
+</figure>`;
 }

@@ -18,19 +18,20 @@ afterAll(async () => {
   }
 });
 
-async function run(name: string, env: Record<string, string>, opts: { rejoin?: boolean } = {}): Promise<Figures> {
+async function run(name: string, env: Record<string, string>, opts: { rejoin?: boolean; holdTtlSec?: number } = {}): Promise<Figures> {
+  const holdTtlSec = opts.holdTtlSec ?? 8;
   const o: (typeof open)[number] = {};
   open.push(o);
   const cluster = await startRedisCluster(name);
   o.cluster = cluster;
   const redis = { url: cluster.url, prefix: cluster.prefix, cluster: true };
-  o.fleet = await startFleet(3, redis, s.docs, { SVC_REDIS_TIMEOUT_MS: '500', SVC_HOLD_TTL_SECONDS: '8', ...env });
+  o.fleet = await startFleet(3, redis, s.docs, { SVC_REDIS_TIMEOUT_MS: '500', SVC_HOLD_TTL_SECONDS: String(holdTtlSec), ...env });
   o.store = await fleetStore(redis);
   const victim = await cluster.masterOf(`${cluster.prefix}:{a:acme}:acct`);
   return trafficThrough(`failover (${name}), master on port ${victim.port} killed`, {
     urls: o.fleet.urls,
     store: o.store,
-    holdTtlMs: 8_000,
+    holdTtlMs: holdTtlSec * 1000,
     fault: async () => {
       await victim.kill();
       await cluster.waitHealthy(30_000);
@@ -53,7 +54,9 @@ describe('Redis Cluster master killed under traffic (3 gateways)', () => {
   }, 120_000);
 
   it('with SVC_REDIS_WAIT_REPLICAS=1: the same, and no answered call uncharged, no cap exceeded', async () => {
-    const f = await run('failover-wait', { SVC_REDIS_WAIT_REPLICAS: '1', SVC_REDIS_WAIT_TIMEOUT_MS: '200' }, { rejoin: true });
+    // Slack for a loaded machine (the whole suite runs beside it): a settle whose WAIT is not acknowledged is retried
+    // until its hold expires, so the rejoining replica's sync must fit in the hold TTL.
+    const f = await run('failover-wait', { SVC_REDIS_WAIT_REPLICAS: '1', SVC_REDIS_WAIT_TIMEOUT_MS: '1000' }, { rejoin: true, holdTtlSec: 20 });
     expect(f.maxMs).toBeLessThan(5_000);
     expect(f.failedOther).toBe(0);
     expect(f.duplicated).toBe(0);
@@ -63,5 +66,5 @@ describe('Redis Cluster master killed under traffic (3 gateways)', () => {
     expect(f.rpmAccepted).toBeLessThanOrEqual(RPM);
     expect(f.budgetSpentNano).toBeLessThanOrEqual(BUDGET_NANO);
     expect(f.openHoldsAfterTtl).toBe(0);
-  }, 120_000);
+  }, 180_000);
 });
