@@ -190,6 +190,9 @@ export class ClusterKeys implements KeyBackend {
   async rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey> {
     const old = await this.get(account, name);
     if (old.spec.revoked) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`);
+    const pending = old.metadata?.annotations?.[REVOKE_AT];
+    // Rotated once already: a second rotation would make a second successor (a browser re-sending the form on reload).
+    if (pending) throw new KeyActionError(`Key ${name} is being rotated already (it is revoked at ${pending}); rotate its successor instead.`);
     const taken = new Set((await this.keysOf(account)).map((k) => k.metadata.name));
     const s = old.spec;
     const created = await this.create(

@@ -51,6 +51,9 @@ describe('standalone keys', () => {
     expect(rotated.row).toMatchObject({ name: 'bot-2', rpm: 10 });
     const page = await a.keys.list(a.account, 0, 50, t0 + 1000);
     expect(page.rows.find((r) => r.name === 'bot')).toMatchObject({ state: 'Active', revokeAt: t0 + 3600_000 });
+    // The rotate form sent again (a reload of its answer) makes no second successor.
+    await expect(a.keys.rotate(a.account, 'bot', 3600_000, 'admin', t0 + 10)).rejects.toThrow(/being rotated already/);
+    expect((await a.keys.list(a.account, 0, 50, t0 + 1000)).rows.filter((r) => r.name.startsWith('bot-'))).toHaveLength(1);
 
     // A new process (same pepper, same state file) brings the console's keys back and keeps the pending revocation.
     const b = await setup(file);

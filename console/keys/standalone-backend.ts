@@ -184,6 +184,12 @@ export class StandaloneKeys implements KeyBackend {
   async rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey> {
     const old = await this.find(account, name);
     if (old.record.revoked || old.entry?.revokedAt != null) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`);
+    // Rotated once already (its revocation is pending): a second rotation would make a second successor, e.g. when a
+    // browser re-sends the rotate form on reload.
+    if (old.entry?.revokeAt != null)
+      throw new KeyActionError(
+        `Key ${name} is being rotated already (it is revoked at ${new Date(old.entry.revokeAt).toISOString()}); rotate its successor instead.`,
+      );
     const names = new Set((await this.known(account)).map((k) => k.record.name));
     const r = old.record;
     const created = await this.create(

@@ -108,7 +108,13 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
     const grace = GRACE_PERIODS.find((g) => g.value === formOf(req).grace);
     if (!grace) return sendHtml(reply, 422, rotatePage({ user: u, ...a, error: 'Choose a grace period.' }));
-    const created = await deps.keys.rotate(a.account, a.name, grace.ms, u.name, deps.now());
+    let created: CreatedKey;
+    try {
+      created = await deps.keys.rotate(a.account, a.name, grace.ms, u.name, deps.now());
+    } catch (err) {
+      if (!(err instanceof KeyActionError)) throw err;
+      return sendHtml(reply, 409, rotatePage({ user: u, ...a, error: err.message }));
+    }
     const notice = grace.ms === 0 ? `Key ${a.name} is revoked.` : `Key ${a.name} will be revoked after ${grace.label.toLowerCase()}.`;
     return render(deps, req, reply, 201, { account: a.account, created, notice });
   });
