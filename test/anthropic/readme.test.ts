@@ -1,17 +1,8 @@
 // The README's Anthropic examples, run as a newcomer would: against `npm start` (demo config, mock provider).
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-
-/** The code block of the README between <!-- example:NAME --> and <!-- /example -->. */
-function readmeBlock(name: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const m = new RegExp(`<!-- example:${name} -->\\s*\`\`\`\\w*\\n([\\s\\S]*?)\`\`\`\\s*<!-- /example -->`).exec(readme);
-  if (!m?.[1]) throw new Error(`README.md has no example "${name}"`);
-  return m[1];
-}
+import { readmeExample } from '../helpers/readme.ts';
 
 let gw: GatewayProcess;
 let env: NodeJS.ProcessEnv;
@@ -31,7 +22,7 @@ afterAll(async () => {
 
 describe('README: Anthropic-compatible API', () => {
   it('answers the curl example on the demo config', () => {
-    const script = readmeBlock('anthropic')
+    const script = readmeExample('anthropic')
       .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
       .replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { env, encoding: 'utf8' });
@@ -43,7 +34,7 @@ describe('README: Anthropic-compatible API', () => {
   });
 
   it('runs the SDK example on the demo config', () => {
-    const code = readmeBlock('anthropic-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+    const code = readmeExample('anthropic-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env, encoding: 'utf8' });
     expect(out).toContain('Hello from mock-pro. You said: Hello');
     expect(out).toMatch(/\[mock-pro, \d+ output tokens, end_turn\]/);

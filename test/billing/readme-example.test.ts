@@ -1,11 +1,12 @@
 // The README's "several processes on one Redis" example, run as written (ports and paths moved out of the way).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.ts';
+import { readmeExample } from '../helpers/readme.ts';
 import { freePort } from '../helpers/redis.ts';
 
 let group: number | undefined;
@@ -32,17 +33,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function example(name: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const m = new RegExp(`<!-- example:${name} -->\\s*\`\`\`\\w*\\n([\\s\\S]*?)\`\`\`\\s*<!-- /example -->`).exec(readme);
-  if (!m?.[1]) throw new Error(`README.md has no example "${name}"`);
-  return m[1];
-}
-
 it('runs two gateway processes on one Redis that share the spend, as the README shows', async () => {
   redisPort = await freePort();
   const [a, b, ma, mb] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const script = example('redis-fleet')
+  const script = readmeExample('redis-fleet')
     .replaceAll('6379', String(redisPort))
     .replaceAll('8081', String(a))
     .replaceAll('8082', String(b))
