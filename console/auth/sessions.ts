@@ -1,6 +1,6 @@
 // Server-side sessions: the cookie holds only a random id; the session (who, CSRF token) lives in memory or Redis,
 // under the SHA-256 of the id, so a dump of Redis cannot be replayed as a cookie.
-import { redisKeys } from '../../gateway/contract/redis-keys.ts';
+import { redisKeys, type RedisKeys } from '../../gateway/contract/redis-keys.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 import type { Principal } from './principal.ts';
@@ -58,17 +58,17 @@ export class MemorySessions implements SessionStore {
 
 export class RedisSessions implements SessionStore {
   private readonly redis: Redis;
-  private readonly prefix: string;
+  private readonly names: RedisKeys;
   private readonly ttlMs: number;
 
   constructor(redis: Redis, prefix: string, ttlMs = SESSION_TTL_MS) {
     this.redis = redis;
-    this.prefix = prefix;
+    this.names = redisKeys(prefix);
     this.ttlMs = ttlMs;
   }
 
   private key(id: string): string {
-    return redisKeys(this.prefix).consoleSession(idHash(id));
+    return this.names.consoleSession(idHash(id));
   }
 
   async create(principal: Principal, now: number): Promise<{ id: string; session: Session }> {

@@ -1,7 +1,7 @@
 // Failed sign-ins are limited per client address: at most `max` in a sliding window, then refused until the oldest
 // failure leaves the window. Successful sign-ins do not count. In memory for one process (standalone), in Redis when
 // several console replicas share the work (a sorted set of failure times per address, expiring with the window).
-import { redisKeys } from '../../gateway/contract/redis-keys.ts';
+import { redisKeys, type RedisKeys } from '../../gateway/contract/redis-keys.ts';
 import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 
 export interface SignInLimit {
@@ -49,19 +49,19 @@ export class MemorySignInLimit implements SignInLimit {
 
 export class RedisSignInLimit implements SignInLimit {
   private readonly redis: Redis;
-  private readonly prefix: string;
+  private readonly names: RedisKeys;
   private readonly max: number;
   private readonly windowMs: number;
 
   constructor(redis: Redis, prefix: string, max = MAX_FAILURES, windowMs = WINDOW_MS) {
     this.redis = redis;
-    this.prefix = prefix;
+    this.names = redisKeys(prefix);
     this.max = max;
     this.windowMs = windowMs;
   }
 
   private key(address: string): string {
-    return redisKeys(this.prefix).consoleSignIn(address);
+    return this.names.consoleSignIn(address);
   }
 
   async retryAfterSec(address: string, now: number): Promise<number> {

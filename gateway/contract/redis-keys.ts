@@ -62,6 +62,24 @@ export interface RedisKeys {
   consoleSignIn: (address: string) => string;
 }
 
+/** The keys of one account, all hash-tagged {a:<account>} so they share a Cluster slot. */
+export function accountKeys(prefix: string, account: string): AccountKeys {
+  const t = `${prefix}:{a:${account}}`;
+  return {
+    acct: `${t}:acct`,
+    credits: `${t}:credits`,
+    revoked: `${t}:revoked`,
+    holds: `${t}:holds`,
+    holdrec: `${t}:holdrec`,
+    held: `${t}:held`,
+    spend: `${t}:spend`,
+    settled: `${t}:settled`,
+    usage: `${t}:usage`,
+    stripe: `${t}:stripe`,
+    billing: `${t}:billing`,
+  };
+}
+
 export function redisKeys(prefix = 'svc'): RedisKeys {
   const tag = (account: string): string => `${prefix}:{a:${account}}`;
   return {
@@ -75,22 +93,7 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     keys: `${prefix}:keys`,
     lastUsed: `${prefix}:lastused`,
     usageStreams: `${prefix}:usage:streams`,
-    account: (account) => {
-      const t = tag(account);
-      return {
-        acct: `${t}:acct`,
-        credits: `${t}:credits`,
-        revoked: `${t}:revoked`,
-        holds: `${t}:holds`,
-        holdrec: `${t}:holdrec`,
-        held: `${t}:held`,
-        spend: `${t}:spend`,
-        settled: `${t}:settled`,
-        usage: `${t}:usage`,
-        stripe: `${t}:stripe`,
-        billing: `${t}:billing`,
-      };
-    },
+    account: (account) => accountKeys(prefix, account),
     window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),
     availability: (part) => `${prefix}:{avail}:${part}`,
     consoleSession: (idHash) => `${prefix}:console:session:${idHash}`,

@@ -14,7 +14,7 @@
 // Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
 // becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
 import { canonicalJson } from '../contract/canonical-json.ts';
-import { redisKeys, type AccountKeys, type RedisKeys } from '../contract/redis-keys.ts';
+import { redisKeys, type RedisKeys } from '../contract/redis-keys.ts';
 import { sealSnapshot, type Keyring } from '../contract/sealed-credentials.ts';
 import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
@@ -65,10 +65,7 @@ export interface RedisStoreOptions extends StoreTiming, RedisConnection {
   onWarning?: (message: string, err?: unknown) => void;
 }
 
-/** The keys of one account, all hash-tagged {a:<account>} so they share a Cluster slot. */
-export function accountKeys(prefix: string, account: string): AccountKeys {
-  return redisKeys(prefix).account(account);
-}
+export { accountKeys } from '../contract/redis-keys.ts';
 
 export class RedisStore implements Store, StoreAdmin {
   readonly redis: RedisClient;
@@ -236,9 +233,6 @@ export class RedisStore implements Store, StoreAdmin {
   private async runSettle(hold: Hold, s: Settlement): Promise<void> {
     const a = this.k.account(hold.account);
     const w = this.k.window(hold.account, hold.key);
-    checkAmount('costNano', s.costNano);
-    checkAmount('feeNano', s.event.feeNano);
-    checkAmount('tokens', s.tokens);
     this.batch.join();
     await SCRIPTS.settle.run(
       this.redis,

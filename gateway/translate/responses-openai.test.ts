@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { refuseStateful } from './responses-refuse.ts';
 import { responsesFromOpenAI } from './responses-openai.ts';
-import { clientEvents, loadGolden, MODEL, refusal, TARGET, UPDATE, upstreamEvents } from './testdata/golden.ts';
+import { answered, clientEvents, expectGolden, loadGolden, MODEL, refusal, streamed, TARGET, UPDATE, wire } from './testdata/golden.ts';
 
 const golden = loadGolden('responses-openai');
 const NOW = (): number => 1_767_225_600_000;
@@ -14,18 +14,16 @@ afterAll(() => {
 describe('responses -> chat completions: requests', () => {
   it.each(golden.data.request)('$name', (c) => {
     const frozen = structuredClone(c.client);
-    const req = responsesFromOpenAI(c.client, NOW).request(TARGET, MODEL);
-    const got = { operation: req.operation, stream: req.stream, headers: req.headers, body: JSON.parse(req.body) as unknown };
-    if (UPDATE) c.expected = got;
-    expect(got).toEqual(c.expected);
+    expectGolden(c, wire(responsesFromOpenAI(c.client, NOW).request(TARGET, MODEL)));
     expect(c.client).toEqual(frozen);
   });
 
   it.each(golden.data.refuse)('refuses $name with a 400 naming the field', (c) => {
     const frozen = structuredClone(c.client);
-    const got = refusal(() => responsesFromOpenAI(c.client, NOW).request(TARGET, MODEL));
-    if (UPDATE) c.expected = got;
-    expect(got).toEqual(c.expected);
+    expectGolden(
+      c,
+      refusal(() => responsesFromOpenAI(c.client, NOW).request(TARGET, MODEL)),
+    );
     expect(c.client).toEqual(frozen);
   });
 });
@@ -35,10 +33,7 @@ describe('responses -> chat completions: answers', () => {
     const client = { model: 'public-model', input: 'hi', tools: [{ type: 'namespace', name: 'agents', tools: [{ type: 'function', name: 'close_agent' }] }] };
     const t = responsesFromOpenAI(client, NOW);
     t.request(TARGET, MODEL); // builds the tool-name map the answer reads
-    const out = t.response(JSON.stringify(c.upstream), 'public-model');
-    const got = { body: JSON.parse(out.body) as unknown, usage: out.usage };
-    if (UPDATE) c.expected = got;
-    expect(got).toEqual(c.expected);
+    expectGolden(c, answered(t, c.upstream));
   });
 });
 
@@ -46,14 +41,7 @@ describe('responses -> chat completions: streams', () => {
   it.each(golden.data.stream)('$name', (c) => {
     const t = responsesFromOpenAI({ input: 'hi', ...(c.client ?? { stream: true }) }, NOW);
     t.request(TARGET, MODEL);
-    const tr = t.stream('public-model');
-    const text =
-      upstreamEvents(c.upstream)
-        .map((e) => tr.event(e))
-        .join('') + (tr.complete && !tr.failed ? tr.finish() : '');
-    const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
-    if (UPDATE) c.expected = got;
-    expect(got).toEqual(c.expected);
+    expectGolden(c, streamed(t.stream('public-model'), c.upstream));
   });
 
   it('ends a cut stream with response.failed and an error event the SDK raises', () => {

@@ -1,7 +1,7 @@
 // Golden tests of the Responses pass-through (an openai target with responsesApi) on wire samples (testdata/).
 import { afterAll, describe, expect, it } from 'vitest';
 import { responsesFromOpenAI } from './responses-openai.ts';
-import { clientEvents, loadGolden, MODEL, TARGET, UPDATE, upstreamEvents } from './testdata/golden.ts';
+import { answered, clientEvents, expectGolden, loadGolden, MODEL, streamed, TARGET, UPDATE, wire } from './testdata/golden.ts';
 
 const golden = loadGolden('responses-passthrough');
 const RESPONSES = { ...TARGET, responsesApi: true };
@@ -12,10 +12,7 @@ afterAll(() => {
 describe('responses pass-through: requests', () => {
   it.each(golden.data.request)('$name', (c) => {
     const frozen = structuredClone(c.client);
-    const req = responsesFromOpenAI(c.client).request(RESPONSES, MODEL);
-    const got = { operation: req.operation, stream: req.stream, headers: req.headers, body: JSON.parse(req.body) as unknown };
-    if (UPDATE) c.expected = got;
-    expect(got).toEqual(c.expected);
+    expectGolden(c, wire(responsesFromOpenAI(c.client).request(RESPONSES, MODEL)));
     expect(c.client).toEqual(frozen);
   });
 
@@ -32,10 +29,7 @@ describe('responses pass-through: answers', () => {
   it.each(golden.data.response)('$name', (c) => {
     const t = responsesFromOpenAI({});
     t.request(RESPONSES, MODEL);
-    const out = t.response(JSON.stringify(c.upstream), 'public-model');
-    const got = { body: JSON.parse(out.body) as unknown, usage: out.usage };
-    if (UPDATE) c.expected = got;
-    expect(got).toEqual(c.expected);
+    expectGolden(c, answered(t, c.upstream));
   });
 });
 
@@ -43,14 +37,7 @@ describe('responses pass-through: streams', () => {
   it.each(golden.data.stream)('$name', (c) => {
     const t = responsesFromOpenAI({ stream: true });
     t.request(RESPONSES, MODEL);
-    const tr = t.stream('public-model');
-    const text =
-      upstreamEvents(c.upstream)
-        .map((e) => tr.event(e))
-        .join('') + (tr.complete && !tr.failed ? tr.finish() : '');
-    const got = { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
-    if (UPDATE) c.expected = got;
-    expect(got).toEqual(c.expected);
+    expectGolden(c, streamed(t.stream('public-model'), c.upstream));
   });
 
   it('ends a cut stream with response.failed (the upstream response id) and an error event', () => {

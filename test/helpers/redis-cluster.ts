@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { Redis, type Cluster } from 'ioredis';
 import { createRedis, scanAll } from '../../gateway/state/redis-connect.ts';
 import { freePort } from './host.ts';
-import type { TestRedis } from './redis.ts';
+import { waitForPing, type TestRedis } from './redis.ts';
 
 const run = promisify(execFile);
 
@@ -52,24 +52,6 @@ function exited(child: ChildProcess): Promise<void> {
   });
 }
 
-async function ping(port: number, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    c.on('error', () => {});
-    try {
-      await c.connect();
-      await c.ping();
-      c.disconnect();
-      return;
-    } catch (err) {
-      c.disconnect();
-      if (Date.now() > end) throw new Error(`redis-server did not answer on port ${port}`, { cause: err });
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
 function spawnNode(port: number, busPort: number, dir: string, extra: string[]): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(
@@ -106,7 +88,7 @@ function spawnNode(port: number, busPort: number, dir: string, extra: string[]):
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
     child.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new Error(HOW_TO_GET) : err));
     child.once('exit', (code) => reject(new Error(`redis-server (cluster node ${port}) exited with ${code}: ${out}`)));
-    void ping(port, 10_000).then(() => resolve(child), reject);
+    void waitForPing(port, 10_000).then(() => resolve(child), reject);
   });
 }
 

@@ -43,8 +43,9 @@ function spawnServer(port: number, dir: string): Promise<ChildProcess> {
   });
 }
 
-async function waitForPing(port: number): Promise<void> {
-  const end = Date.now() + 10_000;
+/** Waits until a redis-server on the port answers PING (bounded). */
+export async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
   for (;;) {
     const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     c.on('error', () => {});

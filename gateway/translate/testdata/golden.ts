@@ -4,6 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { CompiledModel, CompiledTarget } from '../../contract/snapshot.ts';
 import { GatewayError } from '../../errors/catalog.ts';
 import { SseParser, type SseEvent } from '../../sse/parser.ts';
+import type { StreamTranslator, Translation, UpstreamRequest } from '../types.ts';
+import { expect } from 'vitest';
 
 export const UPDATE = process.env.UPDATE_GOLDEN === '1';
 
@@ -53,4 +55,27 @@ export function refusal(translate: () => unknown): { code: string; status: numbe
     throw e;
   }
   throw new Error('expected the request to be refused');
+}
+
+/** A request as the golden files record it: operation, stream flag, headers and the body parsed. */
+export function wire(req: UpstreamRequest): { operation: string; stream: boolean; headers: Record<string, string>; body: unknown } {
+  return { operation: req.operation, stream: req.stream, headers: req.headers, body: JSON.parse(req.body) as unknown };
+}
+
+/** An answer as recorded: the client body parsed and its usage. */
+export function answered(t: Translation, upstream: unknown): { body: unknown; usage: unknown } {
+  const out = t.response(JSON.stringify(upstream), 'public-model');
+  return { body: JSON.parse(out.body) as unknown, usage: out.usage };
+}
+
+/** A stream as recorded: the client events, usage, and how it ended. */
+export function streamed(tr: StreamTranslator, upstream: Golden['stream'][number]['upstream']): unknown {
+  const text = upstreamEvents(upstream).map((e) => tr.event(e)).join('') + (tr.complete && !tr.failed ? tr.finish() : '');
+  return { events: clientEvents(text), usage: tr.usage(), complete: tr.complete, failed: tr.failed };
+}
+
+/** Compares with the recorded expectation, or records it (UPDATE_GOLDEN=1). */
+export function expectGolden(c: { expected?: unknown }, got: unknown): void {
+  if (UPDATE) c.expected = got;
+  expect(got).toEqual(c.expected);
 }

@@ -21,19 +21,19 @@ export class UsageStreams {
   readonly streams: string[] = [];
   private readonly known = new Set<string>();
   private readonly redis: Redis;
-  private readonly prefix: string;
+  private readonly usageStreams: string;
   readonly consumer: string;
   private rotation = 0;
 
   constructor(redis: Redis, prefix: string, consumer: string) {
     this.redis = redis;
-    this.prefix = prefix;
+    this.usageStreams = redisKeys(prefix).usageStreams;
     this.consumer = consumer;
   }
 
   /** Picks up streams registered since the last call and makes sure the group exists on each. */
   async discover(): Promise<number> {
-    const names = (await this.redis.smembers(redisKeys(this.prefix).usageStreams)).sort();
+    const names = (await this.redis.smembers(this.usageStreams)).sort();
     for (const s of names) {
       if (this.known.has(s)) continue;
       await this.ensureGroup(s);
