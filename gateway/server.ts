@@ -6,7 +6,7 @@ import { anthropicRoutes } from './http/anthropic-routes.ts';
 import { jsonBodies } from './http/body-parser.ts';
 import { cors } from './http/cors.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
-import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
+import { DEFAULT_TIMEOUTS, type ServerTimeouts } from './http/timeouts.ts';
 import { dialectErrors, dialectNotFound, frameworkError } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
@@ -29,12 +29,12 @@ export interface BuildOptions {
   drain?: Drain;
   /** The process's logger (logger.ts), made before the server; by default one at logLevel. */
   logger?: Logger;
-  /** Limits on slow clients (default: SVC_*_TIMEOUT_MS from the environment, else DEFAULT_TIMEOUTS). */
+  /** Limits on slow clients (default: DEFAULT_TIMEOUTS; the entry points pass what gateway/options.ts parsed). */
   timeouts?: Partial<ServerTimeouts>;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
-  const t = { ...timeoutsFromEnv(process.env), ...opts.timeouts };
+  const t = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const app = Fastify({
     // Node checks the header and request deadlines on a timer: often enough that a short deadline is kept.
     http: { headersTimeout: Math.min(t.headersMs, t.requestMs), connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(t.headersMs / 4))) },
