@@ -89,7 +89,6 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
     );
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'redis unreachable' });
   });
-  app.get('/', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
   const billing = clusterBilling(env, redis, prefix, () => keys.accounts());
   await app.register(billingWebhookPlugin(billing));
   await app.register(

@@ -6,7 +6,8 @@ import type { ConfigCredit } from '../billing/backend.ts';
 import { MAX_CENTS, MIN_CENTS } from '../billing/backend.ts';
 import type { AccountBilling } from '../billing/statement.ts';
 import { accountSelector } from './keys.ts';
-import { field, page, utc } from './layout.ts';
+import { field, page, scrollTable, utc } from './layout.ts';
+import { usd } from './money.ts';
 
 export interface BillingView {
   user: { name: string; csrf: string };
@@ -40,23 +41,13 @@ const KIND_LABELS: Record<string, string> = {
   sla: 'SLA credit',
 };
 
-/** USD for display: cents when the amount is whole cents, else all 9 decimals (nothing is rounded away unseen). */
-export function money(nano: number): string {
-  const neg = nano < 0;
-  const a = BigInt(Math.abs(nano));
-  const whole = a / 1_000_000_000n;
-  const frac = (a % 1_000_000_000n).toString().padStart(9, '0');
-  const shown = frac.slice(2) === '0000000' ? frac.slice(0, 2) : frac;
-  return `${neg ? '−' : ''}$${whole.toLocaleString('en-US')}.${shown}`;
-}
-
 function ledgerRows(v: BillingView): Html[] {
   const rows: Html[] = v.configCredits.map(
-    (c) => html`<tr><td>—</td><th scope="row">${KIND_LABELS[c.kind]}</th><td>${c.reference || 'trial'}</td><td class="num">${money(c.amountNano)}</td></tr>`,
+    (c) => html`<tr><td>—</td><th scope="row">${KIND_LABELS[c.kind]}</th><td>${c.reference || 'trial'}</td><td class="num">${usd(c.amountNano)}</td></tr>`,
   );
   for (const e of v.entries) {
     rows.push(
-      html`<tr><td>${utc(e.at)}</td><th scope="row">${KIND_LABELS[e.kind] ?? e.kind}</th><td><code>${e.reference}</code></td><td class="num">${money(e.deltaNano)}</td></tr>`,
+      html`<tr><td class="nowrap">${utc(e.at)}</td><th scope="row">${KIND_LABELS[e.kind] ?? e.kind}</th><td><code>${e.reference}</code></td><td class="num">${usd(e.deltaNano)}</td></tr>`,
     );
   }
   return rows;
@@ -83,12 +74,15 @@ ${
     html`
 ${accountSelector('/dashboard/billing', v.accounts, v.account)}
 ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}
-<dl class="cards"><div class="stat"><dt>Balance</dt><dd>${money(v.balanceNano)}</dd></div>
+<dl class="cards"><div class="stat"><dt>Balance</dt><dd>${usd(v.balanceNano)}</dd></div>
 ${v.openDisputes > 0 ? html`<div class="stat"><dt>Open disputes</dt><dd>${v.openDisputes}</dd></div>` : ''}</dl>
 ${payments}
-<table><caption>Ledger of account ${v.account}: credits and payments (usage is on the Usage page)</caption>
-<thead><tr><th scope="col">Date</th><th scope="col">Entry</th><th scope="col">Reference</th><th scope="col">Amount (USD)</th></tr></thead>
-<tbody>${ledgerRows(v)}</tbody></table>
+${scrollTable(
+  'ledger-caption',
+  `Ledger of account ${v.account}: credits and payments (usage is on the Usage page)`,
+  html`<thead><tr><th scope="col">Date</th><th scope="col">Entry</th><th scope="col">Reference</th><th scope="col" class="num">Amount (USD)</th></tr></thead>
+<tbody>${ledgerRows(v)}</tbody>`,
+)}
 ${statements(v)}`,
   );
 }

@@ -1,9 +1,9 @@
 // /dashboard/keys: the account's keys (paginated on the server), the Create key form, and the show-once dialog.
-import { nanoToUsd } from '../../gateway/contract/money.ts';
 import { html, type Html } from '../html.ts';
 import type { CreatedKey, KeyPage, KeyRow, PlanLimits } from '../keys/backend.ts';
 import type { FieldErrors } from '../keys/form.ts';
-import { field, page, utc } from './layout.ts';
+import { field, page, scrollTable, utc } from './layout.ts';
+import { usd } from './money.ts';
 
 export const PAGE_SIZE = 50;
 
@@ -28,10 +28,6 @@ export function accountSelector(path: string, accounts: string[], account: strin
 ${extra}<button type="submit">Show</button></form>`;
 }
 
-function usd(nano: number): string {
-  return `$${nanoToUsd(nano).toFixed(2)}`;
-}
-
 function stateCell(r: KeyRow): Html {
   if (r.state === 'Revoked') return html`<span class="state revoked">Revoked</span>`;
   if (r.revokeAt !== null) return html`<span class="state pending">Active, revoked at ${utc(r.revokeAt)} (rotated)</span>`;
@@ -45,8 +41,8 @@ function row(v: KeysView, r: KeyRow): Html {
       ? html`<a href="/dashboard/keys/rotate?${q}" aria-label="Rotate ${r.name}">Rotate</a> <a href="/dashboard/keys/revoke?${q}" aria-label="Revoke ${r.name}">Revoke</a>`
       : '';
   return html`<tr><th scope="row">${r.name}</th><td><code>${r.display}</code></td><td>${stateCell(r)}</td>
-<td>${r.createdAt ? utc(Date.parse(r.createdAt)) : 'from config'}${r.createdBy ? html`<br><small>by ${r.createdBy}</small>` : ''}</td>
-<td>${r.lastUsedAt === null ? 'never' : utc(r.lastUsedAt)}</td>
+<td class="nowrap">${r.createdAt ? utc(Date.parse(r.createdAt)) : 'from config'}${r.createdBy ? html`<br><small>by ${r.createdBy}</small>` : ''}</td>
+<td class="nowrap">${r.lastUsedAt === null ? 'never' : utc(r.lastUsedAt)}</td>
 <td>${usd(r.monthSpendNano)} / ${r.monthlyBudgetNano === null ? 'no budget' : usd(r.monthlyBudgetNano)}</td>
 <td>${r.rpm ?? '—'}</td><td>${r.tpm ?? '—'}</td><td>${r.models === null ? 'all of the plan' : r.models.join(', ')}</td>
 <td>${actions}</td></tr>`;
@@ -97,10 +93,13 @@ export function keysPage(v: KeysView): Html {
 ${accountSelector('/dashboard/keys', v.accounts, v.account)}
 ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}
 ${createdDialog(v)}
-<table><caption>Keys of account ${v.account} (${v.keys.total})</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th>
+${scrollTable(
+  'keys-caption',
+  `Keys of account ${v.account} (${v.keys.total})`,
+  html`<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th>
 <th scope="col">Month spend / budget</th><th scope="col">RPM</th><th scope="col">TPM</th><th scope="col">Models</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-<tbody>${v.keys.rows.length === 0 ? html`<tr><td colspan="10">No keys yet.</td></tr>` : v.keys.rows.map((r) => row(v, r))}</tbody></table>
+<tbody>${v.keys.rows.length === 0 ? html`<tr><td colspan="10">No keys yet.</td></tr>` : v.keys.rows.map((r) => row(v, r))}</tbody>`,
+)}
 ${pager(v)}
 ${v.canManage ? createForm(v) : html`<p>You may see this account's keys but not create, rotate or revoke them.</p>`}`,
   );

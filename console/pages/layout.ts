@@ -40,3 +40,12 @@ export function utc(ms: number | null): string {
   if (ms === null) return '—';
   return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
+
+/**
+ * A table in a region of its own that scrolls sideways when the table is wider than the screen (a phone), so the page
+ * never does: named by the table's caption, focusable so keyboard users can scroll it too.
+ */
+export function scrollTable(id: string, caption: Html | string, inner: Html, cls = ''): Html {
+  return html`<div class="table-scroll" role="region" aria-labelledby="${id}" tabindex="0"><table${cls ? html` class="${cls}"` : ''}><caption id="${id}">${caption}</caption>
+${inner}</table></div>`;
+}

@@ -8,7 +8,7 @@ import { percent, type DayBar } from '../../gateway/availability/uptime.ts';
 import type { ModelView, StatusView } from '../../gateway/availability/view.ts';
 import { html, type Html } from '../html.ts';
 import { overall } from '../status/statuspage.ts';
-import { utc } from './layout.ts';
+import { scrollTable, utc } from './layout.ts';
 
 export const REFRESH_SECONDS = 60;
 
@@ -64,9 +64,12 @@ function modelRow(m: ModelView): Html {
 }
 
 function targetRows(v: StatusView): Html {
-  return html`<details><summary>Targets</summary><table><caption>Every target of every model</caption>
-<thead><tr><th scope="col">Model</th><th scope="col">Target</th><th scope="col">State</th><th scope="col">Last probe</th><th scope="col">Latency</th><th scope="col">Message</th></tr></thead>
-<tbody>${v.models.flatMap((m) => m.targets.map((t) => html`<tr><td>${m.id}</td><td>${t.target}</td><td>${stateBadge(t.state)}</td><td>${utc(t.lastProbe)}</td><td>${t.latencyMs === null ? '—' : `${t.latencyMs} ms`}</td><td>${t.message}</td></tr>`))}</tbody></table></details>`;
+  return html`<details><summary>Targets</summary>${scrollTable(
+    'targets-caption',
+    'Every target of every model',
+    html`<thead><tr><th scope="col">Model</th><th scope="col">Target</th><th scope="col">State</th><th scope="col">Last probe</th><th scope="col">Latency</th><th scope="col">Message</th></tr></thead>
+<tbody>${v.models.flatMap((m) => m.targets.map((t) => html`<tr><td>${m.id}</td><td>${t.target}</td><td>${stateBadge(t.state)}</td><td>${utc(t.lastProbe)}</td><td>${t.latencyMs === null ? '—' : `${t.latencyMs} ms`}</td><td>${t.message}</td></tr>`))}</tbody>`,
+  )}</details>`;
 }
 
 export function statusBody(v: StatusView): Html {
@@ -78,9 +81,13 @@ export function statusBody(v: StatusView): Html {
 <p class="inline"><input type="checkbox" id="auto-refresh" data-refresh="${REFRESH_SECONDS}" checked><label for="auto-refresh">Refresh this page every ${REFRESH_SECONDS} s</label></p>
 ${open.length > 0 ? html`<section aria-labelledby="open-h"><h2 id="open-h">Open incidents</h2>${open.map(incidentBlock)}</section>` : ''}
 <section aria-labelledby="models-h"><h2 id="models-h">Models</h2>
-<div class="scroll"><table class="status"><caption>Current state and uptime of each model</caption>
-<thead><tr><th scope="col">Model</th><th scope="col">State</th><th scope="col">Last probe</th><th scope="col">Latency</th><th scope="col">Last 90 days</th><th scope="col">24 h</th><th scope="col">7 d</th><th scope="col">30 d</th><th scope="col">90 d</th></tr></thead>
-<tbody>${v.models.map(modelRow)}</tbody></table></div>
+${scrollTable(
+  'models-caption',
+  'Current state and uptime of each model',
+  html`<thead><tr><th scope="col">Model</th><th scope="col">State</th><th scope="col">Last probe</th><th scope="col">Latency</th><th scope="col">Last 90 days</th><th scope="col">24 h</th><th scope="col">7 d</th><th scope="col">30 d</th><th scope="col">90 d</th></tr></thead>
+<tbody>${v.models.map(modelRow)}</tbody>`,
+  'status',
+)}
 ${targetRows(v)}
 </section>
 <section aria-labelledby="rules-h"><h2 id="rules-h">How states and uptime are decided</h2>

@@ -22,6 +22,7 @@ function showLogin(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, 
 
 export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/dashboard', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
+  app.get('/dashboard/', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
   app.get('/dashboard/login', async (req, reply) => showLogin(deps, req, reply, { status: 200, next: safeNext(queryOf(req).next) }));
 
   app.post('/dashboard/login', async (req, reply) => {

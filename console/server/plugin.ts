@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { errorPage } from '../pages/login.ts';
 import { authRoutes } from './auth-routes.ts';
 import { billingRoutes } from './billing-routes.ts';
-import { Forbidden, sendHtml, type ConsoleDeps, type SignedIn } from './context.ts';
+import { Forbidden, sendHtml, userOf, type ConsoleDeps, type SignedIn } from './context.ts';
 import { keyRoutes } from './key-routes.ts';
 import { securityHooks } from './security.ts';
 import { usageRoutes } from './usage-routes.ts';
@@ -36,5 +36,7 @@ export function consolePlugin(deps: ConsoleDeps): (app: FastifyInstance) => Prom
     keyRoutes(app, deps);
     usageRoutes(app, deps);
     billingRoutes(app, deps);
+    // A page of the console that does not exist: the console's 404 page (signed in), not the API's JSON.
+    app.get('/dashboard/*', async (req, reply) => sendHtml(reply, 404, errorPage(404, 'There is no such page in the console.', userOf(req))));
   };
 }

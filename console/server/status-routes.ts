@@ -1,16 +1,16 @@
 // The public pages of the console's server: /status (HTML), /status/api/v2/*.json (Atlassian Statuspage shapes),
-// /status/badge/<model>.svg. No sign-in; the console's look and CSP. A plugin of its own, so the console's session
+// /status/badge/<model>.svg, /trust, and the landing page / for browsers (home-route.ts). No sign-in; the console's look and CSP. A plugin of its own, so the console's session
 // check never applies here.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { Html } from '../html.ts';
 import type { StatusSource } from '../../gateway/availability/view.ts';
 import { page } from '../pages/layout.ts';
 import { statusBody } from '../pages/status.ts';
 import { trustBody } from '../pages/trust.ts';
 import { renderSecurityTxt, securityTxt, trustFacts } from '../trust/facts.ts';
 import { badgeSvg, componentsJson, incidentsJson, maintenancesJson, statusJson, summaryJson, type PageInfo } from '../status/statuspage.ts';
-import { CSP } from './security.ts';
+import { homeRoute } from './home-route.ts';
+import { publicHeaders, publicPage } from './public-page.ts';
 
 const STATIC = {
   'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../static/console.css', import.meta.url)) },
@@ -18,35 +18,12 @@ const STATIC = {
   'status.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../static/status.js', import.meta.url)) },
 };
 
-/**
- * The console's page shell for a public page: its stylesheets served from /status/static (the page works where only
- * the public paths are routed) and, instead of the console's script, status.js (the self-refresh of /status).
- */
-export function publicPage(doc: Html, script = false): string {
-  const head = `<link rel="stylesheet" href="/status/static/status.css">${script ? '<script src="/status/static/status.js" defer></script>' : ''}`;
-  return doc.value
-    .replace('/dashboard/static/console.css', '/status/static/console.css')
-    .replace(/<script src="\/dashboard\/static\/console\.js" defer><\/script>\n?/, '')
-    .replace('</head>', `${head}</head>`);
-}
-
 export interface StatusDeps {
   source: StatusSource;
   page: PageInfo;
   /** The process's settings (security contact, Redis and Postgres URLs for /trust). */
   env: Record<string, string | undefined>;
   now?: () => number;
-}
-
-export function publicHeaders(app: FastifyInstance): void {
-  app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
-    reply.header('x-frame-options', 'DENY');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache');
-    return payload;
-  });
 }
 
 function json(reply: FastifyReply, body: object): FastifyReply {
@@ -61,6 +38,7 @@ function json(reply: FastifyReply, body: object): FastifyReply {
 export function statusPlugin(deps: StatusDeps): (app: FastifyInstance) => Promise<void> {
   return async (app) => {
     publicHeaders(app);
+    homeRoute(app, deps.env);
     const view = () => deps.source.view();
     for (const [name, file] of Object.entries(STATIC)) {
       app.get(`/status/static/${name}`, async (_req, reply) => reply.type(file.type).header('cache-control', 'public, max-age=300').send(file.body));

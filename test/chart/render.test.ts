@@ -154,6 +154,7 @@ describe('what the rendered objects promise', () => {
     };
     const to = Object.fromEntries(ingress.rules[0]?.http.paths.map((p) => [p.path, p.backend.service.name]) ?? []);
     expect(to).toMatchObject({
+      '/': 'svc-svc-gateway-console',
       '/v1': 'svc-svc-gateway-gateway',
       '/dashboard': 'svc-svc-gateway-console',
       '/status': 'svc-svc-gateway-console',
@@ -288,13 +289,17 @@ describe('what the rendered objects promise', () => {
       const endpoints = (find(docs, 'ServiceMonitor', '').spec as { endpoints: Array<{ port: string; path: string }> }).endpoints;
       expect(endpoints.map((e) => [e.port, e.path])).toEqual([['metrics', '/metrics']]);
       // The Ingress sends only API paths (and the console's), and only to http ports: never /metrics, never a metrics Service.
-      const ingress = find(docs, 'Ingress', '-gateway').spec as { rules: Array<{ http: { paths: Array<{ path: string; backend: Backend }> } }> };
+      const ingress = find(docs, 'Ingress', '-gateway').spec as {
+        rules: Array<{ http: { paths: Array<{ path: string; pathType: string; backend: Backend }> } }>;
+      };
       const paths = ingress.rules.flatMap((r) => r.http.paths);
       expect(paths.length).toBeGreaterThan(0);
       for (const p of paths) {
-        const toConsole = ['/dashboard', '/status', '/trust', '/billing', '/.well-known/security.txt'].includes(p.path);
+        const toConsole = ['/', '/dashboard', '/status', '/trust', '/billing', '/.well-known/security.txt'].includes(p.path);
         expect(p.backend.service).toEqual({ name: toConsole ? 'svc-svc-gateway-console' : 'svc-svc-gateway-gateway', port: { name: 'http' } });
-        expect('/metrics'.startsWith(p.path.replace(/\/$/, '') || '/')).toBe(false);
+        // The landing page's / is Exact: it matches / alone, never /metrics.
+        if (p.path === '/') expect(p.pathType).toBe('Exact');
+        else expect('/metrics'.startsWith(p.path.replace(/\/$/, '') || '/')).toBe(false);
       }
       // The gateway's NetworkPolicy: the API port as gatewayFrom says; the metrics port from metricsFrom only.
       const rules = (find(docs, 'NetworkPolicy', '-gateway').spec as { ingress: Rule[] }).ingress;

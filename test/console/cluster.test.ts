@@ -91,6 +91,19 @@ async function apiKeyJson(name: string): Promise<string> {
 }
 
 describe('console, cluster mode', () => {
+  it('serves / as the Ingress routes it there: the page of links to a browser, the JSON 404 to an API client', async () => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${console_.url}/`);
+    const nav = page.getByRole('navigation', { name: 'Where to go' });
+    await expect(nav.getByRole('link', { name: 'Console' }).getAttribute('href')).resolves.toBe('/dashboard');
+    await expectAccessible(page, 'the landing page');
+    const api = await fetch(`${console_.url}/`, { headers: { accept: 'application/json' } });
+    expect([api.status, await api.json()]).toEqual([
+      404,
+      { error: { message: 'No route GET /.', type: 'invalid_request_error', param: null, code: 'not_found' } },
+    ]);
+  });
+
   it('refuses a token the API server does not accept', async () => {
     const page = await (await browser.newContext()).newPage();
     await page.goto(`${console_.url}/dashboard/login`);
