@@ -227,6 +227,7 @@ describe('GET / lands somewhere useful', () => {
       const body = (await r.json()) as { error: Record<string, unknown> };
       expect(body).toEqual({ error: { ...shape.error, message: 'No route GET /.' } });
       expect(r.headers.get('vary')).toMatch(/accept/i);
+      expect(r.headers.get('access-control-allow-origin')).toBe(other.headers.get('access-control-allow-origin'));
     }
   });
 
