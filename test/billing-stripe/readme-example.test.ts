@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { startStripeMock, type StripeMock } from './stripe-mock.ts';
 
 let stripe: StripeMock;
@@ -28,7 +28,7 @@ async function demoBalance(): Promise<number> {
 }
 
 it('runs the README example: applied once, then a duplicate; the balance rises by 25 USD once', async () => {
-  const script = readmeExample('stripe-webhook').replace('http://127.0.0.1:8080', gw.url);
+  const script = docExample('docs/billing.md', 'stripe-webhook').replace('http://127.0.0.1:8080', gw.url);
   const before = await demoBalance();
   const run = async (): Promise<string> => (await promisify(execFile)('bash', ['-c', script])).stdout;
   expect(await run()).toBe('{"received":true,"verdict":"applied"}');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { freePort } from '../helpers/redis.ts';
 
 let group: number | undefined;
@@ -36,7 +36,7 @@ afterAll(async () => {
 it('runs two gateway processes on one Redis that share the spend, as the README shows', async () => {
   redisPort = await freePort();
   const [a, b, ma, mb] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const script = readmeExample('redis-fleet')
+  const script = docExample('docs/operations.md', 'redis-fleet')
     .replaceAll('6379', String(redisPort))
     .replaceAll('8081', String(a))
     .replaceAll('8082', String(b))

@@ -9,7 +9,7 @@ import { parse, stringify } from 'yaml';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { chat } from '../helpers/fleet.ts';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startControlPlane, type ControlPlane } from '../k8s/control-plane.ts';
 import { createNamespace, kubectl, kubectlOk } from '../k8s/kubectl.ts';
@@ -168,7 +168,7 @@ describe("the operator under the chart's RBAC", () => {
     expect(gwMetricsPort).toBe('9090');
     gateway = await startGatewayProcess({ ...gwEnv, SVC_CONFIG_POLL_MS: '500' }, ['--cluster']);
 
-    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], readmeExample('operator').replace('https://api.openai.com/v1', upstream.baseUrl));
+    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], docExample('docs/kubernetes.md', 'operator').replace('https://api.openai.com/v1', upstream.baseUrl));
     let key = '';
     const end = Date.now() + 30_000;
     while (Date.now() < end && !key) {
