@@ -1,7 +1,8 @@
 // /dashboard/keys: the account's keys (paginated on the server), the Create key form, and the show-once dialog.
 import { nanoToUsd } from '../../gateway/contract/money.ts';
 import { html, type Html } from '../html.ts';
-import type { CreatedKey, KeyPage, KeyRow, PlanLimits } from '../keys/backend.ts';
+import type { CreatedKey, KeyPage, KeyRow } from '../keys/backend.ts';
+import type { PlanLimits } from '../keys/key-spec.ts';
 import type { FieldErrors } from '../keys/form.ts';
 import { field, page, utc } from './layout.ts';
 
