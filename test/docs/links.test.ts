@@ -1,4 +1,4 @@
-// Every relative link and #anchor of README.md and docs/ resolves (a moved section or a renamed heading breaks one).
+// Every relative link and #anchor of README.md, docs/ and the chart's README resolves (a moved section or a renamed heading breaks one).
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.ts';
 import { anchorsOf, brokenLinks, docPages } from './links.ts';

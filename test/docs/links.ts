@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
-/** README.md and every page under docs/, as paths from the root. */
+/** README.md, every page under docs/ and the chart's README, as paths from the root. */
 export function docPages(root: string): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => {
@@ -11,7 +11,7 @@ export function docPages(root: string): string[] {
       if (e.isDirectory()) return walk(path);
       return e.name.endsWith('.md') ? [path] : [];
     });
-  return ['README.md', ...walk('docs')].sort();
+  return ['README.md', 'charts/svc-gateway/README.md', ...walk('docs')].sort();
 }
 
 /** The text outside fenced code blocks and inline code, where links are links. */
