@@ -5,9 +5,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { cell, code, header, table } from './markdown.ts';
+import { codeDirs } from './sources.ts';
 
 const KINDS = new Set(['Counter', 'Gauge', 'Histogram', 'Summary']);
-const SOURCES = ['gateway', 'console', 'operator'];
 
 export interface Metric {
   file: string;
@@ -55,7 +55,7 @@ function scan(file: string, text: string): { metrics: Metric[]; prefixes: string
 export function registeredMetrics(root: string): { metrics: Metric[]; prefixes: Array<{ file: string; prefix: string }> } {
   const metrics: Metric[] = [];
   const prefixes: Array<{ file: string; prefix: string }> = [];
-  for (const dir of SOURCES) {
+  for (const dir of codeDirs(root)) {
     const files = (readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
     for (const f of files.sort()) {
       const file = `${dir}/${f}`;
@@ -77,7 +77,7 @@ export function metricsPage(root: string): string {
     return [`## ${file}`, '', table(['metric', 'type', 'labels', 'what it counts'], rows)].join('\n');
   });
   return [
-    header('Metrics', 'the prom-client registrations in gateway/, console/ and operator/'),
+    header('Metrics', 'the prom-client registrations of the code'),
     'Every metric, by the file that registers it, with its labels. Labels stay bounded: an endpoint, a configured model,',
     'an account (accounts are bounded by config), a kind, a stage, a reason or a source, never a key, a stream or a task.',
     'Where each process serves them, and what they mean for operations: [operations.md](../operations.md#metrics),',

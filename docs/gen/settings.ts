@@ -1,13 +1,13 @@
 // docs/reference/settings.md: every setting of every process, from their own sources: each process's --help (run, as
-// a reader would run it) and the code that reads the environment (every `env.NAME` of gateway/, console/ and
-// operator/, with the default the code falls back to when it is a literal there).
+// a reader would run it) and the code that reads the environment (every `env.NAME` of the code's folders,
+// docs/gen/sources.ts, with the default the code falls back to when it is a literal there).
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { cell, code, header, table } from './markdown.ts';
+import { codeDirs } from './sources.ts';
 
-const SOURCES = ['gateway', 'console', 'operator'];
 /** Files that read the environment for tests only (golden files), not settings of a process. */
 const NOT_SETTINGS = /(\.test\.ts|\/testdata\/)/;
 
@@ -18,7 +18,7 @@ interface Read {
 }
 
 function sourceFiles(root: string): string[] {
-  return SOURCES.flatMap((dir) =>
+  return codeDirs(root).flatMap((dir) =>
     (readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }) as string[])
       .filter((f) => f.endsWith('.ts'))
       .map((f) => `${dir}/${f}`)
@@ -57,8 +57,9 @@ export async function processHelps(root: string): Promise<ProcessHelp[]> {
   const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const byFile = new Map<string, string[]>();
   for (const [name, command] of Object.entries(scripts)) {
-    const m = /^node ((?:gateway|console|operator)\/\S+\.ts)\b/.exec(command);
-    if (m) byFile.set(m[1] as string, [...(byFile.get(m[1] as string) ?? []), name]);
+    const file = /^node (\S+\.ts)\b/.exec(command)?.[1];
+    // A process of the program, not a tool (crds/generate.ts writes files; test/ and docs/ are not the program).
+    if (file && codeDirs(root).includes(file.split('/')[0] as string) && !file.startsWith('crds/')) byFile.set(file, [...(byFile.get(file) ?? []), name]);
   }
   const run = promisify(execFile);
   return Promise.all(
