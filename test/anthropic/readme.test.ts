@@ -1,4 +1,4 @@
-// The README's Anthropic examples, run as a newcomer would: against `npm start` (demo config, mock provider).
+// The Anthropic examples of docs/api.md, run as a newcomer would: against `npm start` (demo config, mock provider).
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
@@ -20,7 +20,7 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-describe('README: Anthropic-compatible API', () => {
+describe('docs/api.md: Anthropic-compatible API', () => {
   it('answers the curl example on the demo config', () => {
     const script = docExample('docs/api.md', 'anthropic')
       .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)

@@ -1,4 +1,4 @@
-// The README's Enterprise statements examples, run as written: the Account manifest is valid and compiles with its
+// The Enterprise statements examples of docs/billing.md, run as written: the Account manifest is valid and compiles with its
 // billing, and the CLI block (against a test Postgres holding a hand-made November; the files go to a temp folder)
 // writes a PDF whose text has the PO number and the closing balance, and a CSV with the same totals.
 import { execFile } from 'node:child_process';

@@ -1,4 +1,4 @@
-// The README's signed-webhook example (Console > Billing), run as written against `npm start` with the README's
+// The signed-webhook example of docs/billing.md (Billing), run as written against `npm start` with the README's
 // settings (the port moved): applied once, a repeat is a duplicate, and /v1/me of a demo key rises by 25 USD once.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -27,7 +27,7 @@ async function demoBalance(): Promise<number> {
   return ((await r.json()) as { balance_usd: number }).balance_usd;
 }
 
-it('runs the README example: applied once, then a duplicate; the balance rises by 25 USD once', async () => {
+it('runs the example of docs/billing.md: applied once, then a duplicate; the balance rises by 25 USD once', async () => {
   const script = docExample('docs/billing.md', 'stripe-webhook').replace('http://127.0.0.1:8080', gw.url);
   const before = await demoBalance();
   const run = async (): Promise<string> => (await promisify(execFile)('bash', ['-c', script])).stdout;

@@ -1,4 +1,4 @@
-// The README's "several processes on one Redis" example, run as written (ports and paths moved out of the way).
+// The "several processes on one Redis" example of docs/operations.md, run as written (ports and paths moved out of the way).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +33,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it('runs two gateway processes on one Redis that share the spend, as the README shows', async () => {
+it('runs two gateway processes on one Redis that share the spend, as docs/operations.md shows', async () => {
   redisPort = await freePort();
   const [a, b, ma, mb] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const script = docExample('docs/operations.md', 'redis-fleet')

@@ -23,7 +23,7 @@ describe('npm start (standalone, demo config)', () => {
     expect(Object.keys(gw.keys).sort()).toEqual(['demo-builder', 'demo-free']);
   });
 
-  it('answers the README quickstart curl example', () => {
+  it('answers the quickstart curl example of the README', () => {
     const port = new URL(gw.url).port;
     const script = docExample('README.md', 'quickstart')
       .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
@@ -34,7 +34,7 @@ describe('npm start (standalone, demo config)', () => {
     expect(body.choices[0]?.message.content).toContain('You said: Hello');
   });
 
-  it('answers the README quickstart SDK example', () => {
+  it('answers the quickstart SDK example of the README', () => {
     const port = new URL(gw.url).port;
     const code = docExample('README.md', 'quickstart-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], {

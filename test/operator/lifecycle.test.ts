@@ -33,7 +33,7 @@ afterAll(async () => {
 const urls = (): string[] => inst.gateways.map((g) => g.url);
 const apiKey = (name: string): Promise<ApiKeyObject | undefined> => getCustom(cluster.api, inst.ns, 'apikeys', name);
 
-describe('kubectl apply of the README example', () => {
+describe('kubectl apply of the example of docs/kubernetes.md', () => {
   let key: string;
 
   it('is served by every gateway within 2 s, with the key the operator generated into the Secret', async () => {

@@ -1,5 +1,5 @@
-// The README's Responses API examples, run as a newcomer would: against `npm start` (demo config, mock provider):
-// the curl call, the SDK stream, and Codex CLI with the README's config.toml.
+// The Responses API examples of docs/api.md, run as a newcomer would: against `npm start` (demo config, mock provider):
+// the curl call, the SDK stream, and Codex CLI with the docs' config.toml.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +26,7 @@ afterAll(async () => {
 
 const local = (text: string): string => text.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
 
-describe('README: Responses API', () => {
+describe('docs/api.md: Responses API', () => {
   it('answers the curl example on the demo config', () => {
     const script = local(docExample('docs/api.md', 'responses')).replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { env, encoding: 'utf8' });
@@ -47,7 +47,7 @@ describe('README: Responses API', () => {
     expect(out).toMatch(/\[mock-pro, \d+ output tokens, completed\]/);
   });
 
-  it('runs Codex CLI with the config and command of the README', () => {
+  it('runs Codex CLI with the config and command of docs/api.md', () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-readme-codex-'));
     writeFileSync(join(home, 'config.toml'), local(docExample('docs/api.md', 'codex-config')));
     const command = docExample('docs/api.md', 'codex').replace('SVC_KEY=sk-svc-... ', '');
