@@ -32,12 +32,12 @@ export function environmentReads(root: string): Map<string, Read> {
   const add = (name: string, file: string, dflt?: string): void => {
     const r = reads.get(name) ?? { name, files: new Set(), defaults: new Set() };
     r.files.add(file);
-    if (dflt !== undefined) r.defaults.add(dflt.replace(/_/g, ''));
+    if (dflt !== undefined && dflt !== "''") r.defaults.add(dflt.replace(/_/g, ''));
     reads.set(name, r);
   };
   for (const file of sourceFiles(root)) {
     const text = readFileSync(join(root, file), 'utf8');
-    for (const m of text.matchAll(/env(?:\.|\[')([A-Z][A-Z0-9_]+)'?\]?(?:\s*(?:\|\||\?\?)\s*('[^']*'|[\d_]+)\b)?/g)) add(m[1] as string, file, m[2]);
+    for (const m of text.matchAll(/env(?:\.|\[')([A-Z][A-Z0-9_]+)'?\]?(?:\s*(?:\|\||\?\?)\s*('[^']*'|[\d_]+\b))?/g)) add(m[1] as string, file, m[2]);
     // Our own names handed to a parser (`int(env, 'SVC_X', 15_000)`, a table of names): the literal is the read.
     for (const m of text.matchAll(/'((?:SVC|STRIPE)_[A-Z0-9_]+)'(?:\s*,\s*([\d_]+)\b)?/g)) add(m[1] as string, file, m[2]);
     for (const m of text.matchAll(/\(\s*env\s*,\s*'([A-Z][A-Z0-9_]+)'(?:\s*,\s*([\d_]+)\b)?/g)) add(m[1] as string, file, m[2]);
@@ -89,7 +89,7 @@ export function helpEntries(help: string): Map<string, string> {
 }
 
 /** The pages of docs/ (not the reference) that name a setting, as links from docs/reference/. */
-function pagesNaming(root: string, name: string): string[] {
+export function pagesNaming(root: string, name: string): string[] {
   return readdirSync(join(root, 'docs'))
     .filter((f) => f.endsWith('.md') && new RegExp(`\\b${name}\\b`).test(readFileSync(join(root, 'docs', f), 'utf8')))
     .sort()
