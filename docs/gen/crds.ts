@@ -43,7 +43,7 @@ function rulesOf(path: string, s: Schema): Rule[] {
   if (!Array.isArray(v)) return [];
   return v.map((r) => {
     const rule = asSchema(r) ?? {};
-    const message = rule.message !== undefined ? String(rule.message) : `(computed) ${String(rule.messageExpression)}`;
+    const message = rule.message !== undefined ? cell(String(rule.message)) : `${code(String(rule.messageExpression))} (computed by the API server)`;
     const at = rule.fieldPath !== undefined ? `${path}${String(rule.fieldPath)}` : path;
     return { path: at, rule: String(rule.rule), message };
   });
@@ -89,7 +89,7 @@ function kindSection(k: CrdKind): string {
       out.push(
         table(
           ['field', 'rule', 'message'],
-          rules.map((r) => [code(r.path), code(r.rule), cell(r.message)]),
+          rules.map((r) => [code(r.path), code(r.rule), r.message]),
         ),
       );
     }
