@@ -1,5 +1,5 @@
 // What the keys page needs from wherever keys live: standalone (manifests + store) or a cluster (ApiKey objects).
-import type { KeySpec } from './form.ts';
+import type { KeySpec, PlanLimits } from './key-spec.ts';
 
 export type KeyState = 'Active' | 'Revoked';
 
@@ -25,11 +25,6 @@ export interface KeyRow {
 export interface KeyPage {
   rows: KeyRow[];
   total: number;
-}
-
-export interface PlanLimits {
-  rpm: number | null;
-  tpm: number | null;
 }
 
 export interface CreatedKey {

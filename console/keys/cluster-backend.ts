@@ -9,8 +9,8 @@ import { displayKey, generateKey, hashKey } from '../../gateway/contract/keys.ts
 import { nanoToUsd, usdToNano } from '../../gateway/contract/money.ts';
 import type { LastUsed } from '../../gateway/state/last-used.ts';
 import { FIELD_MANAGER, MERGE, ref, statusOf, type KubeClients } from '../kube/clients.ts';
-import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow, type PlanLimits } from './backend.ts';
-import type { KeySpec } from './form.ts';
+import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
+import type { KeySpec, PlanLimits } from './key-spec.ts';
 import { rotatedName } from './rotated-name.ts';
 
 export const CREATED_BY = 'gateway.svc.dev/created-by';

@@ -1,14 +1,6 @@
 // The Create key form: parsed and checked here (pure), so every mistake becomes a message next to its field.
 import { usdToNano } from '../../gateway/contract/money.ts';
-import type { PlanLimits } from './backend.ts';
-
-export interface KeySpec {
-  name: string;
-  monthlyBudgetNano: number | null;
-  rpm: number | null;
-  tpm: number | null;
-  models: string[] | null;
-}
+import type { KeySpec, PlanLimits } from './key-spec.ts';
 
 export type FieldErrors = Partial<Record<keyof KeySpec, string>>;
 

@@ -4,8 +4,8 @@ import { displayKey, generateKey, hashKey } from '../../gateway/contract/keys.ts
 import type { KeyRecord, Snapshot } from '../../gateway/contract/snapshot.ts';
 import type { LastUsed } from '../../gateway/state/last-used.ts';
 import type { Store, StoreAdmin } from '../../gateway/state/store.ts';
-import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow, type PlanLimits } from './backend.ts';
-import type { KeySpec } from './form.ts';
+import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
+import type { KeySpec, PlanLimits } from './key-spec.ts';
 import type { KeyPublisher } from './publisher.ts';
 import type { KeyEntry, KeyRegistry } from './registry.ts';
 import { rotatedName } from './rotated-name.ts';

@@ -1,6 +1,7 @@
 // /dashboard/keys: the account's keys (paginated on the server), the Create key form, and the show-once dialog.
 import { html, type Html } from '../html.ts';
-import type { CreatedKey, KeyPage, KeyRow, PlanLimits } from '../keys/backend.ts';
+import type { CreatedKey, KeyPage, KeyRow } from '../keys/backend.ts';
+import type { PlanLimits } from '../keys/key-spec.ts';
 import type { FieldErrors } from '../keys/form.ts';
 import { field, page, scrollTable, utc } from './layout.ts';
 import { usd } from './money.ts';

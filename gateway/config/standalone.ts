@@ -1,7 +1,8 @@
 // Standalone config: manifests from SVC_CONFIG (a multi-document YAML file or a folder), or the demo config.
 import { fileURLToPath } from 'node:url';
 import type { ApiKey, IncidentCr } from '../../crds/schema/index.ts';
-import { compile, type CompileResult, type Problem } from '../contract/compile.ts';
+import { compile, type CompileResult } from '../contract/compile.ts';
+import type { Problem } from '../contract/problem.ts';
 import { generateKey } from '../contract/keys.ts';
 import { formatIssue, parseManifests, readManifestFiles, type ManifestIssue } from './manifests.ts';
 

@@ -6,7 +6,7 @@ import type { ModelRoute, Target } from '../../crds/schema/index.ts';
 import { perMTokToNanoPerToken } from './money.ts';
 import type { CompiledModel, CompiledTarget, CredentialRef } from './snapshot.ts';
 import { accepted, inScope, type RouteVerdict, type TargetVerdict } from './verdict.ts';
-import type { Problem } from './compile.ts';
+import type { Problem } from './problem.ts';
 
 type Secrets = Map<string, Record<string, string>>;
 type Refusal = { field: string; reason: string; message: string };

@@ -12,6 +12,7 @@ import { usdToNano } from './money.ts';
 import type { KeyRecord, Snapshot } from './snapshot.ts';
 import { SNAPSHOT_SCHEMA } from './snapshot.ts';
 import { canonicalJson } from './canonical-json.ts';
+import type { Problem } from './problem.ts';
 import { accepted, inScope, type Verdict, type Verdicts } from './verdict.ts';
 
 export interface ManifestSet {
@@ -22,14 +23,6 @@ export interface ManifestSet {
   secrets: Secret[];
   /** Declared incidents (status pages only; compile ignores them). */
   incidents?: IncidentCr[];
-}
-
-export interface Problem {
-  object: string; // Kind/name
-  field: string;
-  message: string;
-  /** Set when the problem only left a target out of the snapshot: the route's other targets still serve. */
-  leftOut?: 'target';
 }
 
 export interface CompileOptions {

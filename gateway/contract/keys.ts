@@ -1,4 +1,4 @@
-// Key format (README: Keys): sk-svc- + 32 base62 characters + 6-character base62 CRC32 of the body.
+// Key format (docs/api.md: Keys): sk-svc- + 32 base62 characters + 6-character base62 CRC32 of the body.
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk-svc-';

@@ -10,7 +10,7 @@
 // AES-GCM-SIV): the same config sealed twice gives the same bytes, so publishing stays idempotent.
 //
 // Keys: SVC_CONFIG_KEY, one or more comma-separated 32-byte keys (64 hex characters, or base64), the first seals and
-// every one unseals, which is how a key is rotated (README "Upstream credentials at rest"). Without SVC_CONFIG_KEY
+// every one unseals, which is how a key is rotated (docs/security.md "Upstream credentials at rest"). Without SVC_CONFIG_KEY
 // the key is derived (HKDF-SHA-256) from SVC_KEY_PEPPER, which every process that publishes or serves already shares.
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync } from 'node:crypto';
 import type { Snapshot } from './snapshot.ts';

@@ -1,4 +1,4 @@
-// Prometheus metrics of the gateway (README: Metrics). Labels stay bounded: endpoint, configured model
+// Prometheus metrics of the gateway (docs/operations.md: Metrics; every metric in docs/reference/metrics.md). Labels stay bounded: endpoint, configured model
 // ids, status class, fallback reason, configured account names; never key values or task_type.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';

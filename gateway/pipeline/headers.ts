@@ -1,4 +1,4 @@
-// The x-svc-* headers every proxied answer carries (README: OpenAI-compatible API, headers).
+// The x-svc-* headers every proxied answer carries (docs/api.md: OpenAI-compatible API, headers).
 import type { Route } from './dispatch.ts';
 
 export function routeHeaders(requestedModel: string, route: Route | null): Record<string, string> {

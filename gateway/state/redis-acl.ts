@@ -1,4 +1,4 @@
-// Least-privilege Redis ACL rules for each process (README "Redis users"; tested by test/redis-security/tls-acl.test.ts
+// Least-privilege Redis ACL rules for each process (docs/operations.md "Redis Cluster, TLS and ACL users"; tested by test/redis-security/tls-acl.test.ts
 // on a real redis-server). Each process gets only the commands it sends, scripts' own commands included (Redis checks
 // the commands a Lua script calls against the caller's ACL), and only its keys; none gets FLUSHALL, CONFIG, KEYS,
 // SCAN, DEBUG, SHUTDOWN or any @admin / @dangerous command.

@@ -139,7 +139,7 @@ function toolResult(b: Json, path: string): { message: Json; extra: Json[] } {
   return { message: { role: 'tool', tool_call_id: id, content: text }, extra };
 }
 
-/** An assistant turn: text and tool calls; thinking of earlier turns is dropped (see the README). */
+/** An assistant turn: text and tool calls; thinking of earlier turns is dropped (see docs/api.md, Translation). */
 function assistantMessage(content: unknown, path: string): Json | null {
   if (typeof content === 'string') return { role: 'assistant', content };
   const texts: string[] = [];

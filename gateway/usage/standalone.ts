@@ -1,4 +1,4 @@
-// Where a standalone gateway's usage events go (README: Usage, Postgres and metrics):
+// Where a standalone gateway's usage events go (docs/operations.md: Usage, Postgres and metrics):
 //   no DATABASE_URL            kept in memory (the latest 10,000), nothing else;
 //   DATABASE_URL               in-memory store: a Postgres sink (bounded queue; see postgres-sink.ts for its limit);
 //   DATABASE_URL + REDIS_URL   the Redis store appends events to streams and this process also runs the exporter.

@@ -1,5 +1,5 @@
 // The error shapes a caller's SDK can read: Anthropic's under /anthropic, OpenAI's everywhere else. Any non-2xx
-// answer must be one of them (README "Errors"; issue 18, item 6).
+// answer must be one of them (docs/reference/errors.md; issue 18, item 6).
 export type Dialect = 'openai' | 'anthropic';
 
 export function dialectOfPath(path: string): Dialect {

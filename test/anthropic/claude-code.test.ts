@@ -118,7 +118,7 @@ describe('Claude Code through the gateway', () => {
   );
 });
 
-/** What Claude Code sends (recorded in the README): keep this in step with what the binary really does. */
+/** What Claude Code sends (recorded in docs/api.md): keep this in step with what the binary really does. */
 function expectClaudeCodeShape(s: SeenRequest, key: string): void {
   expect(s.method).toBe('POST');
   expect(s.url).toBe('/anthropic/v1/messages?beta=true');

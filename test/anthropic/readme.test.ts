@@ -1,8 +1,8 @@
-// The README's Anthropic examples, run as a newcomer would: against `npm start` (demo config, mock provider).
+// The Anthropic examples of docs/api.md, run as a newcomer would: against `npm start` (demo config, mock provider).
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 
 let gw: GatewayProcess;
 let env: NodeJS.ProcessEnv;
@@ -20,9 +20,9 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-describe('README: Anthropic-compatible API', () => {
+describe('docs/api.md: Anthropic-compatible API', () => {
   it('answers the curl example on the demo config', () => {
-    const script = readmeExample('anthropic')
+    const script = docExample('docs/api.md', 'anthropic')
       .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
       .replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { env, encoding: 'utf8' });
@@ -34,7 +34,7 @@ describe('README: Anthropic-compatible API', () => {
   });
 
   it('runs the SDK example on the demo config', () => {
-    const code = readmeExample('anthropic-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+    const code = docExample('docs/api.md', 'anthropic-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env, encoding: 'utf8' });
     expect(out).toContain('Hello from mock-pro. You said: Hello');
     expect(out).toMatch(/\[mock-pro, \d+ output tokens, end_turn\]/);

@@ -1,7 +1,7 @@
 // /status in headless Chromium: a row per model with its 90 bars and uptime, the open incident above, the history
-// below, no script needed, and axe-core finds no serious or critical violation. Takes the README's screenshot
+// below, no script needed, and axe-core finds no serious or critical violation. Takes the screenshot of docs/availability.md
 // (UPDATE_SCREENSHOTS=1 rewrites docs/screenshots/status.png; otherwise it goes to a temporary folder).
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -11,6 +11,7 @@ import type { State } from '../../gateway/availability/types.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { basics, route } from '../helpers/manifests.ts';
 import { ROOT } from '../helpers/process.ts';
+import { docText } from '../helpers/docs.ts';
 import { expectAccessible, launchBrowser } from '../console/browser.ts';
 import { startAvailabilityGateway, type AvailabilityGateway } from './harness.ts';
 
@@ -133,9 +134,8 @@ describe('/status in a browser', () => {
     expect(await txt.text()).toMatch(/^Contact: mailto:security@example\.com\nExpires: \d{4}-\d\d-\d\dT/m);
   });
 
-  it('the README shows it', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    expect(readme).toContain('docs/screenshots/status.png');
+  it('docs/availability.md shows it', () => {
+    expect(docText('docs/availability.md')).toContain('](screenshots/status.png)');
     expect(existsSync(join(ROOT, 'docs', 'screenshots', 'status.png'))).toBe(true);
     expect(existsSync(join(SHOTS, 'status.png'))).toBe(true);
   });

@@ -1,4 +1,4 @@
-// The README's Enterprise statements examples, run as written: the Account manifest is valid and compiles with its
+// The Enterprise statements examples of docs/billing.md, run as written: the Account manifest is valid and compiles with its
 // billing, and the CLI block (against a test Postgres holding a hand-made November; the files go to a temp folder)
 // writes a PDF whose text has the PO number and the closing balance, and a CSV with the same totals.
 import { execFile } from 'node:child_process';
@@ -15,7 +15,7 @@ import { migrate } from '../../gateway/usage/postgres/migrate.ts';
 import { plan } from '../helpers/manifests.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { ROOT } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 
 let pg: TestPostgres;
 
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 it('the Account manifest is valid and its billing reaches the snapshot', () => {
-  const doc = parse(readmeExample('account-billing')) as object;
+  const doc = parse(docExample('docs/billing.md', 'account-billing')) as object;
   const a = account.parse(doc);
   expect(a.spec.billing?.poNumber).toBe('PO-2026-0042');
   const c = compile(
@@ -49,8 +49,8 @@ it('the Account manifest is valid and its billing reaches the snapshot', () => {
 
 it('runs the CLI block: a PDF with the PO number and closing balance, and the CSV', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-readme-statement-'));
-  writeFileSync(join(dir, 'config.yaml'), `${stringify(plan('builder', { tier: 1 }))}---\n${readmeExample('account-billing')}`);
-  const script = readmeExample('statement')
+  writeFileSync(join(dir, 'config.yaml'), `${stringify(plan('builder', { tier: 1 }))}---\n${docExample('docs/billing.md', 'account-billing')}`);
+  const script = docExample('docs/billing.md', 'statement')
     .replace('postgres://svc@127.0.0.1/usage', pg.url)
     .replaceAll('config/', join(dir, 'config.yaml'))
     .replaceAll('acme-2026-11.', join(dir, 'acme-2026-11.'));

@@ -1,7 +1,7 @@
 // The billing page in headless Chromium against the real standalone process, Stripe's API from stripe-mock: the
 // balance and ledger, Add credits (bounded; redirects to the Checkout URL stripe-mock returned), the Payment link
 // (copyable, carrying the account), a signed webhook event then listed as a top-up; axe on every state; and without
-// Stripe settings the page says payments are not set up. Takes the README's screenshot (UPDATE_SCREENSHOTS=1).
+// Stripe settings the page says payments are not set up. Takes the screenshot of docs/billing.md (UPDATE_SCREENSHOTS=1).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,10 +1,10 @@
-// The README's signed-webhook example (Console > Billing), run as written against `npm start` with the README's
+// The signed-webhook example of docs/billing.md (Billing), run as written against `npm start` with the README's
 // settings (the port moved): applied once, a repeat is a duplicate, and /v1/me of a demo key rises by 25 USD once.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { startStripeMock, type StripeMock } from './stripe-mock.ts';
 
 let stripe: StripeMock;
@@ -27,8 +27,8 @@ async function demoBalance(): Promise<number> {
   return ((await r.json()) as { balance_usd: number }).balance_usd;
 }
 
-it('runs the README example: applied once, then a duplicate; the balance rises by 25 USD once', async () => {
-  const script = readmeExample('stripe-webhook').replace('http://127.0.0.1:8080', gw.url);
+it('runs the example of docs/billing.md: applied once, then a duplicate; the balance rises by 25 USD once', async () => {
+  const script = docExample('docs/billing.md', 'stripe-webhook').replace('http://127.0.0.1:8080', gw.url);
   const before = await demoBalance();
   const run = async (): Promise<string> => (await promisify(execFile)('bash', ['-c', script])).stdout;
   expect(await run()).toBe('{"received":true,"verdict":"applied"}');

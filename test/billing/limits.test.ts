@@ -1,4 +1,4 @@
-// Limits across replicas (README: Limits): RPM and TPM across 3 gateway processes on one Redis, 10x the limit fired at once.
+// Limits across replicas (docs/billing.md: Limits): RPM and TPM across 3 gateway processes on one Redis, 10x the limit fired at once.
 import { describe, expect, it } from 'vitest';
 import { chat, countBy, useFleet } from '../helpers/fleet.ts';
 import { setup } from './fixtures.ts';

@@ -1,4 +1,4 @@
-// Money under concurrency (README: Money): a key's monthly budget and an account's prepaid balance under 50 concurrent calls, over
+// Money under concurrency (docs/billing.md: Money): a key's monthly budget and an account's prepaid balance under 50 concurrent calls, over
 // 3 processes: dollars over the cap, holds left over, and ledger against the usage events (all must be 0 / equal).
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The README's "several processes on one Redis" example, run as written (ports and paths moved out of the way).
+// The "several processes on one Redis" example of docs/operations.md, run as written (ports and paths moved out of the way).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { ROOT } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { freePort } from '../helpers/redis.ts';
 
 let group: number | undefined;
@@ -33,10 +33,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it('runs two gateway processes on one Redis that share the spend, as the README shows', async () => {
+it('runs two gateway processes on one Redis that share the spend, as docs/operations.md shows', async () => {
   redisPort = await freePort();
   const [a, b, ma, mb] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const script = readmeExample('redis-fleet')
+  const script = docExample('docs/operations.md', 'redis-fleet')
     .replaceAll('6379', String(redisPort))
     .replaceAll('8081', String(a))
     .replaceAll('8082', String(b))

@@ -1,4 +1,4 @@
-// Redis failure policy (README): Redis stalled (CLIENT PAUSE) or down under requests. No request waits much past the
+// Redis failure policy (docs/operations.md): Redis stalled (CLIENT PAUSE) or down under requests. No request waits much past the
 // command timeout; money paths answer 503 with retry-after (fail closed); settles that hit the stall are retried
 // and land once; no dollar is admitted past a budget.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

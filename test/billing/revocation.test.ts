@@ -1,4 +1,4 @@
-// Revocation across replicas (README: Revocation): revoke a key while traffic runs against 3 processes. Every call started after the revoke
+// Revocation across replicas (docs/billing.md: Revocation): revoke a key while traffic runs against 3 processes. Every call started after the revoke
 // took effect gets 401; calls already in flight finish; no later (stale) config makes the key work again.
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../gateway/contract/keys.ts';

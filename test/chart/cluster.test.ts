@@ -1,7 +1,7 @@
 // The chart against a real kube-apiserver + etcd (test/k8s): every rendered object is accepted by a server-side dry
 // run (default values and every option on); helm install, upgrade and uninstall keep the generated pepper; and the
 // operator, run with the environment the chart's Deployment gives it and under exactly the RBAC the chart grants
-// (a token of the chart's ServiceAccount), serves the README example to a cluster-mode gateway configured the same way.
+// (a token of the chart's ServiceAccount), serves the example of docs/kubernetes.md to a cluster-mode gateway configured the same way.
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { parse, stringify } from 'yaml';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { chat } from '../helpers/fleet.ts';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startControlPlane, type ControlPlane } from '../k8s/control-plane.ts';
 import { createNamespace, kubectl, kubectlOk } from '../k8s/kubectl.ts';
@@ -149,7 +149,7 @@ describe("the operator under the chart's RBAC", () => {
     return path;
   }
 
-  it('reconciles the README example into Redis, and a gateway configured by the chart serves it', async () => {
+  it('reconciles the example of docs/kubernetes.md into Redis, and a gateway configured by the chart serves it', async () => {
     const ns = await createNamespace(cp, 'rbac');
     const set = [`redis.url=${redis.url}`, `redis.prefix=${redis.prefix}`];
     await helmOk(['install', 'svc', CHART, '-n', ns, ...set.flatMap((s) => ['--set', s])], { kubeconfig: cp.kubeconfig });
@@ -168,7 +168,7 @@ describe("the operator under the chart's RBAC", () => {
     expect(gwMetricsPort).toBe('9090');
     gateway = await startGatewayProcess({ ...gwEnv, SVC_CONFIG_POLL_MS: '500' }, ['--cluster']);
 
-    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], readmeExample('operator').replace('https://api.openai.com/v1', upstream.baseUrl));
+    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], docExample('docs/kubernetes.md', 'operator').replace('https://api.openai.com/v1', upstream.baseUrl));
     let key = '';
     const end = Date.now() + 30_000;
     while (Date.now() < end && !key) {

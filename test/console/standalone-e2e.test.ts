@@ -1,7 +1,7 @@
 // The console end to end, in headless Chromium against the real standalone process on real Redis and Postgres:
 // sign in, create a key and read it from the dialog (Copy), call the API with it and a task tag, find the call in
 // usage by task and in the CSV (totals = rows = Postgres), rotate with a grace period that survives a restart,
-// revoke (401), then search the page, Redis, Postgres and the log for the keys: 0 hits. Screenshots for the README.
+// revoke (401), then search the page, Redis, Postgres and the log for the keys: 0 hits. Screenshots for docs/console.md.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,12 +10,13 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startGatewayProcess, ROOT, type GatewayProcess } from '../helpers/process.ts';
+import { docText } from '../helpers/docs.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { expectAccessible, launchBrowser, signIn } from './browser.ts';
 import { occurrences, postgresText, redisText } from './secrets.ts';
 
 const TOKEN = `e2e-console-${randomBytes(12).toString('hex')}`;
-// The README's screenshots (docs/screenshots/) are rewritten only when asked, as golden files are; otherwise the
+// The docs' screenshots (docs/screenshots/) are rewritten only when asked, as golden files are; otherwise the
 // same shots go to a temporary folder, so a test run leaves the tree clean.
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'svc-console-shots-'));
 let redis: TestRedis;
@@ -199,10 +200,9 @@ describe('console, standalone, end to end', () => {
     expect(await chat(keys[1] as string)).toBe(200);
   });
 
-  it('the README shows both pages (UPDATE_SCREENSHOTS=1 retakes them)', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  it('docs/console.md shows both pages (UPDATE_SCREENSHOTS=1 retakes them)', () => {
     for (const shot of ['console-keys.png', 'console-usage.png']) {
-      expect(readme).toContain(`docs/screenshots/${shot}`);
+      expect(docText('docs/console.md')).toContain(`](screenshots/${shot})`);
       expect(existsSync(join(ROOT, 'docs', 'screenshots', shot))).toBe(true);
       expect(existsSync(join(SHOTS, shot))).toBe(true);
     }

@@ -1,12 +1,12 @@
-// npm start as a newcomer runs it: the demo config, keys printed once, the README's curl example.
+// npm start as a newcomer runs it: the demo config, keys printed once, the README's curl and SDK examples.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { ROOT, runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { metricSum } from '../helpers/prom.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 
 let gw: GatewayProcess;
 
@@ -23,15 +23,26 @@ describe('npm start (standalone, demo config)', () => {
     expect(Object.keys(gw.keys).sort()).toEqual(['demo-builder', 'demo-free']);
   });
 
-  it('answers the README quickstart curl example', () => {
+  it('answers the quickstart curl example of the README', () => {
     const port = new URL(gw.url).port;
-    const script = readmeExample('quickstart')
+    const script = docExample('README.md', 'quickstart')
       .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
       .replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { env: { ...process.env, SVC_KEY: gw.keys['demo-builder'] }, encoding: 'utf8' });
     const body = JSON.parse(out) as { model: string; choices: Array<{ message: { content: string } }> };
     expect(body.model).toBe('mock-mini');
     expect(body.choices[0]?.message.content).toContain('You said: Hello');
+  });
+
+  it('answers the quickstart SDK example of the README', () => {
+    const port = new URL(gw.url).port;
+    const code = docExample('README.md', 'quickstart-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_KEY: gw.keys['demo-builder'] },
+      encoding: 'utf8',
+    });
+    expect(out).toContain('You said: Hello');
   });
 
   it('serves models, health and readiness', async () => {

@@ -1,13 +1,12 @@
 // The generated CRDs in a real kube-apiserver: valid manifests are accepted and defaulted as zod defaults them,
 // invalid ones are refused with the exact message users see, revocation cannot be undone, kubectl get is useful.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KINDS, type KindName } from '../../crds/schema/index.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { invalidFixtures, normalize, validFixtures } from './fixtures.ts';
 import { installCrds } from './install-crds.ts';
 import { createNamespace, kubectl, kubectlOk } from './kubectl.ts';
+import { docExample } from '../helpers/docs.ts';
 
 let cp: ControlPlane;
 
@@ -129,11 +128,9 @@ describe('kubectl get', () => {
   });
 });
 
-describe('README', () => {
+describe('docs/kubernetes.md', () => {
   it('its CRD example applies as written', async () => {
-    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-    const example = /<!-- example:crds -->\s*```yaml\n([\s\S]*?)```\s*<!-- \/example -->/.exec(readme)?.[1];
-    expect(example, 'README.md has no example:crds block').toBeDefined();
+    const example = docExample('docs/kubernetes.md', 'crds');
     const ns = await createNamespace(cp);
     await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], example);
     const names = await kubectlOk(cp, ['get', '-n', ns, 'svc-gateway', '-o', 'name']);

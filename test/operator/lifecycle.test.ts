@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../gateway/contract/keys.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { chat, me } from '../helpers/fleet.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { gatewayReady, install, startCluster, type Cluster, type Installation } from './harness.ts';
 import { getCustom, ready, secretKey, waitFor, type ApiKeyObject } from './kube-api.ts';
 import { untilAll } from './propagation.ts';
@@ -33,11 +33,11 @@ afterAll(async () => {
 const urls = (): string[] => inst.gateways.map((g) => g.url);
 const apiKey = (name: string): Promise<ApiKeyObject | undefined> => getCustom(cluster.api, inst.ns, 'apikeys', name);
 
-describe('kubectl apply of the README example', () => {
+describe('kubectl apply of the example of docs/kubernetes.md', () => {
   let key: string;
 
   it('is served by every gateway within 2 s, with the key the operator generated into the Secret', async () => {
-    const yaml = readmeExample('operator').replace('https://api.openai.com/v1', upstream.baseUrl);
+    const yaml = docExample('docs/kubernetes.md', 'operator').replace('https://api.openai.com/v1', upstream.baseUrl);
     const t0 = Date.now();
     await inst.kubectlOk(['apply', '-f', '-'], yaml);
     key = await waitFor('the generated key in Secret ci-bot-key', () => secretKey(cluster.api, inst.ns, 'ci-bot-key'));

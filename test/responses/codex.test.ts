@@ -168,7 +168,7 @@ describe('Codex CLI through the gateway', () => {
   );
 });
 
-/** What Codex sends (recorded in the README): keep this in step with what the binary really does. */
+/** What Codex sends (recorded in docs/api.md): keep this in step with what the binary really does. */
 function expectCodexShape(s: SeenRequest, key: string, model: string): void {
   expect(s.method).toBe('POST');
   expect(s.headers.authorization).toBe(`Bearer ${key}`);

@@ -1,12 +1,12 @@
-// The README's Responses API examples, run as a newcomer would: against `npm start` (demo config, mock provider):
-// the curl call, the SDK stream, and Codex CLI with the README's config.toml.
+// The Responses API examples of docs/api.md, run as a newcomer would: against `npm start` (demo config, mock provider):
+// the curl call, the SDK stream, and Codex CLI with the docs' config.toml.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 
 let gw: GatewayProcess;
 let env: NodeJS.ProcessEnv;
@@ -26,9 +26,9 @@ afterAll(async () => {
 
 const local = (text: string): string => text.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
 
-describe('README: Responses API', () => {
+describe('docs/api.md: Responses API', () => {
   it('answers the curl example on the demo config', () => {
-    const script = local(readmeExample('responses')).replace(/^export SVC_KEY=.*$/m, '');
+    const script = local(docExample('docs/api.md', 'responses')).replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { env, encoding: 'utf8' });
     const body = JSON.parse(out) as { object: string; model: string; status: string; output: Array<{ type: string; content: Array<{ text: string }> }> };
     expect(body.object).toBe('response');
@@ -38,15 +38,19 @@ describe('README: Responses API', () => {
   });
 
   it('runs the SDK example on the demo config', () => {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', local(readmeExample('responses-sdk'))], { cwd: ROOT, env, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', local(docExample('docs/api.md', 'responses-sdk'))], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+    });
     expect(out).toContain('Hello from mock-pro. You said: Hello');
     expect(out).toMatch(/\[mock-pro, \d+ output tokens, completed\]/);
   });
 
-  it('runs Codex CLI with the config and command of the README', () => {
+  it('runs Codex CLI with the config and command of docs/api.md', () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-readme-codex-'));
-    writeFileSync(join(home, 'config.toml'), local(readmeExample('codex-config')));
-    const command = readmeExample('codex').replace('SVC_KEY=sk-svc-... ', '');
+    writeFileSync(join(home, 'config.toml'), local(docExample('docs/api.md', 'codex-config')));
+    const command = docExample('docs/api.md', 'codex').replace('SVC_KEY=sk-svc-... ', '');
     // From the repository, where `npx codex` finds the devDependency (read-only sandbox: it changes nothing).
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', `${command} < /dev/null`], {
       cwd: ROOT,

@@ -1,4 +1,4 @@
-// Exporters killed (README: Measured): exporter processes SIGKILLed mid-batch (before the commit, and after the commit before the
+// Exporters killed (docs/operations.md: Measured): exporter processes SIGKILLed mid-batch (before the commit, and after the commit before the
 // acknowledgement) and under continuous load: their pending entries are taken over; no row missing or duplicated;
 // tokens in Postgres equal what the fake upstreams served.
 import type pg from 'pg';

@@ -1,4 +1,4 @@
-// Usage under load and Postgres down, end to end (README: Measured): 3 standalone gateway processes on one Redis, each with DATABASE_URL (so
+// Usage under load and Postgres down, end to end (docs/operations.md: Measured): 3 standalone gateway processes on one Redis, each with DATABASE_URL (so
 // each also runs the usage exporter: 3 replicas), mixed traffic on fake upstreams. Every call is one row; tokens
 // equal what the upstreams served; costs equal the settled ledger; a Postgres outage under traffic loses nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

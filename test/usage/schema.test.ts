@@ -1,7 +1,5 @@
 // The usage schema on a real Postgres: migrations under concurrency, monthly partitions, idempotent inserts, the
-// rollup against the raw rows, poison rows parked, and the README's queries run as written.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// rollup against the raw rows, poison rows parked, and the queries of docs/operations.md run as written.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, MigrationError, migrations } from '../../gateway/usage/postgres/migrate.ts';
@@ -11,8 +9,8 @@ import { QUERIES, type QueryName } from '../../gateway/usage/postgres/queries.ts
 import { UsageWriter, type Row } from '../../gateway/usage/postgres/writer.ts';
 import { recordCredits } from '../../gateway/usage/postgres/credits.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
-import { ROOT } from '../helpers/process.ts';
 import { sampleEvent } from '../helpers/usage-events.ts';
+import { docSql } from '../helpers/docs.ts';
 
 let db: TestPostgres;
 let pool: pg.Pool;
@@ -34,12 +32,9 @@ const row = (over: Parameters<typeof sampleEvent>[0] = {}): Row => {
   return { source: 'test', entryId: event.eventId, event };
 };
 
-/** The SQL block of the README between <!-- sql:NAME --> and <!-- /sql -->. */
-function readmeSql(name: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const m = new RegExp(`<!-- sql:${name} -->\\s*\`\`\`sql\\n([\\s\\S]*?)\`\`\`\\s*<!-- /sql -->`).exec(readme);
-  if (!m?.[1]) throw new Error(`README.md has no SQL block "${name}"`);
-  return m[1].trim();
+/** The SQL block of docs/operations.md (Queries) between <!-- sql:NAME --> and <!-- /sql -->. */
+function docsQuery(name: string): string {
+  return docSql('docs/operations.md', name).trim();
 }
 
 describe('usage schema', () => {
@@ -108,7 +103,7 @@ describe('usage schema', () => {
   });
 });
 
-describe('the README queries', () => {
+describe('the queries of docs/operations.md', () => {
   const day = '2031-05-17';
   const at = `${day}T12:00:00Z`;
 
@@ -144,11 +139,11 @@ describe('the README queries', () => {
     });
   });
 
-  it.each(Object.keys(QUERIES) as QueryName[])('%s is in the README as the code has it', (name) => {
-    expect(readmeSql(name)).toBe(QUERIES[name].trim());
+  it.each(Object.keys(QUERIES) as QueryName[])('%s is in docs/operations.md as the code has it', (name) => {
+    expect(docsQuery(name)).toBe(QUERIES[name].trim());
   });
 
-  const run = async (name: QueryName): Promise<Array<Record<string, unknown>>> => (await pool.query(readmeSql(name), [day, day])).rows;
+  const run = async (name: QueryName): Promise<Array<Record<string, unknown>>> => (await pool.query(docsQuery(name), [day, day])).rows;
 
   it('spend by key', async () => {
     expect((await run('spend-by-key')).map((r) => [r.account, r.api_key, r.requests, r.cost_usd])).toEqual([
@@ -179,7 +174,7 @@ describe('the README queries', () => {
     expect(month.reduce((a, r) => a + Number(r.cost_usd), 0)).toBeCloseTo(0.0115, 9);
     expect(month.every((r) => String(r.month).startsWith('2031-05') || (r.month instanceof Date && r.month.getUTCMonth() === 4))).toBe(true);
     expect((await run('fallback-rate')).map((r) => [r.requested_model, r.requests, r.fallbacks, r.fallback_rate])).toEqual([['gpt-x', '5', '2', '0.4000']]);
-    const balances = (await pool.query(readmeSql('balances'))).rows.find((r: { account: string }) => r.account === 'acme') as Record<string, string>;
+    const balances = (await pool.query(docsQuery('balances'))).rows.find((r: { account: string }) => r.account === 'acme') as Record<string, string>;
     const spent = await pool.query<{ usd: string }>("SELECT (sum(cost_nano) / 1e9)::numeric(20, 9)::text AS usd FROM usage_events WHERE account = 'acme'");
     expect(balances.credited_usd).toBe('10.000000000');
     expect(balances.spent_usd).toBe(spent.rows[0]?.usd);

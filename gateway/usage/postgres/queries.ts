@@ -1,5 +1,5 @@
-// The questions platform teams ask of usage, as the SQL dashboards and the README use (a test runs each one
-// against the real schema and checks the README carries the same text). All read the daily rollup, never the
+// The questions platform teams ask of usage, as the SQL dashboards and docs/operations.md use (a test runs each one
+// against the real schema and checks docs/operations.md carries the same text). All read the daily rollup, never the
 // raw events, so they stay fast at billions of rows. Days and months are UTC. $1 and $2 bound the days.
 export const QUERIES = {
   'spend-by-key': `SELECT day, account, api_key, requests, input_tokens, output_tokens, cost_usd
