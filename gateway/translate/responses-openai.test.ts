@@ -61,7 +61,7 @@ describe('responses -> chat completions: streams', () => {
     expect(events.at(-2)?.data).toMatchObject({
       type: 'response.failed',
       sequence_number: 5,
-      response: { id: 'resp_x', status: 'failed', error: { code: 'upstream_stream_error', message: 'cut' } },
+      response: { id: 'resp_x', status: 'failed', error: { code: 'server_error', message: 'cut' } },
     });
     expect(events.at(-1)?.data).toEqual({
       type: 'error',
