@@ -22,6 +22,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */
   local?: string;
+  /** Tools of the client's request left out of this one (hosted tools the upstream cannot run: hosted-tools.ts). */
+  droppedTools?: readonly string[];
 }
 
 /** Why the gateway itself ended a stream with an error event. */
