@@ -191,6 +191,9 @@ describe('error bodies conform (ErrorResponse)', () => {
     ['an unknown model', '/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'Hi' }] }, 'key', 404],
     ['embeddings without input', '/v1/embeddings', { model: 'embed' }, 'key', 400],
     ['a stateful responses call', '/v1/responses', { model: 'gpt-chat', input: 'Hi', previous_response_id: 'resp_1' }, 'key', 400],
+    ['a temperature out of range', '/v1/chat/completions', { model: 'gpt-chat', messages: [{ role: 'user', content: 'Hi' }], temperature: 3 }, 'key', 400],
+    ['n on an Anthropic route', '/v1/chat/completions', { model: 'claude-test', messages: [{ role: 'user', content: 'Hi' }], n: 3 }, 'key', 400],
+    ['embeddings dimensions out of range', '/v1/embeddings', { model: 'embed', input: 'x', dimensions: 1_000_000 }, 'key', 400],
   ] as const)('%s', async (_name, path, body, auth, status) => {
     const res = await post(path, body, auth === 'key' ? key : '');
     expect(res.status).toBe(status);
