@@ -4,6 +4,7 @@ interface OpenAIUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
 }
 
 /** OpenAI usage -> ours. OpenAI's prompt_tokens already include cached tokens: counted once. */
@@ -13,7 +14,13 @@ export function fromOpenAIUsage(u: OpenAIUsage | null | undefined): Usage {
     outputTokens: num(u?.completion_tokens),
     cacheReadTokens: num(u?.prompt_tokens_details?.cached_tokens),
     cacheWriteTokens: num(u?.prompt_tokens_details?.cache_write_tokens),
+    ...reasoning(num(u?.completion_tokens_details?.reasoning_tokens)),
   };
+}
+
+/** Set only when reported, so a usage without reasoning compares as before. */
+export function reasoning(tokens: number): { reasoningTokens?: number } {
+  return tokens > 0 ? { reasoningTokens: tokens } : {};
 }
 
 /**

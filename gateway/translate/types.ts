@@ -11,6 +11,8 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Output tokens spent reasoning (part of outputTokens), when the upstream reports them: echoed in Responses usage. */
+  reasoningTokens?: number;
 }
 
 export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
