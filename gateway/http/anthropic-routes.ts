@@ -84,7 +84,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   });
 
   app.get('/v1/models', async (req) => {
-    const q = parseBody(modelsQuery, { ...(req.query as object) });
+    const q = parseBody(modelsQuery, { ...(req.query as object) }, 'anthropic');
     const all = Object.values(deps.config.current().models)
       .filter((m) => m.type === 'chat')
       .sort((a, b) => a.id.localeCompare(b.id));
