@@ -85,6 +85,12 @@ export const modelRouteSpec = z.object({
   maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
   targets: z.array(target).min(1).describe('Upstreams serving the model, chosen by weight.').meta(listMapKeys('name')),
   fallbacks: z.array(z.string().min(1)).default([]).describe('Other model ids tried in order after every target failed.'),
+  hostedTools: z
+    .enum(['drop', 'reject'])
+    .default('drop')
+    .describe(
+      "Responses API built-in tools that run on OpenAI's side (web_search, file_search, code_interpreter, image_generation, mcp) sent to a target that cannot run them: drop leaves them out of the upstream request (the answer's x-svc-dropped-tools names them), reject answers 400. A tool_choice naming one is refused either way.",
+    ),
   probe: z
     .object({ intervalSeconds: z.number().int().min(5).max(86_400).default(180).describe('Seconds between two probes of each target (at least 5).') })
     .optional()

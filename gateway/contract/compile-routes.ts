@@ -80,6 +80,7 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     maxOutputTokens: r.spec.maxOutputTokens,
     targets: compiled,
     fallbacks: r.spec.fallbacks,
+    ...(r.spec.hostedTools === 'reject' ? { hostedTools: 'reject' as const } : {}),
     // Set only when the route says it, so snapshots of routes without a probe section hash as before.
     ...(r.spec.probe ? { probeIntervalSeconds: r.spec.probe.intervalSeconds } : {}),
   };

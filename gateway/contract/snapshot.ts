@@ -38,6 +38,8 @@ export const compiledModel = z.object({
   maxOutputTokens: z.number().int(),
   targets: z.array(compiledTarget),
   fallbacks: z.array(z.string()),
+  /** ModelRoute spec.hostedTools when it is reject (absent: drop), so snapshots of other routes hash as before. */
+  hostedTools: z.literal('reject').optional(),
   /** ModelRoute spec.probe.intervalSeconds when set (availability probes; absent: the process default). */
   probeIntervalSeconds: z.number().int().optional(),
 });

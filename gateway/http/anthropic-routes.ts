@@ -51,7 +51,7 @@ export function pageOf<T extends { id: string }>(all: T[], q: { limit: number; a
 
 export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/messages', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
-    const body = parseBody(messagesBody, req.body);
+    const body = parseBody(messagesBody, req.body, 'anthropic');
     return serveCall(deps, req, reply, {
       dialect: 'anthropic',
       endpoint: 'messages',
@@ -68,7 +68,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
   // Free, as Anthropic's: no output is reserved and no input bytes are held.
   app.post('/v1/messages/count_tokens', { onRequest: keyFirst('anthropic') }, async (req, reply) => {
-    const body = parseBody(countTokensBody, req.body);
+    const body = parseBody(countTokensBody, req.body, 'anthropic');
     return serveCall(deps, req, reply, {
       dialect: 'anthropic',
       endpoint: 'count_tokens',
@@ -84,7 +84,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   });
 
   app.get('/v1/models', async (req) => {
-    const q = parseBody(modelsQuery, { ...(req.query as object) });
+    const q = parseBody(modelsQuery, { ...(req.query as object) }, 'anthropic');
     const all = Object.values(deps.config.current().models)
       .filter((m) => m.type === 'chat')
       .sort((a, b) => a.id.localeCompare(b.id));

@@ -1,17 +1,28 @@
-// Turns a zod failure into the gateway's 400, naming the field; checks task_type's length with its own code.
+// Turns a zod failure into the gateway's 400, naming the field in the caller's dialect (OpenAI writes
+// `messages[0].content`, Anthropic `messages.0.content`); checks task_type's length with its own code.
 import type { z } from 'zod';
-import { GatewayError } from '../errors/catalog.ts';
+import { GatewayError, type Dialect } from '../errors/catalog.ts';
 import { TASK_TYPE_MAX } from './openai-schemas.ts';
+import { reportedIssue } from './zod-issue.ts';
 
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+/** A zod issue's path as each API writes a field's place. */
+export function fieldPath(path: readonly PropertyKey[], dialect: Dialect): string {
+  if (dialect === 'anthropic') return path.map(String).join('.');
+  return path.reduce<string>((out, p) => (typeof p === 'number' ? `${out}[${p}]` : out === '' ? String(p) : `${out}.${String(p)}`), '');
+}
+
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown, dialect: Dialect = 'openai'): T {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }
   const r = schema.safeParse(body);
   if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const path = issue?.path.map(String).join('.') ?? '';
-  throw new GatewayError('invalid_request', `Invalid request: ${path ? `${path}: ` : ''}${issue?.message ?? 'invalid body'}`, { param: path || undefined });
+  const first = r.error.issues[0];
+  const issue = first ? reportedIssue(first) : undefined;
+  const path = issue ? fieldPath(issue.path, dialect) : '';
+  const what = `${path ? `${path}: ` : ''}${issue?.message ?? 'invalid body'}`;
+  // Anthropic's messages are `field: reason`; OpenAI's error has the field in `param` too.
+  throw new GatewayError('invalid_request', dialect === 'anthropic' ? what : `Invalid request: ${what}`, { param: path || undefined });
 }
 
 /** metadata.task_type: optional string of at most 64 characters. */

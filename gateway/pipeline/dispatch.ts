@@ -17,6 +17,8 @@ export interface Route {
   target: CompiledTarget;
   fallback: boolean;
   fallbackReason: FallbackReason | null;
+  /** Tools of the client's request the attempt's upstream request left out (x-svc-dropped-tools). */
+  droppedTools?: readonly string[];
 }
 
 interface Attempt extends Route {
@@ -140,7 +142,8 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
       req.local !== undefined
         ? { kind: 'json', status: 200, body: req.local }
         : await provider.send({ target, operation: req.operation, body: req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
-    const served = await accept({ ...route, translation, abort }, outcome, ctrl);
+    const dropped = req.droppedTools !== undefined && req.droppedTools.length > 0 ? { droppedTools: req.droppedTools } : {};
+    const served = await accept({ ...route, ...dropped, translation, abort }, outcome, ctrl);
     if (!('kind' in served)) abort();
     else if (served.kind === 'json') finish(false);
     return served;

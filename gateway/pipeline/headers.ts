@@ -10,6 +10,7 @@ export function routeHeaders(requestedModel: string, route: Route | null): Recor
     h['x-svc-upstream'] = route.target.name;
     h['x-svc-served-model'] = route.model.id;
     if (route.fallback && route.fallbackReason) h['x-svc-fallback-reason'] = route.fallbackReason;
+    if (route.droppedTools && route.droppedTools.length > 0) h['x-svc-dropped-tools'] = route.droppedTools.join(', ');
   }
   return h;
 }

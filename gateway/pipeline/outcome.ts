@@ -54,6 +54,7 @@ export function callEvents(spec: CallSpec, p: Principal, started: number, now: (
       feeNano: feeShareNano(cost),
       latencyMs: now() - started,
       ttftMs: o.ttftMs,
+      ...(o.route?.droppedTools && o.route.droppedTools.length > 0 ? { droppedTools: [...o.route.droppedTools] } : {}),
     }),
   };
 }

@@ -3,7 +3,8 @@ import type { Usage } from './types.ts';
 interface OpenAIUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
 }
 
 /** OpenAI usage -> ours. OpenAI's prompt_tokens already include cached tokens: counted once. */
@@ -12,22 +13,31 @@ export function fromOpenAIUsage(u: OpenAIUsage | null | undefined): Usage {
     inputTokens: num(u?.prompt_tokens),
     outputTokens: num(u?.completion_tokens),
     cacheReadTokens: num(u?.prompt_tokens_details?.cached_tokens),
-    cacheWriteTokens: 0,
+    cacheWriteTokens: num(u?.prompt_tokens_details?.cache_write_tokens),
+    ...reasoning(num(u?.completion_tokens_details?.reasoning_tokens)),
   };
 }
 
-/** Our usage in OpenAI's fields: prompt_tokens include cached tokens, as OpenAI counts them. */
+/** Set only when reported, so a usage without reasoning compares as before. */
+export function reasoning(tokens: number): { reasoningTokens?: number } {
+  return tokens > 0 ? { reasoningTokens: tokens } : {};
+}
+
+/**
+ * Our usage in OpenAI's fields: prompt_tokens include cached tokens, as OpenAI counts them. Cache writes (which
+ * Anthropic reports) go in prompt_tokens_details.cache_write_tokens, a field of OpenAI's description, when there are any.
+ */
 export function toOpenAIUsage(u: Usage): {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number };
+  prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
 } {
   return {
     prompt_tokens: u.inputTokens,
     completion_tokens: u.outputTokens,
     total_tokens: u.inputTokens + u.outputTokens,
-    prompt_tokens_details: { cached_tokens: u.cacheReadTokens },
+    prompt_tokens_details: { cached_tokens: u.cacheReadTokens, ...(u.cacheWriteTokens > 0 ? { cache_write_tokens: u.cacheWriteTokens } : {}) },
   };
 }
 

@@ -5,6 +5,9 @@ import { answered, expectGolden, loadGolden, MODEL, refusal, streamed, TARGET, U
 
 const golden = loadGolden('responses-anthropic');
 const NOW = (): number => 1_767_225_600_000;
+// Refusals are recorded on a route with hostedTools: reject, so the built-in tools' cases show that refusal (the
+// default, drop, is in hosted-tools.test.ts).
+const STRICT = { ...MODEL, hostedTools: 'reject' as const };
 const ANTHROPIC = { ...TARGET, provider: 'anthropic' as const };
 afterAll(() => {
   if (UPDATE) golden.save();
@@ -13,7 +16,7 @@ afterAll(() => {
 describe('responses -> anthropic: requests', () => {
   it.each(golden.data.request)('$name', (c) => {
     const frozen = structuredClone(c.client);
-    expectGolden(c, wire(responsesFromAnthropic(c.client, NOW).request(ANTHROPIC, MODEL)));
+    expectGolden(c, wire(responsesFromAnthropic(c.client, NOW).request(ANTHROPIC, STRICT)));
     expect(c.client).toEqual(frozen);
   });
 
@@ -21,7 +24,7 @@ describe('responses -> anthropic: requests', () => {
     const frozen = structuredClone(c.client);
     expectGolden(
       c,
-      refusal(() => responsesFromAnthropic(c.client, NOW).request(ANTHROPIC, MODEL)),
+      refusal(() => responsesFromAnthropic(c.client, NOW).request(ANTHROPIC, STRICT)),
     );
     expect(c.client).toEqual(frozen);
   });

@@ -4,6 +4,7 @@
 // the field the client sent. The stream is in responses-anthropic-stream.ts.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import { anthropicErrorMessage } from './anthropic-usage.ts';
+import { hostedToolsMode } from './hosted-tools.ts';
 import { isObject, parseUpstream, unsupported, type Json } from './json-read.ts';
 import { toCompletion } from './openai-anthropic.ts';
 import { toAnthropicMessages } from './openai-anthropic-request.ts';
@@ -41,10 +42,10 @@ export function responsesFromAnthropic(client: Json, now: () => number = Date.no
     protocol: 'anthropic',
     request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
       refuseForAnthropic(client);
-      const chat = toChatRequest(client, target.upstreamModel);
+      const chat = toChatRequest(client, target.upstreamModel, hostedToolsMode(model));
       tools = chat.tools;
       const body = toAnthropicMessages(chat.body, target.upstreamModel, model);
-      return { operation: 'messages', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
+      return { operation: 'messages', body: JSON.stringify(body), stream: client.stream === true, headers: {}, droppedTools: chat.dropped };
     },
     response(upstreamBody: string, servedModel: string) {
       const created = Math.floor(now() / 1000);

@@ -3,9 +3,11 @@
 // text.format. Reused for Anthropic upstreams (responses-anthropic.ts), which take the Chat body on from there.
 // Dropped (hints, or state this gateway does not keep): include, store, metadata, truncation, service_tier,
 // max_tool_calls, top_logprobs, stream_options, client_metadata, reasoning.summary, text.verbosity, prompt_cache
-// retention, and the reasoning items of earlier turns (only the upstream that wrote them can read them). Refused:
-// built-in tools (web search, file search, computer use, code interpreter, MCP, ...), custom (freeform) tools,
-// the items those tools leave in `input`, images or files by id, stored prompts.
+// retention, and the reasoning items of earlier turns (only the upstream that wrote them can read them). Built-in
+// tools that run on OpenAI's side are dropped or refused as the route says (hosted-tools.ts). Refused: the other
+// built-in tools (computer use, local shell, ...), custom (freeform) tools, the items built-in tools leave in
+// `input`, images or files by id, stored prompts.
+import { forcedHostedTool, isHostedTool, type HostedToolsMode } from './hosted-tools.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, invalid, type Json } from './json-read.ts';
 
 const NEEDS_RESPONSES = "has no equivalent on this model's upstream, which does not speak the Responses API (it needs a target with responsesApi)";
@@ -16,12 +18,17 @@ export type ToolNames = Map<string, { namespace: string; name: string }>;
 export interface ChatRequest {
   body: Json;
   tools: ToolNames;
+  /** The hosted tools left out of the request (their types, each once, in the client's order). */
+  dropped: string[];
 }
 
-export function toChatRequest(client: Json, upstreamModel: string): ChatRequest {
+export function toChatRequest(client: Json, upstreamModel: string, hosted: HostedToolsMode = 'drop'): ChatRequest {
   refuseResponsesOnly(client);
+  const forced = forcedHostedTool(client.tool_choice);
+  if (forced !== null) throw unsupported('tool_choice', `the ${forced} tool ${NEEDS_RESPONSES}`);
   const tools: ToolNames = new Map();
-  const chatTools = toolsOf(client.tools, tools);
+  const dropped: string[] = [];
+  const chatTools = toolsOf(client.tools, tools, hosted === 'drop' ? dropped : null);
   const out: Json = { model: upstreamModel, messages: messagesOf(client) };
   if (typeof client.max_output_tokens === 'number') out.max_completion_tokens = client.max_output_tokens;
   if (typeof client.temperature === 'number') out.temperature = client.temperature;
@@ -47,7 +54,7 @@ export function toChatRequest(client: Json, upstreamModel: string): ChatRequest 
     const v = optionalString(client[k], k);
     if (v !== undefined) out[k] = v;
   }
-  return { body: out, tools };
+  return { body: out, tools, dropped };
 }
 
 function refuseResponsesOnly(client: Json): void {
@@ -81,7 +88,8 @@ function functionTool(t: Json, path: string, flat: string): Json {
   return { type: 'function', function: fn };
 }
 
-function toolsOf(raw: unknown, names: ToolNames): Json[] {
+/** `dropped` collects the hosted tools left out; null refuses them. */
+function toolsOf(raw: unknown, names: ToolNames, dropped: string[] | null): Json[] {
   if (raw === undefined || raw === null) return [];
   const out: Json[] = [];
   arrayAt(raw, 'tools').forEach((x, i) => {
@@ -99,6 +107,8 @@ function toolsOf(raw: unknown, names: ToolNames): Json[] {
         names.set(flat, { namespace, name });
         out.push(functionTool(inner, `${path}.tools[${j}]`, flat));
       });
+    } else if (dropped && isHostedTool(t.type)) {
+      if (!dropped.includes(t.type)) dropped.push(t.type);
     } else {
       throw unsupported(path, `the ${String(t.type)} tool ${NEEDS_RESPONSES}`);
     }

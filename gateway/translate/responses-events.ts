@@ -167,9 +167,11 @@ export function responsesStreamError(
   client: Json = {},
 ): string {
   const body = errorBody('openai', code, message) as { error: Json };
+  // response.error.code is one of the description's ResponseError codes (server_error for ours); the `error` event
+  // after it carries the gateway's own code.
   const failed = {
     ...responseObject(client, { id: at.id, model: at.model, createdAt: at.createdAt, status: 'failed', output: [], usage: null, incomplete: null }),
-    error: { code, message },
+    error: { code: 'server_error', message },
   };
   const ev = (type: string, seq: number, data: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq, ...data })}\n\n`;
   return ev('response.failed', at.seq, { response: failed }) + ev('error', at.seq + 1, { code, message, param: null, error: body.error });

@@ -7,6 +7,9 @@ import { answered, clientEvents, expectGolden, loadGolden, MODEL, refusal, strea
 
 const golden = loadGolden('responses-openai');
 const NOW = (): number => 1_767_225_600_000;
+// Refusals are recorded on a route with hostedTools: reject, so the built-in tools' cases show that refusal (the
+// default, drop, is in hosted-tools.test.ts).
+const STRICT = { ...MODEL, hostedTools: 'reject' as const };
 afterAll(() => {
   if (UPDATE) golden.save();
 });
@@ -14,7 +17,7 @@ afterAll(() => {
 describe('responses -> chat completions: requests', () => {
   it.each(golden.data.request)('$name', (c) => {
     const frozen = structuredClone(c.client);
-    expectGolden(c, wire(responsesFromOpenAI(c.client, NOW).request(TARGET, MODEL)));
+    expectGolden(c, wire(responsesFromOpenAI(c.client, NOW).request(TARGET, STRICT)));
     expect(c.client).toEqual(frozen);
   });
 
@@ -22,7 +25,7 @@ describe('responses -> chat completions: requests', () => {
     const frozen = structuredClone(c.client);
     expectGolden(
       c,
-      refusal(() => responsesFromOpenAI(c.client, NOW).request(TARGET, MODEL)),
+      refusal(() => responsesFromOpenAI(c.client, NOW).request(TARGET, STRICT)),
     );
     expect(c.client).toEqual(frozen);
   });
@@ -61,7 +64,7 @@ describe('responses -> chat completions: streams', () => {
     expect(events.at(-2)?.data).toMatchObject({
       type: 'response.failed',
       sequence_number: 5,
-      response: { id: 'resp_x', status: 'failed', error: { code: 'upstream_stream_error', message: 'cut' } },
+      response: { id: 'resp_x', status: 'failed', error: { code: 'server_error', message: 'cut' } },
     });
     expect(events.at(-1)?.data).toEqual({
       type: 'error',

@@ -4,6 +4,7 @@
 // every target of a call for this protocol; dispatch tries targets one at a time and reads the answer of the one
 // whose request it built last, so the translation follows the mode of that request.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
+import { hostedToolsMode } from './hosted-tools.ts';
 import { parseUpstream, type Json } from './json-read.ts';
 import { openAIErrorMessage } from './openai-usage.ts';
 import { toChatRequest, type ToolNames } from './responses-chat-request.ts';
@@ -17,10 +18,10 @@ export function responsesViaChat(client: Json, now: () => number = Date.now): Tr
   return {
     dialect: 'openai',
     protocol: 'openai',
-    request(target: CompiledTarget): UpstreamRequest {
-      const chat = toChatRequest(client, target.upstreamModel);
+    request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
+      const chat = toChatRequest(client, target.upstreamModel, hostedToolsMode(model));
       tools = chat.tools;
-      return { operation: 'chat', body: JSON.stringify(chat.body), stream: client.stream === true, headers: {} };
+      return { operation: 'chat', body: JSON.stringify(chat.body), stream: client.stream === true, headers: {}, droppedTools: chat.dropped };
     },
     response(upstreamBody: string, servedModel: string) {
       const { response, usage } = fromCompletion(client, parseUpstream(upstreamBody), tools, servedModel, Math.floor(now() / 1000));

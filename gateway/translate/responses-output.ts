@@ -72,8 +72,9 @@ export function responseObject(
     tools: Array.isArray(client.tools) ? client.tools : [],
     top_p: client.top_p ?? null,
     truncation: 'disabled',
-    usage: o.usage ? toResponsesUsage(o.usage) : null,
-    user: null,
+    // Left out until known (OpenAI's description types usage as an object and user as a string, neither nullable).
+    ...(o.usage ? { usage: toResponsesUsage(o.usage) } : {}),
+    ...(typeof client.user === 'string' ? { user: client.user } : {}),
     metadata: meta,
   };
 }

@@ -11,6 +11,8 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Output tokens spent reasoning (part of outputTokens), when the upstream reports them: echoed in Responses usage. */
+  reasoningTokens?: number;
 }
 
 export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
@@ -22,6 +24,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */
   local?: string;
+  /** Tools of the client's request left out of this one (hosted tools the upstream cannot run: hosted-tools.ts). */
+  droppedTools?: readonly string[];
 }
 
 /** Why the gateway itself ended a stream with an error event. */

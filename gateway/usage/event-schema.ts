@@ -34,6 +34,7 @@ export const usageEventSchema = z.object({
   feeNano: nano,
   latencyMs: count,
   ttftMs: count.nullable().default(null),
+  droppedTools: z.array(z.string().max(64)).max(64).optional(),
 });
 
 export type PoisonReason = 'bad_format' | 'invalid_json' | 'invalid_event' | 'rejected_by_postgres' | 'too_many_deliveries';

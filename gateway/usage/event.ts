@@ -27,6 +27,8 @@ export interface UsageEvent {
   feeNano: number;
   latencyMs: number;
   ttftMs: number | null;
+  /** Hosted tools left out of the upstream request (gateway/translate/hosted-tools.ts); absent when none. */
+  droppedTools?: string[];
 }
 
 export function newEventId(): string {

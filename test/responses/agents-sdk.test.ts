@@ -1,7 +1,8 @@
 // The OpenAI Agents SDK (@openai/agents) with its default settings (the Responses API) against the gateway: an
 // agent with one function tool makes one full tool round trip (call, local execution, output sent back, answer),
-// unstreamed and streamed, for each kind of upstream.
-import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from '@openai/agents';
+// unstreamed and streamed, for each kind of upstream; with a hosted tool (web search) beside it, which the
+// translated upstreams cannot run, the same round trip works without it.
+import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool, webSearchTool } from '@openai/agents';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -21,7 +22,7 @@ afterAll(async () => {
   await env.close();
 });
 
-function weatherAgent(model: string, seen: string[]): Agent {
+function weatherAgent(model: string, seen: string[], hosted = false): Agent {
   const getWeather = tool({
     name: 'get_weather',
     description: 'The weather of a city',
@@ -31,7 +32,7 @@ function weatherAgent(model: string, seen: string[]): Agent {
       return `21C and sunny in ${city}`;
     },
   });
-  return new Agent({ name: 'Weather', instructions: 'Answer with the tool.', model, tools: [getWeather] });
+  return new Agent({ name: 'Weather', instructions: 'Answer with the tool.', model, tools: hosted ? [getWeather, webSearchTool()] : [getWeather] });
 }
 
 describe.each(['chat', 'responses', 'anthropic'] as const)('Agents SDK, %s upstream', (kind) => {
@@ -69,6 +70,22 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('Agents SDK, %s upstr
     expect(env.gw.sink.events.slice(-2).map((e) => [e.endpoint, e.stream, e.status])).toEqual([
       ['responses', true, 200],
       ['responses', true, 200],
+    ]);
+  });
+
+  it('makes one tool round trip with the hosted web search tool beside the function (left out where it cannot run)', async () => {
+    u.replyTools([{ id: 'call_agent_3', name: 'get_weather', input: { city: 'Rome' } }]);
+    const seen: string[] = [];
+    const result = await run(weatherAgent(u.model, seen, true), 'What is the weather in Rome?');
+    expect(seen).toEqual(['Rome']);
+    expect(result.finalOutput).toBe(u.text);
+    const sent = JSON.stringify(u.calls()[0]?.body.tools);
+    expect(sent).toContain('get_weather');
+    const dropped = kind === 'responses' ? undefined : ['web_search'];
+    expect(sent.includes('web_search')).toBe(kind === 'responses');
+    expect(env.gw.sink.events.slice(-2).map((e) => [e.status, e.droppedTools])).toEqual([
+      [200, dropped],
+      [200, dropped],
     ]);
   });
 });

@@ -33,7 +33,7 @@ describe('/v1/responses: bad input', () => {
     ['no model', { input: 'hi' }, false, 'invalid_request', 'model'],
     ['no input', { model: 'gpt-chat' }, false, 'invalid_request', 'input'],
     ['input of the wrong type', { model: 'gpt-chat', input: 5 }, false, 'invalid_request', 'input'],
-    ['an input item that is not an object', { model: 'gpt-chat', input: ['hi'] }, false, 'invalid_request', 'input'],
+    ['an input item that is not an object', { model: 'gpt-chat', input: ['hi'] }, false, 'invalid_request', 'input[0]'],
     ['tools that are not an array', { model: 'gpt-chat', input: 'hi', tools: {} }, false, 'invalid_request', 'tools'],
     ['temperature over 2', { model: 'gpt-chat', input: 'hi', temperature: 3 }, false, 'invalid_request', 'temperature'],
     ['a negative max_output_tokens', { model: 'gpt-chat', input: 'hi', max_output_tokens: -1 }, false, 'invalid_request', 'max_output_tokens'],

@@ -1,8 +1,9 @@
 // A real coding agent end to end: Codex CLI (npm @openai/codex, a native binary) in `codex exec` with a custom
 // model provider on the gateway (wire_api = "responses"), a gateway key in its env_key, a read-only sandbox, and
-// HOME / CODEX_HOME in a temporary folder so nothing of the machine's own config is used. Served once by an
-// OpenAI-format (Chat Completions) upstream and once by an Anthropic-format one: a one-turn task, and a task where
-// the fakes make it run a shell command on a file and then answer with what the command printed.
+// HOME / CODEX_HOME in a temporary folder so nothing of the machine's own config is used. Nothing else is set:
+// Codex's defaults (its built-in web_search tool included, which these upstreams cannot run) must just work.
+// Served once by an OpenAI-format (Chat Completions) upstream and once by an Anthropic-format one: a one-turn task,
+// and a task where the fakes make it run a shell command on a file and then answer with what the command printed.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,15 +35,13 @@ function run(args: string[], env: Record<string, string>, cwd: string, timeoutMs
   });
 }
 
-/** Codex's own folder: a config with one model provider, the gateway, speaking the Responses API. */
+/** Codex's own folder: a config with one model provider, the gateway, speaking the Responses API; nothing else. */
 function codexHome(baseUrl: string): string {
   const home = mkdtempSync(join(tmpdir(), 'svc-codex-home-'));
   writeFileSync(
     join(home, 'config.toml'),
     [
       'model_provider = "svc"',
-      // The translated upstreams have no web search: Codex offers its built-in web_search tool unless told not to.
-      'web_search = "disabled"',
       'check_for_update_on_startup = false',
       '[analytics]',
       'enabled = false',
@@ -139,7 +138,12 @@ describe('Codex CLI through the gateway', () => {
       expect(sent).toHaveLength(1);
       expectCodexShape(sent[0] as SeenRequest, env.keys.builder, model);
       const e = env.gw.sink.events.at(-1);
-      expect(e).toMatchObject({ endpoint: 'responses', requestedModel: model, stream: true, status: 200 });
+      // Codex's default web_search tool was left out of the upstream request (the upstream cannot run it), and said so.
+      expect(e).toMatchObject({ endpoint: 'responses', requestedModel: model, stream: true, status: 200, droppedTools: ['web_search'] });
+      const upstream = model === 'claude-test' ? env.anthropic.calls : env.openai.calls;
+      const tools = JSON.stringify(upstream.at(-1)?.body.tools);
+      expect(tools).toContain('exec_command');
+      expect(tools).not.toContain('web_search');
     },
     150_000,
   );
@@ -180,7 +184,7 @@ function expectCodexShape(s: SeenRequest, key: string, model: string): void {
   expect(body.previous_response_id).toBeUndefined();
   const tools = body.tools as Array<{ type: string; name?: string }>;
   expect(tools.some((t) => t.type === 'function' && t.name === 'exec_command')).toBe(true);
-  expect(tools.some((t) => t.type === 'web_search')).toBe(false); // web_search = "disabled"
+  expect(tools.some((t) => t.type === 'web_search')).toBe(true); // Codex's default: its built-in web search
   const input = body.input as Array<{ type?: string; role?: string }>;
   expect(input[0]).toMatchObject({ type: 'message', role: 'developer' });
 }

@@ -137,13 +137,23 @@ describe('responses API: errors and refusals', () => {
     expect(env.gw.sink.events.length).toBe(before);
   });
 
-  it('refuses a built-in tool for a translated upstream, naming it; passes it to a Responses upstream', async () => {
-    const err = await client.responses.create({ model: 'claude-test', input: 'Hi', tools: [{ type: 'web_search' }] }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools[0]');
+  it('serves a translated upstream without a hosted built-in tool, naming it in x-svc-dropped-tools; passes it to a Responses upstream', async () => {
+    env.anthropic.calls.length = 0;
+    const { data, response } = await client.responses.create({ model: 'claude-test', input: 'Hi', tools: [{ type: 'web_search' }] }).withResponse();
+    expect(data.status).toBe('completed');
+    expect(response.headers.get('x-svc-dropped-tools')).toBe('web_search');
+    expect(env.anthropic.calls[0]?.body.tools).toBeUndefined();
+    expect(env.gw.sink.events.at(-1)).toMatchObject({ requestedModel: 'claude-test', status: 200, droppedTools: ['web_search'] });
+    const forced = await client.responses
+      .create({ model: 'claude-test', input: 'Hi', tools: [{ type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } })
+      .catch((e: unknown) => e);
+    expect(forced).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((forced as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tool_choice');
     env.openai.calls.length = 0;
-    await client.responses.create({ model: 'gpt-resp', input: 'Hi', tools: [{ type: 'web_search' }] });
+    const passed = await client.responses.create({ model: 'gpt-resp', input: 'Hi', tools: [{ type: 'web_search' }] }).withResponse();
     expect(env.openai.calls[0]?.body.tools).toEqual([{ type: 'web_search' }]);
+    expect(passed.response.headers.get('x-svc-dropped-tools')).toBeNull();
+    expect(env.gw.sink.events.at(-1)?.droppedTools).toBeUndefined();
   });
 
   it('refuses background mode with a 400 naming it', async () => {

@@ -82,6 +82,19 @@ describe('usage schema', () => {
     expect(n.rows[0]).toEqual({ n: 1 });
   });
 
+  it('records the hosted tools a call left out (dropped_tools), NULL when none', async () => {
+    const dropped = row({ droppedTools: ['web_search', 'file_search'] });
+    const plain = row();
+    await writer.write([dropped, plain]);
+    const r = await pool.query<{ event_id: string; dropped_tools: string | null }>(
+      'SELECT event_id, dropped_tools FROM usage_events WHERE event_id = ANY($1)',
+      [[dropped.event.eventId, plain.event.eventId]],
+    );
+    const by = new Map(r.rows.map((x) => [x.event_id, x.dropped_tools]));
+    expect(by.get(dropped.event.eventId)).toBe('web_search,file_search');
+    expect(by.get(plain.event.eventId)).toBeNull();
+  });
+
   it('parks a row Postgres rejects and writes the rest of its batch', async () => {
     const good = Array.from({ length: 9 }, () => row());
     const bad = row({ inputTokens: 3_000_000_000 }); // past integer: 22003

@@ -1,4 +1,5 @@
-// Built-in mock provider: speaks the OpenAI protocol in process, deterministic, with optional latency.
+// Built-in mock provider: speaks the OpenAI protocol in process, deterministic, with optional latency. `n` gives n
+// choices (the same reply each), billed as n replies, as OpenAI does.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
 import { mockEmbedding, mockReply, mockTokens, promptText } from './reply.ts';
@@ -8,6 +9,7 @@ interface ChatBody {
   messages: unknown;
   max_tokens?: number;
   max_completion_tokens?: number;
+  n?: number | null;
   stream_options?: { include_usage?: boolean };
 }
 
@@ -37,19 +39,21 @@ export class MockProvider implements Provider {
     const id = `chatcmpl-mock-${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);
     const { pieces, truncated } = mockReply(body.model, body.messages, body.max_completion_tokens ?? body.max_tokens);
-    const usage = { prompt_tokens: mockTokens(promptText(body.messages)), completion_tokens: pieces.length, total_tokens: 0 };
+    const n = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
+    const usage = { prompt_tokens: mockTokens(promptText(body.messages)), completion_tokens: pieces.length * n, total_tokens: 0 };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
     const finish = truncated ? 'length' : 'stop';
     if (!call.stream) {
       const message = { role: 'assistant', content: pieces.join(''), refusal: null };
-      const out = { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage };
+      const choices = Array.from({ length: n }, (_, index) => ({ index, message, logprobs: null, finish_reason: finish }));
+      const out = { id, object: 'chat.completion', created, model: body.model, choices, usage };
       return { kind: 'json', status: 200, body: JSON.stringify(out) };
     }
     const withUsage = body.stream_options?.include_usage === true;
     return {
       kind: 'stream',
       status: 200,
-      body: chunks({ id, created, model: body.model, pieces, finish, usage: withUsage ? usage : null, delayMs, signal: call.signal }),
+      body: chunks({ id, created, model: body.model, pieces, n, finish, usage: withUsage ? usage : null, delayMs, signal: call.signal }),
     };
   }
 
@@ -61,6 +65,7 @@ async function* chunks(o: {
   created: number;
   model: string;
   pieces: string[];
+  n: number;
   finish: string;
   usage: object | null;
   delayMs: number;
@@ -69,12 +74,14 @@ async function* chunks(o: {
   const base = { id: o.id, object: 'chat.completion.chunk', created: o.created, model: o.model };
   const u = o.usage ? { usage: null } : {};
   const frame = (choices: object[], extra: object = u): string => `data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`;
-  yield frame([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
+  const each = (delta: object, finish: string | null): object[] =>
+    Array.from({ length: o.n }, (_, index) => ({ index, delta, logprobs: null, finish_reason: finish }));
+  yield frame(each({ role: 'assistant', content: '' }, null));
   for (const p of o.pieces) {
     if (o.delayMs > 0) await sleep(o.delayMs, undefined, { signal: o.signal });
-    yield frame([{ index: 0, delta: { content: p }, logprobs: null, finish_reason: null }]);
+    yield frame(each({ content: p }, null));
   }
-  yield frame([{ index: 0, delta: {}, logprobs: null, finish_reason: o.finish }]);
+  yield frame(each({}, o.finish));
   if (o.usage) yield frame([], { usage: o.usage });
   yield 'data: [DONE]\n\n';
 }

@@ -25,6 +25,7 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['fee_nano', 'bigint', (e) => e.feeNano],
   ['latency_ms', 'integer', (e) => e.latencyMs],
   ['ttft_ms', 'integer', (e) => e.ttftMs],
+  ['dropped_tools', 'text', (e) => (e.droppedTools && e.droppedTools.length > 0 ? e.droppedTools.join(',') : null)],
 ];
 
 const names = COLUMNS.map(([n]) => n).join(', ');
