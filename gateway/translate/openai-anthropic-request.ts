@@ -1,5 +1,6 @@
 // OpenAI Chat Completions request -> Anthropic Messages request (the body only; see openai-anthropic.ts).
-// Leading system/developer messages become `system`, later ones `system` turns; tool messages become tool_result
+// System/developer messages become `system` (Anthropic has no system turn inside `messages` and refuses one: a later
+// one is appended to `system`, in order); tool messages become tool_result
 // blocks of one user turn; max_tokens, which Anthropic requires, defaults to the model's maxOutputTokens.
 // Dropped (sampling and service hints without an Anthropic equivalent): seed, penalties, logit_bias, logprobs,
 // reasoning_effort, verbosity, service_tier, store, metadata, prediction, prompt_cache_key. Refused: n > 1,
@@ -62,8 +63,7 @@ function messagesOf(list: unknown[]): { system: Json[]; messages: Json[] } {
     switch (m.role) {
       case 'system':
       case 'developer':
-        if (messages.length === 0) system.push(...textBlocks(m.content, path));
-        else messages.push({ role: 'system', content: textBlocks(m.content, path) });
+        system.push(...textBlocks(m.content, path));
         break;
       case 'user': {
         const blocks = userBlocks(m.content, path);

@@ -19,6 +19,24 @@ describe('openai -> anthropic: requests', () => {
     expect(c.client).toEqual(frozen);
   });
 
+  it('sends a later system message in `system`, never as a system turn, which Anthropic refuses', () => {
+    const client = {
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+        { role: 'developer', content: 'Answer in French.' },
+        { role: 'user', content: 'Again' },
+      ],
+    };
+    const body = JSON.parse(openAIFromAnthropic(client, NOW).request({ ...TARGET, provider: 'anthropic' }, MODEL).body) as {
+      system: { text: string }[];
+      messages: { role: string }[];
+    };
+    expect(body.system.map((b) => b.text)).toEqual(['Be brief.', 'Answer in French.']);
+    expect(body.messages.map((m) => m.role)).toEqual(['user', 'user']);
+  });
+
   it.each(golden.data.refuse)('refuses $name with a 400 naming the path', (c) => {
     const got = refusal(() => openAIFromAnthropic(c.client, NOW).request(TARGET, MODEL));
     if (UPDATE) c.expected = got;

@@ -59,6 +59,7 @@ export async function startFakeAnthropic(name = 'fake-anthropic'): Promise<FakeA
     const path = call.path.split('?')[0];
     if (path === '/v1/messages/count_tokens') return void countTokens(call, res);
     if (call.method !== 'POST' || path !== '/v1/messages') return void notFound(res, call.path);
+    if (hasSystemTurn(call.body)) return void systemTurn(res);
     void answer(fake, name, call, queue.shift() ?? fake.fallback(call), res);
   });
   const fake: FakeAnthropic = {
@@ -84,6 +85,16 @@ function errorBody(type: string, message: string): object {
 
 function notFound(res: ServerResponse, path: string): void {
   res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody('not_found_error', `no route ${path}`)));
+}
+
+// The real API refuses a system role inside `messages` (the system prompt is the top-level `system`).
+function hasSystemTurn(body: RecordedCall['body']): boolean {
+  return Array.isArray(body.messages) && body.messages.some((m) => typeof m === 'object' && m !== null && (m as { role?: unknown }).role === 'system');
+}
+
+function systemTurn(res: ServerResponse): void {
+  const message = 'Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.';
+  res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody('invalid_request_error', message)));
 }
 
 function countTokens(call: RecordedCall, res: ServerResponse): void {
