@@ -36,6 +36,8 @@ export interface FakeUpstream {
   calls: RecordedCall[];
   /** Upstream requests still open (the client, i.e. the gateway, has not seen their end or cancelled them). */
   readonly open: number;
+  /** TCP connections open to the upstream, as it sees them (idle keep-alive connections included). */
+  readonly sockets: number;
   /** Queue behaviours for the next requests; when empty, `fallback` answers. */
   enqueue(...b: Behavior[]): void;
   fallback: (call: RecordedCall) => Behavior;
@@ -65,6 +67,9 @@ export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
   const fake: FakeUpstream = {
     get open() {
       return http.open;
+    },
+    get sockets() {
+      return http.sockets;
     },
     url: http.url,
     baseUrl: `${http.url}/v1`,
