@@ -16,7 +16,7 @@ Environment:
   REDIS_URL        sessions and "last used" (required)      SVC_REDIS_PREFIX   as the gateways (svc)
   SVC_KEY_PEPPER   the secret the gateways hash keys with (required)
   DATABASE_URL     usage from Postgres (the daily rollup); without it, from the Redis usage streams
-  PORT (8090), HOST (0.0.0.0), LOG_LEVEL (info)
+  PORT (8090), HOST (127.0.0.1; the image and the Helm chart set 0.0.0.0), LOG_LEVEL (info)
   SVC_API_BASE_URL       the API's public URL for the curl example (default: the console's own origin)
   SVC_TRUST_PROXY=1      behind an Ingress: the client address (sign-in rate limit) from X-Forwarded-For`;
 

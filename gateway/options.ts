@@ -6,6 +6,7 @@ import { DEMO_CONFIG } from './config/standalone.ts';
 import { metricsListen } from './http/metrics-server.ts';
 import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
 import { drainSeconds } from './lifecycle/drain.ts';
+import { listenHost } from './lifecycle/listen-host.ts';
 import { PEPPER_REQUIRED, redisOptionsFromEnv } from './state/redis-env.ts';
 import type { RedisStoreOptions } from './state/redis-store.ts';
 import type { History } from './availability/history.ts';
@@ -26,10 +27,12 @@ Options:
   -h, --help      this help
 
 Environment:
-  PORT            listen port (8080)             HOST        listen address (0.0.0.0)
+  PORT            listen port (8080)
+  HOST            listen address of the API and the console (127.0.0.1: this machine only; the image and the Helm
+                  chart set 0.0.0.0, the pod's network being the boundary there). HOST=0.0.0.0 listens on every interface.
   SVC_METRICS_PORT  port of /metrics (Prometheus), /healthz and /readyz, kept off the API port because the metrics
                     list every account's balance (9090; 0 = any free port). Keep it inside the cluster.
-  SVC_METRICS_HOST  listen address of that port (default: HOST)
+  SVC_METRICS_HOST  listen address of that port (default: HOST, else 127.0.0.1)
   SVC_CONFIG      manifests for standalone mode  LOG_LEVEL   fatal|error|warn|info|debug (info)
   SVC_KEY_PEPPER  secret used to hash API keys (standalone default: random per process; required with REDIS_URL)
   REDIS_URL       shared state for several gateway processes: limits, holds, balances, usage stream.
@@ -114,7 +117,7 @@ function pollMs(env: Env): number {
 function common(args: Args, env: Env): CommonOptions {
   return {
     port: portOf(args, env),
-    host: env.HOST ?? '0.0.0.0',
+    host: listenHost(env),
     drainMs: drainSeconds(env) * 1000,
     metrics: metricsListen(env),
     timeouts: timeoutsFromEnv(env),
