@@ -1,5 +1,6 @@
 // svc-gateway console in a cluster (npm run console). In standalone mode `npm start` serves the console itself.
 import { parseArgs } from 'node:util';
+import { endLogs } from '../gateway/logger.ts';
 import { startClusterConsole } from './cluster.ts';
 
 const HELP = `svc-gateway console (cluster mode): /dashboard/keys and /dashboard/usage
@@ -36,7 +37,11 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`svc-console listening on ${c.address.replace('0.0.0.0', '127.0.0.1')}\n`);
   const stop = (): void => {
-    void c.stop().then(() => process.exit(0));
+    // The logs last, bounded: a stdout nobody reads (or a closed pipe) must not keep the process from exiting.
+    void c
+      .stop()
+      .then(() => endLogs(c.app.log))
+      .then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -6,6 +6,7 @@ import { TargetHealth } from './availability/health.ts';
 import { RedisConfigSource } from './config/redis-config-source.ts';
 import { serveGatewayMetrics, type MetricsServer } from './http/metrics-server.ts';
 import { Drain } from './lifecycle/drain.ts';
+import type { Logger } from 'pino';
 import { gatewayLogger } from './logger.ts';
 import { gatewayOptions, type ClusterOptions, type Env } from './options.ts';
 import { build } from './server.ts';
@@ -23,6 +24,8 @@ export interface ClusterGateway {
   metricsPort: number;
   /** http://host:port of that listener. */
   metricsUrl: string;
+  /** The process's logger: main.ts ends it (endLogs) after stop(). */
+  logger: Logger;
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     address,
     metricsPort: metrics.port,
     metricsUrl: metrics.url,
+    logger,
     stop: async () => {
       await drain.run(app, opts.drainMs, app.log);
       await health.close();

@@ -47,7 +47,7 @@ Environment:
   SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
   SVC_DRAIN_SECONDS      on SIGTERM: /readyz turns 503 and no new connection is accepted; calls in flight may
                          finish for this long, then end (a stream with an error event); holds are settled and
-                         usage flushed before exit (30)
+                         usage flushed before exit, the last log lines given 2 s (30)
   SVC_HEADERS_TIMEOUT_MS a client's request headers must arrive within this (10000)
   SVC_REQUEST_TIMEOUT_MS a client's headers and body must arrive within this (60000)
   SVC_IDLE_TIMEOUT_MS    a connection with no byte either way for this long is closed (300000)

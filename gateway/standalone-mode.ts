@@ -13,6 +13,7 @@ import { ConfigError, loadStandaloneConfig } from './config/standalone.ts';
 import { Metrics } from './http/metrics.ts';
 import { serveGatewayMetrics } from './http/metrics-server.ts';
 import { Drain } from './lifecycle/drain.ts';
+import type { Logger } from 'pino';
 import { gatewayLogger } from './logger.ts';
 import type { StandaloneOptions } from './options.ts';
 import { build } from './server.ts';
@@ -32,6 +33,8 @@ export interface Standalone {
   generated: Array<{ apiKey: string; account: string; key: string }>;
   /** The console's admin token when it was generated (null: it came from SVC_CONSOLE_TOKEN). */
   consoleToken: string | null;
+  /** The process's logger: main.ts ends it (endLogs) after stop(). */
+  logger: Logger;
   stop(): Promise<void>;
 }
 
@@ -122,6 +125,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     metricsUrl: metricsServer.url,
     generated: state.generated,
     consoleToken: mounted.generatedToken,
+    logger,
     stop: async () => {
       await sla?.stop();
       await drain.run(app, opts.drainMs, app.log);

@@ -38,7 +38,7 @@ export interface FakeUpstream {
   readonly open: number;
   /** TCP connections open to the upstream, as it sees them (idle keep-alive connections included). */
   readonly sockets: number;
-  /** Queue behaviours for the next requests; when empty, `fallback` answers. */
+  /** Queue behaviours for the next requests (probes excepted); when empty, `fallback` answers. */
   enqueue(...b: Behavior[]): void;
   fallback: (call: RecordedCall) => Behavior;
   /** Tokens served so far (what a usage ledger must add up to). */
@@ -61,7 +61,8 @@ export function isProbe(call: RecordedCall): boolean {
 export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
   const queue: Behavior[] = [];
   const http = await startRecordingServer((call, res) => {
-    const b = queue.shift() ?? fake.fallback(call);
+    // A probe of the gateway's availability job never takes a queued behaviour (it comes at any moment): `fallback`.
+    const b = (isProbe(call) ? undefined : queue.shift()) ?? fake.fallback(call);
     void answer(fake, name, call, b, res);
   });
   const fake: FakeUpstream = {
