@@ -1,12 +1,12 @@
 // `node gateway/main.ts --cluster` (npm run gateway): config, keys and state come from Redis only, as the operator
 // wrote them. The gateway never talks to Kubernetes and never writes config.
+import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { RedisBoard } from './availability/board.ts';
 import { TargetHealth } from './availability/health.ts';
 import { RedisConfigSource } from './config/redis-config-source.ts';
 import { serveGatewayMetrics, type MetricsServer } from './http/metrics-server.ts';
 import { Drain } from './lifecycle/drain.ts';
-import type { Logger } from 'pino';
 import { gatewayLogger } from './logger.ts';
 import { gatewayOptions, type ClusterOptions, type Env } from './options.ts';
 import { build } from './server.ts';

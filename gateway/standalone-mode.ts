@@ -1,6 +1,7 @@
 // `npm start`: the standalone gateway. Config from manifest files (or the demo), state in memory or in Redis
 // (REDIS_URL: the process publishes its manifests there), usage in memory or Postgres, and the console on the same
 // port. Returns what it printed and how to stop; throws an Error with a readable message when it cannot start.
+import type { Logger } from 'pino';
 import { startSlaJob, type RunningSlaJob } from '../console/billing/sla-job.ts';
 import { slaJobInputs } from '../console/billing/wiring.ts';
 import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
@@ -13,7 +14,6 @@ import { ConfigError, loadStandaloneConfig } from './config/standalone.ts';
 import { Metrics } from './http/metrics.ts';
 import { serveGatewayMetrics } from './http/metrics-server.ts';
 import { Drain } from './lifecycle/drain.ts';
-import type { Logger } from 'pino';
 import { gatewayLogger } from './logger.ts';
 import type { StandaloneOptions } from './options.ts';
 import { build } from './server.ts';

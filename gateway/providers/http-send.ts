@@ -11,8 +11,8 @@ export class HttpTransport {
   /**
    * One pool per connect timeout. An aborted call (its client left, a timeout) destroys its connection and leaves
    * nothing behind: undici 7 opened a fresh connection for the aborted request and kept it idle in the pool (fixed in
-   * undici 8.13; test/gateway/upstream-cancel.test.ts counts it at the upstream). HTTP/1.1 only, as
-   * before: undici 8 would offer h2 to TLS upstreams by default.
+   * undici 8.13; test/gateway/upstream-cancel.test.ts counts it at the upstream). HTTP/1.1 only, as before: undici 8
+   * would offer h2 to TLS upstreams by default.
    */
   private agent(connectMs: number): Agent {
     let a = this.agents.get(connectMs);
