@@ -19,6 +19,9 @@ RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
 
 FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production
+# Every process listens on 127.0.0.1 unless HOST says otherwise (gateway/lifecycle/listen-host.ts); in a container the
+# network is the container's own, so the image listens on every interface of it.
+ENV HOST=0.0.0.0
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./

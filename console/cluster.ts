@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { History } from '../gateway/availability/history.ts';
 import { RedisHistory } from '../gateway/availability/redis-history.ts';
+import { listenHost } from '../gateway/lifecycle/listen-host.ts';
 import { connectRedis, redisConnectionFromEnv, type RedisClient } from '../gateway/state/redis-connect.ts';
 import { RedisLastUsed } from '../gateway/state/last-used.ts';
 import { accountKeys } from '../gateway/state/redis-store.ts';
@@ -139,7 +140,7 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
         onError: (err, account) => app.log.warn({ err, account }, 'SLA job: a month not settled yet (retried on the next round)'),
       })
     : null;
-  const address = await app.listen({ port, host: env.HOST ?? '0.0.0.0' });
+  const address = await app.listen({ port, host: listenHost(env) });
   return {
     app,
     address,

@@ -1,5 +1,6 @@
 // svc-gateway console in a cluster (npm run console). In standalone mode `npm start` serves the console itself.
 import { parseArgs } from 'node:util';
+import { endLogs } from '../gateway/logger.ts';
 import { startClusterConsole } from './cluster.ts';
 
 const HELP = `svc-gateway console (cluster mode): /dashboard/keys and /dashboard/usage
@@ -16,7 +17,7 @@ Environment:
   REDIS_URL        sessions and "last used" (required)      SVC_REDIS_PREFIX   as the gateways (svc)
   SVC_KEY_PEPPER   the secret the gateways hash keys with (required)
   DATABASE_URL     usage from Postgres (the daily rollup); without it, from the Redis usage streams
-  PORT (8090), HOST (0.0.0.0), LOG_LEVEL (info)
+  PORT (8090), HOST (127.0.0.1; the image and the Helm chart set 0.0.0.0), LOG_LEVEL (info)
   SVC_API_BASE_URL       the API's public URL for the curl example (default: the console's own origin)
   SVC_TRUST_PROXY=1      behind an Ingress: the client address (sign-in rate limit) from X-Forwarded-For`;
 
@@ -36,7 +37,11 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`svc-console listening on ${c.address.replace('0.0.0.0', '127.0.0.1')}\n`);
   const stop = (): void => {
-    void c.stop().then(() => process.exit(0));
+    // The logs last, bounded: a stdout nobody reads (or a closed pipe) must not keep the process from exiting.
+    void c
+      .stop()
+      .then(() => endLogs(c.app.log))
+      .then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

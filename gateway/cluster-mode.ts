@@ -1,5 +1,6 @@
 // `node gateway/main.ts --cluster` (npm run gateway): config, keys and state come from Redis only, as the operator
 // wrote them. The gateway never talks to Kubernetes and never writes config.
+import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { RedisBoard } from './availability/board.ts';
 import { TargetHealth } from './availability/health.ts';
@@ -23,6 +24,8 @@ export interface ClusterGateway {
   metricsPort: number;
   /** http://host:port of that listener. */
   metricsUrl: string;
+  /** The process's logger: main.ts ends it (endLogs) after stop(). */
+  logger: Logger;
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     address,
     metricsPort: metrics.port,
     metricsUrl: metrics.url,
+    logger,
     stop: async () => {
       await drain.run(app, opts.drainMs, app.log);
       await health.close();

@@ -2,6 +2,7 @@
 // parsed once (options.ts); each mode starts in a module of its own.
 import { parseArgs } from 'node:util';
 import { startCluster } from './cluster-mode.ts';
+import { endLogs } from './logger.ts';
 import { gatewayOptions, HELP } from './options.ts';
 import { startStandalone, type Standalone } from './standalone-mode.ts';
 
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
     return;
   }
   let stop: () => Promise<void>;
+  let logger: Parameters<typeof endLogs>[0];
   try {
     const opts = gatewayOptions(values, process.env);
     if (opts.mode === 'cluster') {
@@ -26,18 +28,23 @@ async function main(): Promise<void> {
       process.stdout.write(`svc-gateway listening on ${gw.address.replace('0.0.0.0', '127.0.0.1')} (cluster mode)\n`);
       process.stdout.write(`svc-gateway metrics on ${gw.metricsUrl}/metrics\n`);
       stop = gw.stop;
+      logger = gw.logger;
     } else {
       const gw = await startStandalone(opts);
       printStart(gw);
       stop = gw.stop;
+      logger = gw.logger;
     }
   } catch (err) {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
     return;
   }
+  // The logs last, bounded: a stdout nobody reads (or a closed pipe) must not keep the process from exiting.
   const onSignal = (): void => {
-    void stop().then(() => process.exit(0));
+    void stop()
+      .then(() => endLogs(logger))
+      .then(() => process.exit(0));
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);

@@ -6,6 +6,7 @@ import { DEMO_CONFIG } from './config/standalone.ts';
 import { metricsListen } from './http/metrics-server.ts';
 import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
 import { drainSeconds } from './lifecycle/drain.ts';
+import { listenHost } from './lifecycle/listen-host.ts';
 import { PEPPER_REQUIRED, redisOptionsFromEnv } from './state/redis-env.ts';
 import type { RedisStoreOptions } from './state/redis-store.ts';
 import type { History } from './availability/history.ts';
@@ -26,10 +27,12 @@ Options:
   -h, --help      this help
 
 Environment:
-  PORT            listen port (8080)             HOST        listen address (0.0.0.0)
+  PORT            listen port (8080)
+  HOST            listen address of the API and the console (127.0.0.1: this machine only; the image and the Helm
+                  chart set 0.0.0.0, the pod's network being the boundary there). HOST=0.0.0.0 listens on every interface.
   SVC_METRICS_PORT  port of /metrics (Prometheus), /healthz and /readyz, kept off the API port because the metrics
                     list every account's balance (9090; 0 = any free port). Keep it inside the cluster.
-  SVC_METRICS_HOST  listen address of that port (default: HOST)
+  SVC_METRICS_HOST  listen address of that port (default: HOST, else 127.0.0.1)
   SVC_CONFIG      manifests for standalone mode  LOG_LEVEL   fatal|error|warn|info|debug (info)
   SVC_KEY_PEPPER  secret used to hash API keys (standalone default: random per process; required with REDIS_URL)
   REDIS_URL       shared state for several gateway processes: limits, holds, balances, usage stream.
@@ -44,7 +47,7 @@ Environment:
   SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
   SVC_DRAIN_SECONDS      on SIGTERM: /readyz turns 503 and no new connection is accepted; calls in flight may
                          finish for this long, then end (a stream with an error event); holds are settled and
-                         usage flushed before exit (30)
+                         usage flushed before exit, the last log lines given 2 s (30)
   SVC_HEADERS_TIMEOUT_MS a client's request headers must arrive within this (10000)
   SVC_REQUEST_TIMEOUT_MS a client's headers and body must arrive within this (60000)
   SVC_IDLE_TIMEOUT_MS    a connection with no byte either way for this long is closed (300000)
@@ -114,7 +117,7 @@ function pollMs(env: Env): number {
 function common(args: Args, env: Env): CommonOptions {
   return {
     port: portOf(args, env),
-    host: env.HOST ?? '0.0.0.0',
+    host: listenHost(env),
     drainMs: drainSeconds(env) * 1000,
     metrics: metricsListen(env),
     timeouts: timeoutsFromEnv(env),

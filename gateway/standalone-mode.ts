@@ -1,6 +1,7 @@
 // `npm start`: the standalone gateway. Config from manifest files (or the demo), state in memory or in Redis
 // (REDIS_URL: the process publishes its manifests there), usage in memory or Postgres, and the console on the same
 // port. Returns what it printed and how to stop; throws an Error with a readable message when it cannot start.
+import type { Logger } from 'pino';
 import { startSlaJob, type RunningSlaJob } from '../console/billing/sla-job.ts';
 import { slaJobInputs } from '../console/billing/wiring.ts';
 import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
@@ -32,6 +33,8 @@ export interface Standalone {
   generated: Array<{ apiKey: string; account: string; key: string }>;
   /** The console's admin token when it was generated (null: it came from SVC_CONSOLE_TOKEN). */
   consoleToken: string | null;
+  /** The process's logger: main.ts ends it (endLogs) after stop(). */
+  logger: Logger;
   stop(): Promise<void>;
 }
 
@@ -122,6 +125,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     metricsUrl: metricsServer.url,
     generated: state.generated,
     consoleToken: mounted.generatedToken,
+    logger,
     stop: async () => {
       await sla?.stop();
       await drain.run(app, opts.drainMs, app.log);

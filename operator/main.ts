@@ -20,6 +20,7 @@ Environment:
   SVC_REDIS_PREFIX  prefix of every Redis key (svc)
   POD_NAME          identity in leader election (default: hostname-pid)
   PORT              port of /healthz, /readyz and /metrics (8080)
+  HOST              its listen address (127.0.0.1; the image and the Helm chart set 0.0.0.0)
   LOG_LEVEL         error|warn|info|debug (info)
   SVC_LEASE_NAME               name of the coordination.k8s.io/v1 Lease (svc-gateway-operator)
   SVC_LEASE_DURATION_MS        a lease not renewed for this long may be taken over (15000)

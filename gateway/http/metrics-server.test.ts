@@ -39,9 +39,9 @@ describe('the metrics port', () => {
     expect((await get(srv.port, '/readyz')).status).toBe(200);
   });
 
-  it('reads SVC_METRICS_PORT (9090; 0 = any) and SVC_METRICS_HOST (default HOST), refusing a bad port', () => {
-    expect(metricsListen({})).toEqual({ port: 9090, host: '0.0.0.0' });
-    expect(metricsListen({ HOST: '127.0.0.1', SVC_METRICS_PORT: '0' })).toEqual({ port: 0, host: '127.0.0.1' });
+  it('reads SVC_METRICS_PORT (9090; 0 = any) and SVC_METRICS_HOST (default HOST, else 127.0.0.1), refusing a bad port', () => {
+    expect(metricsListen({})).toEqual({ port: 9090, host: '127.0.0.1' });
+    expect(metricsListen({ HOST: '0.0.0.0', SVC_METRICS_PORT: '0' })).toEqual({ port: 0, host: '0.0.0.0' });
     expect(metricsListen({ HOST: '127.0.0.1', SVC_METRICS_HOST: '10.0.0.5', SVC_METRICS_PORT: '9100' })).toEqual({ port: 9100, host: '10.0.0.5' });
     for (const bad of ['x', '-1', '65536', '80.5']) expect(() => metricsListen({ SVC_METRICS_PORT: bad })).toThrow(/SVC_METRICS_PORT must be a port number/);
   });

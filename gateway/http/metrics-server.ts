@@ -3,6 +3,7 @@
 // usage exporter on its PORT. Plain node:http, no framework: nothing here reads a request body.
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { listenHost } from '../lifecycle/listen-host.ts';
 
 /** What /readyz answers: true (200 ready), false (503 starting), 'draining' (503 draining, after SIGTERM). */
 export type Readiness = () => boolean | 'draining';
@@ -54,7 +55,7 @@ export async function serveMetrics(registry: Registry, port: number, host: strin
 
 export const DEFAULT_METRICS_PORT = 9090;
 
-/** SVC_METRICS_PORT (9090; 0 = any free port) and SVC_METRICS_HOST (default: HOST, else 0.0.0.0). */
+/** SVC_METRICS_PORT (9090; 0 = any free port) and SVC_METRICS_HOST (default: HOST, else 127.0.0.1). */
 export function metricsListen(env: Record<string, string | undefined>): { port: number; host: string } {
   const v = env.SVC_METRICS_PORT;
   let port = DEFAULT_METRICS_PORT;
@@ -63,7 +64,7 @@ export function metricsListen(env: Record<string, string | undefined>): { port: 
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new Error(`SVC_METRICS_PORT must be a port number (0-65535; 0 = any free port), got ${JSON.stringify(v)}`);
   }
-  return { port, host: env.SVC_METRICS_HOST || env.HOST || '0.0.0.0' };
+  return { port, host: env.SVC_METRICS_HOST || listenHost(env) };
 }
 
 /** The gateway's metrics listener (metricsListen's port and host); a readable Error when it cannot listen. */

@@ -64,6 +64,8 @@ export async function dispatch(input: DispatchInput): Promise<Served> {
   let lastRoute: Route | null = null;
   const { attempts, skipped: moved } = plan(input);
   for (const { model, target } of attempts) {
+    // The client left (or a shutdown ended the call) while an attempt failed: no other target is tried for it.
+    if (input.signal.aborted) throw input.signal.reason ?? new Error('aborted');
     // Moved away from the first choice because it is in major_outage: the headers say `unavailable`.
     const skipped = moved !== null && moved !== target;
     const reason = moved !== null && (skipped || first !== null) ? 'unavailable' : (first?.reason ?? null);

@@ -8,10 +8,16 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 export class HttpTransport {
   private readonly agents = new Map<number, Agent>();
 
+  /**
+   * One pool per connect timeout. An aborted call (its client left, a timeout) destroys its connection and leaves
+   * nothing behind: undici 7 opened a fresh connection for the aborted request and kept it idle in the pool (fixed in
+   * undici 8.13; test/gateway/upstream-cancel.test.ts counts it at the upstream). HTTP/1.1 only, as before: undici 8
+   * would offer h2 to TLS upstreams by default.
+   */
   private agent(connectMs: number): Agent {
     let a = this.agents.get(connectMs);
     if (!a) {
-      a = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
+      a = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, connections: 256, pipelining: 1, allowH2: false });
       this.agents.set(connectMs, a);
     }
     return a;

@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listenHost } from '../../gateway/lifecycle/listen-host.ts';
 
 export interface ProbeState {
   healthy: () => boolean;
@@ -34,7 +35,7 @@ export async function startProbes(port: number, state: ProbeState, registry: Reg
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, process.env.HOST ?? '0.0.0.0', () => resolve());
+    server.listen(port, listenHost(process.env), () => resolve());
   });
   return {
     port: (server.address() as AddressInfo).port,

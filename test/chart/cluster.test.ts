@@ -161,10 +161,15 @@ describe("the operator under the chart's RBAC", () => {
     const rows = auth.split('\n').filter((l) => /^[a-z]/.test(l) && !l.includes('selfsubject'));
     console.log(`rights of ${sa} in ${ns}, as the chart grants them:\n${rows.join('\n')}`);
     // PORT and HOST: the Pod's own network stands in for a loopback port; KUBECONFIG for the mounted token.
-    const { PORT: _port, ...opEnv } = await podEnv(container(opDeploy), ns, 'svc-operator-0');
+    const { PORT: _port, HOST: _host, ...opEnv } = await podEnv(container(opDeploy), ns, 'svc-operator-0');
     operator = await startOperatorProcess('svc-operator-0', { ...opEnv, KUBECONFIG: kubeconfig });
     // SVC_METRICS_PORT too: the chart's 9090 stands for the Pod's own port; here any free one (parallel tests).
-    const { PORT: _gwPort, SVC_METRICS_PORT: gwMetricsPort, ...gwEnv } = await podEnv(container(find(docs, 'Deployment', '-gateway')), ns, 'svc-gateway-0');
+    const {
+      PORT: _gwPort,
+      HOST: _gwHost,
+      SVC_METRICS_PORT: gwMetricsPort,
+      ...gwEnv
+    } = await podEnv(container(find(docs, 'Deployment', '-gateway')), ns, 'svc-gateway-0');
     expect(gwMetricsPort).toBe('9090');
     gateway = await startGatewayProcess({ ...gwEnv, SVC_CONFIG_POLL_MS: '500' }, ['--cluster']);
 

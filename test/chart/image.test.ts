@@ -127,6 +127,8 @@ describe('Dockerfile', () => {
     expect(final.find((l) => l.startsWith('USER'))).toBe('USER 1000:1000');
     expect(final.some((l) => /^RUN\s/.test(l))).toBe(false);
     expect(final).toContain('ENTRYPOINT ["node"]');
+    // The processes listen on 127.0.0.1 unless HOST says otherwise; a container's network is its own.
+    expect(final).toContain('ENV HOST=0.0.0.0');
   });
 
   it('copies every file the three entry points import or read, no test, and only production packages are imported', () => {

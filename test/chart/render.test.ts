@@ -69,6 +69,14 @@ describe('helm lint and template', () => {
     ])
       expect(got).toContain(k);
   });
+
+  it('sets HOST=0.0.0.0 on every container that listens (the processes listen on 127.0.0.1 unless told otherwise)', () => {
+    for (const docs of [defaults, full]) {
+      const listening = docs.filter((d) => d.kind === 'Deployment').flatMap((d) => podSpec(d).containers.filter((c) => (c.ports ?? []).length > 0));
+      expect(listening.length).toBeGreaterThanOrEqual(3);
+      expect(listening.map((c) => `${c.name} HOST=${envOf(c, 'HOST')?.value ?? '(unset)'}`)).toEqual(listening.map((c) => `${c.name} HOST=0.0.0.0`));
+    }
+  });
 });
 
 describe('values schema', () => {

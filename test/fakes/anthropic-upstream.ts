@@ -45,6 +45,8 @@ export interface FakeAnthropic {
   calls: RecordedCall[];
   /** Upstream requests still open (the client, i.e. the gateway, has not seen their end or cancelled them). */
   readonly open: number;
+  /** TCP connections open to the upstream, as it sees them (idle keep-alive connections included). */
+  readonly sockets: number;
   enqueue(...b: AnthropicBehavior[]): void;
   fallback: (call: RecordedCall) => AnthropicBehavior;
   served: { input: number; output: number };
@@ -65,6 +67,9 @@ export async function startFakeAnthropic(name = 'fake-anthropic'): Promise<FakeA
   const fake: FakeAnthropic = {
     get open() {
       return http.open;
+    },
+    get sockets() {
+      return http.sockets;
     },
     url: http.url,
     baseUrl: http.url,

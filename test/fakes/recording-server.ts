@@ -16,6 +16,8 @@ export interface RecordingServer {
   calls: RecordedCall[];
   /** Requests received whose answer has not closed yet (ended, or cut by either side). */
   readonly open: number;
+  /** TCP connections open to this server, as the server sees them (idle keep-alive connections included). */
+  readonly sockets: number;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,9 @@ export async function startRecordingServer(onCall: (call: RecordedCall, res: Ser
     calls,
     get open() {
       return open;
+    },
+    get sockets() {
+      return sockets.size;
     },
     close: async () => {
       for (const s of sockets) s.destroy();

@@ -36,7 +36,9 @@ export interface FakeUpstream {
   calls: RecordedCall[];
   /** Upstream requests still open (the client, i.e. the gateway, has not seen their end or cancelled them). */
   readonly open: number;
-  /** Queue behaviours for the next requests; when empty, `fallback` answers. */
+  /** TCP connections open to the upstream, as it sees them (idle keep-alive connections included). */
+  readonly sockets: number;
+  /** Queue behaviours for the next requests (probes excepted); when empty, `fallback` answers. */
   enqueue(...b: Behavior[]): void;
   fallback: (call: RecordedCall) => Behavior;
   /** Tokens served so far (what a usage ledger must add up to). */
@@ -59,12 +61,16 @@ export function isProbe(call: RecordedCall): boolean {
 export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
   const queue: Behavior[] = [];
   const http = await startRecordingServer((call, res) => {
-    const b = queue.shift() ?? fake.fallback(call);
+    // A probe of the gateway's availability job never takes a queued behaviour (it comes at any moment): `fallback`.
+    const b = (isProbe(call) ? undefined : queue.shift()) ?? fake.fallback(call);
     void answer(fake, name, call, b, res);
   });
   const fake: FakeUpstream = {
     get open() {
       return http.open;
+    },
+    get sockets() {
+      return http.sockets;
     },
     url: http.url,
     baseUrl: `${http.url}/v1`,

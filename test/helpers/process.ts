@@ -16,10 +16,16 @@ export interface GatewayProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startGatewayProcess(env: Record<string, string>, args: string[] = []): Promise<GatewayProcess> {
+/** The environment of a child: ours, the defaults, then `env`, where an undefined value leaves the variable out. */
+export function childEnv(defaults: Record<string, string>, env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const merged: Record<string, string | undefined> = { ...process.env, ...defaults, ...env };
+  return Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+export async function startGatewayProcess(env: Record<string, string | undefined>, args: string[] = []): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['gateway/main.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: childEnv({ PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

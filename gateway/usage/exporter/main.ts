@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { migrate } from '../postgres/migrate.ts';
 import { createPool, redactDatabaseUrl } from '../postgres/pool.ts';
 import { serveMetrics } from '../../http/metrics-server.ts';
+import { listenHost } from '../../lifecycle/listen-host.ts';
 import { jsonLog } from './log.ts';
 import { startExporter } from './start.ts';
 
@@ -29,7 +30,7 @@ Environment:
   DATABASE_URL       Postgres to write usage_events, usage_daily, ledger_credits, usage_dead_letters (required)
   SVC_REDIS_PREFIX   prefix of the gateways' Redis keys (svc)
   PORT               HTTP port for /metrics, /healthz, /readyz (9464)
-  HOST               listen address (0.0.0.0)
+  HOST               listen address (127.0.0.1; the image and the Helm chart set 0.0.0.0)
   LOG_LEVEL          info|warn|error (info)`;
 
 const int = (v: string | undefined, name: string): number | undefined => {
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
   } catch (err) {
     return fail(`Cannot start the usage exporter (Postgres ${redactDatabaseUrl(databaseUrl)}): ${err instanceof Error ? err.message : String(err)}`);
   }
-  const host = process.env.HOST ?? '0.0.0.0';
+  const host = listenHost(process.env);
   const http = await serveMetrics(registry, int(process.env.PORT, 'PORT') ?? 9464, host, () => true);
   process.stdout.write(`svc-usage-exporter listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${http.port} (consumer ${running.consumer})\n`);
   const stop = (): void => {
