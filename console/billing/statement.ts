@@ -168,6 +168,7 @@ export const CREDIT_LABELS: Record<string, string> = {
   credit: 'Credit',
   payment: 'Payment',
   refund: 'Refund',
+  'refund-reversed': 'Refund reversed',
   dispute: 'Dispute',
   'dispute-reinstated': 'Dispute reinstated',
   sla: 'SLA credit',

@@ -35,6 +35,7 @@ const KIND_LABELS: Record<string, string> = {
   'payment-failed': 'Payment failed (no credit)',
   'payment-unpaid': 'Payment pending (no credit yet)',
   refund: 'Refund',
+  'refund-reversed': 'Refund failed (credited back)',
   dispute: 'Dispute',
   'dispute-reinstated': 'Dispute won (reinstated)',
   sla: 'SLA credit',
