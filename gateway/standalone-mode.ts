@@ -74,6 +74,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     drain,
     logger,
     timeouts: opts.timeouts,
+    trustProxy: opts.trustProxy,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {
