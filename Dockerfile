@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
-# One image for the gateway, the operator, the usage exporter and the console; the Helm chart picks the command:
+# One image for the gateway, the operator, the usage exporter, the console and billing; the Helm chart picks the command:
 #   node gateway/main.ts --cluster          the gateway (npm run gateway)
 #   node operator/main.ts                   the operator (npm run operator)
 #   node gateway/usage/exporter/main.ts     the usage exporter (npm run exporter)
 #   node console/main.ts                    the console in a cluster (npm run console)
+#   node billing/statement-main.ts          a monthly statement, or settling an SLA month by hand (npm run statement)
 # Without a command it runs the standalone gateway with the offline demo config (npm start):
 #   docker build -t svc-gateway:dev . && docker run --rm -p 8080:8080 svc-gateway:dev
 # Node 24 runs the TypeScript entry points as they are (type stripping): no build step, no dev dependencies.
@@ -27,6 +28,7 @@ COPY crds/crd-kinds.ts ./crds/crd-kinds.ts
 COPY operator ./operator
 COPY gateway ./gateway
 COPY console ./console
+COPY billing ./billing
 # The official image's unprivileged `node` user, by number so runAsNonRoot can check it. The code stays root-owned:
 # the process cannot change it.
 USER 1000:1000

@@ -80,7 +80,7 @@ export interface StandaloneOptions extends CommonOptions {
   redis: RedisStoreOptions | undefined;
   redisPrefix: string;
   databaseUrl: string | undefined;
-  /** The SLA job (console/billing/sla-job.ts) for tests: its timer, clock and status history (default: the process's). */
+  /** The SLA job (billing/sla/sla-job.ts) for tests: its timer, clock and status history (default: the process's). */
   sla?: { intervalMs?: number; settleMs?: number; now?: () => number; history?: Pick<History, 'segments'> };
 }
 

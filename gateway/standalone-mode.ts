@@ -1,8 +1,8 @@
 // `npm start`: the standalone gateway. Config from manifest files (or the demo), state in memory or in Redis
 // (REDIS_URL: the process publishes its manifests there), usage in memory or Postgres, and the console on the same
 // port. Returns what it printed and how to stop; throws an Error with a readable message when it cannot start.
-import { startSlaJob, type RunningSlaJob } from '../console/billing/sla-job.ts';
-import { slaJobInputs } from '../console/billing/wiring.ts';
+import { startSlaJob, type RunningSlaJob } from '../billing/sla/sla-job.ts';
+import { slaJobInputs } from '../billing/wiring.ts';
 import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
 import { mountStatusPages } from '../console/status/mount.ts';
 import { declaredIncidents } from './availability/declared.ts';

@@ -2,9 +2,9 @@
 // and the ledger: trial and config credits, payments, refunds, disputes, each with its date and reference.
 import { html, type Html } from '../html.ts';
 import type { AppliedEntry } from '../../gateway/state/billing-ledger.ts';
-import type { ConfigCredit } from '../billing/backend.ts';
-import { MAX_CENTS, MIN_CENTS } from '../billing/backend.ts';
-import type { AccountBilling } from '../billing/statement.ts';
+import type { ConfigCredit } from '../../billing/backend.ts';
+import { MAX_CENTS, MIN_CENTS } from '../../billing/backend.ts';
+import type { AccountBilling } from '../../billing/statements/statement.ts';
 import { accountSelector } from './keys.ts';
 import { field, page, utc } from './layout.ts';
 

@@ -1,10 +1,10 @@
 // /dashboard/billing: for accounts the user may `manage-billing` (the admin: all). Add credits makes a Stripe Checkout
 // Session and redirects to it; the Payment link is made once per account and kept in the ledger's store.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseUsdCents, type BillingBackend } from '../billing/backend.ts';
-import { statementPdf } from '../billing/statement-pdf.ts';
-import { buildStatement, monthRange, statementCsv } from '../billing/statement.ts';
-import { StripeError } from '../billing/stripe-client.ts';
+import { parseUsdCents, type BillingBackend } from '../../billing/backend.ts';
+import { statementPdf } from '../../billing/statements/statement-pdf.ts';
+import { buildStatement, monthRange, statementCsv } from '../../billing/statements/statement.ts';
+import { StripeError } from '../../billing/payments/stripe-client.ts';
 import { billingPage, type BillingView } from '../pages/billing.ts';
 import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
 

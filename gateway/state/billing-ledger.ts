@@ -19,7 +19,7 @@ import { checkAmount } from './store.ts';
 
 export type BillingOp = 'credit' | 'record' | 'refund' | 'dispute' | 'reinstate';
 /**
- * 'sla': an SLA service credit (console/billing/sla.ts), applied by the same credit step, once per account and month.
+ * 'sla': an SLA service credit (billing/sla/sla.ts), applied by the same credit step, once per account and month.
  * 'refund-reversed': a refund debited when it succeeded, credited back when it later failed or was canceled.
  */
 export type EntryKind = 'payment' | 'payment-failed' | 'payment-unpaid' | 'refund' | 'refund-reversed' | 'dispute' | 'dispute-reinstated' | 'sla';

@@ -1,6 +1,6 @@
 // Stripe events as Stripe sends them (the fields the webhook reads, in Stripe's shapes), and signing them as Stripe
-// does (console/billing/signature.ts: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>")).
-import { signatureHeader } from '../../console/billing/signature.ts';
+// does (billing/payments/signature.ts: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>")).
+import { signatureHeader } from '../../billing/payments/signature.ts';
 
 let n = 0;
 const id = (p: string): string => `${p}_test_${Date.now().toString(36)}${(n++).toString(36)}`;

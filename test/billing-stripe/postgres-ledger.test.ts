@@ -1,7 +1,7 @@
 // Stripe entries copied to Postgres ledger_credits (source 'stripe') once, however often the copy runs, and the
 // account_ledger view's balance equals the Redis ledger's credited total.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { StripeWebhook } from '../../console/billing/webhook.ts';
+import { StripeWebhook } from '../../billing/payments/webhook.ts';
 import { MemoryBilling } from '../../gateway/state/billing-ledger.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { MemoryUsageSink } from '../../gateway/usage/event.ts';

@@ -1,8 +1,8 @@
 // The Stripe client against stripe-mock, which checks every request against Stripe's OpenAPI spec: the Checkout
 // Session and the Payment Link the billing page makes are requests Stripe accepts; a wrong one is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stripeSettings, SettingsError } from '../../console/billing/settings.ts';
-import { formEncode, StripeClient, StripeError } from '../../console/billing/stripe-client.ts';
+import { stripeSettings, SettingsError } from '../../billing/settings.ts';
+import { formEncode, StripeClient, StripeError } from '../../billing/payments/stripe-client.ts';
 import { startStripeMock, type StripeMock } from './stripe-mock.ts';
 
 let mock: StripeMock;

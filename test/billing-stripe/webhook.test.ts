@@ -3,8 +3,8 @@
 // final status (only succeeded ones debit, at most the payment; a later failure credits back), refunds counted once
 // whether they come as refund.created or charge.refunded, disputes, non-USD set aside (reliability case 15, part 1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StripeWebhook, NANO_PER_CENT } from '../../console/billing/webhook.ts';
-import { signatureHeader, verifySignature } from '../../console/billing/signature.ts';
+import { StripeWebhook, NANO_PER_CENT } from '../../billing/payments/webhook.ts';
+import { signatureHeader, verifySignature } from '../../billing/payments/signature.ts';
 import { MemoryBilling, RedisBilling, type BillingLedger } from '../../gateway/state/billing-ledger.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';

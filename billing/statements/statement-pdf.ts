@@ -1,5 +1,5 @@
 // The statement as a PDF: header, bill-to block, the balance summary, credits, usage by model and by key, the
-// rounding rule. Laid out as lines of cells (console/billing/pdf.ts); amounts right-aligned in their column.
+// rounding rule. Laid out as lines of cells (billing/statements/pdf.ts); amounts right-aligned in their column.
 import { renderPdf, PDF_PAGE, type PdfLine } from './pdf.ts';
 import { creditLabel, headerLines, money, ROUNDING_RULE, SLA_RULE, type Line, type Statement } from './statement.ts';
 

@@ -2,7 +2,7 @@
 // parameters as a[b][0][c]), Bearer auth, an Idempotency-Key on every POST, a timeout. stripe-mock validates these
 // requests against Stripe's OpenAPI spec in the tests (test/billing-stripe/).
 import { randomUUID } from 'node:crypto';
-import type { StripeSettings } from './settings.ts';
+import type { StripeSettings } from '../settings.ts';
 
 export type FormValue = string | number | boolean | null | undefined | FormValue[] | { [k: string]: FormValue };
 

@@ -8,17 +8,17 @@
 // Postgres, then writes the statement, which lists it.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseManifests, readManifestFiles, formatIssue } from '../../gateway/config/manifests.ts';
-import { PostgresHistory } from '../../gateway/availability/postgres-history.ts';
-import { RedisHistory } from '../../gateway/availability/redis-history.ts';
-import { RedisBilling } from '../../gateway/state/billing-ledger.ts';
-import { connectRedis, redisConnectionFromEnv } from '../../gateway/state/redis-connect.ts';
-import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
-import { createPool } from '../../gateway/usage/postgres/pool.ts';
-import { runSla } from './sla.ts';
-import { statementPdf } from './statement-pdf.ts';
-import { PostgresStatementSource } from './statement-source.ts';
-import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statement.ts';
+import { parseManifests, readManifestFiles, formatIssue } from '../gateway/config/manifests.ts';
+import { PostgresHistory } from '../gateway/availability/postgres-history.ts';
+import { RedisHistory } from '../gateway/availability/redis-history.ts';
+import { RedisBilling } from '../gateway/state/billing-ledger.ts';
+import { connectRedis, redisConnectionFromEnv } from '../gateway/state/redis-connect.ts';
+import { recordBillingEntries } from '../gateway/usage/postgres/billing-credits.ts';
+import { createPool } from '../gateway/usage/postgres/pool.ts';
+import { runSla } from './sla/sla.ts';
+import { statementPdf } from './statements/statement-pdf.ts';
+import { PostgresStatementSource } from './statements/statement-source.ts';
+import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statements/statement.ts';
 
 const USAGE =
   'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH] [--apply-sla [--history redis|postgres]]  (DATABASE_URL; REDIS_URL for --apply-sla)';
