@@ -69,16 +69,14 @@ export class StripeWebhook {
 
   async handle(raw: Buffer, signature: string | undefined): Promise<WebhookAnswer> {
     const v = verifySignature(raw, signature, this.d.webhookSecret, Math.floor(this.d.now() / 1000));
+    if (!v.ok && v.notJson) return { status: 400, body: { error: 'body is not JSON' } };
     if (!v.ok) {
       this.d.log('warn', 'Stripe webhook refused', { reason: v.reason });
       return { status: 400, body: { error: `signature: ${v.reason}` } };
     }
-    let event: Obj;
-    try {
-      event = JSON.parse(raw.toString('utf8')) as Obj;
-    } catch {
-      return { status: 400, body: { error: 'body is not JSON' } };
-    }
+    // The event as Stripe's library parsed it, read field by field as untrusted JSON.
+    const event = v.event as unknown as Obj | null;
+    if (!event || typeof event !== 'object') return { status: 400, body: { error: 'not a Stripe event' } };
     const id = str(event.id);
     const type = str(event.type);
     const obj = ((event.data as Obj | undefined)?.object ?? null) as Obj | null;
