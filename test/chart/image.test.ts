@@ -11,6 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { validate } from 'dockerfile-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fontCatalog } from '../../billing/statements/fonts.ts';
 import { ROOT } from '../helpers/process.ts';
 
 const run = promisify(execFile);
@@ -143,6 +144,20 @@ describe('Dockerfile', () => {
     console.log(
       `image: ${image.size} files from the context; the entry points load ${files.size} of them and ${packages.size} packages (${[...packages].sort().join(', ')})`,
     );
+  });
+  it('keeps the statement fonts when it prunes @fontsource: the 400 and 700 WOFF files billing/statements/fonts.ts reads', () => {
+    const deps = (stages()[0] ?? []).join('\n');
+    expect(deps).toContain(
+      "find node_modules/@fontsource -type f \\( -name '*.woff2' -o \\( -name '*.woff' ! -name '*-400-normal.woff' ! -name '*-700-normal.woff' \\) \\) -delete",
+    );
+    for (const weight of [400, 700] as const) {
+      const files = fontCatalog(weight);
+      expect(files.length).toBeGreaterThan(100);
+      for (const f of files) {
+        expect(f.path).toMatch(new RegExp(`-${weight}-normal\\.woff$`));
+        expect(existsSync(f.path)).toBe(true);
+      }
+    }
   });
 });
 
