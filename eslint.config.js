@@ -10,8 +10,8 @@ import tseslint from 'typescript-eslint';
 export const ZONES = [
   {
     dir: 'gateway',
-    group: ['**/operator/**', '**/console/**'],
-    message: 'The gateway never imports the operator or the console (the standalone entry point alone mounts the console).',
+    group: ['**/operator/**', '**/console/**', '**/billing/**'],
+    message: 'The gateway never imports the operator or the console or billing (the standalone entry point alone mounts the console and billing).',
   },
   {
     dir: 'gateway/pipeline',
@@ -32,6 +32,20 @@ export const ZONES = [
     message: 'The console uses the contract, the stores and the usage tables, never the operator or the call path (pipeline, HTTP, providers, translators).',
   },
   {
+    dir: 'billing',
+    group: [
+      '**/console/**',
+      '**/operator/**',
+      '**/gateway/pipeline/**',
+      '**/gateway/http/**',
+      '**/gateway/providers/**',
+      '**/gateway/translate/**',
+      '**/gateway/server.ts',
+    ],
+    message:
+      'Billing is a domain of its own: it uses the contract, the stores (the ledger), the usage tables and availability, never the console (which renders billing), the operator or the call path.',
+  },
+  {
     dir: 'operator',
     group: ['**/state/redis-store.ts', '**/state/memory-store.ts', '**/gateway/pipeline/**', '**/gateway/http/**'],
     message: 'The operator uses the state through its narrow port (gateway/state/operator-state.ts), never the stores, the pipeline or HTTP.',
@@ -43,7 +57,7 @@ export const ZONES = [
   },
 ];
 
-/** Files that compose the layers (the standalone process serves the console next to the API). */
+/** Files that compose the layers (the standalone process serves the console and billing next to the API). */
 const COMPOSERS = ['gateway/main.ts', 'gateway/standalone-mode.ts'];
 
 function restriction(zones) {

@@ -15,14 +15,15 @@ import { KubernetesAuth } from './auth/kubernetes.ts';
 import { RedisSessions } from './auth/sessions.ts';
 import { RedisSignInLimit } from './auth/sign-in-limit.ts';
 import { mountClusterStatus } from './status/cluster.ts';
-import { billingWebhookPlugin } from './billing/webhook-route.ts';
-import { startSlaJob, type SlaJob, type SlaJobOptions } from './billing/sla-job.ts';
-import { clusterBilling, slaJobInputs } from './billing/wiring.ts';
+import { billingWebhookPlugin } from '../billing/payments/webhook-route.ts';
+import { startSlaJob, type SlaJob, type SlaJobOptions } from '../billing/sla/sla-job.ts';
+import { clusterBilling, slaJobInputs } from '../billing/wiring.ts';
 import { ClusterKeys } from './keys/cluster-backend.ts';
 import { kubeClients } from './kube/clients.ts';
 import { consolePlugin } from './server/plugin.ts';
 import { MemoryUsageSource } from './usage/memory-source.ts';
 import { PostgresUsageSource } from './usage/postgres-source.ts';
+import { fastifyTrustProxy, trustProxyFromEnv } from '../gateway/contract/trust-proxy.ts';
 import type { UsageSource } from './usage/report.ts';
 
 type Env = Record<string, string | undefined>;
@@ -69,6 +70,7 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
   const url = env.REDIS_URL;
   const pepper = env.SVC_KEY_PEPPER;
   if (!url || !pepper) throw new Error(CONSOLE_NEEDS);
+  const trustProxy = fastifyTrustProxy(trustProxyFromEnv(env));
   const namespace = namespaceOf(env);
   const prefix = env.SVC_REDIS_PREFIX || 'svc';
   // The gateways' connection settings: a Cluster (SVC_REDIS_CLUSTER), TLS (rediss:// and SVC_REDIS_CA_FILE), ACL users.
@@ -79,7 +81,7 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
   const pool = env.DATABASE_URL ? createPool(env.DATABASE_URL, { max: 2, statementTimeoutMs: 10_000 }) : null;
   const app = Fastify({
     logger: { level: env.LOG_LEVEL ?? 'info', redact: { paths: ['req.headers.cookie', 'req.headers.authorization'], censor: '[redacted]' } },
-    trustProxy: env.SVC_TRUST_PROXY === '1',
+    trustProxy,
   });
   pool?.on('error', (err) => app.log.warn({ err }, 'Postgres connection lost; reconnecting'));
   app.get('/healthz', async () => ({ status: 'ok' }));

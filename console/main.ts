@@ -19,7 +19,9 @@ Environment:
   DATABASE_URL     usage from Postgres (the daily rollup); without it, from the Redis usage streams
   PORT (8090), HOST (127.0.0.1; the image and the Helm chart set 0.0.0.0), LOG_LEVEL (info)
   SVC_API_BASE_URL       the API's public URL for the curl example (default: the console's own origin)
-  SVC_TRUST_PROXY=1      behind an Ingress: the client address (sign-in rate limit) from X-Forwarded-For`;
+  SVC_TRUST_PROXY        behind proxies: a hop count (1 = one Ingress) or their addresses/CIDRs, comma-separated;
+                         the client address (sign-in rate limit) is then taken from X-Forwarded-For (default: none)
+  SVC_TRUST_MASK_PRIVATE_HOSTS  1: /trust shows private upstream hosts masked (default 0: shown)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { help: { type: 'boolean', short: 'h' }, port: { type: 'string' } } });

@@ -5,6 +5,7 @@ import { keyringFromEnv, type Keyring } from './contract/sealed-credentials.ts';
 import { DEMO_CONFIG } from './config/standalone.ts';
 import { metricsListen } from './http/metrics-server.ts';
 import { timeoutsFromEnv, type ServerTimeouts } from './http/timeouts.ts';
+import { trustProxyFromEnv, type TrustProxy } from './contract/trust-proxy.ts';
 import { drainSeconds } from './lifecycle/drain.ts';
 import { listenHost } from './lifecycle/listen-host.ts';
 import { PEPPER_REQUIRED, redisOptionsFromEnv } from './state/redis-env.ts';
@@ -51,6 +52,9 @@ Environment:
   SVC_HEADERS_TIMEOUT_MS a client's request headers must arrive within this (10000)
   SVC_REQUEST_TIMEOUT_MS a client's headers and body must arrive within this (60000)
   SVC_IDLE_TIMEOUT_MS    a connection with no byte either way for this long is closed (300000)
+  SVC_TRUST_PROXY        behind proxies: a hop count (1 = one Ingress) or their addresses/CIDRs, comma-separated;
+                         the client address (console sign-in limit) is then taken from X-Forwarded-For (default: none)
+  SVC_TRUST_MASK_PRIVATE_HOSTS  1: /trust shows private upstream hosts (10.x, *.internal, single-label…) masked (0)
   SVC_PROBE_INTERVAL_SECONDS  availability probes of every target, unless its ModelRoute sets spec.probe (180; at least 5)
   SVC_SECURITY_CONTACT   /trust and /.well-known/security.txt: e-mail addresses or URLs, comma-separated
   SVC_SECURITY_TXT_EXPIRES  security.txt Expires (ISO date; default 180 days ahead)   SVC_PUBLIC_URL  its Canonical
@@ -64,6 +68,8 @@ interface CommonOptions {
   drainMs: number;
   metrics: { port: number; host: string };
   timeouts: ServerTimeouts;
+  /** SVC_TRUST_PROXY: which proxies' X-Forwarded-For to believe (the console's sign-in limit counts that client). */
+  trustProxy: TrustProxy;
   logLevel: string;
   /** The environment, for the parts that read settings of their own (the console). */
   env: Env;
@@ -77,7 +83,7 @@ export interface StandaloneOptions extends CommonOptions {
   redis: RedisStoreOptions | undefined;
   redisPrefix: string;
   databaseUrl: string | undefined;
-  /** The SLA job (console/billing/sla-job.ts) for tests: its timer, clock and status history (default: the process's). */
+  /** The SLA job (billing/sla/sla-job.ts) for tests: its timer, clock and status history (default: the process's). */
   sla?: { intervalMs?: number; settleMs?: number; now?: () => number; history?: Pick<History, 'segments'> };
 }
 
@@ -121,6 +127,7 @@ function common(args: Args, env: Env): CommonOptions {
     drainMs: drainSeconds(env) * 1000,
     metrics: metricsListen(env),
     timeouts: timeoutsFromEnv(env),
+    trustProxy: trustProxyFromEnv(env),
     logLevel: env.LOG_LEVEL || 'info',
     env,
   };

@@ -7,6 +7,7 @@ import { jsonBodies } from './http/body-parser.ts';
 import { cors } from './http/cors.ts';
 import { clientErrorHandler } from './http/client-errors.ts';
 import { DEFAULT_TIMEOUTS, type ServerTimeouts } from './http/timeouts.ts';
+import { fastifyTrustProxy, type TrustProxy } from './contract/trust-proxy.ts';
 import { dialectErrors, dialectNotFound, frameworkError } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
@@ -31,6 +32,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** Limits on slow clients (default: DEFAULT_TIMEOUTS; the entry points pass what gateway/options.ts parsed). */
   timeouts?: Partial<ServerTimeouts>;
+  /** SVC_TRUST_PROXY as parsed (contract/trust-proxy.ts): which hops' X-Forwarded-For to believe (default: none). */
+  trustProxy?: TrustProxy;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -52,6 +55,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     return503OnClosing: true,
     // Longer than a load balancer's usual 60 s idle timeout (so the balancer closes first), unless idleMs is shorter.
     keepAliveTimeout: Math.min(65_000, t.idleMs),
+    trustProxy: fastifyTrustProxy(opts.trustProxy ?? false),
   });
   await app.register(jsonBodies);
   const metrics = opts.metrics ?? new Metrics();

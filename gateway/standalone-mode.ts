@@ -2,8 +2,8 @@
 // (REDIS_URL: the process publishes its manifests there), usage in memory or Postgres, and the console on the same
 // port. Returns what it printed and how to stop; throws an Error with a readable message when it cannot start.
 import type { Logger } from 'pino';
-import { startSlaJob, type RunningSlaJob } from '../console/billing/sla-job.ts';
-import { slaJobInputs } from '../console/billing/wiring.ts';
+import { startSlaJob, type RunningSlaJob } from '../billing/sla/sla-job.ts';
+import { slaJobInputs } from '../billing/wiring.ts';
 import { mountStandaloneConsole, type StandaloneConsoleOptions } from '../console/standalone.ts';
 import { mountStatusPages } from '../console/status/mount.ts';
 import { declaredIncidents } from './availability/declared.ts';
@@ -77,6 +77,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     drain,
     logger,
     timeouts: opts.timeouts,
+    trustProxy: opts.trustProxy,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

@@ -2,9 +2,9 @@
 // and the ledger: trial and config credits, payments, refunds, disputes, each with its date and reference.
 import { html, type Html } from '../html.ts';
 import type { AppliedEntry } from '../../gateway/state/billing-ledger.ts';
-import type { ConfigCredit } from '../billing/backend.ts';
-import { MAX_CENTS, MIN_CENTS } from '../billing/backend.ts';
-import type { AccountBilling } from '../billing/statement.ts';
+import type { ConfigCredit } from '../../billing/backend.ts';
+import { MAX_CENTS, MIN_CENTS } from '../../billing/backend.ts';
+import type { AccountBilling } from '../../billing/statements/statement.ts';
 import { accountSelector } from './keys.ts';
 import { field, page, scrollTable, utc } from './layout.ts';
 import { usd } from './money.ts';
@@ -36,6 +36,7 @@ const KIND_LABELS: Record<string, string> = {
   'payment-failed': 'Payment failed (no credit)',
   'payment-unpaid': 'Payment pending (no credit yet)',
   refund: 'Refund',
+  'refund-reversed': 'Refund failed (credited back)',
   dispute: 'Dispute',
   'dispute-reinstated': 'Dispute won (reinstated)',
   sla: 'SLA credit',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { centsOf } from '../billing/statement.ts';
+import { centsOf } from '../../billing/statements/statement.ts';
 import { usd, usdExactText, usdText } from './money.ts';
 
 const NANO = 1_000_000_000;

@@ -3,7 +3,7 @@
 // non-zero amount below half a cent shows its first 4 significant digits, cut (never rounded up), so a small spend
 // never reads as $0.00 nor as a cent. The exact nano-USD figure rides along in a title (the tooltip) and in the
 // <data> element's value; CSV files keep the exact figure as their only one.
-import { centsOf, exactUsd, money } from '../billing/statement.ts';
+import { centsOf, exactUsd, money } from '../../billing/statements/statement.ts';
 import { html, type Html } from '../html.ts';
 
 const MINUS = '\u2212';

@@ -1,10 +1,10 @@
 // /dashboard/billing: for accounts the user may `manage-billing` (the admin: all). Add credits makes a Stripe Checkout
 // Session and redirects to it; the Payment link is made once per account and kept in the ledger's store.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseUsdCents, type BillingBackend } from '../billing/backend.ts';
-import { statementPdf } from '../billing/statement-pdf.ts';
-import { buildStatement, monthRange, statementCsv } from '../billing/statement.ts';
-import { StripeError } from '../billing/stripe-client.ts';
+import { parseUsdCents, type BillingBackend } from '../../billing/backend.ts';
+import { paperOf, statementPdf } from '../../billing/statements/statement-pdf.ts';
+import { buildStatement, monthRange, statementCsv } from '../../billing/statements/statement.ts';
+import { StripeError } from '../../billing/payments/stripe-client.ts';
 import { billingPage, type BillingView } from '../pages/billing.ts';
 import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
 
@@ -90,13 +90,15 @@ export function billingRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get<{ Params: { file: string } }>('/dashboard/billing/statements/:file', async (req, reply) => {
     const m = /^(\d{4}-\d{2})\.(csv|pdf)$/.exec(req.params.file);
     const month = m?.[1] ?? '';
-    const { account } = await pick(deps, req, queryOf(req).account);
-    if (!m || !monthRange(month) || !b.statements) return reply.code(404).type('text/plain; charset=utf-8').send('No such statement.');
+    const q = queryOf(req);
+    const { account } = await pick(deps, req, q.account);
+    const paper = paperOf(q.paper ?? 'a4');
+    if (!m || !monthRange(month) || !b.statements || !paper) return reply.code(404).type('text/plain; charset=utf-8').send('No such statement.');
     await b.copyToPostgres?.(account).catch((err: unknown) => req.log.warn({ err, account }, 'Payments not copied to Postgres before the statement'));
     const s = buildStatement(account, month, (await b.accountBilling?.(account)) ?? null, await b.statements.month(account, month));
     const name = `statement-${account}-${month}.${m[2]}`;
     reply.header('content-disposition', `attachment; filename="${name}"`).header('cache-control', 'no-store');
-    return m[2] === 'pdf' ? reply.type('application/pdf').send(statementPdf(s)) : reply.type('text/csv; charset=utf-8').send(statementCsv(s));
+    return m[2] === 'pdf' ? reply.type('application/pdf').send(await statementPdf(s, { paper })) : reply.type('text/csv; charset=utf-8').send(statementCsv(s));
   });
 
   app.post('/dashboard/billing/checkout', async (req, reply) => {

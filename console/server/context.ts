@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Authorizer, Principal, Verb } from '../auth/principal.ts';
 import type { SessionStore } from '../auth/sessions.ts';
 import type { SignInLimit } from '../auth/sign-in-limit.ts';
-import type { BillingBackend } from '../billing/backend.ts';
+import type { BillingBackend } from '../../billing/backend.ts';
 import type { Html } from '../html.ts';
 import type { KeyBackend } from '../keys/backend.ts';
 import type { UsageSource } from '../usage/report.ts';

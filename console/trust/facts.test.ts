@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../gateway/contract/snapshot.ts';
-import { contacts, renderSecurityTxt, securityTxt, trustFacts } from './facts.ts';
+import { contacts, isPrivateHost, MASKED_HOST, renderSecurityTxt, securityTxt, trustFacts } from './facts.ts';
 
 const target = (name: string, provider: 'openai' | 'anthropic' | 'mock', baseUrl: string | null) => ({
   name,
@@ -104,5 +104,55 @@ describe('security.txt (RFC 9116)', () => {
     );
     expect(securityTxt({ SVC_SECURITY_CONTACT: 'a@b.c' }, now)?.expires).toBe('2026-06-30T00:00:00.000Z');
     expect(() => securityTxt({ SVC_SECURITY_CONTACT: 'a@b.c', SVC_SECURITY_TXT_EXPIRES: 'soon' }, now)).toThrow(/SVC_SECURITY_TXT_EXPIRES/);
+  });
+});
+
+describe('masking private upstream hosts (SVC_TRUST_MASK_PRIVATE_HOSTS)', () => {
+  const priv = model('p', [
+    target('ip', 'openai', 'http://10.20.30.40:8000/v1'),
+    target('svc', 'openai', 'http://vllm:8000/v1'),
+    target('v6', 'openai', 'http://[fd00::7]:8000/v1'),
+    target('pub', 'openai', 'https://api.openai.com/v1'),
+  ]);
+  const s2: Snapshot = { ...snap, models: { ...snap.models, p: priv } };
+
+  it('shows every host by default, as documented', () => {
+    const hosts = trustFacts(s2, {}).subprocessors.map((s) => s.host);
+    expect(hosts).toEqual(expect.arrayContaining(['10.20.30.40:8000', 'vllm:8000', '[fd00::7]:8000', 'vllm.internal:8000', 'api.openai.com']));
+  });
+
+  it('masks private hosts everywhere /trust names them when the operator asks, and keeps public ones', () => {
+    const f = trustFacts(s2, { SVC_TRUST_MASK_PRIVATE_HOSTS: '1' });
+    const text = JSON.stringify(f);
+    for (const h of ['10.20.30.40', 'vllm:8000', 'fd00::7', 'vllm.internal']) expect(text).not.toContain(h);
+    expect(f.subprocessors).toEqual([
+      { provider: 'anthropic', host: 'api.anthropic.com', transport: 'https', models: ['b'] },
+      { provider: 'openai', host: 'api.openai.com', transport: 'https', models: ['a', 'b', 'p'] },
+      { provider: 'mock', host: 'built-in mock (no third party)', transport: 'in process', models: ['c'] },
+      { provider: 'openai', host: MASKED_HOST, transport: 'http', models: ['a', 'p'] },
+    ]);
+    expect(f.inTransit.find((x) => x.link === 'Gateway to upstream providers')?.state).toBe(`HTTPS, except plain HTTP to ${MASKED_HOST}`);
+    expect(trustFacts(s2, { SVC_TRUST_MASK_PRIVATE_HOSTS: '0' }).subprocessors.map((s) => s.host)).toContain('10.20.30.40:8000');
+  });
+
+  it.each([
+    ['10.20.30.40:8000', true],
+    ['172.16.0.1', true],
+    ['172.32.0.1', false],
+    ['192.168.1.1:80', true],
+    ['127.0.0.1:8000', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['8.8.8.8', false],
+    ['[::1]:8000', true],
+    ['[fd12::1]', true],
+    ['[fe80::1]', true],
+    ['[2001:db8::1]:443', false],
+    ['vllm:8000', true],
+    ['llm.ns.svc.cluster.local:8000', true],
+    ['gpu.internal', true],
+    ['api.openai.com', false],
+  ])('%s is private: %s', (host, expected) => {
+    expect(isPrivateHost(host)).toBe(expected);
   });
 });

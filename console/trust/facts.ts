@@ -1,5 +1,6 @@
 // What a security reviewer asks of a self-hosted gateway, generated from the running config (the snapshot and the
 // process's settings), so /trust cannot drift from what runs. Pure: the page and security.txt render these facts.
+import { isIP } from 'node:net';
 import type { Snapshot } from '../../gateway/contract/snapshot.ts';
 
 export interface Subprocessor {
@@ -39,6 +40,44 @@ export function contacts(env: Record<string, string | undefined>): string[] {
     .map((c) => (/^[a-z][a-z0-9+.-]*:/i.test(c) ? c : c.includes('@') ? `mailto:${c}` : c));
 }
 
+/** What a masked host is shown as (SVC_TRUST_MASK_PRIVATE_HOSTS=1). */
+export const MASKED_HOST = 'private host (masked)';
+
+const PRIVATE_V4: Array<[number, number]> = [
+  [0x0a000000, 8], // 10/8
+  [0xac100000, 12], // 172.16/12
+  [0xc0a80000, 16], // 192.168/16
+  [0x7f000000, 8], // loopback
+  [0xa9fe0000, 16], // link-local
+  [0x64400000, 10], // 100.64/10 (carrier-grade NAT)
+];
+const PRIVATE_SUFFIXES = ['.local', '.localhost', '.internal', '.svc', '.cluster.local', '.lan', '.home.arpa', '.intranet', '.corp', '.private'];
+
+/**
+ * Whether an upstream `host[:port]` is private: an IP in a private, loopback, link-local or CGNAT range (IPv4, and
+ * IPv6 ::1, fc00::/7, fe80::/10), or a name no public DNS answers for (one label, like a Kubernetes Service, or a
+ * private suffix such as .internal, .local, .svc, .cluster.local).
+ */
+export function isPrivateHost(hostPort: string): boolean {
+  const host = hostPort
+    .replace(/^\[([^\]]+)\](:\d+)?$/, '$1')
+    .replace(/^([^:]+):\d+$/, '$1')
+    .toLowerCase();
+  const v = isIP(host);
+  if (v === 4) {
+    const n = host.split('.').reduce((a, x) => a * 256 + Number(x), 0);
+    return PRIVATE_V4.some(([base, bits]) => Math.floor(n / 2 ** (32 - bits)) === Math.floor(base / 2 ** (32 - bits)));
+  }
+  if (v === 6) return host === '::1' || /^f[cd]/.test(host) || /^fe[89ab]/.test(host);
+  return !host.includes('.') || PRIVATE_SUFFIXES.some((s) => host.endsWith(s));
+}
+
+/** SVC_TRUST_MASK_PRIVATE_HOSTS: '1' or 'true' masks; unset, '', '0' or 'false' shows hosts; anything else masks. */
+export function maskPrivateHosts(env: Record<string, string | undefined>): boolean {
+  const v = (env.SVC_TRUST_MASK_PRIVATE_HOSTS ?? '').trim().toLowerCase();
+  return !(v === '' || v === '0' || v === 'false');
+}
+
 function tlsOf(url: string | undefined, secure: (u: URL) => boolean): string {
   if (!url) return 'not used';
   try {
@@ -50,6 +89,7 @@ function tlsOf(url: string | undefined, secure: (u: URL) => boolean): string {
 
 export function trustFacts(snapshot: Snapshot, env: Record<string, string | undefined>): TrustFacts {
   const byHost = new Map<string, Subprocessor>();
+  const mask = maskPrivateHosts(env);
   for (const m of Object.values(snapshot.models)) {
     for (const t of m.targets) {
       let host = 'built-in mock (no third party)';
@@ -57,10 +97,10 @@ export function trustFacts(snapshot: Snapshot, env: Record<string, string | unde
       if (t.baseUrl) {
         try {
           const u = new URL(t.baseUrl);
-          host = u.host;
+          host = mask && isPrivateHost(u.host) ? MASKED_HOST : u.host;
           transport = u.protocol === 'https:' ? 'https' : 'http';
         } catch {
-          host = t.baseUrl;
+          host = mask ? MASKED_HOST : t.baseUrl;
         }
       }
       const k = `${t.provider}|${host}`;

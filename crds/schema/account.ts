@@ -16,7 +16,7 @@ const LINE = '[^\\x00-\\x09\\x0b-\\x1f\\x7f]';
  * The uptime SLA. An account is eligible when the platform team sets this (the enterprise contract is the explicit
  * flag; it needs an invoiceHeader). Per UTC month: uptime = the month's uptime of each model the account called,
  * weighted by its calls; below `target`, a service credit by tier (below 99.9% 10%, below 99.0% 25%, below 95.0% 100%
- * of the month's spend on the models below target; console/billing/sla.ts), applied once as ledger entry sla-YYYY-MM.
+ * of the month's spend on the models below target; billing/sla/sla.ts), applied once as ledger entry sla-YYYY-MM.
  */
 export const sla = z.object({
   target: z.number().min(90).max(99.999).describe('Monthly uptime target in percent, 90 to 99.999 (e.g. 99.9).'),

@@ -3,7 +3,8 @@
 // account's slot {a:<account>}, so Redis Cluster works), the same rules in memory for one standalone process.
 //
 // Redis keys (<p> = prefix, <a> = account):
-//   <p>:{a:<a>}:stripe        HASH  ev:<event id>, obj:<object id> (seen once); rk:<pi>, rt:<pi> (refunds of a payment)
+//   <p>:{a:<a>}:stripe        HASH  ev:<event id>, obj:<object id> (seen once); rs:<refund> (its furthest status and
+//                                   amount); pa:<pi> (the payment's amount), rsum:<pi>, rdeb:<pi> (its refunds)
 //   <p>:{a:<a>}:billing       LIST  applied entries "<deltaNano>|<json>", oldest first (the billing page's ledger)
 //   <p>:{a:<a>}:acct          HASH  credited (payments add, refunds and disputes subtract), disputes (open)
 //   <p>:billing:pi            HASH  payment intent -> account (set when a payment's session is seen)
@@ -16,9 +17,17 @@ import { int } from './lua-script.ts';
 import { SCRIPTS } from './scripts.ts';
 import { checkAmount } from './store.ts';
 
-export type BillingOp = 'credit' | 'record' | 'refund' | 'refund-total' | 'dispute' | 'reinstate';
-/** 'sla': an SLA service credit (console/billing/sla.ts), applied by the same credit step, once per account and month. */
-export type EntryKind = 'payment' | 'payment-failed' | 'payment-unpaid' | 'refund' | 'dispute' | 'dispute-reinstated' | 'sla';
+export type BillingOp = 'credit' | 'record' | 'refund' | 'dispute' | 'reinstate';
+/**
+ * 'sla': an SLA service credit (billing/sla/sla.ts), applied by the same credit step, once per account and month.
+ * 'refund-reversed': a refund debited when it succeeded, credited back when it later failed or was canceled.
+ */
+export type EntryKind = 'payment' | 'payment-failed' | 'payment-unpaid' | 'refund' | 'refund-reversed' | 'dispute' | 'dispute-reinstated' | 'sla';
+
+/** A Stripe refund's status. It only moves forward: pending/requires_action, then succeeded, then failed/canceled. */
+export type RefundStatus = 'pending' | 'requires_action' | 'succeeded' | 'failed' | 'canceled';
+export const REFUND_RANK: Readonly<Record<RefundStatus, number>> = { pending: 0, requires_action: 0, succeeded: 1, failed: 2, canceled: 2 };
+export const isRefundStatus = (s: unknown): s is RefundStatus => typeof s === 'string' && Object.hasOwn(REFUND_RANK, s);
 
 export interface BillingEntry {
   kind: EntryKind;
@@ -38,11 +47,13 @@ export interface BillingStep {
   account: string;
   op: BillingOp;
   eventId: string;
-  /** The object the money is for; a second event for it changes nothing (refund-total: the charge). */
+  /** The object the money is for; a second event for it changes nothing (a refund: only a later status does). */
   objectId: string;
   /** pi_… of the payment ('' when unknown; refunds need it). */
   paymentIntent: string;
   amountNano: number;
+  /** op 'refund': the refund's status in this event (only a succeeded refund is debited). */
+  status?: RefundStatus;
   entry: BillingEntry;
 }
 
@@ -74,7 +85,8 @@ function checkStep(s: BillingStep): void {
   checkAmount('amountNano', s.amountNano);
   if (s.amountNano > MAX_NANO) throw new RangeError(`amountNano must be below 1e15, got ${s.amountNano}`);
   if (!s.eventId || !s.objectId) throw new RangeError('a billing step needs an event id and an object id');
-  if ((s.op === 'refund' || s.op === 'refund-total') && !s.paymentIntent) throw new RangeError('a refund needs its payment intent');
+  if (s.op === 'refund' && !s.paymentIntent) throw new RangeError('a refund needs its payment intent');
+  if (s.op === 'refund' && !isRefundStatus(s.status)) throw new RangeError(`unknown refund status ${String(s.status)}`);
 }
 
 export class RedisBilling implements BillingLedger {
@@ -101,6 +113,7 @@ export class RedisBilling implements BillingLedger {
       paymentIntent: s.paymentIntent,
       amountNano: String(s.amountNano),
       entryJson: JSON.stringify(s.entry),
+      status: s.status ?? '',
     });
     const [verdict, delta] = Array.isArray(r) ? r : [];
     return { verdict: verdict as Verdict, deltaNano: int(delta) };
@@ -165,7 +178,10 @@ export interface CreditAdjuster {
 export class MemoryBilling implements BillingLedger {
   private readonly store: CreditAdjuster;
   private readonly seen = new Map<string, Set<string>>();
-  private readonly refunds = new Map<string, { known: number; total: number }>();
+  /** Per account|payment intent: the refunds now succeeded, and what they debited (at most the payment). */
+  private readonly refunds = new Map<string, { sum: number; debited: number }>();
+  private readonly refundState = new Map<string, { rank: number; amount: number }>();
+  private readonly paid = new Map<string, number>();
   private readonly applied = new Map<string, AppliedEntry[]>();
   private readonly disputes = new Map<string, number>();
   private readonly routes = new Map<string, string>();
@@ -190,25 +206,31 @@ export class MemoryBilling implements BillingLedger {
       this.applied.set(s.account, list);
       return { verdict: 'applied', deltaNano };
     };
-    if (s.op === 'refund' || s.op === 'refund-total') {
+    if (s.op === 'refund') {
+      const prev = this.refundState.get(`${s.account}|${s.objectId}`);
+      if (!prev && seen.has(`obj:${s.objectId}`)) return { verdict: 'nothing', deltaNano: 0 };
+      const r0 = prev?.rank ?? -1;
+      const amount = prev?.amount ?? s.amountNano;
+      const r1 = REFUND_RANK[s.status as RefundStatus];
+      if (r1 <= r0) return { verdict: 'nothing', deltaNano: 0 };
+      this.refundState.set(`${s.account}|${s.objectId}`, { rank: r1, amount });
       const key = `${s.account}|${s.paymentIntent}`;
-      const r = this.refunds.get(key) ?? { known: 0, total: 0 };
-      const before = Math.max(r.known, r.total);
-      if (s.op === 'refund') {
-        if (seen.has(`obj:${s.objectId}`)) return { verdict: 'duplicate-object', deltaNano: 0 };
-        seen.add(`obj:${s.objectId}`);
-        r.known += s.amountNano;
-      } else {
-        if (s.amountNano <= r.total) return { verdict: 'nothing', deltaNano: 0 };
-        r.total = s.amountNano;
-      }
-      this.refunds.set(key, r);
-      const delta = Math.max(r.known, r.total) - before;
-      return delta === 0 ? { verdict: 'nothing', deltaNano: 0 } : push(-delta);
+      const p = this.refunds.get(key) ?? { sum: 0, debited: 0 };
+      const sum = r1 === 1 ? p.sum + amount : r0 === 1 ? p.sum - amount : p.sum;
+      if (sum === p.sum) return { verdict: 'nothing', deltaNano: 0 };
+      const paid = this.paid.get(key);
+      const debited = paid === undefined ? sum : Math.min(sum, paid);
+      const delta = p.debited - debited;
+      this.refunds.set(key, { sum, debited });
+      return delta === 0 ? { verdict: 'nothing', deltaNano: 0 } : push(delta);
     }
     if (seen.has(`obj:${s.objectId}`)) return { verdict: 'duplicate-object', deltaNano: 0 };
     seen.add(`obj:${s.objectId}`);
-    if (s.op === 'credit') return push(s.amountNano);
+    if (s.op === 'credit') {
+      const key = `${s.account}|${s.paymentIntent}`;
+      if (s.paymentIntent && !this.paid.has(key)) this.paid.set(key, s.amountNano);
+      return push(s.amountNano);
+    }
     if (s.op === 'record') return push(0);
     const d = s.op === 'dispute' ? 1 : -1;
     this.disputes.set(s.account, (this.disputes.get(s.account) ?? 0) + d);

@@ -22,6 +22,6 @@ export const SCRIPTS = {
   billing: new NamedScript('billing', {
     lib: true,
     keys: ['acct', 'stripe', 'entries'],
-    args: ['op', 'eventId', 'objectId', 'paymentIntent', 'amountNano', 'entryJson'],
+    args: ['op', 'eventId', 'objectId', 'paymentIntent', 'amountNano', 'entryJson', 'status'],
   }),
 } as const;

@@ -3,8 +3,8 @@
 // before the month has ended (and settled) -> none.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dueMonth, previousMonth, SlaJob, startSlaJob, type SlaJobOptions } from '../../console/billing/sla-job.ts';
-import type { StatementSource, UsageRow } from '../../console/billing/statement.ts';
+import { dueMonth, previousMonth, SlaJob, startSlaJob, type SlaJobOptions } from '../../billing/sla/sla-job.ts';
+import type { StatementSource, UsageRow } from '../../billing/statements/statement.ts';
 import { MemoryHistory } from '../../gateway/availability/history.ts';
 import { RedisBilling } from '../../gateway/state/billing-ledger.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';

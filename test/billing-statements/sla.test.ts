@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slaCreditPercent, slaOutcome, runSla, SLA_RULE, uptimePercentOf } from '../../console/billing/sla.ts';
-import { PostgresStatementSource } from '../../console/billing/statement-source.ts';
-import { buildStatement, statementCsv, type UsageRow } from '../../console/billing/statement.ts';
+import { slaCreditPercent, slaOutcome, runSla, SLA_RULE, uptimePercentOf } from '../../billing/sla/sla.ts';
+import { PostgresStatementSource } from '../../billing/statements/statement-source.ts';
+import { buildStatement, statementCsv, type UsageRow } from '../../billing/statements/statement.ts';
 import { MemoryHistory } from '../../gateway/availability/history.ts';
 import { PostgresHistory } from '../../gateway/availability/postgres-history.ts';
 import { RedisHistory } from '../../gateway/availability/redis-history.ts';
@@ -208,7 +208,7 @@ describe('a month below target', () => {
     );
     const env = { ...process.env, DATABASE_URL: pg.url, REDIS_URL: redis.url, SVC_REDIS_PREFIX: redis.prefix };
     const args = [
-      'console/billing/statement-main.ts',
+      'billing/statement-main.ts',
       '--account',
       'small',
       '--month',
@@ -256,7 +256,7 @@ describe('a month below target', () => {
     const r = await run(
       process.execPath,
       [
-        'console/billing/statement-main.ts',
+        'billing/statement-main.ts',
         '--account',
         'pgacct',
         '--month',

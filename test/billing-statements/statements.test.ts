@@ -14,11 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authenticator, Authorizer, Principal, Verb } from '../../console/auth/principal.ts';
 import { MemorySessions } from '../../console/auth/sessions.ts';
 import { MemorySignInLimit } from '../../console/auth/sign-in-limit.ts';
-import { renderPdf } from '../../console/billing/pdf.ts';
-import { statementPdf } from '../../console/billing/statement-pdf.ts';
-import { PostgresStatementSource } from '../../console/billing/statement-source.ts';
-import { buildStatement, centsOf, money, ROUNDING_RULE, statementCsv, type Statement } from '../../console/billing/statement.ts';
-import { standaloneBilling } from '../../console/billing/wiring.ts';
+import { renderPdf } from '../../billing/statements/pdf.ts';
+import { statementPdf } from '../../billing/statements/statement-pdf.ts';
+import { PostgresStatementSource } from '../../billing/statements/statement-source.ts';
+import { buildStatement, centsOf, money, ROUNDING_RULE, statementCsv, type Statement } from '../../billing/statements/statement.ts';
+import { standaloneBilling } from '../../billing/wiring.ts';
 import { MemoryPublisher } from '../../console/keys/publisher.ts';
 import { MemoryRegistry } from '../../console/keys/registry.ts';
 import { StandaloneKeys } from '../../console/keys/standalone-backend.ts';
@@ -247,9 +247,9 @@ describe('a hand-made month, exact', () => {
 
   it("writes a PDF that pdftotext reads back with the header, PO number and the CSV's totals", async () => {
     const s = await november();
-    const pdf = statementPdf(s);
-    expect(pdf.subarray(0, 8).toString('latin1')).toBe('%PDF-1.4');
-    expect(statementPdf(s).equals(pdf)).toBe(true); // deterministic
+    const pdf = await statementPdf(s);
+    expect(pdf.subarray(0, 8).toString('latin1')).toBe('%PDF-1.7');
+    expect((await statementPdf(s)).equals(pdf)).toBe(true); // deterministic
     const t = await pdfText(pdf);
     for (const line of HEADER.split('\n')) expect(t).toContain(line);
     expect(t).toContain('PO-2026/11\\A');
@@ -265,29 +265,68 @@ describe('a hand-made month, exact', () => {
     expect(t).toContain(money(Number(csv.find((r) => r.section === 'closing')?.amount_nano)));
   });
 
-  it('escapes parentheses and backslashes, replaces what Helvetica cannot show, and pages a long table', async () => {
-    const lines = Array.from({ length: 150 }, (_, i) => ({ cells: [{ x: 50, text: `row ${i} (a) \\ b) é ${'x'.repeat(3)}` }] }));
-    const pdf = renderPdf(lines, 'T (1)');
-    expect(pdf.toString('latin1')).toContain('(row 0 \\(a\\) \\\\ b\\) ? xxx) Tj');
+  it('keeps parentheses, backslashes and accents, shows ? for what no shipped font has, and pages a long table', async () => {
+    const lines = Array.from({ length: 150 }, (_, i) => ({ cells: [{ x: 50, text: `row ${i} (a) \\ b) é \u{1F600} ${'x'.repeat(3)}` }] }));
+    const pdf = await renderPdf(lines, { title: 'T (1)', createdAt: new Date(0) });
     const t = await pdfText(pdf);
-    expect(t).toContain('row 0 (a) \\ b) ? xxx');
+    expect(t).toContain('row 0 (a) \\ b) é ? xxx');
     expect(t).toContain('row 149 (a)');
     expect(t.split('\f').filter((p) => p.trim()).length).toBe(3); // 56 lines of 9 pt a page
-    expect(pdf.toString('latin1')).toContain('/Count 3 ');
+    expect(pdf.toString('latin1')).toMatch(/\/Count 3\b/);
+  });
+
+  // Issue 22 item 3: the legal names enterprise customers have, in their own letters (the old writer printed '?').
+  it('prints German, Greek, Cyrillic, Japanese and Hebrew invoice headers that pdftotext reads back, on A4 and Letter', async () => {
+    const names = ['Müller GmbH, Straße 5', 'Ελληνική Εταιρεία Α.Ε.', 'ООО «Ромашка»', '株式会社テスト商事 東京都千代田区', 'שלום בע"מ', 'Société Générale'];
+    const s = buildStatement(
+      'acme',
+      '2026-11',
+      { ...BILLING, invoiceHeader: names.join('\n') },
+      await new PostgresStatementSource(pg.pool).month('acme', '2026-11'),
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'svc-statement-unicode-'));
+    for (const paper of ['A4', 'LETTER'] as const) {
+      const pdf = await statementPdf(s, { paper });
+      const file = join(dir, `${paper}.pdf`);
+      writeFileSync(file, pdf);
+      // pdftotext marks right-to-left text with embedding controls (U+202B ... U+202C): the letters are what count.
+      const t = (await pdfText(pdf)).replace(/[\u202a-\u202e]/g, '');
+      for (const n of names) expect(t).toContain(n);
+      expect(t).toMatch(/Closing balance \(opening \+ credits - usage\)\s+118\.22\b/);
+      const info = (await run('pdfinfo', [file])).stdout;
+      expect(info).toMatch(paper === 'A4' ? /Page size:\s+595\.28 x 841\.89 pts \(A4\)/ : /Page size:\s+612 x 792 pts \(letter\)/);
+      expect(info).toMatch(/Title:\s+Statement acme 2026-11/);
+      expect(info).toMatch(/Author:\s+svc-gateway/);
+      expect(info).toMatch(/Metadata Stream:\s+yes/); // the XMP metadata of PDF/A-2b
+      // Every font embedded and subsetted (nothing left for the reader's OS to supply).
+      const fonts = (await run('pdffonts', [file])).stdout
+        .split('\n')
+        .slice(2)
+        .filter((l) => l.trim());
+      expect(fonts.length).toBeGreaterThan(3);
+      for (const f of fonts) expect(f).toMatch(/^[A-Z]{6}\+\S+\s+CID TrueType\s+Identity-H\s+yes yes yes/);
+    }
   });
 
   it('npm run statement writes the same statement from Postgres', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-statement-cli-'));
     writeFileSync(join(dir, 'config.yaml'), docs.map((d) => stringify(d)).join('---\n'));
     const env = { ...process.env, DATABASE_URL: pg.url };
-    const cli = ['console/billing/statement-main.ts', '--account', 'acme', '--month', '2026-11', '--config', join(dir, 'config.yaml')];
+    const cli = ['billing/statement-main.ts', '--account', 'acme', '--month', '2026-11', '--config', join(dir, 'config.yaml')];
     await run(process.execPath, [...cli, '--format', 'pdf', '--out', join(dir, 's.pdf')], { cwd: ROOT, env });
     const csv = await run(process.execPath, [...cli, '--format', 'csv'], { cwd: ROOT, env });
     expect(csv.stdout).toBe(statementCsv(await november()));
-    expect(readFileSync(join(dir, 's.pdf')).equals(statementPdf(await november()))).toBe(true);
+    expect(readFileSync(join(dir, 's.pdf')).equals(await statementPdf(await november()))).toBe(true);
+    await run(process.execPath, [...cli, '--format', 'pdf', '--paper', 'letter', '--out', join(dir, 'l.pdf')], { cwd: ROOT, env });
+    expect(readFileSync(join(dir, 'l.pdf')).equals(await statementPdf(await november(), { paper: 'LETTER' }))).toBe(true);
     const bad = await run(process.execPath, [...cli, '--format', 'doc'], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
     expect(bad).toMatchObject({ code: 2 });
     expect((bad as { stderr: string }).stderr).toContain('--format must be pdf or csv');
+    const paper = await run(process.execPath, [...cli, '--format', 'pdf', '--paper', 'a3'], { cwd: ROOT, env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(paper).toMatchObject({ code: 2 });
+    expect((paper as { stderr: string }).stderr).toContain('--paper must be a4 or letter');
   });
 });
 
@@ -313,11 +352,15 @@ describe('the console', () => {
     const download = page.waitForEvent('download');
     await pdfLink.click();
     const file = await (await download).path();
-    expect(readFileSync(file).equals(statementPdf(await november()))).toBe(true);
+    expect(readFileSync(file).equals(await statementPdf(await november()))).toBe(true);
     const csv = await page.request.get(`${base}/dashboard/billing/statements/2026-11.csv?account=acme`);
     expect(csv.status()).toBe(200);
     expect(csv.headers()['content-type']).toBe('text/csv; charset=utf-8');
     expect(await csv.text()).toBe(statementCsv(await november()));
+    const letter = await page.request.get(`${base}/dashboard/billing/statements/2026-11.pdf?account=acme&paper=letter`);
+    expect(letter.status()).toBe(200);
+    expect((await letter.body()).equals(await statementPdf(await november(), { paper: 'LETTER' }))).toBe(true);
+    expect((await page.request.get(`${base}/dashboard/billing/statements/2026-11.pdf?account=acme&paper=a3`)).status()).toBe(404);
   });
 
   it("answers 403 to a user without manage-billing, and to another account's statement", async () => {

@@ -1,6 +1,6 @@
 // Stripe events as Stripe sends them (the fields the webhook reads, in Stripe's shapes), and signing them as Stripe
-// does (console/billing/signature.ts: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>")).
-import { signatureHeader } from '../../console/billing/signature.ts';
+// does (billing/payments/signature.ts: t=<unix>,v1=HMAC-SHA256(secret, "<t>.<body>")).
+import { signatureHeader } from '../../billing/payments/signature.ts';
 
 let n = 0;
 const id = (p: string): string => `${p}_test_${Date.now().toString(36)}${(n++).toString(36)}`;
@@ -34,11 +34,14 @@ export function sameSession(s: StripeEvent, type: string, paid = true): StripeEv
   return { ...event(type, { ...s.data.object, payment_status: paid ? 'paid' : 'unpaid' }) };
 }
 
-export function refund(pi: string, cents: number, refundId = id('re')): StripeEvent {
-  return event('refund.created', { id: refundId, object: 'refund', amount: cents, currency: 'usd', payment_intent: pi, charge: `ch_for_${pi}` });
+export type RefundStatus = 'pending' | 'requires_action' | 'succeeded' | 'failed' | 'canceled';
+
+/** A refund event (refund.created by default; refund.updated, refund.failed) with the refund in `status`. */
+export function refund(pi: string, cents: number, refundId = id('re'), status: RefundStatus = 'succeeded', type = 'refund.created'): StripeEvent {
+  return event(type, { id: refundId, object: 'refund', amount: cents, currency: 'usd', payment_intent: pi, charge: `ch_for_${pi}`, status });
 }
 
-export function chargeRefunded(pi: string, amountRefunded: number, refunds: Array<{ id: string; amount: number }> = []): StripeEvent {
+export function chargeRefunded(pi: string, amountRefunded: number, refunds: Array<{ id: string; amount: number; status: RefundStatus }> = []): StripeEvent {
   return event('charge.refunded', {
     id: `ch_for_${pi}`,
     object: 'charge',

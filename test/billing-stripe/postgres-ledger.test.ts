@@ -1,7 +1,7 @@
 // Stripe entries copied to Postgres ledger_credits (source 'stripe') once, however often the copy runs, and the
 // account_ledger view's balance equals the Redis ledger's credited total.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { StripeWebhook } from '../../console/billing/webhook.ts';
+import { StripeWebhook } from '../../billing/payments/webhook.ts';
 import { MemoryBilling } from '../../gateway/state/billing-ledger.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { MemoryUsageSink } from '../../gateway/usage/event.ts';
@@ -43,7 +43,11 @@ it('copies payments, refunds and disputes to ledger_credits once; the balance vi
   await post(refund('pi_pg', 1000, 're_pg'));
   await post(dispute('pi_pg', 500, 'charge.dispute.created', 'dp_pg'));
   await post(refund('pi_pg', 1000, 're_pg'));
-  expect(copies).toBe(3);
+  // A refund that succeeded, then failed: debited, then credited back (kind refund-reversed), each row once.
+  await post(refund('pi_pg', 700, 're_pg2'));
+  await post(refund('pi_pg', 700, 're_pg2', 'failed', 'refund.failed'));
+  await post(refund('pi_pg', 700, 're_pg2', 'failed', 'refund.failed'));
+  expect(copies).toBe(5);
   const rows = await db.pool.query(
     "SELECT kind, source, reference, amount_nano::text AS n FROM ledger_credits WHERE source = 'stripe' ORDER BY occurred_at, kind",
   );
@@ -52,6 +56,8 @@ it('copies payments, refunds and disputes to ledger_credits once; the balance vi
       ['dispute', 'dp_pg', '-5000000000'],
       ['payment', pay.data.object.id, '50000000000'],
       ['refund', 're_pg', '-10000000000'],
+      ['refund', 're_pg2', '-7000000000'],
+      ['refund-reversed', 're_pg2', '7000000000'],
     ].sort(),
   );
   const view = await db.pool.query("SELECT credited_nano::text AS c FROM account_ledger WHERE account = 'acme'");

@@ -65,6 +65,28 @@ describe('Stripe webhooks across replicas (reliability case 15)', () => {
     expect(await balances()).toEqual([want, want, want]);
   });
 
+  it('follows refunds to their final status across replicas: each debit and credit-back once, at most the payment', async () => {
+    const before = (await balances())[0] as number;
+    const pi = `pi_status_${Date.now()}`;
+    // The issue's 20 USD sequence (failed -5, canceled -5, oversized -50) and a 5 USD refund that succeeds, then fails.
+    const events = [
+      session({ account: 'acme', cents: 2000, pi }),
+      refund(pi, 500, `re_${pi}_f`, 'failed'),
+      refund(pi, 500, `re_${pi}_c`, 'pending'),
+      refund(pi, 500, `re_${pi}_c`, 'canceled', 'refund.updated'),
+      refund(pi, 500, `re_${pi}_s`, 'succeeded'),
+      refund(pi, 500, `re_${pi}_s`, 'failed', 'refund.failed'),
+    ];
+    const big = [refund(pi, 5000, `re_${pi}_big`, 'pending'), refund(pi, 5000, `re_${pi}_big`, 'succeeded', 'refund.updated')];
+    // Every event to every replica at once, twice over, each replica in another order (the payment not always first).
+    const everywhere = (list: StripeEvent[]): Array<Promise<number>> =>
+      fleet.urls.flatMap((u, i) => [...list.slice(i), ...list.slice(0, i), ...[...list].reverse()].map((e) => deliver(u, e)));
+    expect(new Set(await Promise.all(everywhere(events)))).toEqual(new Set([200]));
+    expect(await balances()).toEqual([before + 20, before + 20, before + 20]);
+    expect(new Set(await Promise.all(everywhere(big)))).toEqual(new Set([200]));
+    expect(await balances()).toEqual([before, before, before]);
+  });
+
   it('refuses forged, tampered and stale deliveries with 400 on every replica, and nothing changes', async () => {
     const before = await balances();
     const e = session({ account: 'acme', cents: 100_000 });

@@ -1,8 +1,8 @@
 // The Stripe client against stripe-mock, which checks every request against Stripe's OpenAPI spec: the Checkout
 // Session and the Payment Link the billing page makes are requests Stripe accepts; a wrong one is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stripeSettings, SettingsError } from '../../console/billing/settings.ts';
-import { formEncode, StripeClient, StripeError } from '../../console/billing/stripe-client.ts';
+import { stripeSettings, SettingsError } from '../../billing/settings.ts';
+import { STRIPE_API_VERSION, StripeClient, StripeError } from '../../billing/payments/stripe-client.ts';
 import { startStripeMock, type StripeMock } from './stripe-mock.ts';
 
 let mock: StripeMock;
@@ -16,10 +16,9 @@ afterAll(async () => {
 const client = (key = 'sk_test_123'): StripeClient => new StripeClient({ secretKey: key, webhookSecret: 'whsec_x', apiBase: mock.url });
 
 describe('Stripe client (stripe-mock)', () => {
-  it('encodes nested parameters as Stripe does', () => {
-    expect(decodeURIComponent(formEncode({ a: 'x', line_items: [{ quantity: 1, price_data: { currency: 'usd' } }], skip: undefined }))).toBe(
-      'a=x&line_items[0][quantity]=1&line_items[0][price_data][currency]=usd',
-    );
+  it("pins the API version of the library's release (package.json pins the release)", () => {
+    expect(STRIPE_API_VERSION).toMatch(/^\d{4}-\d{2}-\d{2}\.[a-z]+$/);
+    expect(client().stripe.getApiField('version')).toBe(STRIPE_API_VERSION);
   });
 
   it('creates a Checkout Session (mode payment, the account as client_reference_id, cents) and a Payment Link', async () => {
@@ -32,8 +31,12 @@ describe('Stripe client (stripe-mock)', () => {
   });
 
   it('surfaces Stripe refusals: a parameter Stripe does not know, and a missing key', async () => {
-    await expect(client().post('/v1/checkout/sessions', { mode: 'payment', no_such_parameter: 1 })).rejects.toThrow(StripeError);
-    await expect(client('').createCheckoutSession({ account: 'demo', cents: 500, successUrl: 'http://x/', cancelUrl: 'http://x/' })).rejects.toMatchObject({
+    const unknown = { mode: 'payment', no_such_parameter: 1 } as unknown as Parameters<StripeClient['stripe']['checkout']['sessions']['create']>[0];
+    await expect(client().call('/v1/checkout/sessions', (s) => s.checkout.sessions.create(unknown))).rejects.toMatchObject({ status: 400 });
+    await expect(client().call('/v1/checkout/sessions', (s) => s.checkout.sessions.create(unknown))).rejects.toThrow(StripeError);
+    await expect(
+      client('not a key').createCheckoutSession({ account: 'demo', cents: 500, successUrl: 'http://x/', cancelUrl: 'http://x/' }),
+    ).rejects.toMatchObject({
       status: 401,
     });
   });

@@ -1,9 +1,10 @@
 // The payments ledger through the webhook, in process, on both ledgers (memory, and billing.lua on a real Redis):
-// signatures, exactly once by event and by object, any order (a refund before its payment), refunds counted once
+// signatures, exactly once by event and by object, any order (a refund before its payment), refunds followed to their
+// final status (only succeeded ones debit, at most the payment; a later failure credits back), refunds counted once
 // whether they come as refund.created or charge.refunded, disputes, non-USD set aside (reliability case 15, part 1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StripeWebhook, NANO_PER_CENT } from '../../console/billing/webhook.ts';
-import { signatureHeader, verifySignature } from '../../console/billing/signature.ts';
+import { StripeWebhook, NANO_PER_CENT } from '../../billing/payments/webhook.ts';
+import { signatureHeader, verifySignature } from '../../billing/payments/signature.ts';
 import { MemoryBilling, RedisBilling, type BillingLedger } from '../../gateway/state/billing-ledger.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
@@ -69,9 +70,10 @@ describe('Stripe signatures', () => {
     const now = 1_800_000_000;
     const good = signatureHeader(body, SECRET, now);
     const v1 = good.split('v1=')[1];
-    expect(verifySignature(body, good, SECRET, now)).toEqual({ ok: true });
-    expect(verifySignature(body, `t=${now},v1=${'0'.repeat(64)},v1=${v1}`, SECRET, now)).toEqual({ ok: true });
-    expect(verifySignature(body, good, SECRET, now + 300)).toEqual({ ok: true });
+    expect(verifySignature(body, good, SECRET, now)).toMatchObject({ ok: true, event: { id: 'evt_1' } });
+    expect(verifySignature(body, `t=${now},v1=${'0'.repeat(64)},v1=${v1}`, SECRET, now).ok).toBe(true);
+    expect(verifySignature(body, good, SECRET, now + 300).ok).toBe(true);
+    expect(verifySignature(body, good, SECRET, now - 300).ok).toBe(true);
     expect(verifySignature(body, good, SECRET, now + 301).ok).toBe(false);
     expect(verifySignature(body, good, SECRET, now - 301).ok).toBe(false);
     expect(verifySignature('{"id":"evt_2"}', good, SECRET, now).ok).toBe(false);
@@ -124,15 +126,16 @@ describe.each(rigs())('the payments ledger (%s)', (_name, make) => {
     expect(await post(r, pay)).toBe(200);
     expect(await r.credited('acct-d')).toBe(USD(7000));
     expect(await post(r, early)).toBe(200);
-    expect(await post(r, chargeRefunded('pi_d1', 3000, [{ id: 're_d1', amount: 3000 }]))).toBe(200);
+    expect(await post(r, chargeRefunded('pi_d1', 3000, [{ id: 're_d1', amount: 3000, status: 'succeeded' }]))).toBe(200);
     expect(await post(r, chargeRefunded('pi_d1', 3000))).toBe(200); // API >= 2022-11-15: refunds not listed
     expect(await r.credited('acct-d')).toBe(USD(7000));
-    // A second refund seen first as the charge's total, then as its own event: debited once.
+    // A charge's refunded total counts pending refunds too: it moves no money; the refund's own event does, once.
     expect(await post(r, chargeRefunded('pi_d1', 4000))).toBe(200);
-    expect(await r.credited('acct-d')).toBe(USD(6000));
+    expect(await r.credited('acct-d')).toBe(USD(7000));
     expect(await post(r, refund('pi_d1', 1000, 're_d2'))).toBe(200);
+    expect(await post(r, chargeRefunded('pi_d1', 4000, [{ id: 're_d2', amount: 1000, status: 'succeeded' }]))).toBe(200);
     expect(await r.credited('acct-d')).toBe(USD(6000));
-    // Refunds past the payment: the balance may go below zero (calls then get 402).
+    // Refunds up to the whole payment: the balance may go below zero through spend (calls then get 402).
     expect(await post(r, refund('pi_d1', 6000, 're_d3'))).toBe(200);
     expect(await r.credited('acct-d')).toBe(0);
   });
@@ -176,5 +179,120 @@ describe.each(rigs())('the payments ledger (%s)', (_name, make) => {
     expect(await post(r, { id: 'evt_x', type: 'customer.created', created: 1, data: { object: { id: 'cus_1' } } })).toBe(200);
     expect(await post(r, 'not json')).toBe(400);
     expect(await post(r, '{"id":"evt_y"}')).toBe(400);
+  });
+});
+
+// Issue 27 item 4: only succeeded refunds debit; a refund is followed to its furthest status (pending -> succeeded ->
+// failed/canceled) whatever order its events come in; a payment's refunds never debit more than the payment.
+describe.each(rigs())('refunds by their status (%s)', (_name, make) => {
+  it("the issue's sequence on a 20 USD payment: failed -5, canceled -5, oversized -50 ends at 0, not -39", async () => {
+    const r = make();
+    expect(await post(r, session({ account: 'acct-r1', cents: 2000, pi: 'pi_r1' }))).toBe(200);
+    expect(await post(r, refund('pi_r1', 500, 're_r1a', 'failed'))).toBe(200);
+    expect(await post(r, refund('pi_r1', 500, 're_r1b', 'canceled'))).toBe(200);
+    expect(await r.credited('acct-r1')).toBe(USD(2000));
+    expect(await post(r, refund('pi_r1', 5000, 're_r1c', 'succeeded'))).toBe(200);
+    expect(await r.credited('acct-r1')).toBe(0);
+    // Stripe's later views of the same refunds change nothing: the charge's total, the failures again, the big one again.
+    expect(await post(r, chargeRefunded('pi_r1', 0))).toBe(200);
+    expect(await post(r, refund('pi_r1', 500, 're_r1a', 'failed', 'refund.failed'))).toBe(200);
+    expect(await post(r, refund('pi_r1', 5000, 're_r1c', 'succeeded', 'refund.updated'))).toBe(200);
+    expect(await r.credited('acct-r1')).toBe(0);
+    expect((await r.ledger.entries('acct-r1')).map((x) => [x.kind, x.reference, x.deltaNano])).toEqual([
+      ['payment', expect.stringMatching(/^cs_/), USD(2000)],
+      ['refund', 're_r1c', -USD(2000)],
+    ]);
+  });
+
+  it('debits a pending refund only when it succeeds, once', async () => {
+    const r = make();
+    expect(await post(r, session({ account: 'acct-r2', cents: 3000, pi: 'pi_r2' }))).toBe(200);
+    const pending = refund('pi_r2', 1200, 're_r2', 'pending');
+    expect(await post(r, pending)).toBe(200);
+    expect(await r.credited('acct-r2')).toBe(USD(3000));
+    const done = refund('pi_r2', 1200, 're_r2', 'succeeded', 'refund.updated');
+    expect(await post(r, done)).toBe(200);
+    expect(await r.credited('acct-r2')).toBe(USD(1800));
+    for (const e of [pending, done, refund('pi_r2', 1200, 're_r2', 'succeeded', 'refund.updated'), pending]) expect(await post(r, e)).toBe(200);
+    expect(await r.credited('acct-r2')).toBe(USD(1800));
+  });
+
+  it('credits back a succeeded refund that later fails, exactly once, and never debits it again', async () => {
+    const r = make();
+    expect(await post(r, session({ account: 'acct-r3', cents: 4000, pi: 'pi_r3' }))).toBe(200);
+    const ok = refund('pi_r3', 1500, 're_r3', 'succeeded');
+    expect(await post(r, ok)).toBe(200);
+    expect(await r.credited('acct-r3')).toBe(USD(2500));
+    const failed = refund('pi_r3', 1500, 're_r3', 'failed', 'refund.failed');
+    for (let i = 0; i < 3; i++) expect(await post(r, failed)).toBe(200);
+    expect(await post(r, refund('pi_r3', 1500, 're_r3', 'failed', 'refund.updated'))).toBe(200);
+    expect(await post(r, chargeRefunded('pi_r3', 0, [{ id: 're_r3', amount: 1500, status: 'failed' }]))).toBe(200);
+    expect(await r.credited('acct-r3')).toBe(USD(4000));
+    // A late copy of the succeeded view (Stripe does not order events) is older than the failure: nothing.
+    expect(await post(r, ok)).toBe(200);
+    expect(await post(r, refund('pi_r3', 1500, 're_r3', 'succeeded', 'refund.updated'))).toBe(200);
+    expect(await r.credited('acct-r3')).toBe(USD(4000));
+    expect((await r.ledger.entries('acct-r3')).map((x) => [x.kind, x.deltaNano])).toEqual([
+      ['payment', USD(4000)],
+      ['refund', -USD(1500)],
+      ['refund-reversed', USD(1500)],
+    ]);
+  });
+
+  it('caps refunds at the payment across refunds, and gives the room back when one of them fails', async () => {
+    const r = make();
+    expect(await post(r, session({ account: 'acct-r4', cents: 2000, pi: 'pi_r4' }))).toBe(200);
+    expect(await post(r, refund('pi_r4', 1500, 're_r4x'))).toBe(200);
+    expect(await post(r, refund('pi_r4', 1000, 're_r4y'))).toBe(200); // only 5 USD of it is left to refund
+    expect(await r.credited('acct-r4')).toBe(0);
+    expect(await post(r, refund('pi_r4', 1500, 're_r4x', 'failed', 'refund.failed'))).toBe(200);
+    expect(await r.credited('acct-r4')).toBe(USD(1000)); // what is left: the 10 USD refund re_r4y
+    expect(await post(r, refund('pi_r4', 1000, 're_r4y', 'canceled', 'refund.updated'))).toBe(200);
+    expect(await r.credited('acct-r4')).toBe(USD(2000));
+  });
+
+  it('reaches the same balance in any order, repeats included, with the payment last or first', async () => {
+    const events = (pi: string, account: string): StripeEvent[] => [
+      session({ account, cents: 2000, pi }),
+      refund(pi, 500, `${pi}_a`, 'pending'),
+      refund(pi, 500, `${pi}_a`, 'failed', 'refund.failed'),
+      refund(pi, 500, `${pi}_b`, 'pending'),
+      refund(pi, 500, `${pi}_b`, 'canceled', 'refund.updated'),
+      refund(pi, 700, `${pi}_c`, 'pending'),
+      refund(pi, 700, `${pi}_c`, 'succeeded', 'refund.updated'),
+      refund(pi, 300, `${pi}_d`, 'succeeded'),
+      refund(pi, 300, `${pi}_d`, 'failed', 'refund.failed'),
+      refund(pi, 5000, `${pi}_e`, 'succeeded'),
+      chargeRefunded(pi, 0),
+    ];
+    // 20 - 7 (c) - 13 (e, capped at what is left): 0 whatever the order.
+    const r = make();
+    let seed = 7;
+    const rand = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (let round = 0; round < 12; round++) {
+      const account = `acct-r5-${round}`;
+      const list = events(`pi_r5_${round}`, account);
+      const order = [...list, ...list.slice(1, 5)].sort(() => rand() - 0.5);
+      // The payment first, last, or wherever the shuffle put it.
+      const pay = order.splice(order.indexOf(list[0] as StripeEvent), 1);
+      if (round % 3 === 0) order.unshift(...pay);
+      else if (round % 3 === 1) order.push(...pay);
+      else order.splice(Math.floor(rand() * order.length), 0, ...pay);
+      if (round % 2 === 0) for (const e of order) expect(await post(r, e)).toBe(200);
+      else expect(await Promise.all(order.map((e) => post(r, e)))).toEqual(order.map(() => 200));
+      expect([round, await r.credited(account)]).toEqual([round, 0]);
+      const refunds = (await r.ledger.entries(account)).filter((x) => x.kind !== 'payment');
+      expect(refunds.reduce((a, x) => a + x.deltaNano, 0)).toBe(-USD(2000));
+    }
+  });
+
+  it('sets aside a refund whose status it does not know, moving no money', async () => {
+    const r = make();
+    expect(await post(r, session({ account: 'acct-r6', cents: 2000, pi: 'pi_r6' }))).toBe(200);
+    const odd = refund('pi_r6', 500, 're_r6', 'succeeded');
+    (odd.data.object as Record<string, unknown>).status = 'reversed';
+    expect(await post(r, odd)).toBe(200);
+    expect(await r.credited('acct-r6')).toBe(USD(2000));
+    expect(await r.ledger.setAsideEvents()).toEqual(expect.arrayContaining([{ eventId: odd.id, why: 'refund.created with refund status reversed' }]));
   });
 });

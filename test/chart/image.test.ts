@@ -11,11 +11,12 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { validate } from 'dockerfile-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fontCatalog } from '../../billing/statements/fonts.ts';
 import { ROOT } from '../helpers/process.ts';
 
 const run = promisify(execFile);
 const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-const ENTRY_POINTS = ['gateway/main.ts', 'operator/main.ts', 'gateway/usage/exporter/main.ts', 'console/main.ts'];
+const ENTRY_POINTS = ['gateway/main.ts', 'operator/main.ts', 'gateway/usage/exporter/main.ts', 'console/main.ts', 'billing/statement-main.ts'];
 /** Files read at run time rather than imported. */
 const READ_AT_RUN_TIME = [
   'gateway/config/demo.yaml',
@@ -146,6 +147,20 @@ describe('Dockerfile', () => {
       `image: ${image.size} files from the context; the entry points load ${files.size} of them and ${packages.size} packages (${[...packages].sort().join(', ')})`,
     );
   });
+  it('keeps the statement fonts when it prunes @fontsource: the 400 and 700 WOFF files billing/statements/fonts.ts reads', () => {
+    const deps = (stages()[0] ?? []).join('\n');
+    expect(deps).toContain(
+      "find node_modules/@fontsource -type f \\( -name '*.woff2' -o \\( -name '*.woff' ! -name '*-400-normal.woff' ! -name '*-700-normal.woff' \\) \\) -delete",
+    );
+    for (const weight of [400, 700] as const) {
+      const files = fontCatalog(weight);
+      expect(files.length).toBeGreaterThan(100);
+      for (const f of files) {
+        expect(f.path).toMatch(new RegExp(`-${weight}-normal\\.woff$`));
+        expect(existsSync(f.path)).toBe(true);
+      }
+    }
+  });
 });
 
 describe("the image's files with production dependencies only", () => {
@@ -173,7 +188,7 @@ describe("the image's files with production dependencies only", () => {
 
   it.each(ENTRY_POINTS)('runs node %s --help', async (entry) => {
     const { stdout } = await run(process.execPath, [entry, '--help'], { cwd: dir, timeout: 30_000 });
-    expect(stdout).toMatch(/Usage:/);
+    expect(stdout).toMatch(/usage:/i);
   });
 
   it('serves the offline demo with the default command (node gateway/main.ts)', async () => {

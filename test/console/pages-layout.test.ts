@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { centsOf } from '../../console/billing/statement.ts';
+import { centsOf } from '../../billing/statements/statement.ts';
 import { startStripeMock, type StripeMock } from '../billing-stripe/stripe-mock.ts';
 import { startGatewayProcess, ROOT, type GatewayProcess } from '../helpers/process.ts';
 import { expectAccessible, launchBrowser, signIn } from './browser.ts';

@@ -24,6 +24,21 @@ describe('import zones', () => {
     ['operator/operator.ts', "import { RedisStore } from '../gateway/state/redis-store.ts';\nexport const r = RedisStore;\n", /narrow port/],
     ['console/cluster.ts', "import { x } from '../operator/operator.ts';\nexport const y = x;\n", /The console uses the contract/],
     ['console/keys/form.ts', "import { runCall } from '../../gateway/pipeline/call.ts';\nexport const r = runCall;\n", /never the operator or the call path/],
+    [
+      'billing/payments/webhook.ts',
+      "import { consolePlugin } from '../../console/server/plugin.ts';\nexport const c = consolePlugin;\n",
+      /Billing is a domain of its own/,
+    ],
+    [
+      'billing/statements/statement.ts',
+      "import { runCall } from '../../gateway/pipeline/call.ts';\nexport const r = runCall;\n",
+      /Billing is a domain of its own/,
+    ],
+    [
+      'gateway/state/billing-ledger.ts',
+      "import { StripeWebhook } from '../../billing/payments/webhook.ts';\nexport const w = StripeWebhook;\n",
+      /never imports the operator or the console or billing/,
+    ],
   ])('%s refuses %j', async (file, code, message) => {
     const found = await restricted(file, code);
     expect(found.length).toBeGreaterThan(0);
@@ -35,6 +50,12 @@ describe('import zones', () => {
     ['gateway/pipeline/estimate.ts', "import { reserve } from './estimate.ts';\nexport const r = reserve;\n"],
     ['gateway/http/cors.ts', "import { runCall } from '../pipeline/call.ts';\nexport const r = runCall;\n"],
     ['gateway/main.ts', "import { x } from '../console/standalone.ts';\nexport const y = x;\n"],
+    ['gateway/standalone-mode.ts', "import { startSlaJob } from '../billing/sla/sla-job.ts';\nexport const s = startSlaJob;\n"],
+    ['console/server/billing-routes.ts', "import { statementPdf } from '../../billing/statements/statement-pdf.ts';\nexport const s = statementPdf;\n"],
+    [
+      'billing/wiring.ts',
+      "import { RedisBilling } from '../gateway/state/billing-ledger.ts';\nimport { createPool } from '../gateway/usage/postgres/pool.ts';\nexport const r = [RedisBilling, createPool];\n",
+    ],
     ['operator/operator.ts', "import { connectOperatorState } from '../gateway/state/operator-state.ts';\nexport const c = connectOperatorState;\n"],
     [
       'console/keys/form.ts',

@@ -10,7 +10,7 @@
 import type { History } from '../../gateway/availability/history.ts';
 import { uptime, type Segment } from '../../gateway/availability/uptime.ts';
 import type { BillingLedger, BillingResult } from '../../gateway/state/billing-ledger.ts';
-import { monthRange, SLA_RULE, type AccountBilling, type StatementSource, type UsageRow } from './statement.ts';
+import { monthRange, SLA_RULE, type AccountBilling, type StatementSource, type UsageRow } from '../statements/statement.ts';
 
 /** The service-credit tiers, lowest uptime first: below `belowPercent`, `creditPercent` of the affected spend. */
 export const SLA_TIERS: ReadonlyArray<{ belowPercent: number; creditPercent: number }> = [

@@ -11,7 +11,7 @@ export const ROUNDING_RULE =
   'Amounts are summed exactly in nano-USD (1e-9 USD) and each amount shown is rounded once to the ' +
   'cent, half away from zero; totals are rounded from the exact sums, not added from rounded lines.';
 
-/** The SLA rule (console/billing/sla.ts applies it), stated on the statement of an account with an SLA. */
+/** The SLA rule (billing/sla/sla.ts applies it), stated on the statement of an account with an SLA. */
 export const SLA_RULE =
   "SLA: per UTC month, each model's uptime = 1 - (time in major outage + half the time in partial outage) " +
   "/ time observed by the status probes and live traffic (maintenance and unobserved time excluded); the account's uptime is " +
@@ -168,6 +168,7 @@ export const CREDIT_LABELS: Record<string, string> = {
   credit: 'Credit',
   payment: 'Payment',
   refund: 'Refund',
+  'refund-reversed': 'Refund reversed',
   dispute: 'Dispute',
   'dispute-reinstated': 'Dispute reinstated',
   sla: 'SLA credit',

@@ -4,18 +4,23 @@
 //   checkout.session.completed (paid), checkout.session.async_payment_succeeded -> credit amount_total / 100 USD to
 //     client_reference_id (USD only; anything else is set aside and logged, never guessed). Same cs_ id: once.
 //   checkout.session.async_payment_failed, completed with unpaid -> recorded, no money.
-//   refund.created, charge.refunded -> debit what the payment's refunds add up to (by refund id re_, and the charge's
-//     refunded total), from the account the payment credited; charge.dispute.created -> debit, open dispute;
+//   refund.created, refund.updated, refund.failed, charge.refund.updated (a refund), charge.refunded (its refunds
+//     listed inline) -> each refund re_ followed to its furthest status: debited once when it succeeds, credited back
+//     once if it then fails or is canceled; pending, failed and canceled refunds never debit; a payment's refunds
+//     debit at most the payment in all. charge.refunded's amount_refunded (it counts pending refunds too) moves no
+//     money. From the account the payment credited; charge.dispute.created -> debit, open dispute;
 //     charge.dispute.funds_reinstated -> credit back.
 // A refund or dispute that arrives before its payment is parked under its payment intent and applied when the payment
 // is seen (both sides check after writing, so neither can miss the other).
-import type { BillingLedger, BillingStep, EntryKind } from '../../gateway/state/billing-ledger.ts';
+import { isRefundStatus, type BillingLedger, type BillingStep, type EntryKind } from '../../gateway/state/billing-ledger.ts';
 import { verifySignature } from './signature.ts';
 
 /** 1 US cent in nano-USD. */
 export const NANO_PER_CENT = 10_000_000;
-/** Largest single amount taken from an event: 10 million USD. */
-const MAX_CENTS = 1_000_000_000;
+/** Largest single amount taken from an event: 1 million USD (the ledger's bound per step). */
+const MAX_CENTS = 99_999_999;
+/** Events that carry a refund object. */
+const REFUND_EVENTS = new Set(['refund.created', 'refund.updated', 'refund.failed', 'charge.refund.updated']);
 
 export interface WebhookDeps {
   ledger: BillingLedger;
@@ -48,6 +53,13 @@ function step(op: Step['op'], kind: EntryKind, eventId: string, obj: [string, st
   return { op, eventId, objectId: obj[0], paymentIntent: m.pi, amountNano: m.cents * NANO_PER_CENT, entry: { kind, reference: obj[1], at: m.at, eventId } };
 }
 
+/** A refund seen in one status: a succeeded one can debit, a failed or canceled one can only credit back. */
+function refundStep(eventId: string, r: Obj, pi: string, a: number, at: number): Step {
+  const status = r.status as BillingStep['status'];
+  const kind: EntryKind = status === 'succeeded' ? 'refund' : 'refund-reversed';
+  return { ...step('refund', kind, eventId, [`refund:${str(r.id)}`, str(r.id)], { pi, cents: a, at }), status };
+}
+
 export class StripeWebhook {
   private readonly d: WebhookDeps;
 
@@ -57,23 +69,21 @@ export class StripeWebhook {
 
   async handle(raw: Buffer, signature: string | undefined): Promise<WebhookAnswer> {
     const v = verifySignature(raw, signature, this.d.webhookSecret, Math.floor(this.d.now() / 1000));
+    if (!v.ok && v.notJson) return { status: 400, body: { error: 'body is not JSON' } };
     if (!v.ok) {
       this.d.log('warn', 'Stripe webhook refused', { reason: v.reason });
       return { status: 400, body: { error: `signature: ${v.reason}` } };
     }
-    let event: Obj;
-    try {
-      event = JSON.parse(raw.toString('utf8')) as Obj;
-    } catch {
-      return { status: 400, body: { error: 'body is not JSON' } };
-    }
+    // The event as Stripe's library parsed it, read field by field as untrusted JSON.
+    const event = v.event as unknown as Obj | null;
+    if (!event || typeof event !== 'object') return { status: 400, body: { error: 'not a Stripe event' } };
     const id = str(event.id);
     const type = str(event.type);
     const obj = ((event.data as Obj | undefined)?.object ?? null) as Obj | null;
     if (!id || !type || !obj || typeof obj !== 'object') return { status: 400, body: { error: 'not a Stripe event' } };
     const at = typeof event.created === 'number' ? event.created * 1000 : this.d.now();
     if (type.startsWith('checkout.session.')) return this.session(id, type, obj, at, event);
-    if (type === 'refund.created' || type === 'charge.refunded' || type === 'charge.dispute.created' || type === 'charge.dispute.funds_reinstated') {
+    if (REFUND_EVENTS.has(type) || type === 'charge.refunded' || type === 'charge.dispute.created' || type === 'charge.dispute.funds_reinstated') {
       return this.afterPayment(id, type, obj, at, event);
     }
     return { status: 200, body: { received: true, ignored: type } };
@@ -119,19 +129,23 @@ export class StripeWebhook {
     if (o.currency !== undefined && str(o.currency).toLowerCase() !== 'usd') return this.setAside(id, `currency ${str(o.currency)} is not usd`, event);
     const steps: Step[] = [];
     const bad = (): Promise<WebhookAnswer> => this.setAside(id, `${type} amount is not a whole number of cents in range`, event);
-    if (type === 'refund.created') {
+    if (REFUND_EVENTS.has(type)) {
       const a = cents(o.amount);
       if (a === null) return bad();
-      steps.push(step('refund', 'refund', id, [`refund:${str(o.id)}`, str(o.id)], { pi, cents: a, at }));
+      if (!str(o.id)) return this.setAside(id, `${type} without a refund id`, event);
+      if (!isRefundStatus(o.status)) return this.setAside(id, `${type} with refund status ${str(o.status) || '(none)'}`, event);
+      steps.push(refundStep(id, o, pi, a, at));
     } else if (type === 'charge.refunded') {
-      const total = cents(o.amount_refunded);
-      if (total === null) return bad();
+      // Since API 2022-11-15 the refunds are not listed: their own refund.* events carry them.
       const listed = ((o.refunds as Obj | undefined)?.data ?? []) as Obj[];
       listed.forEach((r, i) => {
         const a = cents(r.amount);
-        if (a !== null && str(r.id)) steps.push(step('refund', 'refund', `${id}#${i}`, [`refund:${str(r.id)}`, str(r.id)], { pi, cents: a, at }));
+        if (a !== null && str(r.id) && isRefundStatus(r.status)) steps.push(refundStep(`${id}#${i}`, r, pi, a, at));
       });
-      steps.push(step('refund-total', 'refund', `${id}#total`, [`charge:${str(o.id)}`, str(o.id)], { pi, cents: total, at }));
+      if (steps.length === 0) {
+        this.d.log('info', 'charge.refunded noted: its refunds move money by their own refund events', { event: id, amountRefunded: o.amount_refunded });
+        return { status: 200, body: { received: true } };
+      }
     } else {
       const a = cents(o.amount);
       if (a === null) return bad();
@@ -155,11 +169,25 @@ export class StripeWebhook {
     } else {
       for (const s of steps) {
         const r = await this.d.ledger.apply({ ...s, account });
-        this.d.log('info', 'Stripe event applied', { event: s.eventId, type, account, verdict: r.verdict, deltaNano: r.deltaNano });
+        this.logApplied('Stripe event applied', s, account, r.verdict, r.deltaNano);
       }
     }
     await this.d.onAccountTouched?.(account);
     return { status: 200, body: { received: true } };
+  }
+
+  private logApplied(message: string, s: Step, account: string, verdict: string, deltaNano: number): void {
+    this.d.log('info', message, { event: s.eventId, op: s.op, status: s.status, account, verdict, deltaNano });
+    // A succeeded refund debits at most what is left of its payment: say so when it was cut.
+    if (s.op === 'refund' && s.status === 'succeeded' && verdict === 'applied' && -deltaNano < s.amountNano) {
+      this.d.log('warn', 'Refund capped at what is left of its payment', {
+        event: s.eventId,
+        refund: s.entry.reference,
+        account,
+        amountNano: s.amountNano,
+        deltaNano,
+      });
+    }
   }
 
   /** Applies the steps parked under a payment intent now routed to its account (idempotent: any replica may). */
@@ -168,7 +196,7 @@ export class StripeWebhook {
     if (account === null) return;
     for (const s of await this.d.ledger.parked(pi)) {
       const r = await this.d.ledger.apply({ ...s, account });
-      this.d.log('info', 'Parked Stripe event applied', { event: s.eventId, account, verdict: r.verdict, deltaNano: r.deltaNano });
+      this.logApplied('Parked Stripe event applied', s, account, r.verdict, r.deltaNano);
       await this.d.ledger.unpark(pi, s.eventId);
     }
   }

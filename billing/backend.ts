@@ -1,8 +1,8 @@
 // What the billing page and the webhook need, wherever the console runs: the Stripe client (null when payments are
 // not set up), the payments ledger, the balance, and the credits from the config (trial, Account.spec.credits[]).
-import type { BillingLedger } from '../../gateway/state/billing-ledger.ts';
-import type { AccountBilling, StatementSource } from './statement.ts';
-import type { StripeClient } from './stripe-client.ts';
+import type { BillingLedger } from '../gateway/state/billing-ledger.ts';
+import type { AccountBilling, StatementSource } from './statements/statement.ts';
+import type { StripeClient } from './payments/stripe-client.ts';
 
 export interface ConfigCredit {
   kind: 'trial' | 'credit';
@@ -23,7 +23,7 @@ export interface BillingBackend {
   statements?: StatementSource;
   /** Account.spec.billing as compiled (null when the account has none). */
   accountBilling?(account: string): Promise<AccountBilling | null>;
-  /** Every account with its Account.spec.billing, for the SLA job (console/billing/sla-job.ts). */
+  /** Every account with its Account.spec.billing, for the SLA job (billing/sla/sla-job.ts). */
   billingAccounts?(): Promise<Array<{ account: string; billing: AccountBilling | null }>>;
   close?(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-// npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH]
+// npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--paper a4|letter] [--out FILE] [--config PATH]
 // A monthly statement from Postgres (DATABASE_URL): usage_daily and ledger_credits, as the console serves it. The
 // invoice header, PO number and SLA come from the Account in --config (the manifests, a file or a folder; default
 // $SVC_CONFIG); without it the statement has no header block. Writes to --out, else to stdout.
@@ -8,20 +8,20 @@
 // Postgres, then writes the statement, which lists it.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseManifests, readManifestFiles, formatIssue } from '../../gateway/config/manifests.ts';
-import { PostgresHistory } from '../../gateway/availability/postgres-history.ts';
-import { RedisHistory } from '../../gateway/availability/redis-history.ts';
-import { RedisBilling } from '../../gateway/state/billing-ledger.ts';
-import { connectRedis, redisConnectionFromEnv } from '../../gateway/state/redis-connect.ts';
-import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
-import { createPool } from '../../gateway/usage/postgres/pool.ts';
-import { runSla } from './sla.ts';
-import { statementPdf } from './statement-pdf.ts';
-import { PostgresStatementSource } from './statement-source.ts';
-import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statement.ts';
+import { parseManifests, readManifestFiles, formatIssue } from '../gateway/config/manifests.ts';
+import { PostgresHistory } from '../gateway/availability/postgres-history.ts';
+import { RedisHistory } from '../gateway/availability/redis-history.ts';
+import { RedisBilling } from '../gateway/state/billing-ledger.ts';
+import { connectRedis, redisConnectionFromEnv } from '../gateway/state/redis-connect.ts';
+import { recordBillingEntries } from '../gateway/usage/postgres/billing-credits.ts';
+import { createPool } from '../gateway/usage/postgres/pool.ts';
+import { runSla } from './sla/sla.ts';
+import { paperOf, statementPdf } from './statements/statement-pdf.ts';
+import { PostgresStatementSource } from './statements/statement-source.ts';
+import { buildStatement, monthRange, statementCsv, type AccountBilling } from './statements/statement.ts';
 
 const USAGE =
-  'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--out FILE] [--config PATH] [--apply-sla [--history redis|postgres]]  (DATABASE_URL; REDIS_URL for --apply-sla)';
+  'usage: npm run statement -- --account <name> --month YYYY-MM --format pdf|csv [--paper a4|letter] [--out FILE] [--config PATH] [--apply-sla [--history redis|postgres]]  (DATABASE_URL; REDIS_URL for --apply-sla)';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -48,6 +48,7 @@ const { values } = parseArgs({
     config: { type: 'string' },
     'apply-sla': { type: 'boolean' },
     history: { type: 'string' },
+    paper: { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -59,6 +60,8 @@ const { account, month, format } = values;
 if (!account) fail('--account is required');
 if (!month || !monthRange(month)) fail('--month must be YYYY-MM');
 if (format !== 'pdf' && format !== 'csv') fail('--format must be pdf or csv');
+const paper = paperOf(values.paper ?? 'a4');
+if (!paper) fail('--paper must be a4 or letter');
 const url = process.env.DATABASE_URL;
 if (!url) fail('DATABASE_URL is required: statements are read from Postgres');
 const billing = billingFrom(values.config ?? (process.env.SVC_CONFIG || undefined), account);
@@ -89,7 +92,7 @@ async function applySla(acct: string, m: string): Promise<void> {
 try {
   if (values['apply-sla']) await applySla(account, month);
   const s = buildStatement(account, month, billing, await new PostgresStatementSource(pool).month(account, month));
-  const body = format === 'pdf' ? statementPdf(s) : Buffer.from(statementCsv(s), 'utf8');
+  const body = format === 'pdf' ? await statementPdf(s, { paper }) : Buffer.from(statementCsv(s), 'utf8');
   if (values.out) writeFileSync(values.out, body);
   else process.stdout.write(body);
 } finally {

@@ -1,7 +1,7 @@
 // POST /billing/stripe/webhook as its own encapsulated plugin: the body is read raw (the signature is over its exact
 // bytes), no session or CSRF (Stripe signs instead), at most 256 KiB. Without payments set up it answers 503.
 import type { FastifyInstance } from 'fastify';
-import type { BillingBackend } from './backend.ts';
+import type { BillingBackend } from '../backend.ts';
 import { StripeWebhook } from './webhook.ts';
 
 export function billingWebhookPlugin(b: BillingBackend, opts: { now?: () => number } = {}): (app: FastifyInstance) => Promise<void> {

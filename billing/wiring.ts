@@ -1,21 +1,21 @@
 // The billing backend for the standalone process (its own store: memory or Redis) and for the cluster console (the
 // gateways' Redis): the same ledger rules either way (gateway/state/billing-ledger.ts).
-import { redisKeys } from '../../gateway/contract/redis-keys.ts';
-import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
-import type { Snapshot } from '../../gateway/contract/snapshot.ts';
-import { MemoryBilling, RedisBilling, type BillingLedger } from '../../gateway/state/billing-ledger.ts';
-import type { MemoryStore } from '../../gateway/state/memory-store.ts';
-import type { RedisStore } from '../../gateway/state/redis-store.ts';
-import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
-import { createPool } from '../../gateway/usage/postgres/pool.ts';
-import { accountKeys } from '../../gateway/state/redis-store.ts';
-import type { UsageEvent } from '../../gateway/usage/event.ts';
+import { redisKeys } from '../gateway/contract/redis-keys.ts';
+import type { RedisClient as Redis } from '../gateway/state/redis-connect.ts';
+import type { Snapshot } from '../gateway/contract/snapshot.ts';
+import { MemoryBilling, RedisBilling, type BillingLedger } from '../gateway/state/billing-ledger.ts';
+import type { MemoryStore } from '../gateway/state/memory-store.ts';
+import type { RedisStore } from '../gateway/state/redis-store.ts';
+import { recordBillingEntries } from '../gateway/usage/postgres/billing-credits.ts';
+import { createPool } from '../gateway/usage/postgres/pool.ts';
+import { accountKeys } from '../gateway/state/redis-store.ts';
+import type { UsageEvent } from '../gateway/usage/event.ts';
 import type { BillingBackend, ConfigCredit } from './backend.ts';
-import type { SlaJobOptions } from './sla-job.ts';
-import { MemoryStatementSource, PostgresStatementSource } from './statement-source.ts';
-import type { StatementSource } from './statement.ts';
+import type { SlaJobOptions } from './sla/sla-job.ts';
+import { MemoryStatementSource, PostgresStatementSource } from './statements/statement-source.ts';
+import type { StatementSource } from './statements/statement.ts';
 import { stripeSettings } from './settings.ts';
-import { StripeClient } from './stripe-client.ts';
+import { StripeClient } from './payments/stripe-client.ts';
 
 type Env = Record<string, string | undefined>;
 

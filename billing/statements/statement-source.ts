@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import type { UsageEvent } from '../../gateway/usage/event.ts';
 import type { AppliedEntry } from '../../gateway/state/billing-ledger.ts';
-import type { ConfigCredit } from './backend.ts';
+import type { ConfigCredit } from '../backend.ts';
 import { monthRange, type CreditRow, type StatementData, type StatementSource, type UsageRow } from './statement.ts';
 
 const OPENING = `

@@ -1,10 +1,9 @@
 // The statement as a PDF: header, bill-to block, the balance summary, credits, usage by model and by key, the
-// rounding rule. Laid out as lines of cells (console/billing/pdf.ts); amounts right-aligned in their column.
-import { renderPdf, PDF_PAGE, type PdfLine } from './pdf.ts';
-import { creditLabel, headerLines, money, ROUNDING_RULE, SLA_RULE, type Line, type Statement } from './statement.ts';
+// rounding rule. Laid out as lines of cells (billing/statements/pdf.ts); amounts right-aligned in their column; A4 or Letter.
+import { MARGIN, PAPER, renderPdf, type Paper, type PdfLine } from './pdf.ts';
+import { creditLabel, headerLines, money, monthRange, ROUNDING_RULE, SLA_RULE, type Line, type Statement } from './statement.ts';
 
-const L = PDF_PAGE.margin;
-const R = PDF_PAGE.width - PDF_PAGE.margin;
+const L = MARGIN;
 
 function text(t: string, x = L, bold = false, size?: number): PdfLine {
   return { cells: [{ x, text: t, bold }], size };
@@ -26,7 +25,7 @@ function wrap(s: string, n: number): string[] {
   return out;
 }
 
-function table(title: string, first: string, lines: readonly Line[]): PdfLine[] {
+function table(title: string, first: string, lines: readonly Line[], R: number): PdfLine[] {
   const out: PdfLine[] = [
     GAP,
     text(title, L, true, 11),
@@ -63,7 +62,7 @@ function table(title: string, first: string, lines: readonly Line[]): PdfLine[] 
   return out;
 }
 
-function amountLine(label: string, nano: number, bold = false): PdfLine {
+function amountLine(label: string, nano: number, R: number, bold = false): PdfLine {
   return {
     cells: [
       { x: L, text: label, bold },
@@ -72,7 +71,16 @@ function amountLine(label: string, nano: number, bold = false): PdfLine {
   };
 }
 
-export function statementPdf(s: Statement): Buffer {
+/** 'a4' or 'letter' (any case), as the CLI's --paper and the console's ?paper= take it; null for anything else. */
+export function paperOf(s: string): Paper | null {
+  const p = s.toUpperCase();
+  return p === 'A4' || p === 'LETTER' ? p : null;
+}
+
+/** The statement on A4 (default) or US Letter. */
+export function statementPdf(s: Statement, o: { paper?: Paper } = {}): Promise<Buffer> {
+  const paper = o.paper ?? 'A4';
+  const R = PAPER[paper].width - MARGIN;
   const lines: PdfLine[] = [text(`Statement ${s.month}`, L, true, 16), GAP];
   if (s.billing?.invoiceHeader) {
     lines.push(text('Bill to', L, true));
@@ -88,11 +96,11 @@ export function statementPdf(s: Statement): Buffer {
     });
   lines.push(GAP, text('Summary (USD)', L, true, 11));
   lines.push(
-    amountLine('Opening balance', s.openingNano),
-    amountLine('Credits, payments and refunds', s.creditsNano),
-    amountLine('Usage', s.spendNano),
-    amountLine('  of which platform fee (4%)', s.feeNano),
-    amountLine('Closing balance (opening + credits - usage)', s.closingNano, true),
+    amountLine('Opening balance', s.openingNano, R),
+    amountLine('Credits, payments and refunds', s.creditsNano, R),
+    amountLine('Usage', s.spendNano, R),
+    amountLine('  of which platform fee (4%)', s.feeNano, R),
+    amountLine('Closing balance (opening + credits - usage)', s.closingNano, R, true),
   );
   lines.push(GAP, text('Credits, payments and refunds', L, true, 11));
   if (s.credits.length === 0) lines.push(text('None this month.'));
@@ -106,8 +114,15 @@ export function statementPdf(s: Statement): Buffer {
       ],
     });
   }
-  lines.push(...table('Usage by model', 'Model', s.byModel), ...table('Usage by key', 'Key', s.byKey));
+  lines.push(...table('Usage by model', 'Model', s.byModel, R), ...table('Usage by key', 'Key', s.byKey, R));
   lines.push(GAP, ...wrap(`Rounding: ${ROUNDING_RULE}`, 110).map((l) => text(l, L, false, 8)));
   if (s.billing?.sla) lines.push(GAP, ...wrap(SLA_RULE, 110).map((l) => text(l, L, false, 8)));
-  return renderPdf(lines, `Statement ${s.account} ${s.month}`);
+  // Dated the end of its period: the same statement is the same file, wherever and whenever it is made.
+  const end = monthRange(s.month)?.end ?? 0;
+  return renderPdf(lines, {
+    title: `Statement ${s.account} ${s.month}`,
+    subject: `svc-gateway monthly statement of account ${s.account}`,
+    createdAt: new Date(end),
+    paper,
+  });
 }

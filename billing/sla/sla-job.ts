@@ -1,11 +1,11 @@
 // The SLA job: on a timer (at start, then hourly by default) in every process that holds the billing ledger (npm start,
 // and each console replica in a cluster), for every account with Account.spec.billing.sla, the previous UTC month's
-// SLA (console/billing/sla.ts) once that month has ended and settled. The credit is one billing-ledger step with id
+// SLA (billing/sla/sla.ts) once that month has ended and settled. The credit is one billing-ledger step with id
 // sla-YYYY-MM, so however many replicas run the job, however often, and across restarts, it is applied exactly once.
 import type { History } from '../../gateway/availability/history.ts';
 import type { BillingLedger, BillingResult } from '../../gateway/state/billing-ledger.ts';
 import { runSla, type SlaOutcome } from './sla.ts';
-import { monthRange, type AccountBilling, type StatementSource } from './statement.ts';
+import { monthRange, type AccountBilling, type StatementSource } from '../statements/statement.ts';
 
 export const SLA_JOB_INTERVAL_MS = 3_600_000;
 /** How long after the month's end the job waits, so the month's last usage has reached the statement source. */
