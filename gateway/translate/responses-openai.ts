@@ -17,9 +17,11 @@ export function responsesViaChat(client: Json, now: () => number = Date.now): Tr
   return {
     dialect: 'openai',
     protocol: 'openai',
-    request(target: CompiledTarget): UpstreamRequest {
+    request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
       const chat = toChatRequest(client, target.upstreamModel);
       tools = chat.tools;
+      // The output cap the hold assumed goes upstream (estimate.ts).
+      chat.body.max_completion_tokens ??= model.maxOutputTokens;
       return { operation: 'chat', body: JSON.stringify(chat.body), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {

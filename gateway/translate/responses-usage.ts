@@ -1,6 +1,6 @@
 // Responses API usage <-> ours. Like Chat Completions, input_tokens already include the cached tokens, so each
 // token is counted once.
-import type { Usage } from './types.ts';
+import { tokenCount, type Usage } from './types.ts';
 
 export interface ResponsesUsage {
   input_tokens?: number | null;
@@ -13,12 +13,12 @@ function num(v: unknown): number {
 }
 
 export function fromResponsesUsage(u: ResponsesUsage | null | undefined): Usage {
-  return {
-    inputTokens: num(u?.input_tokens),
-    outputTokens: num(u?.output_tokens),
-    cacheReadTokens: num(u?.input_tokens_details?.cached_tokens),
-    cacheWriteTokens: 0,
-  };
+  const input = tokenCount(u?.input_tokens);
+  const output = tokenCount(u?.output_tokens);
+  const out: Usage = { inputTokens: input ?? 0, outputTokens: output ?? 0, cacheReadTokens: num(u?.input_tokens_details?.cached_tokens), cacheWriteTokens: 0 };
+  if (input === null) out.inputMissing = true;
+  if (output === null) out.outputMissing = true;
+  return out;
 }
 
 export function toResponsesUsage(u: Usage): object {

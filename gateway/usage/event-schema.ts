@@ -34,6 +34,8 @@ export const usageEventSchema = z.object({
   feeNano: nano,
   latencyMs: count,
   ttftMs: count.nullable().default(null),
+  usageEstimated: z.boolean().default(false),
+  usageClamped: z.boolean().default(false),
 });
 
 export type PoisonReason = 'bad_format' | 'invalid_json' | 'invalid_event' | 'rejected_by_postgres' | 'too_many_deliveries';

@@ -27,6 +27,10 @@ export interface UsageEvent {
   feeNano: number;
   latencyMs: number;
   ttftMs: number | null;
+  /** The upstream's usage was missing or malformed and an estimate was charged (pipeline/bound-usage.ts). */
+  usageEstimated?: boolean;
+  /** The upstream reported more than the request could have used; the charge was cut to the call's bound. */
+  usageClamped?: boolean;
 }
 
 export function newEventId(): string {

@@ -25,6 +25,8 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['fee_nano', 'bigint', (e) => e.feeNano],
   ['latency_ms', 'integer', (e) => e.latencyMs],
   ['ttft_ms', 'integer', (e) => e.ttftMs],
+  ['usage_estimated', 'boolean', (e) => e.usageEstimated ?? false],
+  ['usage_clamped', 'boolean', (e) => e.usageClamped ?? false],
 ];
 
 const names = COLUMNS.map(([n]) => n).join(', ');
