@@ -1,9 +1,8 @@
 // Step 3: one atomic store operation (revoked?, RPM, TPM, monthly budget, balance hold for the worst-case cost). A
-// call that can never fit the key's limits (its token bound above the whole per-minute budget, its worst-case cost
-// above the whole monthly budget) is refused first, with a 400 that says which limit and by how much: waiting cannot
-// help it, so it gets no 429 and no retry-after. A refusal is recorded as a usage event with no cost and thrown as
-// the client's error.
-import { nanoToUsd } from '../contract/money.ts';
+// call that can never fit the key's per-minute token budget (its token bound above the whole TPM limit, which the
+// plan caps) is refused first, with a 400 that says which limit and by how much: waiting cannot help it, so it gets
+// no 429 and no retry-after (a hold above a budget or balance is a 402, which SDKs do not retry). A refusal is
+// recorded as a usage event with no cost and thrown as the client's error.
 import { GatewayError } from '../errors/catalog.ts';
 import type { Hold } from '../state/store.ts';
 import { NO_USAGE } from '../translate/types.ts';
@@ -23,23 +22,14 @@ export async function admit(deps: GatewayDeps, p: Principal, r: Reservation, eve
   return refuse(deps, events, new GatewayError(decision.code, decision.message, { retryAfterSec: decision.retryAfterSec }));
 }
 
-/** The refusal of a call larger than a limit of its key as a whole, or null when it may fit. */
+/** The refusal of a call larger than its key's whole per-minute token budget, or null when it may fit. */
 export function neverFits(p: Principal, r: Reservation, tokens: number): GatewayError | null {
-  const { tpm, monthlyBudgetNano } = p.key;
-  if (tpm !== null && tokens > tpm) {
-    return new GatewayError(
-      'request_too_large_for_limit',
-      `This request needs up to ${tokens} tokens (${r.inputTokens} of input, ${r.outputTokens} of output), ${tokens - tpm} above this key's limit of ${tpm} tokens per minute; lower max_tokens${r.demand.choices > 1 ? ' or n' : ''} or shorten the input.`,
-      { param: r.demand.maxTokens === undefined ? undefined : 'max_tokens' },
-    );
-  }
-  if (monthlyBudgetNano !== null && r.holdNano > monthlyBudgetNano) {
-    return new GatewayError(
-      'request_too_large_for_limit',
-      `This request may cost up to ${nanoToUsd(r.holdNano)} USD, ${nanoToUsd(r.holdNano - monthlyBudgetNano)} USD above this key's whole monthly budget of ${nanoToUsd(monthlyBudgetNano)} USD; lower max_tokens${r.demand.choices > 1 ? ' or n' : ''} or shorten the input.`,
-    );
-  }
-  return null;
+  const { tpm } = p.key;
+  if (tpm === null || tokens <= tpm) return null;
+  return new GatewayError(
+    'request_too_large_for_limit',
+    `This request needs up to ${tokens} tokens (${r.inputTokens} of input, ${r.outputTokens} of output), ${tokens - tpm} above this key's limit of ${tpm} tokens per minute; lower max_tokens${r.demand.choices > 1 ? ' or n' : ''} or shorten the input.`,
+  );
 }
 
 async function refuse(deps: GatewayDeps, events: CallEvents, err: GatewayError): Promise<never> {

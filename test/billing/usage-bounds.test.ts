@@ -233,7 +233,7 @@ describe.each([
       `40 image URLs x 10 on a 0.05 USD budget: ${JSON.stringify(statuses(rs))}; spent ${ledger.spentNano / NANO_PER_USD} USD (before the fix: 0.612)`,
     );
     expect(ledger.spentNano).toBeLessThanOrEqual(usd(0.05));
-    expect(rs.every((r) => r.status === 400 && r.code === 'request_too_large_for_limit')).toBe(true);
+    expect(rs.every((r) => r.status === 402 && r.code === 'budget_exceeded')).toBe(true);
     expect(b.fake.calls.length).toBe(before);
     // A key that can afford the worst case (40 × IMAGE_TOKENS) is served and charged the upstream's count, not clamped.
     expect(
