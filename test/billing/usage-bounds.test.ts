@@ -280,6 +280,28 @@ describe.each([
     expect((await b.metric('svc_gateway_usage_clamped_total')) - clampedBefore).toBe(4);
   });
 
+  it('bounds a streamed call the same way: a 1e15-token usage chunk is clamped, none at all is estimated', async () => {
+    const before = (await b.events('a-huge')).length;
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    for (const [i, text] of ['{"prompt_tokens":1e15,"completion_tokens":1e15}', 'absent'].entries()) {
+      b.fake.usageText = text;
+      try {
+        const stream = await openai(b, 'huge', i).chat.completions.create({ model: 'gpt-x', messages, max_tokens: 100, stream: true });
+        for await (const _c of stream) {
+          /* drain */
+        }
+      } finally {
+        b.fake.usageText = undefined;
+      }
+    }
+    await settled(b, 'a-huge');
+    const [clamped, estimated] = (await b.events('a-huge')).slice(before);
+    expect(clamped).toMatchObject({ stream: true, outputTokens: 100, usageClamped: true, usageEstimated: false });
+    expect(clamped?.inputTokens).toBeLessThan(200);
+    expect(estimated).toMatchObject({ stream: true, usageClamped: false, usageEstimated: true });
+    expect(estimated?.costNano).toBeGreaterThan(0);
+  });
+
   it('never serves for free: missing, null, negative, string, fractional and non-finite usage is estimated on every endpoint', async () => {
     const bad: Array<[string, string, string]> = [
       ['missing', 'absent', 'absent'],

@@ -1,5 +1,5 @@
-// A fake model provider on 127.0.0.1 for the money tests: non-streamed answers in the OpenAI (chat completions with
-// `n` choices, Responses, embeddings) and Anthropic (messages) wire formats, whose `usage` is either honest (what a
+// A fake model provider on 127.0.0.1 for the money tests: answers in the OpenAI (chat completions with
+// `n` choices, also streamed; Responses, embeddings) and Anthropic (messages) wire formats, whose `usage` is either honest (what a
 // real upstream would count: input from the body's size plus ~765 tokens per image, output up to the cap the request
 // carries times `n`, or a long answer when it carries none) or scripted verbatim as JSON text, so a test can send
 // what no SDK would: 5,000,000 tokens, 1e15, -5, "12", 3.5, 1e999, null or no usage at all.
@@ -69,6 +69,16 @@ function answer(fake: UsageFake, call: RecordedCall, res: ServerResponse): void 
       { type: 'message', id: 'msg_fake', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello.', annotations: [] }] },
     ];
     text = `{"id":"resp_fake","object":"response","created_at":1700000000,"status":"completed","model":${model},"output":${JSON.stringify(out)}${usage({ input_tokens: input, output_tokens: output, total_tokens: input + output })}}`;
+  } else if (call.body.stream === true) {
+    // Chat streamed: one content chunk, the finish, then the usage chunk (forced by the gateway), as OpenAI streams.
+    const head = `"id":"chatcmpl-fake","object":"chat.completion.chunk","created":1700000000,"model":${model}`;
+    const chunks = [
+      `{${head},"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello."},"finish_reason":null}]}`,
+      `{${head},"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+      ...(scripted === 'absent' ? [] : [`{${head},"choices":[]${usage({ prompt_tokens: input, completion_tokens: output, total_tokens: input + output })}}`]),
+    ];
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${chunks.map((c) => `data: ${c}\n\n`).join('')}data: [DONE]\n\n`);
+    return;
   } else {
     const n = typeof call.body.n === 'number' ? call.body.n : 1;
     const choices = Array.from({ length: n }, (_x, index) => ({
