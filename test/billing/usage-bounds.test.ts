@@ -327,6 +327,22 @@ describe.each([
         (x, y) => `{"input_tokens":${x},"output_tokens":${y}}`,
         (i) => anthropic(b, 'bad', i).messages.create({ model: 'claude-x', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }),
       ],
+      // The same through the translators: each client dialect served by the other wire format.
+      [
+        'chat on an Anthropic upstream',
+        (x, y) => `{"input_tokens":${x},"output_tokens":${y}}`,
+        (i) => openai(b, 'bad', i).chat.completions.create({ model: 'claude-x', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 }),
+      ],
+      [
+        'responses on a chat upstream',
+        (x, y) => `{"prompt_tokens":${x},"completion_tokens":${y}}`,
+        (i) => openai(b, 'bad', i).responses.create({ model: 'gpt-x', input: 'hi', max_output_tokens: 50 }),
+      ],
+      [
+        'messages on an OpenAI upstream',
+        (x, y) => `{"prompt_tokens":${x},"completion_tokens":${y}}`,
+        (i) => anthropic(b, 'bad', i).messages.create({ model: 'gpt-x', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }),
+      ],
       [
         'embeddings',
         (x) => `{"prompt_tokens":${x},"total_tokens":${x}}`,
