@@ -3,7 +3,7 @@ import type { CompiledModel } from '../contract/snapshot.ts';
 import { MAX_AMOUNT } from '../state/store.ts';
 import { chargedUsage } from './bound-usage.ts';
 import { choicesOf, costBound, reserve, type Demand } from './estimate.ts';
-import { FILE_TOKENS, IMAGE_TOKENS, nonTextTokens } from './non-text.ts';
+import { FILE_TOKENS, IMAGE_TOKENS, nonTextTokens, TOOLS_TOKENS, toolsTokens } from './non-text.ts';
 
 function model(over: Partial<CompiledModel> = {}): CompiledModel {
   return { id: 'm', type: 'chat', minTier: 0, inputNanoPerToken: 1000, outputNanoPerToken: 2000, maxOutputTokens: 4096, targets: [], fallbacks: [], ...over };
@@ -87,6 +87,15 @@ describe('nonTextTokens: parts whose bytes do not bound their tokens', () => {
     ];
     expect(nonTextTokens(anthropic, 'a system prompt')).toBe(IMAGE_TOKENS + FILE_TOKENS);
     expect(nonTextTokens('hi', undefined, null, [])).toBe(0);
+  });
+
+  it("adds the upstream's tool-use prompt once when tools are declared", () => {
+    expect([toolsTokens(undefined), toolsTokens([]), toolsTokens([{ name: 'a' }]), toolsTokens([{ name: 'a' }, { name: 'b' }])]).toEqual([
+      0,
+      0,
+      TOOLS_TOKENS,
+      TOOLS_TOKENS,
+    ]);
   });
 });
 

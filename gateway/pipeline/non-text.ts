@@ -11,10 +11,18 @@
 //   plus a page image each; 100 pages (Anthropic's page limit) at ~1,000 tokens a page.
 // - `input_audio` adds nothing: it is always inline base64, at least ~1,000 bytes per second of sound, and upstreams
 //   count 10 to 20 tokens a second.
+// - TOOLS_TOKENS 1,024 once when the call declares tools: Anthropic adds a tool-use system prompt of its own (313 to
+//   346 tokens for Claude 4, up to ~530 for older models), which no byte of the body carries.
 import type { Json } from '../translate/json-read.ts';
 
 export const IMAGE_TOKENS = 4096;
 export const FILE_TOKENS = 100_000;
+export const TOOLS_TOKENS = 1024;
+
+/** The upstream's own prompt for tool use, when the call declares any tools. */
+export function toolsTokens(tools: unknown): number {
+  return Array.isArray(tools) && tools.length > 0 ? TOOLS_TOKENS : 0;
+}
 
 const WORST: Record<string, number> = {
   image_url: IMAGE_TOKENS,
