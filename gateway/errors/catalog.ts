@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'model_not_found'
   | 'not_found'
   | 'request_too_large'
+  | 'request_too_large_for_limit'
   | 'request_timeout'
   | 'uri_too_long'
   | 'headers_too_large'
@@ -59,6 +60,7 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   model_not_found: { status: 404, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
   not_found: { status: 404, openaiType: 'invalid_request_error', anthropicType: 'not_found_error' },
   request_too_large: { status: 413, openaiType: 'invalid_request_error', anthropicType: 'request_too_large' },
+  request_too_large_for_limit: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   request_timeout: { status: 408, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   uri_too_long: { status: 414, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   headers_too_large: { status: 431, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { entryOf, type CompiledModel } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
+import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
 import { serveCall } from './serve-call.ts';
 import type { Principal } from '../pipeline/resolve.ts';
 import type { AnthropicHeaders } from '../translate/anthropic-anthropic.ts';
@@ -61,6 +62,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       taskType: taskTypeOf(body.metadata),
       maxTokens: body.max_tokens,
       inputBytes: req.bodyBytes,
+      extraInputTokens: nonTextTokens(body.messages, body.system) + toolsTokens(body.tools),
       translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)),
       gate: anthropicPlanGate,
     });

@@ -2,6 +2,7 @@
 // ids, status class, fallback reason, configured account names; never key values or task_type.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
+import type { ClampReason } from '../pipeline/bound-usage.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -17,6 +18,8 @@ export class Metrics {
   private readonly fallbacks: Counter;
   private readonly rateLimited: Counter;
   private readonly refused: Counter;
+  private readonly clamped: Counter;
+  private readonly estimated: Counter;
   private readonly latency: Histogram;
   private readonly ttft: Histogram;
   private readonly accountSpend: Counter;
@@ -47,6 +50,18 @@ export class Metrics {
     });
     this.rateLimited = new Counter({ name: 'svc_gateway_rate_limited_total', help: 'Calls refused by RPM/TPM limits.', labelNames: ['endpoint'], registers });
     this.refused = new Counter({ name: 'svc_gateway_budget_refused_total', help: 'Calls refused for budget or balance.', labelNames: ['reason'], registers });
+    this.clamped = new Counter({
+      name: 'svc_gateway_usage_clamped_total',
+      help: 'Upstream usage reports above what the call could have used, cut to its bound, by direction (input, output).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.estimated = new Counter({
+      name: 'svc_gateway_usage_estimated_total',
+      help: 'Served calls whose upstream reported no usable usage and were charged an estimate, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+    });
     const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
     this.latency = new Histogram({
       name: 'svc_gateway_request_duration_seconds',
@@ -94,6 +109,10 @@ export class Metrics {
     for (const r of rows) this.balance.set({ account: r.account }, r.balanceNano / NANO_PER_USD);
   }
 
+  usageClamped(reason: ClampReason): void {
+    this.clamped.inc({ reason });
+  }
+
   observe(e: UsageEvent): void {
     const model = e.servedModel ?? e.requestedModel;
     this.requests.inc({ endpoint: e.endpoint, model: e.requestedModel, status: String(e.status) });
@@ -106,6 +125,7 @@ export class Metrics {
     if (e.fallback && e.fallbackReason) this.fallbacks.inc({ reason: e.fallbackReason });
     if (e.errorCode === 'rate_limited') this.rateLimited.inc({ endpoint: e.endpoint });
     if (e.errorCode === 'budget_exceeded' || e.errorCode === 'insufficient_balance') this.refused.inc({ reason: e.errorCode });
+    if (e.usageEstimated) this.estimated.inc({ endpoint: e.endpoint });
     this.latency.observe({ endpoint: e.endpoint, model }, e.latencyMs / 1000);
     if (e.ttftMs !== null) this.ttft.observe({ endpoint: e.endpoint, model }, e.ttftMs / 1000);
   }

@@ -6,6 +6,8 @@ import { GatewayError } from '../errors/catalog.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { serveCall } from './serve-call.ts';
+import { choicesOf } from '../pipeline/estimate.ts';
+import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
 import { principal } from '../pipeline/resolve.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import { keyFirst } from './key-first.ts';
@@ -25,7 +27,9 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       stream: body.stream === true,
       taskType,
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      choices: choicesOf(body.n),
       inputBytes: req.bodyBytes,
+      extraInputTokens: nonTextTokens(body.messages) + toolsTokens(body.tools),
       translationFor: chatTranslation(body),
     });
   });

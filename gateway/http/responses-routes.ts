@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/catalog.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
+import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
 import { serveCall } from './serve-call.ts';
 import { refuseStateful } from '../translate/responses-refuse.ts';
 import { responsesTranslation } from '../translate/select.ts';
@@ -26,6 +27,7 @@ export function responsesRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       taskType,
       maxTokens: body.max_output_tokens ?? undefined,
       inputBytes: req.bodyBytes,
+      extraInputTokens: nonTextTokens(body.input) + toolsTokens(body.tools),
       translationFor: responsesTranslation(body),
     });
   });

@@ -13,8 +13,12 @@ export interface CallSpec {
   stream: boolean;
   taskType: string | null;
   maxTokens: number | undefined;
-  /** The request body's size in bytes: the bound on its input tokens. */
+  /** The request body's size in bytes: the bound on its input tokens (estimate.ts). */
   inputBytes: number;
+  /** Tokens of image and file parts beyond their bytes, at the upstream's worst case (non-text.ts); default 0. */
+  extraInputTokens?: number;
+  /** Choices asked for (Chat Completions `n`): the output bound is the cap times this; default 1. */
+  choices?: number;
   translationFor: (protocol: Protocol) => Translation;
   /** Extra gate after the principal is known (the Anthropic endpoint's plan gate). */
   gate?: (p: Principal) => void;

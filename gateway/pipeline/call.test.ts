@@ -102,7 +102,7 @@ async function setup(
   const store = new MemoryStore(sink);
   open.push(store);
   await store.applyConfig(compiled.snapshot, compiled.keys);
-  const log = { error: () => {} };
+  const log = { error: () => {}, warn: () => {} };
   const deps: GatewayDeps = {
     config: { current: () => compiled.snapshot },
     store,
@@ -134,7 +134,8 @@ const live = (): AbortSignal => new AbortController().signal;
 
 describe('runCall without a server', () => {
   it('charges the upstream usage at the served model price and records one event', async () => {
-    const up = new ScriptedProvider([CHAT_OK([1000, 500])]);
+    // Within what the call could use: its ~60-byte body, max_tokens 100 (more would be clamped: bound-usage.ts).
+    const up = new ScriptedProvider([CHAT_OK([40, 90])]);
     const { deps, key, sink, store } = await setup(up);
     const out = recordingSink();
     await runCall(deps, spec({}), { authorization: `Bearer ${key}` }, live(), out);
@@ -142,7 +143,7 @@ describe('runCall without a server', () => {
     expect(JSON.parse(out.out.json?.body ?? '{}')).toMatchObject({ model: 'm' });
     expect(out.out.headers).toMatchObject({ 'x-svc-upstream': 'up', 'x-svc-fallback': 'false' });
     // 1.04 and 2.08 USD per million tokens: 1040 + 2080 nano-USD per token.
-    const cost = 1000 * 1040 + 500 * 2080;
+    const cost = 40 * 1040 + 90 * 2080;
     expect(sink.events.map((e) => [e.status, e.costNano])).toEqual([[200, cost]]);
     expect(await store.ledger('acme')).toMatchObject({ spentNano: cost, heldNano: 0, openHolds: 0 });
   });

@@ -38,12 +38,17 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
   const first = chain[0] ? prepareFirst(chain[0], translationFor, deps.providers) : null;
-  const r = reserve(chain, spec.inputBytes, spec.maxTokens);
+  const r = reserve(chain, {
+    inputBytes: spec.inputBytes,
+    extraInputTokens: spec.extraInputTokens ?? 0,
+    maxTokens: spec.maxTokens,
+    choices: spec.choices ?? 1,
+  });
   // A client gone before admission costs nothing and is not admitted.
   if (client.aborted) return;
   const events = callEvents(spec, p, started, deps.now);
   const hold = await admit(deps, p, r, events, keys);
-  const settle = settler(deps, hold, events);
+  const settle = settler(deps, hold, events, r);
   // The client left while the call was admitted: release the hold now, call no upstream.
   if (client.aborted) {
     await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
@@ -51,7 +56,7 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   }
   const sig = callSignal(client, deps.lifecycle?.ending);
   try {
-    await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started, estInput: Math.ceil(r.inputBytes / 4) }, sig, sink);
+    await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, sink);
   } finally {
     sig.dispose();
   }

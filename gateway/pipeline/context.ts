@@ -4,15 +4,19 @@ import type { Snapshot } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { Store } from '../state/store.ts';
 import type { UsageEvent } from '../usage/event.ts';
+import type { ClampReason } from './bound-usage.ts';
 
 /** The part of a pino logger the pipeline writes to (fastify's logger is one). */
 export interface CallLog {
   error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
 }
 
 /** Counts each call's outcome (gateway/http/metrics.ts is the Prometheus one). */
 export interface CallMetrics {
   observe(e: UsageEvent): void;
+  /** An upstream's usage report above the call's bound, cut to it (bound-usage.ts). */
+  usageClamped?(reason: ClampReason): void;
 }
 
 export interface ConfigSource {

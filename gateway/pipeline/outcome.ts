@@ -15,6 +15,14 @@ export interface Outcome {
   ttftMs: number | null;
   /** Whether any upstream was called (dispatch started). */
   contacted: boolean;
+  /** Output tokens estimated from what was served (the answer's size, the stream's events); absent: nothing served. */
+  servedOutput?: number;
+}
+
+/** How the charged usage departs from the upstream's report (bound-usage.ts). */
+export interface UsageFlags {
+  estimated: boolean;
+  clamped: boolean;
 }
 
 /** The usage event of one call; its id is made once, before admission, and names the hold too. */
@@ -22,7 +30,7 @@ export interface CallEvents {
   readonly eventId: string;
   /** When the call started (ms): its admission time and its event's createdAt. */
   readonly started: number;
-  of(o: Outcome, costNano: number): UsageEvent;
+  of(o: Outcome, costNano: number, flags?: UsageFlags): UsageEvent;
 }
 
 export function callEvents(spec: CallSpec, p: Principal, started: number, now: () => number): CallEvents {
@@ -31,7 +39,7 @@ export function callEvents(spec: CallSpec, p: Principal, started: number, now: (
   return {
     eventId,
     started,
-    of: (o, cost) => ({
+    of: (o, cost, flags) => ({
       eventId,
       createdAt,
       account: p.account.name,
@@ -55,6 +63,8 @@ export function callEvents(spec: CallSpec, p: Principal, started: number, now: (
       latencyMs: now() - started,
       ttftMs: o.ttftMs,
       ...(o.route?.droppedTools && o.route.droppedTools.length > 0 ? { droppedTools: [...o.route.droppedTools] } : {}),
+      usageEstimated: flags?.estimated ?? false,
+      usageClamped: flags?.clamped ?? false,
     }),
   };
 }

@@ -20,8 +20,6 @@ export interface RespondInput {
   translationFor: (p: Protocol) => Translation;
   settle: Settle;
   started: number;
-  /** Input tokens charged when a cut stream never reported usage: a quarter of the body's bytes. */
-  estInput: number;
 }
 
 const STREAM_OUTCOMES: Record<StreamResult['outcome'], { status: number; code: string | null }> = {
@@ -32,7 +30,7 @@ const STREAM_OUTCOMES: Record<StreamResult['outcome'], { status: number; code: s
 };
 
 export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, sink: CallSink): Promise<void> {
-  const { modelId, chain, settle, started, estInput } = input;
+  const { modelId, chain, settle, started } = input;
   let served: Served;
   try {
     served = await dispatch({
@@ -59,15 +57,20 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
   const headers = routeHeaders(modelId, served);
   if (served.kind === 'json') {
     sink.json(200, headers, served.body);
-    await settle({ status: 200, errorCode: null, route: served, usage: served.usage, ttftMs, contacted: true });
+    // What was served bounds the estimate when the upstream reported no usage: a quarter of the answer's bytes.
+    await settle({
+      status: 200,
+      errorCode: null,
+      route: served,
+      usage: served.usage,
+      ttftMs,
+      contacted: true,
+      servedOutput: Math.ceil(served.body.length / 4),
+    });
     return;
   }
   const out = await pipeStream(served, served.translation.stream(served.model.id), sink.stream(headers), sig.clientGone, sig.signal);
-  let usage = out.usage;
-  if (usage.inputTokens === 0 && usage.outputTokens === 0 && out.events > 0) {
-    // The usage chunk never came (cut or abort): charge what we can bound, never zero.
-    usage = { ...NO_USAGE, inputTokens: estInput, outputTokens: out.events };
-  }
   const { status, code } = STREAM_OUTCOMES[out.outcome];
-  await settle({ status, errorCode: code, route: served, usage, ttftMs, contacted: true });
+  // A usage report that never came (cut or abort) or came malformed is estimated from the events (settle.ts).
+  await settle({ status, errorCode: code, route: served, usage: out.usage, ttftMs, contacted: true, servedOutput: out.events > 0 ? out.events : undefined });
 }

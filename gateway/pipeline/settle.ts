@@ -1,22 +1,41 @@
 // Step 6: the actual cost charged, the rest of the hold released, one usage event, whatever the ending. A call that
-// served nothing because its input was refused gives its RPM and TPM slot back.
+// served nothing because its input was refused gives its RPM and TPM slot back. The usage charged is bounded by what
+// the request could have used and estimated where the upstream reported none (bound-usage.ts): the charge never
+// exceeds the hold, and a served call is never free unless its price is 0.
 import { costNano } from '../contract/money.ts';
 import { MAX_AMOUNT, type Hold } from '../state/store.ts';
-import type { Usage } from '../translate/types.ts';
+import { chargedUsage } from './bound-usage.ts';
 import type { GatewayDeps } from './context.ts';
+import { inputBound, outputBound, type Reservation } from './estimate.ts';
 import type { CallEvents, Outcome } from './outcome.ts';
-
-/** More tokens than any call can carry; an upstream that reports more is capped here. */
-const MAX_TOKENS = 1e12;
 
 export type Settle = (o: Outcome) => Promise<void>;
 
-export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents): Settle {
+export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Reservation): Settle {
   return async (o) => {
     const served = o.route?.model;
-    const usage = boundedUsage(o.usage);
-    const cost = served ? Math.min(costNano(usage.inputTokens, usage.outputTokens, served), MAX_AMOUNT) : 0;
-    const e = events.of({ ...o, usage }, cost);
+    const bounds = { input: inputBound(r.demand), output: served ? outputBound(served, r.demand) : 0 };
+    // Estimated like a stream whose usage never came: input a quarter of the body's bytes, output what was served.
+    const estimate = o.servedOutput === undefined ? null : { input: Math.ceil(r.demand.inputBytes / 4), output: o.servedOutput };
+    const charged = chargedUsage(o.usage, bounds, estimate);
+    const usage = charged.usage;
+    let cost = served ? Math.min(costNano(usage.inputTokens, usage.outputTokens, served), MAX_AMOUNT) : 0;
+    // Unreachable while the bounds hold (the hold is the dearest model's cost at those bounds); the last guard.
+    if (cost > hold.holdNano) cost = hold.holdNano;
+    const e = events.of({ ...o, usage }, cost, { estimated: charged.estimated, clamped: charged.clamped.length > 0 });
+    for (const reason of charged.clamped) deps.metrics.usageClamped?.(reason);
+    if (charged.clamped.length > 0) {
+      deps.log.warn(
+        {
+          eventId: e.eventId,
+          upstream: e.upstream,
+          servedModel: e.servedModel,
+          reported: { input: o.usage.inputTokens, output: o.usage.outputTokens },
+          bound: bounds,
+        },
+        'The upstream reported more tokens than the request could have used; the charge was cut to the bound',
+      );
+    }
     deps.metrics.observe(e);
     try {
       await deps.store.settle(hold, {
@@ -40,10 +59,4 @@ export function refusedInput(o: Outcome): boolean {
   if (o.usage.inputTokens !== 0 || o.usage.outputTokens !== 0) return false;
   if (o.status === 499) return !o.contacted;
   return o.status >= 400 && o.status < 500;
-}
-
-/** Token counts as a store takes them: whole, non-negative, bounded (an upstream's usage is not trusted blindly). */
-export function boundedUsage(u: Usage): Usage {
-  const n = (x: number): number => (Number.isFinite(x) && x > 0 ? Math.min(Math.floor(x), MAX_TOKENS) : 0);
-  return { inputTokens: n(u.inputTokens), outputTokens: n(u.outputTokens), cacheReadTokens: n(u.cacheReadTokens), cacheWriteTokens: n(u.cacheWriteTokens) };
 }

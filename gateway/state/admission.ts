@@ -70,7 +70,13 @@ export function toDecision(req: AdmitRequest, refusal: Refusal, waitMs: number):
     case 'rpm':
       return rateLimited(`Rate limit of ${rpm} requests per minute reached.`, waitMs);
     case 'tpm_size':
-      return rateLimited(`This request needs up to ${req.tokens} tokens, above the limit of ${tpm} tokens per minute; lower max_tokens.`, waitMs);
+      // Waiting cannot help a call larger than the whole window: a 400, no retry-after (the pipeline refuses it
+      // before the store already; this answers the same if a store is asked anyway).
+      return {
+        ok: false,
+        code: 'request_too_large_for_limit',
+        message: `This request needs up to ${req.tokens} tokens, ${req.tokens - (tpm ?? 0)} above this key's limit of ${tpm} tokens per minute; lower max_tokens or shorten the input.`,
+      };
     case 'tpm':
       return rateLimited(`Rate limit of ${tpm} tokens per minute reached.`, waitMs);
     case 'budget':

@@ -138,9 +138,8 @@ export function storeSuite(name: string, make: StoreFactory): void {
       held(await store.admit(request(key, account(), T + 12_000, { tokens: 600 })));
       expect(await store.admit(request(key, account(), T + 13_000, { tokens: 1001 }))).toMatchObject({
         ok: false,
-        code: 'rate_limited',
-        retryAfterSec: 60,
-        message: 'This request needs up to 1001 tokens, above the limit of 1000 tokens per minute; lower max_tokens.',
+        code: 'request_too_large_for_limit',
+        message: "This request needs up to 1001 tokens, 1 above this key's limit of 1000 tokens per minute; lower max_tokens or shorten the input.",
       });
     });
 

@@ -2,7 +2,7 @@
 import type { CompiledAccount, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
-export type RefusalCode = 'key_revoked' | 'rate_limited' | 'budget_exceeded' | 'insufficient_balance';
+export type RefusalCode = 'key_revoked' | 'rate_limited' | 'request_too_large_for_limit' | 'budget_exceeded' | 'insufficient_balance';
 
 export interface AdmitRequest {
   eventId: string;

@@ -1,6 +1,6 @@
 // Anthropic usage <-> ours. Anthropic's input_tokens exclude cache reads and writes; ours include them
 // (what the input price applies to), so each token is counted exactly once in either direction.
-import { safeJson, type Usage } from './types.ts';
+import { safeJson, tokenCount, type Usage } from './types.ts';
 
 export interface AnthropicUsage {
   input_tokens?: number | null;
@@ -16,7 +16,12 @@ function num(v: unknown): number {
 export function fromAnthropicUsage(u: AnthropicUsage | null | undefined): Usage {
   const read = num(u?.cache_read_input_tokens);
   const write = num(u?.cache_creation_input_tokens);
-  return { inputTokens: num(u?.input_tokens) + read + write, outputTokens: num(u?.output_tokens), cacheReadTokens: read, cacheWriteTokens: write };
+  const input = tokenCount(u?.input_tokens);
+  const output = tokenCount(u?.output_tokens);
+  const out: Usage = { inputTokens: (input ?? 0) + read + write, outputTokens: output ?? 0, cacheReadTokens: read, cacheWriteTokens: write };
+  if (input === null) out.inputMissing = true;
+  if (output === null) out.outputMissing = true;
+  return out;
 }
 
 /** Merges a later usage report (message_delta) into an earlier one (message_start): present fields win. */

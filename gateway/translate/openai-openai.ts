@@ -1,6 +1,6 @@
 // OpenAI client -> OpenAI-protocol upstream (chat and embeddings): pass-through apart from the model name,
 // forced usage on streams, and metadata the upstream would reject.
-import type { CompiledTarget } from '../contract/snapshot.ts';
+import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { rewriteModel, usageOf } from './json-splice.ts';
 import { fromOpenAIUsage, openAIErrorMessage } from './openai-usage.ts';
@@ -78,8 +78,10 @@ export function openAIChatPassThrough(client: Body): Translation {
   return {
     dialect: 'openai',
     protocol: 'openai',
-    request(target: CompiledTarget): UpstreamRequest {
+    request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
       const body = upstreamChatBody(client, target.upstreamModel);
+      // The output cap the hold assumed goes upstream: without it an upstream may answer at length (estimate.ts).
+      if (typeof client.max_completion_tokens !== 'number' && typeof client.max_tokens !== 'number') body.max_completion_tokens = model.maxOutputTokens;
       return { operation: 'chat', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {

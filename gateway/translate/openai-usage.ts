@@ -1,4 +1,4 @@
-import type { Usage } from './types.ts';
+import { tokenCount, type Usage } from './types.ts';
 
 interface OpenAIUsage {
   prompt_tokens?: number;
@@ -9,13 +9,18 @@ interface OpenAIUsage {
 
 /** OpenAI usage -> ours. OpenAI's prompt_tokens already include cached tokens: counted once. */
 export function fromOpenAIUsage(u: OpenAIUsage | null | undefined): Usage {
-  return {
-    inputTokens: num(u?.prompt_tokens),
-    outputTokens: num(u?.completion_tokens),
+  const input = tokenCount(u?.prompt_tokens);
+  const output = tokenCount(u?.completion_tokens);
+  const out: Usage = {
+    inputTokens: input ?? 0,
+    outputTokens: output ?? 0,
     cacheReadTokens: num(u?.prompt_tokens_details?.cached_tokens),
     cacheWriteTokens: num(u?.prompt_tokens_details?.cache_write_tokens),
     ...reasoning(num(u?.completion_tokens_details?.reasoning_tokens)),
   };
+  if (input === null) out.inputMissing = true;
+  if (output === null) out.outputMissing = true;
+  return out;
 }
 
 /** Set only when reported, so a usage without reasoning compares as before. */

@@ -2,7 +2,7 @@
 // as OpenAI): the body as sent, apart from the model name and task_type (ours); the answer as the upstream wrote
 // it with the model set to the one that served; usage read from the response (streamed: from response.completed,
 // .incomplete or .failed). Only the lifecycle events, which carry the response object, are parsed.
-import type { CompiledTarget } from '../contract/snapshot.ts';
+import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { rawEvent } from './anthropic-sse.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
@@ -75,8 +75,11 @@ export function responsesPassThrough(client: Json): Translation {
   return {
     dialect: 'openai',
     protocol: 'openai',
-    request(target: CompiledTarget): UpstreamRequest {
-      return { operation: 'responses', body: JSON.stringify(upstreamResponsesBody(client, target.upstreamModel)), stream: client.stream === true, headers: {} };
+    request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
+      const body = upstreamResponsesBody(client, target.upstreamModel);
+      // The output cap the hold assumed goes upstream (estimate.ts).
+      if (typeof client.max_output_tokens !== 'number') body.max_output_tokens = model.maxOutputTokens;
+      return { operation: 'responses', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {
       const body = parseUpstream(upstreamBody);

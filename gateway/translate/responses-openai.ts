@@ -21,6 +21,8 @@ export function responsesViaChat(client: Json, now: () => number = Date.now): Tr
     request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
       const chat = toChatRequest(client, target.upstreamModel, hostedToolsMode(model));
       tools = chat.tools;
+      // The output cap the hold assumed goes upstream (estimate.ts).
+      chat.body.max_completion_tokens ??= model.maxOutputTokens;
       return { operation: 'chat', body: JSON.stringify(chat.body), stream: client.stream === true, headers: {}, droppedTools: chat.dropped };
     },
     response(upstreamBody: string, servedModel: string) {

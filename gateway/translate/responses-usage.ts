@@ -2,7 +2,7 @@
 // written), so each token is counted once. OpenAI's description requires every detail field: each is filled with
 // what the upstream reported, 0 when it reported nothing of that kind.
 import { reasoning } from './openai-usage.ts';
-import type { Usage } from './types.ts';
+import { tokenCount, type Usage } from './types.ts';
 
 export interface ResponsesUsage {
   input_tokens?: number | null;
@@ -16,13 +16,18 @@ function num(v: unknown): number {
 }
 
 export function fromResponsesUsage(u: ResponsesUsage | null | undefined): Usage {
-  return {
-    inputTokens: num(u?.input_tokens),
-    outputTokens: num(u?.output_tokens),
+  const input = tokenCount(u?.input_tokens);
+  const output = tokenCount(u?.output_tokens);
+  const out: Usage = {
+    inputTokens: input ?? 0,
+    outputTokens: output ?? 0,
     cacheReadTokens: num(u?.input_tokens_details?.cached_tokens),
     cacheWriteTokens: num(u?.input_tokens_details?.cache_write_tokens),
     ...reasoning(num(u?.output_tokens_details?.reasoning_tokens)),
   };
+  if (input === null) out.inputMissing = true;
+  if (output === null) out.outputMissing = true;
+  return out;
 }
 
 export function toResponsesUsage(u: Usage): object {

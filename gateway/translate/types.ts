@@ -13,6 +13,14 @@ export interface Usage {
   cacheWriteTokens: number;
   /** Output tokens spent reasoning (part of outputTokens), when the upstream reports them: echoed in Responses usage. */
   reasoningTokens?: number;
+  /** The upstream reported no whole number of input (output) tokens: missing, negative, fractional, not a number. */
+  inputMissing?: boolean;
+  outputMissing?: boolean;
+}
+
+/** A token count as an upstream reported it: a whole non-negative number, or null when it is not one. */
+export function tokenCount(v: unknown): number | null {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
 }
 
 export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };

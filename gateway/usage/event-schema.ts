@@ -35,6 +35,8 @@ export const usageEventSchema = z.object({
   latencyMs: count,
   ttftMs: count.nullable().default(null),
   droppedTools: z.array(z.string().max(64)).max(64).optional(),
+  usageEstimated: z.boolean().default(false),
+  usageClamped: z.boolean().default(false),
 });
 
 export type PoisonReason = 'bad_format' | 'invalid_json' | 'invalid_event' | 'rejected_by_postgres' | 'too_many_deliveries';

@@ -29,6 +29,10 @@ export interface UsageEvent {
   ttftMs: number | null;
   /** Hosted tools left out of the upstream request (gateway/translate/hosted-tools.ts); absent when none. */
   droppedTools?: string[];
+  /** The upstream's usage was missing or malformed and an estimate was charged (pipeline/bound-usage.ts). */
+  usageEstimated?: boolean;
+  /** The upstream reported more than the request could have used; the charge was cut to the call's bound. */
+  usageClamped?: boolean;
 }
 
 export function newEventId(): string {

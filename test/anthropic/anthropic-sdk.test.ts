@@ -120,7 +120,8 @@ describe.each(['anthropic', 'openai'] as const)('served by an %s-format upstream
     const msg = await client.messages.create({
       model: up.model,
       max_tokens: 50,
-      messages: [{ role: 'user', content: 'hi' }],
+      // Long enough to hold the 1000 tokens reported (usage beyond what the body can carry is clamped).
+      messages: [{ role: 'user', content: 'hi'.padEnd(1000, '.') }],
       metadata: { user_id: 'u-1', task_type: 'summary' } as Anthropic.Metadata,
     });
     expect(msg.usage.input_tokens).toBe(200);

@@ -138,7 +138,8 @@ describe('OpenAI client, Anthropic upstream', () => {
 
   it('counts cache reads and writes once', async () => {
     env.anthropic.enqueue({ kind: 'reply', usage: { input_tokens: 10, cache_read_input_tokens: 500, cache_creation_input_tokens: 90, output_tokens: 4 } });
-    const r = await client.chat.completions.create({ model: 'claude-test', messages: [{ role: 'user', content: 'Hi' }] });
+    // A prompt long enough to hold the 600 tokens reported (usage beyond what the body can carry is clamped).
+    const r = await client.chat.completions.create({ model: 'claude-test', messages: [{ role: 'user', content: 'Hi'.padEnd(600, '.') }] });
     expect(r.usage).toMatchObject({ prompt_tokens: 600, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 500 } });
     expect(env.gw.sink.events.at(-1)).toMatchObject({ inputTokens: 600, cacheReadTokens: 500, cacheWriteTokens: 90, outputTokens: 4 });
   });

@@ -107,6 +107,7 @@ describe('/v1/chat/completions checks what it reads as OpenAI does (400, param n
       seed: 42,
       logit_bias: { '50256': -100 },
       n: 2,
+      max_completion_tokens: 100, // with a cap given, the gateway adds none (estimate.ts)
       presence_penalty: 0.5,
       frequency_penalty: -0.5,
       logprobs: true,

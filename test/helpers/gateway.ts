@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { compile } from '../../gateway/contract/compile.ts';
 import type { Snapshot } from '../../gateway/contract/snapshot.ts';
 import { formatIssue, parseManifests } from '../../gateway/config/manifests.ts';
+import type { Metrics } from '../../gateway/http/metrics.ts';
 import { build } from '../../gateway/server.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { MemoryUsageSink } from '../../gateway/usage/event.ts';
@@ -14,6 +15,8 @@ export interface TestGateway {
   sink: MemoryUsageSink;
   store: MemoryStore;
   snapshot: Snapshot;
+  /** Its Prometheus metrics (the in-process gateway has no metrics port). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -27,9 +30,15 @@ export async function startGateway(docs: object[], opts: { bodyLimit?: number } 
   const sink = new MemoryUsageSink();
   const store = new MemoryStore(sink);
   await store.applyConfig(result.snapshot, result.keys);
-  const { app } = await build({ config: { current: () => result.snapshot }, store, pepper: TEST_PEPPER, logLevel: 'silent', bodyLimit: opts.bodyLimit });
+  const { app, metrics } = await build({
+    config: { current: () => result.snapshot },
+    store,
+    pepper: TEST_PEPPER,
+    logLevel: 'silent',
+    bodyLimit: opts.bodyLimit,
+  });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { url: address, app, sink, store, snapshot: result.snapshot, close: () => app.close() };
+  return { url: address, app, sink, store, snapshot: result.snapshot, metrics, close: () => app.close() };
 }
 
 /** Waits until `cond` holds (polling), bounded. */

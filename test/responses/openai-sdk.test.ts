@@ -73,10 +73,12 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('responses API, %s up
   it('bills a streamed call the same as the same call unstreamed', async () => {
     const usage = { input: 40, cacheRead: 8, output: 12 };
     u.replyText('Same answer.', usage);
-    await client.responses.create({ model: u.model, input: 'Count' });
+    // Long enough to hold the 40 tokens reported (usage beyond what the body can carry is clamped).
+    const input = 'Count'.padEnd(40, '.');
+    await client.responses.create({ model: u.model, input });
     const plain = env.gw.sink.events.at(-1);
     u.replyText('Same answer.', usage);
-    const stream = await client.responses.create({ model: u.model, input: 'Count', stream: true });
+    const stream = await client.responses.create({ model: u.model, input, stream: true });
     for await (const _e of stream) {
       /* drain */
     }

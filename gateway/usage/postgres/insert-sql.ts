@@ -26,6 +26,8 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['latency_ms', 'integer', (e) => e.latencyMs],
   ['ttft_ms', 'integer', (e) => e.ttftMs],
   ['dropped_tools', 'text', (e) => (e.droppedTools && e.droppedTools.length > 0 ? e.droppedTools.join(',') : null)],
+  ['usage_estimated', 'boolean', (e) => e.usageEstimated ?? false],
+  ['usage_clamped', 'boolean', (e) => e.usageClamped ?? false],
 ];
 
 const names = COLUMNS.map(([n]) => n).join(', ');
