@@ -31,6 +31,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** Limits on slow clients (default: DEFAULT_TIMEOUTS; the entry points pass what gateway/options.ts parsed). */
   timeouts?: Partial<ServerTimeouts>;
+  /** The call pipeline's clock (default Date.now); tests step it. */
+  now?: () => number;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -62,7 +64,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     pepper: opts.pepper,
     metrics,
     log: app.log,
-    now: Date.now,
+    now: opts.now ?? Date.now,
     lifecycle: opts.drain,
   };
   metrics.watchBalances(async () => {

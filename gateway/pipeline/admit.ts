@@ -19,7 +19,7 @@ export async function admit(deps: GatewayDeps, p: Principal, r: Reservation, eve
     now: events.started,
   });
   if (decision.ok) return decision.hold;
-  if (decision.code === 'key_revoked') keys.forget(p.key.hash);
+  if (decision.code === 'key_revoked' || decision.code === 'key_expired') keys.forget(p.key.hash);
   const err = new GatewayError(decision.code, decision.message, { retryAfterSec: decision.retryAfterSec });
   const refused = events.of({ status: err.status, errorCode: err.code, route: null, usage: NO_USAGE, ttftMs: null, contacted: false }, 0);
   await deps.store.record(refused);

@@ -1,16 +1,16 @@
 // Key records by HMAC hash, kept for a moment so a busy key costs one store read per second, not one per call
 // (with Redis: one round trip to admit and one to settle, none to look the key up). Revocation still takes effect
 // on the next call: admission re-checks it atomically in the store, so a key revoked meanwhile gets 401
-// key_revoked from admit while its record is still cached here. A change of a key's limits or whitelist applies
+// key_revoked (or key_expired: an expiry is judged again there, on the store's clock) from admit while its record is
+// still cached here. A change of a key's limits or whitelist applies
 // within KEY_CACHE_TTL_MS.
-import type { KeyRecord } from '../contract/snapshot.ts';
-import type { Store } from '../state/store.ts';
+import type { FoundKey, Store } from '../state/store.ts';
 
 export const KEY_CACHE_TTL_MS = 1000;
 const MAX_ENTRIES = 10_000;
 
 interface Entry {
-  record: KeyRecord;
+  record: FoundKey;
   until: number;
 }
 
@@ -23,7 +23,7 @@ export class KeyCache {
   }
 
   /** The store's record for a hash; unknown keys are never cached (a key published a moment later works at once). */
-  async find(store: Store, hash: string, now: number): Promise<KeyRecord | null> {
+  async find(store: Store, hash: string, now: number): Promise<FoundKey | null> {
     const hit = this.entries.get(hash);
     if (hit && hit.until > now) return hit.record;
     const record = await store.findKey(hash);

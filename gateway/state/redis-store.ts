@@ -16,6 +16,7 @@
 import { canonicalJson } from '../contract/canonical-json.ts';
 import { redisKeys, type RedisKeys } from '../contract/redis-keys.ts';
 import { sealSnapshot, type Keyring } from '../contract/sealed-credentials.ts';
+import { isExpired } from '../contract/key-expiry.ts';
 import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { UsageEvent } from '../usage/event.ts';
@@ -34,6 +35,7 @@ import {
   type AccountView,
   type AdmitDecision,
   type AdmitRequest,
+  type FoundKey,
   type Hold,
   type Ledger,
   type Settlement,
@@ -132,6 +134,10 @@ export class RedisStore implements Store, StoreAdmin {
       // Revoked in the account's slot first: admit refuses from then on, even for a replica that cached the record.
       const revokedSet = names.account(key.account).revoked;
       if (key.revoked) await this.redis.sadd(revokedSet, key.hash);
+      // The expiry admit checks, also before the record: an expiry moved into the past stops the key at once.
+      const keyexp = names.account(key.account).keyexp;
+      if (typeof key.expiresAt === 'number') await this.redis.hset(keyexp, key.hash, key.expiresAt);
+      else await this.redis.hdel(keyexp, key.hash);
       const revoked = await SCRIPTS.publishKey.run(
         this.redis,
         { record: names.key(key.hash) },
@@ -164,11 +170,14 @@ export class RedisStore implements Store, StoreAdmin {
     await this.redis.sadd(this.k.keys, hash);
   }
 
-  async findKey(hash: string): Promise<KeyRecord | null> {
+  async findKey(hash: string): Promise<FoundKey | null> {
     this.batch.join();
-    const [raw, revoked] = await this.guard('findKey', () => this.redis.hmget(this.k.key(hash), 'record', 'revoked'));
-    if (!raw) return null;
-    return { ...keyRecord.parse(JSON.parse(raw)), revoked: revoked === '1' };
+    const reply = await this.guard('findKey', () => SCRIPTS.findKey.run(this.redis, { record: this.k.key(hash) }, {}));
+    const [raw, revoked, sec, usec] = Array.isArray(reply) ? (reply as unknown[]) : [];
+    if (typeof raw !== 'string' || raw === '') return null;
+    const record = keyRecord.parse(JSON.parse(raw));
+    const serverNow = int(sec) * 1000 + Math.floor(int(usec) / 1000);
+    return { ...record, revoked: revoked === '1', expired: isExpired(record.expiresAt, serverNow) };
   }
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {
@@ -182,7 +191,17 @@ export class RedisStore implements Store, StoreAdmin {
     const reply = await this.guard('admit', () =>
       SCRIPTS.admit.run(
         this.redis,
-        { acct: a.acct, revoked: a.revoked, holds: a.holds, holdrec: a.holdrec, spend: a.spend, held: a.held, calls: w.calls, tpmn: w.tpmn },
+        {
+          acct: a.acct,
+          revoked: a.revoked,
+          holds: a.holds,
+          holdrec: a.holdrec,
+          spend: a.spend,
+          held: a.held,
+          calls: w.calls,
+          tpmn: w.tpmn,
+          keyexp: a.keyexp,
+        },
         {
           id: req.eventId,
           keyHash: k.hash,
