@@ -58,7 +58,7 @@ export const keyPolicy = z
       .min(1)
       .max(3650)
       .optional()
-      .describe("Longest life of a key in days from its creation: a key expires then at the latest, whatever its expiresAt says."),
+      .describe('Longest life of a key in days from its creation: a key expires then at the latest, whatever its expiresAt says.'),
     requireExpiry: z.boolean().default(false).describe('Keys without spec.expiresAt are refused (not published to the gateways).'),
   })
   .describe("Rules for this account's keys, enforced by the operator and the console's Create form.");

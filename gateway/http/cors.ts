@@ -8,7 +8,8 @@ import fp from 'fastify-plugin';
 export function corsHeaders(): Record<string, string> {
   return {
     'access-control-allow-origin': '*',
-    'access-control-expose-headers': 'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-key-expires-in, retry-after',
+    'access-control-expose-headers':
+      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-key-expires-in, retry-after',
   };
 }
 

@@ -27,9 +27,10 @@ export class KeyCache {
     const hit = this.entries.get(hash);
     if (hit && hit.until > now) return hit.record;
     const record = await store.findKey(hash);
-    if (!record) {
+    // Expired keys are not cached either: refused anyway, and an expiry moved later works at once.
+    if (!record || record.expired) {
       this.entries.delete(hash);
-      return null;
+      return record;
     }
     if (this.entries.size >= MAX_ENTRIES && !hit) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(hash, { record, until: now + this.ttlMs });

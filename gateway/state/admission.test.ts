@@ -21,7 +21,13 @@ function state(g: Given): LimitState {
   const w = new WindowLog();
   for (const at of g.requestTimes ?? []) w.add(at, 0);
   for (const e of g.tokenEntries ?? []) w.add(e.at, e.n);
-  return { revoked: g.revoked ?? false, expired: g.expired ?? false, window: w, keyMonthCommittedNano: g.keyMonthCommittedNano ?? 0, availableNano: g.availableNano ?? 5000 };
+  return {
+    revoked: g.revoked ?? false,
+    expired: g.expired ?? false,
+    window: w,
+    keyMonthCommittedNano: g.keyMonthCommittedNano ?? 0,
+    availableNano: g.availableNano ?? 5000,
+  };
 }
 
 describe('decideAdmission: checks in order, the first refusal wins', () => {

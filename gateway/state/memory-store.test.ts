@@ -17,9 +17,26 @@ describe('MemoryStore: key expiry on the process clock, at the millisecond', () 
     const store = new MemoryStore(new MemoryUsageSink(), { now: () => now });
     const acct: CompiledAccount = { name: 'acme', plan: 'p', trialCreditNano: 10 ** 12, credits: [] };
     const at = Date.UTC(2026, 10, 25, 12, 0, 10);
-    const key: KeyRecord = { hash: 'h', name: 'k', display: 'd', account: 'acme', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, revoked: false, expiresAt: at };
+    const key: KeyRecord = {
+      hash: 'h',
+      name: 'k',
+      display: 'd',
+      account: 'acme',
+      monthlyBudgetNano: null,
+      rpm: null,
+      tpm: null,
+      models: null,
+      revoked: false,
+      expiresAt: at,
+    };
     await store.applyConfig(
-      { schema: 1, version: 't', plans: { p: { name: 'p', tier: 1, anthropicEndpoint: false, models: null, rpm: null, tpm: null } }, accounts: { acme: acct }, models: {} },
+      {
+        schema: 1,
+        version: 't',
+        plans: { p: { name: 'p', tier: 1, anthropicEndpoint: false, models: null, rpm: null, tpm: null } },
+        accounts: { acme: acct },
+        models: {},
+      },
       [key],
     );
     const admit = (t: number): Promise<unknown> => store.admit({ eventId: `e${t}`, key, account: acct, tokens: 1, holdNano: 1, now: t });
