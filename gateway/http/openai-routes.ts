@@ -66,7 +66,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     const p = principal(deps.config.current(), key);
     const now = deps.now();
     const v = await deps.store.view(p.account.name, key.name, now);
-    const expiresIn = expiresInHeader(key.expiresAt, now);
+    const expiresIn = expiresInHeader(key.expiresAt, now + key.clockOffsetMs);
     if (expiresIn !== null) void reply.header(KEY_EXPIRES_IN_HEADER, expiresIn);
     return {
       key: { name: key.name, display: key.display, state: key.revoked ? 'revoked' : 'active' },

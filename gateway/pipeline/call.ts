@@ -34,7 +34,7 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   const keys = keyCacheOf(deps.store);
   const key = await authenticate(headers, spec.dialect, deps.store, deps.pepper, keys);
   // Within a week of its expiry every answer says so (errors included), so a CLI can warn before the key stops.
-  const expiresIn = expiresInHeader(key.expiresAt, started);
+  const expiresIn = expiresInHeader(key.expiresAt, started + key.clockOffsetMs);
   if (expiresIn !== null) sink.headers({ [KEY_EXPIRES_IN_HEADER]: expiresIn });
   const snapshot = deps.config.current();
   const p = principal(snapshot, key);

@@ -90,7 +90,8 @@ export class MemoryStore implements Store, StoreAdmin {
 
   async findKey(hash: string): Promise<FoundKey | null> {
     const k = this.keys.get(hash);
-    return k ? { ...k, expired: isExpired(k.expiresAt, this.now()) } : null;
+    // One clock: the process's (the pipeline's clock is this one too).
+    return k ? { ...k, expired: isExpired(k.expiresAt, this.now()), clockOffsetMs: 0 } : null;
   }
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {

@@ -177,7 +177,7 @@ export class RedisStore implements Store, StoreAdmin {
     if (typeof raw !== 'string' || raw === '') return null;
     const record = keyRecord.parse(JSON.parse(raw));
     const serverNow = int(sec) * 1000 + Math.floor(int(usec) / 1000);
-    return { ...record, revoked: revoked === '1', expired: isExpired(record.expiresAt, serverNow) };
+    return { ...record, revoked: revoked === '1', expired: isExpired(record.expiresAt, serverNow), clockOffsetMs: serverNow - Date.now() };
   }
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {

@@ -78,8 +78,11 @@ export interface StoreTiming {
   now?: () => number;
 }
 
-/** A key record as a lookup found it: `expired` decided by the store's one clock (Redis: the server's TIME). */
-export type FoundKey = KeyRecord & { expired: boolean };
+/**
+ * A key record as a lookup found it: `expired` decided by the store's one clock (Redis: the server's TIME), and that
+ * clock's lead over this process's Date.now at the lookup, so time left is told by the store's clock too.
+ */
+export type FoundKey = KeyRecord & { expired: boolean; clockOffsetMs: number };
 
 export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
 /** Settled hold ids are remembered this long beyond the hold TTL, so a retried settle never charges twice. */
