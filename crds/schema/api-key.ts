@@ -47,6 +47,7 @@ export const apiKey = z.object({
       displayedKey: z.string().optional(),
       secretName: z.string().optional(),
       revokedAt: z.string().optional(),
+      expiringSoon: z.boolean().optional().describe('True from 14 days before the expiry (an Event KeyExpiringSoon was recorded then).'),
       monthSpendUsd: z.number().optional(),
     })
     .optional(),
