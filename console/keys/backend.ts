@@ -1,7 +1,8 @@
 // What the keys page needs from wherever keys live: standalone (manifests + store) or a cluster (ApiKey objects).
+import type { KeyPolicy } from '../../gateway/contract/key-expiry.ts';
 import type { KeySpec } from './form.ts';
 
-export type KeyState = 'Active' | 'Revoked';
+export type KeyState = 'Active' | 'Expired' | 'Revoked';
 
 export interface KeyRow {
   name: string;
@@ -17,8 +18,10 @@ export interface KeyRow {
   rpm: number | null;
   tpm: number | null;
   models: string[] | null;
-  /** When a rotation's grace period ends and the key is revoked. */
+  /** When a rotation's grace period ends (or the key's own expiry, if earlier) and the key is revoked. */
   revokeAt: number | null;
+  /** When the key expires (ms); null: never. */
+  expiresAt: number | null;
   createdBy: string | null;
 }
 
@@ -27,15 +30,19 @@ export interface KeyPage {
   total: number;
 }
 
+/** What the Create form checks a key against: the plan's limits and the account's keyPolicy. */
 export interface PlanLimits {
   rpm: number | null;
   tpm: number | null;
+  keyPolicy: KeyPolicy | null;
 }
 
 export interface CreatedKey {
   /** The full key: shown once in the dialog, then gone. */
   key: string;
   row: KeyRow;
+  /** After a rotation: when the old key stops (grace period end, or its own expiry if earlier). */
+  previousStopsAt?: number;
 }
 
 /** A refusal to show the user next to the form (not a crash). */

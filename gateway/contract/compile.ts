@@ -179,6 +179,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       trialCreditNano: usdToNano(a.spec.trialCreditUsd),
       credits: a.spec.credits.map((c) => ({ id: c.id, amountNano: usdToNano(c.amountUsd) })),
       ...(a.spec.billing ? { billing: a.spec.billing } : {}),
+      ...(a.spec.keyPolicy ? { keyPolicy: a.spec.keyPolicy } : {}),
     };
     accountVerdicts[a.metadata.name] = accountVerdict(a, plans, opts.scope, problems);
   }

@@ -66,6 +66,8 @@ export const compiledAccount = z.object({
       sla: z.object({ target: z.number() }).optional(),
     })
     .optional(),
+  /** Account.spec.keyPolicy (the console's Create form checks it); absent when the Account has none. */
+  keyPolicy: z.object({ maxKeyAgeDays: z.number().int().optional(), requireExpiry: z.boolean() }).optional(),
 });
 
 export const snapshot = z.object({
