@@ -44,6 +44,10 @@ describe('RedisStore: key expiry on the server clock', () => {
       // And 2 hours behind: `gone` is still valid by its own clock, expired by the server's.
       expect(await admit(gone, t - 7_200_000)).toMatchObject({ ok: false, code: 'key_expired' });
       expect(await store.findKey(gone.hash)).toMatchObject({ expired: true });
+      // A key published alone (made in the console) carries its expiry to admission too.
+      const made = { ...base, hash: 'c3'.repeat(32), name: 'made', expiresAt: t - 1 };
+      await store.publishKey(made);
+      expect(await admit(made, t)).toMatchObject({ ok: false, code: 'key_expired' });
     } finally {
       await store.close();
     }

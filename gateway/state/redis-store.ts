@@ -131,19 +131,7 @@ export class RedisStore implements Store, StoreAdmin {
       );
     }
     for (const key of keys) {
-      // Revoked in the account's slot first: admit refuses from then on, even for a replica that cached the record.
-      const revokedSet = names.account(key.account).revoked;
-      if (key.revoked) await this.redis.sadd(revokedSet, key.hash);
-      // The expiry admit checks, also before the record: an expiry moved into the past stops the key at once.
-      const keyexp = names.account(key.account).keyexp;
-      if (typeof key.expiresAt === 'number') await this.redis.hset(keyexp, key.hash, key.expiresAt);
-      else await this.redis.hdel(keyexp, key.hash);
-      const revoked = await SCRIPTS.publishKey.run(
-        this.redis,
-        { record: names.key(key.hash) },
-        { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' },
-      );
-      if (revoked === '1' && !key.revoked) await this.redis.sadd(revokedSet, key.hash);
+      await this.publishKey(key);
       await this.redis.sadd(names.keys, key.hash);
     }
     const current = new Set(keys.map((k) => k.hash));
@@ -151,6 +139,25 @@ export class RedisStore implements Store, StoreAdmin {
       if (current.has(hash)) continue;
       if (int(await SCRIPTS.removeKey.run(this.redis, { record: names.key(hash) }, {})) === 1) await this.redis.srem(names.keys, hash);
     }
+  }
+
+  /**
+   * Writes one key record (the config's, or one made in the console, which stays out of the config's key set): its
+   * revocation and expiry in the account's slot first, where admit reads them, then the record lookups read.
+   */
+  async publishKey(key: KeyRecord): Promise<void> {
+    const a = this.k.account(key.account);
+    // Revoked first: admit refuses from then on, even for a replica that cached the record.
+    if (key.revoked) await this.redis.sadd(a.revoked, key.hash);
+    // The expiry admit checks, also before the record: an expiry moved into the past stops the key at once.
+    if (typeof key.expiresAt === 'number') await this.redis.hset(a.keyexp, key.hash, key.expiresAt);
+    else await this.redis.hdel(a.keyexp, key.hash);
+    const revoked = await SCRIPTS.publishKey.run(
+      this.redis,
+      { record: this.k.key(key.hash) },
+      { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' },
+    );
+    if (revoked === '1' && !key.revoked) await this.redis.sadd(a.revoked, key.hash);
   }
 
   /** The snapshot as it may be written to Redis: upstream credentials sealed (unchanged without a keyring). */
