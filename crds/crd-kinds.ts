@@ -81,6 +81,8 @@ export const CRD_KINDS: readonly CrdKind[] = [
       { name: 'Month Spend', type: 'number', jsonPath: '.status.monthSpendUsd', priority: 1 },
       { name: 'Secret', type: 'string', jsonPath: '.status.secretName', priority: 1 },
       AGE,
+      // A string: kubectl prints a future time in a `date` column as <invalid>.
+      { name: 'Expires', type: 'string', jsonPath: '.status.expiresAt', description: 'When the key expires (RFC 3339); empty: never.' },
     ],
   },
   {

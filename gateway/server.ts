@@ -34,6 +34,8 @@ export interface BuildOptions {
   timeouts?: Partial<ServerTimeouts>;
   /** SVC_TRUST_PROXY as parsed (contract/trust-proxy.ts): which hops' X-Forwarded-For to believe (default: none). */
   trustProxy?: TrustProxy;
+  /** The call pipeline's clock (default Date.now); tests step it. */
+  now?: () => number;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -66,7 +68,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     pepper: opts.pepper,
     metrics,
     log: app.log,
-    now: Date.now,
+    now: opts.now ?? Date.now,
     lifecycle: opts.drain,
   };
   metrics.watchBalances(async () => {

@@ -13,6 +13,8 @@ import type { Logger } from './log.ts';
 import { OperatorMetrics } from './metrics.ts';
 import type { OperatorOptions } from './options.ts';
 import type { Caches } from './controllers/context.ts';
+import { compiled } from './controllers/compiled.ts';
+import { expiringByAccount } from './controllers/key-expiry.ts';
 import { ControllerManager } from './controllers/manager.ts';
 import { startProbes, type ProbeServer } from './http/probes.ts';
 import { startProber, type OperatorProber } from './availability.ts';
@@ -50,6 +52,11 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
     events: new EventRecorder(clients, opts.identity, log),
   };
   const manager = new ControllerManager(ctx, metrics, opts.resyncMs);
+  metrics.watchKeyExpiry(() => {
+    if (!manager.synced) return [];
+    const c = compiled(ctx);
+    return expiringByAccount(c.keys, Object.keys(c.snapshot.accounts), Date.now());
+  });
   let leading = false;
   // Availability probes run on the leader only: two operators make one set of probes.
   let prober: OperatorProber | null = null;

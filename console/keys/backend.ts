@@ -1,7 +1,7 @@
 // What the keys page needs from wherever keys live: standalone (manifests + store) or a cluster (ApiKey objects).
 import type { KeySpec, PlanLimits } from './key-spec.ts';
 
-export type KeyState = 'Active' | 'Revoked';
+export type KeyState = 'Active' | 'Expired' | 'Revoked';
 
 export interface KeyRow {
   name: string;
@@ -17,8 +17,10 @@ export interface KeyRow {
   rpm: number | null;
   tpm: number | null;
   models: string[] | null;
-  /** When a rotation's grace period ends and the key is revoked. */
+  /** When a rotation's grace period ends (or the key's own expiry, if earlier) and the key is revoked. */
   revokeAt: number | null;
+  /** When the key expires (ms); null: never. */
+  expiresAt: number | null;
   createdBy: string | null;
 }
 
@@ -31,6 +33,8 @@ export interface CreatedKey {
   /** The full key: shown once in the dialog, then gone. */
   key: string;
   row: KeyRow;
+  /** After a rotation: when the old key stops (grace period end, or its own expiry if earlier). */
+  previousStopsAt?: number;
 }
 
 /** A refusal to show the user next to the form (not a crash). */

@@ -11,6 +11,8 @@ import type { LastUsed } from '../../gateway/state/last-used.ts';
 import { FIELD_MANAGER, MERGE, ref, statusOf, type KubeClients } from '../kube/clients.ts';
 import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
 import type { KeySpec, PlanLimits } from './key-spec.ts';
+import { isExpired, rfc3339 } from '../../gateway/contract/key-expiry.ts';
+import { rotatedKeyStops, successorExpiry } from './lifetime.ts';
 import { rotatedName } from './rotated-name.ts';
 
 export const CREATED_BY = 'gateway.svc.dev/created-by';
@@ -29,8 +31,9 @@ interface ApiKeyObject {
     revoked?: boolean;
     keyHash?: string;
     displayedKey?: string;
+    expiresAt?: string;
   };
-  status?: { state?: string; displayedKey?: string; monthSpendUsd?: number };
+  status?: { state?: string; displayedKey?: string; monthSpendUsd?: number; expiresAt?: string };
 }
 
 function iso(t: string | Date | undefined): string | null {
@@ -56,13 +59,21 @@ export class ClusterKeys implements KeyBackend {
 
   async planLimits(account: string): Promise<PlanLimits> {
     try {
-      const a = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'accounts'), name: account })) as { spec: { planRef: string } };
-      const p = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'plans'), name: a.spec.planRef })) as {
-        spec: { limits?: { rpm?: number; tpm?: number } };
+      const a = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'accounts'), name: account })) as {
+        spec: { planRef: string; keyPolicy?: { maxKeyAgeDays?: number; requireExpiry?: boolean } };
       };
-      return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null };
+      const keyPolicy = a.spec.keyPolicy ? { maxKeyAgeDays: a.spec.keyPolicy.maxKeyAgeDays, requireExpiry: a.spec.keyPolicy.requireExpiry === true } : null;
+      try {
+        const p = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'plans'), name: a.spec.planRef })) as {
+          spec: { limits?: { rpm?: number; tpm?: number } };
+        };
+        return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null, keyPolicy };
+      } catch (err) {
+        if (statusOf(err) === 404) return { rpm: null, tpm: null, keyPolicy };
+        throw err;
+      }
     } catch (err) {
-      if (statusOf(err) === 404) return { rpm: null, tpm: null };
+      if (statusOf(err) === 404) return { rpm: null, tpm: null, keyPolicy: null };
       throw err;
     }
   }
@@ -84,11 +95,14 @@ export class ClusterKeys implements KeyBackend {
       const revoked = k.spec.revoked === true || k.status?.state === 'Revoked';
       const revokeAt = a[REVOKE_AT] && !revoked ? Date.parse(a[REVOKE_AT]) : NaN;
       const h = hashOf(k);
+      // The operator's status has the expiry the gateways enforce (keyPolicy.maxKeyAgeDays may make it earlier).
+      const exp = Date.parse(k.status?.expiresAt ?? k.spec.expiresAt ?? '');
+      const expiresAt = Number.isNaN(exp) ? null : exp;
       return {
         name: k.metadata.name,
         account,
         display: k.status?.displayedKey ?? k.spec.displayedKey ?? 'sk-svc-…',
-        state: revoked ? 'Revoked' : 'Active',
+        state: revoked ? 'Revoked' : isExpired(expiresAt, now) ? 'Expired' : 'Active',
         createdAt: iso(k.metadata.creationTimestamp),
         createdBy: a[CREATED_BY] ?? null,
         lastUsedAt: h ? (used.get(h) ?? null) : null,
@@ -98,6 +112,7 @@ export class ClusterKeys implements KeyBackend {
         tpm: minLimit(k.spec.limits?.tpm ?? null, plan.tpm),
         models: k.spec.models ?? null,
         revokeAt: Number.isNaN(revokeAt) ? null : revokeAt,
+        expiresAt,
       };
     });
     return { rows, total: all.length };
@@ -128,6 +143,7 @@ export class ClusterKeys implements KeyBackend {
           ? {}
           : { limits: { ...(spec.rpm === null ? {} : { rpm: spec.rpm }), ...(spec.tpm === null ? {} : { tpm: spec.tpm }) } }),
         ...(spec.models === null ? {} : { models: spec.models }),
+        ...(spec.expiresAt === null ? {} : { expiresAt: rfc3339(spec.expiresAt) }),
       },
     };
     let made: ApiKeyObject;
@@ -156,6 +172,7 @@ export class ClusterKeys implements KeyBackend {
         tpm: minLimit(spec.tpm, plan.tpm),
         models: spec.models,
         revokeAt: null,
+        expiresAt: spec.expiresAt,
       },
     };
   }
@@ -195,6 +212,8 @@ export class ClusterKeys implements KeyBackend {
     if (pending) throw new KeyActionError(`Key ${name} is being rotated already (it is revoked at ${pending}); rotate its successor instead.`);
     const taken = new Set((await this.keysOf(account)).map((k) => k.metadata.name));
     const s = old.spec;
+    const oldExpiry = Date.parse(old.status?.expiresAt ?? s.expiresAt ?? '');
+    const expiresAt = Number.isNaN(oldExpiry) ? null : oldExpiry;
     const created = await this.create(
       account,
       {
@@ -203,14 +222,21 @@ export class ClusterKeys implements KeyBackend {
         rpm: s.limits?.rpm ?? null,
         tpm: s.limits?.tpm ?? null,
         models: s.models ?? null,
+        expiresAt: successorExpiry(
+          { expiresAt, createdAt: Date.parse(iso(old.metadata.creationTimestamp) ?? '') || null },
+          (await this.planLimits(account)).keyPolicy,
+          now,
+        ),
       },
       actor,
       now,
     );
-    if (graceMs <= 0) {
+    const stops = rotatedKeyStops(now, graceMs, expiresAt);
+    if (graceMs <= 0 || stops <= now) {
       await this.patchRevoked(old, actor, `(rotated to ${created.row.name})`);
     } else {
-      const at = new Date(now + graceMs).toISOString();
+      // The grace period, or the key's own expiry if that comes first: the earlier wins.
+      const at = new Date(stops).toISOString();
       await this.c.custom.patchNamespacedCustomObject(
         {
           ...ref(this.c, 'apikeys'),
@@ -222,7 +248,7 @@ export class ClusterKeys implements KeyBackend {
       );
       await this.event(old, 'KeyRotated', 'Rotate', `Key rotated to ${created.row.name} in the console by ${actor}; revoked at ${at}.`);
     }
-    return created;
+    return { ...created, previousStopsAt: Math.max(now, stops) };
   }
 
   /** Best effort, as the operator's Events: a missing Event never fails the action. */

@@ -19,7 +19,33 @@ function optionalInt(raw: string, label: string, cap: number | null): { value: n
   return { value: n };
 }
 
-export function parseKeyForm(form: Record<string, string>, plan: PlanLimits): FormResult {
+const DAY_MS = 86_400_000;
+/** Ten years: a longer life is no expiry at all. */
+const MAX_DAYS = 3650;
+
+/** "Expires after N days", checked against the account's keyPolicy (the message names the policy). */
+function expiryOf(raw: string, plan: PlanLimits, now: number): { value: number | null; error?: string } {
+  const s = raw.trim();
+  const policy = plan.keyPolicy;
+  const max = policy?.maxKeyAgeDays ?? null;
+  if (s === '') {
+    if (policy?.requireExpiry) {
+      return {
+        value: null,
+        error: `This account's keyPolicy.requireExpiry: enter after how many days the key expires${max === null ? '' : ` (at most ${max})`}.`,
+      };
+    }
+    // The account caps every key's life: the key gets that expiry, shown rather than implied.
+    return { value: max === null ? null : now + max * DAY_MS };
+  }
+  if (!/^\d+$/.test(s) || Number(s) < 1) return { value: null, error: 'Expires after must be a whole number of days, at least 1.' };
+  const days = Number(s);
+  if (max !== null && days > max) return { value: null, error: `This account's keyPolicy.maxKeyAgeDays allows at most ${max} days.` };
+  if (days > MAX_DAYS) return { value: null, error: `Expires after can be at most ${MAX_DAYS} days; leave it empty for a key that never expires.` };
+  return { value: Math.floor((now + days * DAY_MS) / 1000) * 1000 };
+}
+
+export function parseKeyForm(form: Record<string, string>, plan: PlanLimits, now: number): FormResult {
   const errors: FieldErrors = {};
   const name = (form.name ?? '').trim();
   if (name === '') errors.name = 'Enter a name.';
@@ -41,6 +67,11 @@ export function parseKeyForm(form: Record<string, string>, plan: PlanLimits): Fo
   const models = (form.models ?? '').split(/[\s,]+/).filter((m) => m !== '');
   const bad = models.find((m) => !MODEL.test(m) || m.length > 128);
   if (bad !== undefined) errors.models = `"${bad}" is not a model id or glob (letters, digits, . _ : / - * ?).`;
+  const expiry = expiryOf(form.expiresInDays ?? '', plan, now);
+  if (expiry.error) errors.expiresAt = expiry.error;
   if (Object.keys(errors).length > 0) return { ok: false, errors };
-  return { ok: true, spec: { name, monthlyBudgetNano, rpm: rpm.value, tpm: tpm.value, models: models.length > 0 ? models : null } };
+  return {
+    ok: true,
+    spec: { name, monthlyBudgetNano, rpm: rpm.value, tpm: tpm.value, models: models.length > 0 ? models : null, expiresAt: expiry.value },
+  };
 }

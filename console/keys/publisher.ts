@@ -1,10 +1,8 @@
 // Puts console-made key records where gateways look them up, and revokes. The memory store takes the manifests'
 // keys plus the console's in one applyConfig (idempotent: credits once by id); in Redis a record is written with
-// the same script the config publisher uses, but left out of the config's key set, so a process that republishes
+// the same step the config publisher uses (RedisStore.publishKey), but left out of the config's key set, so a process that republishes
 // its manifests at start does not remove keys made in the console.
 import type { KeyRecord, Snapshot } from '../../gateway/contract/snapshot.ts';
-import { redisKeys } from '../../gateway/contract/redis-keys.ts';
-import { SCRIPTS } from '../../gateway/state/scripts.ts';
 import type { MemoryStore } from '../../gateway/state/memory-store.ts';
 import type { RedisStore } from '../../gateway/state/redis-store.ts';
 
@@ -43,11 +41,8 @@ export class RedisPublisher implements KeyPublisher {
   }
 
   async publish(record: KeyRecord): Promise<void> {
-    await SCRIPTS.publishKey.run(
-      this.store.redis,
-      { record: redisKeys(this.store.prefix).key(record.hash) },
-      { recordJson: JSON.stringify(record), revoked: record.revoked ? '1' : '0' },
-    );
+    // Its expiry too, where admission reads it (the same write as the config publisher's).
+    await this.store.publishKey(record);
   }
 
   async revoke(hash: string): Promise<void> {

@@ -40,12 +40,12 @@ describe('standalone keys', () => {
     const file = join(dir, 'state.json');
     const t0 = Date.UTC(2026, 4, 1);
     const a = await setup(file);
-    const made = await a.keys.create(a.account, { name: 'bot', monthlyBudgetNano: null, rpm: 10, tpm: null, models: null }, 'admin', t0);
+    const made = await a.keys.create(a.account, { name: 'bot', monthlyBudgetNano: null, rpm: 10, tpm: null, models: null, expiresAt: null }, 'admin', t0);
     expect((await a.store.findKey(hashKey(made.key, PEPPER)))?.name).toBe('bot');
     expect(readFileSync(file, 'utf8')).not.toContain(made.key.slice(7));
-    await expect(a.keys.create(a.account, { name: 'bot', monthlyBudgetNano: null, rpm: null, tpm: null, models: null }, 'admin', t0)).rejects.toThrow(
-      /already has a key named bot/,
-    );
+    await expect(
+      a.keys.create(a.account, { name: 'bot', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, expiresAt: null }, 'admin', t0),
+    ).rejects.toThrow(/already has a key named bot/);
 
     const rotated = await a.keys.rotate(a.account, 'bot', 3600_000, 'admin', t0);
     expect(rotated.row).toMatchObject({ name: 'bot-2', rpm: 10 });
@@ -70,9 +70,28 @@ describe('standalone keys', () => {
     await expect(b.keys.rotate(b.account, 'bot', 0, 'admin', t0)).rejects.toThrow(/revoked already/);
   });
 
+  it("shows a key's expiry and Expired state; a rotation whose grace outlives the old key's expiry stops it at its expiry (the earlier wins)", async () => {
+    const a = await setup(join(dir, 'expiry.json'));
+    const t0 = Date.UTC(2026, 4, 1);
+    const DAY = 86_400_000;
+    await a.keys.create(a.account, { name: 'monthly', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, expiresAt: t0 + 30 * DAY }, 'admin', t0);
+    const row = async (name: string, now: number): Promise<object | undefined> => (await a.keys.list(a.account, 0, 50, now)).rows.find((r) => r.name === name);
+    expect(await row('monthly', t0)).toMatchObject({ state: 'Active', expiresAt: t0 + 30 * DAY, revokeAt: null });
+    expect(await row('monthly', t0 + 30 * DAY)).toMatchObject({ state: 'Expired' });
+
+    const rotatedAt = t0 + 29.5 * DAY;
+    const next = await a.keys.rotate(a.account, 'monthly', 7 * DAY, 'admin', rotatedAt);
+    // The successor lives as long as the old key did (30 days), from the rotation.
+    expect(next.row).toMatchObject({ name: 'monthly-2', expiresAt: rotatedAt + 30 * DAY });
+    expect(await row('monthly', rotatedAt)).toMatchObject({ state: 'Active', revokeAt: t0 + 30 * DAY });
+    await a.keys.sweep(t0 + 30 * DAY);
+    expect(await row('monthly', t0 + 30 * DAY)).toMatchObject({ state: 'Revoked' });
+  });
+
   it('paginates on the server', async () => {
     const a = await setup(join(dir, 'pages.json'));
-    for (let i = 0; i < 7; i++) await a.keys.create(a.account, { name: `k${i}`, monthlyBudgetNano: null, rpm: null, tpm: null, models: null }, 'admin', 0);
+    for (let i = 0; i < 7; i++)
+      await a.keys.create(a.account, { name: `k${i}`, monthlyBudgetNano: null, rpm: null, tpm: null, models: null, expiresAt: null }, 'admin', 0);
     const p1 = await a.keys.list(a.account, 0, 5, 0);
     const p2 = await a.keys.list(a.account, 5, 5, 0);
     expect(p1.total).toBe(p2.total);

@@ -8,6 +8,8 @@ import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type Ke
 import type { KeySpec, PlanLimits } from './key-spec.ts';
 import type { KeyPublisher } from './publisher.ts';
 import type { KeyEntry, KeyRegistry } from './registry.ts';
+import { isExpired } from '../../gateway/contract/key-expiry.ts';
+import { rotatedKeyStops, successorExpiry } from './lifetime.ts';
 import { rotatedName } from './rotated-name.ts';
 
 export interface StandaloneKeysOptions {
@@ -62,7 +64,7 @@ export class StandaloneKeys implements KeyBackend {
   async planLimits(account: string): Promise<PlanLimits> {
     const a = this.o.snapshot.accounts[account];
     const plan = a ? this.o.snapshot.plans[a.plan] : undefined;
-    return { rpm: plan?.rpm ?? null, tpm: plan?.tpm ?? null };
+    return { rpm: plan?.rpm ?? null, tpm: plan?.tpm ?? null, keyPolicy: a?.keyPolicy ?? null };
   }
 
   private async known(account: string): Promise<Known[]> {
@@ -86,7 +88,7 @@ export class StandaloneKeys implements KeyBackend {
           name: record.name,
           account,
           display: record.display,
-          state: current?.revoked || record.revoked || entry?.revokedAt != null ? 'Revoked' : 'Active',
+          state: current?.revoked || record.revoked || entry?.revokedAt != null ? 'Revoked' : isExpired(record.expiresAt, now) ? 'Expired' : 'Active',
           createdAt: entry?.createdAt ?? null,
           lastUsedAt: used.get(record.hash) ?? null,
           monthSpendNano: view.keyMonthSpendNano,
@@ -96,6 +98,7 @@ export class StandaloneKeys implements KeyBackend {
           models: record.models,
           revokeAt: entry?.revokedAt == null ? (entry?.revokeAt ?? null) : null,
           createdBy: entry?.createdBy ?? null,
+          expiresAt: record.expiresAt ?? null,
         };
       }),
     );
@@ -118,6 +121,8 @@ export class StandaloneKeys implements KeyBackend {
       tpm: minLimit(spec.tpm, plan.tpm),
       models: spec.models,
       revoked: false,
+      ...(spec.expiresAt === null ? {} : { expiresAt: spec.expiresAt }),
+      createdAt: now,
     };
     const createdAt = new Date(now).toISOString();
     await this.o.registry.put({
@@ -147,6 +152,7 @@ export class StandaloneKeys implements KeyBackend {
       models: record.models,
       revokeAt: null,
       createdBy: actor,
+      expiresAt: spec.expiresAt,
     };
     return { key, row };
   }
@@ -200,12 +206,19 @@ export class StandaloneKeys implements KeyBackend {
         rpm: r.rpm,
         tpm: r.tpm,
         models: r.models,
+        expiresAt: successorExpiry(
+          { expiresAt: r.expiresAt ?? null, createdAt: r.createdAt ?? (Date.parse(old.entry?.createdAt ?? '') || null) },
+          (await this.planLimits(account)).keyPolicy,
+          now,
+        ),
       },
       actor,
       now,
     );
-    if (graceMs <= 0) await this.revoke(account, name, actor, now);
-    else await this.o.registry.put({ ...this.entryOf(old), revokeAt: now + graceMs, revokedBy: actor });
-    return created;
+    // The grace period, or the key's own expiry if that comes first: the earlier wins.
+    const stops = rotatedKeyStops(now, graceMs, r.expiresAt ?? null);
+    if (graceMs <= 0 || stops <= now) await this.revoke(account, name, actor, now);
+    else await this.o.registry.put({ ...this.entryOf(old), revokeAt: stops, revokedBy: actor });
+    return { ...created, previousStopsAt: Math.max(now, stops) };
   }
 }

@@ -3,12 +3,15 @@ import { html, type Html } from '../html.ts';
 import type { CreatedKey, KeyPage, KeyRow } from '../keys/backend.ts';
 import type { PlanLimits } from '../keys/key-spec.ts';
 import type { FieldErrors } from '../keys/form.ts';
+import { ageOf, highlightOf } from '../keys/lifetime.ts';
 import { field, page, scrollTable, utc } from './layout.ts';
 import { usd } from './money.ts';
 
 export const PAGE_SIZE = 50;
 
 export interface KeysView {
+  /** The page's clock: ages, expiries and highlights are told against it. */
+  now: number;
   user: { name: string; csrf: string };
   accounts: string[];
   account: string;
@@ -31,18 +34,41 @@ ${extra}<button type="submit">Show</button></form>`;
 
 function stateCell(r: KeyRow): Html {
   if (r.state === 'Revoked') return html`<span class="state revoked">Revoked</span>`;
+  if (r.state === 'Expired') return html`<span class="state revoked">Expired</span>`;
   if (r.revokeAt !== null) return html`<span class="state pending">Active, revoked at ${utc(r.revokeAt)} (rotated)</span>`;
   return html`<span class="state active">Active</span>`;
+}
+
+/** Age and expiry, with the reason to rotate in words (not only a colour): older than 90 days, or expiring within 14. */
+/** The age goes under the creation time (its own column would widen the table past a laptop's width). */
+function createdCell(r: KeyRow, now: number): Html {
+  const h = highlightOf(r, now);
+  const old = h?.kind === 'old' ? html`<br><strong class="attention">Older than 90 days: rotate it</strong>` : '';
+  const created = r.createdAt ? utc(Date.parse(r.createdAt)) : 'from config';
+  return html`<td><span class="nowrap">${created}</span>${r.createdBy ? html`<br><small>by ${r.createdBy}</small>` : ''}<br><small>age ${ageOf(r.createdAt, now)}</small>${old}</td>`;
+}
+
+function lifeCells(r: KeyRow, now: number): Html {
+  const h = highlightOf(r, now);
+  const note =
+    h === null
+      ? ''
+      : h.kind === 'expiring'
+        ? html`<br><strong class="attention">Expires ${h.days === 0 ? 'within a day' : `in ${h.days} day${h.days === 1 ? '' : 's'}`}: rotate it</strong>`
+        : html`<br><strong class="attention">Older than 90 days: rotate it</strong>`;
+  return html`<td>${r.expiresAt === null ? 'no expiry' : utc(r.expiresAt)}${h?.kind === 'expiring' ? note : ''}</td>`;
 }
 
 function row(v: KeysView, r: KeyRow): Html {
   const q = `account=${encodeURIComponent(r.account)}&name=${encodeURIComponent(r.name)}`;
   const actions =
-    v.canManage && r.state === 'Active'
+    v.canManage && r.state !== 'Revoked'
       ? html`<a href="/dashboard/keys/rotate?${q}" aria-label="Rotate ${r.name}">Rotate</a> <a href="/dashboard/keys/revoke?${q}" aria-label="Revoke ${r.name}">Revoke</a>`
       : '';
-  return html`<tr><th scope="row">${r.name}</th><td><code>${r.display}</code></td><td>${stateCell(r)}</td>
-<td class="nowrap">${r.createdAt ? utc(Date.parse(r.createdAt)) : 'from config'}${r.createdBy ? html`<br><small>by ${r.createdBy}</small>` : ''}</td>
+  const attention = highlightOf(r, v.now) === null ? '' : html` class="attention"`;
+  return html`<tr${attention}><th scope="row">${r.name}</th><td><code>${r.display}</code></td><td>${stateCell(r)}</td>
+${createdCell(r, v.now)}
+${lifeCells(r, v.now)}
 <td class="nowrap">${r.lastUsedAt === null ? 'never' : utc(r.lastUsedAt)}</td>
 <td>${usd(r.monthSpendNano)} / ${r.monthlyBudgetNano === null ? 'no budget' : usd(r.monthlyBudgetNano)}</td>
 <td>${r.rpm ?? '—'}</td><td>${r.tpm ?? '—'}</td><td>${r.models === null ? 'all of the plan' : r.models.join(', ')}</td>
@@ -69,8 +95,17 @@ ${field({ id: 'monthlyBudgetUsd', label: 'Monthly budget (USD)', value: f.monthl
 ${field({ id: 'rpm', label: 'RPM limit', value: f.rpm, error: e.rpm, hint: `Optional; the plan allows ${v.plan.rpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
 ${field({ id: 'tpm', label: 'TPM limit', value: f.tpm, error: e.tpm, hint: `Optional; the plan allows ${v.plan.tpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
 ${field({ id: 'models', label: 'Models', value: f.models, error: e.models, hint: 'Optional whitelist: model ids or globs, separated by commas or spaces.' })}
+${field({ id: 'expiresInDays', label: 'Expires after (days)', value: f.expiresInDays, error: e.expiresAt, hint: expiryHint(v.plan), attrs: html` inputmode="numeric"${v.plan.keyPolicy?.requireExpiry ? html` required` : ''}` })}
 <button type="submit">Create key</button>
 </form></section>`;
+}
+
+function expiryHint(plan: PlanLimits): string {
+  const p = plan.keyPolicy;
+  const max = p?.maxKeyAgeDays;
+  if (p?.requireExpiry) return `Required by this account's key policy${max === undefined ? '' : `: at most ${max} days`}. Rotating every 90 days is advised.`;
+  if (max !== undefined) return `Optional; this account's key policy ends every key after ${max} days at the latest.`;
+  return 'Optional; empty: the key never expires. Rotating every 90 days is advised.';
 }
 
 function createdDialog(v: KeysView): Html {
@@ -97,9 +132,9 @@ ${createdDialog(v)}
 ${scrollTable(
   'keys-caption',
   `Keys of account ${v.account} (${v.keys.total})`,
-  html`<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th>
+  html`<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">State</th><th scope="col">Created (age)</th><th scope="col">Expires</th><th scope="col">Last used</th>
 <th scope="col">Month spend / budget</th><th scope="col">RPM</th><th scope="col">TPM</th><th scope="col">Models</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
-<tbody>${v.keys.rows.length === 0 ? html`<tr><td colspan="10">No keys yet.</td></tr>` : v.keys.rows.map((r) => row(v, r))}</tbody>`,
+<tbody>${v.keys.rows.length === 0 ? html`<tr><td colspan="11">No keys yet.</td></tr>` : v.keys.rows.map((r) => row(v, r))}</tbody>`,
 )}
 ${pager(v)}
 ${v.canManage ? createForm(v) : html`<p>You may see this account's keys but not create, rotate or revoke them.</p>`}`,

@@ -4,6 +4,7 @@ import { GRACE_PERIODS, KeyActionError, type CreatedKey } from '../keys/backend.
 import { parseKeyForm, type FieldErrors } from '../keys/form.ts';
 import { revokePage, rotatePage } from '../pages/key-actions.ts';
 import { keysPage, PAGE_SIZE } from '../pages/keys.ts';
+import { utc } from '../pages/layout.ts';
 import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type ConsoleDeps, type SignedIn } from './context.ts';
 
 interface Extra {
@@ -50,7 +51,7 @@ async function render(
     deps.authz.allowed(u.principal, 'manage-keys', account),
   ]);
   const created = extra.created ? { ...extra.created, curl: curlExample(deps, req, extra.created.key, extra.created.row.models) } : undefined;
-  return sendHtml(reply, status, keysPage({ ...extra, user: u, accounts, account, canManage, keys, pageNo, plan, created }));
+  return sendHtml(reply, status, keysPage({ ...extra, now, user: u, accounts, account, canManage, keys, pageNo, plan, created }));
 }
 
 function actionOf(req: FastifyRequest): { account: string; name: string } {
@@ -66,7 +67,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const u = userOf(req);
     const { account } = await pickAccount(deps, u, form.account);
     await mayManage(deps, u, account);
-    const parsed = parseKeyForm(form, await deps.keys.planLimits(account));
+    const parsed = parseKeyForm(form, await deps.keys.planLimits(account), deps.now());
     if (!parsed.ok) return render(deps, req, reply, 422, { account, form, errors: parsed.errors });
     try {
       const created = await deps.keys.create(account, parsed.spec, u.name, deps.now());
@@ -115,7 +116,14 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       if (!(err instanceof KeyActionError)) throw err;
       return sendHtml(reply, 409, rotatePage({ user: u, ...a, error: err.message }));
     }
-    const notice = grace.ms === 0 ? `Key ${a.name} is revoked.` : `Key ${a.name} will be revoked after ${grace.label.toLowerCase()}.`;
+    const now = deps.now();
+    const stops = created.previousStopsAt ?? now + grace.ms;
+    const notice =
+      grace.ms === 0 || stops <= now
+        ? `Key ${a.name} is revoked.`
+        : stops < now + grace.ms
+          ? `Key ${a.name} stops at ${utc(stops)}, when it expires: before the ${grace.label.toLowerCase()} grace period ends.`
+          : `Key ${a.name} will be revoked after ${grace.label.toLowerCase()}.`;
     return render(deps, req, reply, 201, { account: a.account, created, notice });
   });
 }

@@ -50,6 +50,19 @@ export const billing = z
   })
   .meta(cel({ rule: '!has(self.sla) || has(self.invoiceHeader)', message: 'an SLA is for enterprise accounts: set invoiceHeader too', fieldPath: '.sla' }));
 
+export const keyPolicy = z
+  .object({
+    maxKeyAgeDays: z
+      .number()
+      .int()
+      .min(1)
+      .max(3650)
+      .optional()
+      .describe('Longest life of a key in days from its creation: a key expires then at the latest, whatever its expiresAt says.'),
+    requireExpiry: z.boolean().default(false).describe('Keys without spec.expiresAt are refused (not published to the gateways).'),
+  })
+  .describe("Rules for this account's keys, enforced by the operator and the console's Create form.");
+
 export const accountSpec = z.object({
   planRef: objectName.describe('Name of the Plan of this account.'),
   trialCreditUsd: usd.default(1).describe('Trial credit granted once when the account is first seen.'),
@@ -66,6 +79,7 @@ export const accountSpec = z.object({
       ...cel({ rule: 'self.size() >= oldSelf.size()', message: 'credits are append-only: a credit cannot be removed' }),
     }),
   billing: billing.optional().describe('Enterprise billing: what monthly statements carry, and the uptime SLA.'),
+  keyPolicy: keyPolicy.optional(),
 });
 
 export const account = z.object({

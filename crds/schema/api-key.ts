@@ -26,6 +26,12 @@ export const apiKeySpec = z.object({
     .regex(/^sk-svc-…[0-9A-Za-z]{4}$/)
     .optional()
     .describe('With keyHash: the displayed form of the key (sk-svc-… and its last 4 characters).'),
+  expiresAt: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      'RFC 3339 time from which every gateway answers 401 key_expired (in-flight calls complete). May be changed, also into the past: the key stops at once.',
+    ),
 });
 
 export const apiKey = z.object({
@@ -36,10 +42,12 @@ export const apiKey = z.object({
   status: z
     .object({
       ...baseStatus,
-      state: z.enum(['Active', 'Revoked']).optional(),
+      state: z.enum(['Active', 'Expired', 'Revoked']).optional(),
+      expiresAt: z.string().optional().describe('When the key expires: spec.expiresAt, or earlier by the Account keyPolicy.maxKeyAgeDays.'),
       displayedKey: z.string().optional(),
       secretName: z.string().optional(),
       revokedAt: z.string().optional(),
+      expiringSoon: z.boolean().optional().describe('True from 14 days before the expiry (an Event KeyExpiringSoon was recorded then).'),
       monthSpendUsd: z.number().optional(),
     })
     .optional(),

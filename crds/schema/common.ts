@@ -19,6 +19,8 @@ export const metadata = z.object({
   generation: z.number().int().optional(),
   uid: z.string().optional(),
   resourceVersion: z.string().optional(),
+  /** Set by the API server (absent in manifest files): the start of a key's age. */
+  creationTimestamp: z.string().optional(),
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
 });

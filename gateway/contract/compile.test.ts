@@ -68,6 +68,44 @@ describe('compile', () => {
     ]);
   });
 
+  it("carries a key's expiry and creation into its record; keyPolicy.maxKeyAgeDays ends it earlier; requireExpiry refuses a key without one", () => {
+    const key = generateKey();
+    const k = (name: string, account: string, spec: object, created?: string): object => ({
+      apiVersion: API,
+      kind: 'ApiKey',
+      metadata: { name, ...(created ? { creationTimestamp: created } : {}) },
+      spec: { accountRef: account, keyHash: hashKey(`${key}${name}`, 'p'), ...spec },
+    });
+    const strict = { ...acct, metadata: { name: 'strict' }, spec: { planRef: 'pro', keyPolicy: { maxKeyAgeDays: 30, requireExpiry: true } } };
+    const aged = { ...acct, metadata: { name: 'aged' }, spec: { planRef: 'pro', keyPolicy: { maxKeyAgeDays: 30 } } };
+    const docs = [
+      plan,
+      acct,
+      strict,
+      aged,
+      k('plain', 'acme', { expiresAt: '2027-01-01T00:00:00+01:00' }, '2026-11-01T00:00:00Z'),
+      k('no-expiry', 'strict', {}, '2026-11-01T00:00:00Z'),
+      k('long', 'strict', { expiresAt: '2027-06-01T00:00:00Z' }, '2026-11-01T00:00:00Z'),
+      k('capped', 'aged', {}, '2026-11-01T00:00:00Z'),
+      k('from-file', 'aged', {}),
+    ];
+    const { keys, problems, verdicts } = compile(parse(docs).set, { pepper: 'p' });
+    const rec = (name: string): object | undefined => keys.find((x) => x.name === name);
+    expect(rec('plain')).toMatchObject({ expiresAt: Date.parse('2026-12-31T23:00:00Z'), createdAt: Date.parse('2026-11-01T00:00:00Z') });
+    expect(rec('long')).toMatchObject({ expiresAt: Date.parse('2026-12-01T00:00:00Z') }); // 30 days after creation
+    expect(rec('capped')).toMatchObject({ expiresAt: Date.parse('2026-12-01T00:00:00Z') });
+    expect(rec('from-file')).not.toHaveProperty('expiresAt'); // no creation time in a file: nothing to count from
+    expect(rec('no-expiry')).toBeUndefined();
+    expect(verdicts.apiKeys['no-expiry']).toEqual({
+      ready: false,
+      served: false,
+      reason: 'KeyPolicy',
+      message:
+        'Account strict has keyPolicy.requireExpiry: set spec.expiresAt on this key (RFC 3339, at most 30 days after its creation); until then no gateway accepts it.',
+    });
+    expect(problems).toEqual([{ object: 'ApiKey/no-expiry', field: 'spec.expiresAt', message: verdicts.apiKeys['no-expiry']?.message }]);
+  });
+
   it('is deterministic: the same manifests in any order give the same version', () => {
     const a = compile(parse([plan, acct, routeDoc, upstreamSecret]).set, { pepper: 'p' }).snapshot;
     const b = compile(parse([upstreamSecret, routeDoc, acct, plan]).set, { pepper: 'p' }).snapshot;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Account, ApiKey, IncidentCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
 import { keySecretName, secretValues } from '../../crds/schema/index.ts';
 import { compileModels } from './compile-routes.ts';
+import { effectiveExpiry, policyViolation } from './key-expiry.ts';
 import { displayKey, hashKey, isWellFormedKey, KEY_PREFIX } from './keys.ts';
 import { usdToNano } from './money.ts';
 import type { KeyRecord, Snapshot } from './snapshot.ts';
@@ -52,8 +53,14 @@ function sortByName<T extends { metadata: { name: string } }>(xs: T[]): T[] {
 
 const MALFORMED = 'sk-svc- followed by 38 base62 characters with a valid checksum';
 
-/** An ApiKey's verdict, most telling first: revoked, a malformed key, a missing Account or Plan, no key. */
-function keyVerdict(k: ApiKey, snapshot: Omit<Snapshot, 'version'>, key: 'ok' | 'malformed' | 'none', scope: string | undefined): Verdict {
+/** An ApiKey's verdict, most telling first: revoked, a malformed key, a missing Account or Plan, no key, its policy. */
+function keyVerdict(
+  k: ApiKey,
+  snapshot: Omit<Snapshot, 'version'>,
+  key: 'ok' | 'malformed' | 'none',
+  scope: string | undefined,
+  policy: string | null,
+): Verdict {
   const no = (reason: string, message: string): Verdict => ({ ready: false, served: false, reason, message });
   const secretName = keySecretName(k.metadata.name, k.spec.secretName);
   const account = snapshot.accounts[k.spec.accountRef];
@@ -68,6 +75,7 @@ function keyVerdict(k: ApiKey, snapshot: Omit<Snapshot, 'version'>, key: 'ok' | 
   if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist${inScope(scope)}.`);
   if (!snapshot.plans[account.plan]) return no('UnknownPlan', `Plan ${account.plan} of Account ${account.name} does not exist${inScope(scope)}.`);
   if (key === 'none') return no('MissingSecret', `Secret ${secretName} holds no key.`);
+  if (policy) return no('KeyPolicy', policy);
   return accepted('The key is published: every gateway accepts it.');
 }
 
@@ -80,12 +88,16 @@ function compileKeys(
 ): { keys: KeyRecord[]; verdicts: Record<string, Verdict> } {
   const keys: KeyRecord[] = [];
   const verdicts: Record<string, Verdict> = {};
+  const policies = new Map(set.accounts.map((a) => [a.metadata.name, a.spec.keyPolicy]));
   for (const k of sortByName(set.apiKeys)) {
     const object = `ApiKey/${k.metadata.name}`;
     const account = snapshot.accounts[k.spec.accountRef];
+    const policy = policies.get(k.spec.accountRef);
+    const violation = k.spec.revoked ? null : policyViolation(k.spec.accountRef, k.spec.expiresAt, policy);
     // No key is generated for a key no gateway could serve.
-    const found = keyOf(k, secrets, account ? opts : { ...opts, keyFor: undefined });
-    verdicts[k.metadata.name] = keyVerdict(k, snapshot, found === 'malformed' ? 'malformed' : found === null ? 'none' : 'ok', opts.scope);
+    const found = keyOf(k, secrets, account && !violation ? opts : { ...opts, keyFor: undefined });
+    const state = found === 'malformed' ? 'malformed' : found === null ? 'none' : 'ok';
+    verdicts[k.metadata.name] = keyVerdict(k, snapshot, state, opts.scope, violation);
     if (!account) {
       problems.push({ object, field: 'spec.accountRef', message: `unknown Account ${k.spec.accountRef}` });
       continue;
@@ -99,7 +111,13 @@ function compileKeys(
       continue;
     }
     if (found === null) continue;
+    if (violation) {
+      problems.push({ object, field: 'spec.expiresAt', message: violation });
+      continue;
+    }
     const plan = snapshot.plans[account.plan];
+    const created = k.metadata.creationTimestamp === undefined ? NaN : Date.parse(k.metadata.creationTimestamp);
+    const createdAt = Number.isNaN(created) ? null : created;
     keys.push({
       name: k.metadata.name,
       account: account.name,
@@ -109,9 +127,16 @@ function compileKeys(
       models: k.spec.models ?? null,
       revoked: k.spec.revoked,
       ...found,
+      ...expiryFields(k.spec.expiresAt, createdAt, policy),
     });
   }
   return { keys, verdicts };
+}
+
+/** The record's expiry and creation time; left out when unknown, so records of keys without them hash as before. */
+function expiryFields(expiresAt: string | undefined, createdAt: number | null, policy: Account['spec']['keyPolicy']): Partial<KeyRecord> {
+  const at = effectiveExpiry(expiresAt, createdAt, policy);
+  return { ...(at === null ? {} : { expiresAt: at }), ...(createdAt === null ? {} : { createdAt }) };
 }
 
 /** The key's HMAC and display: from spec.keyHash (a key made in the console), its Secret, or opts.keyFor. */
@@ -147,6 +172,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       trialCreditNano: usdToNano(a.spec.trialCreditUsd),
       credits: a.spec.credits.map((c) => ({ id: c.id, amountNano: usdToNano(c.amountUsd) })),
       ...(a.spec.billing ? { billing: a.spec.billing } : {}),
+      ...(a.spec.keyPolicy ? { keyPolicy: a.spec.keyPolicy } : {}),
     };
     accountVerdicts[a.metadata.name] = accountVerdict(a, plans, opts.scope, problems);
   }

@@ -14,6 +14,7 @@
 //   <p>:{a:<a>}:acct             HASH    credited, spent, fee, held (nano-USD), trial (granted once: its amount)
 //   <p>:{a:<a>}:credits          SET     credit ids applied (each exactly once)
 //   <p>:{a:<a>}:revoked          SET     revoked key HMACs (checked inside admit; never removed)
+//   <p>:{a:<a>}:keyexp           HASH    key HMAC -> expiry (ms), checked inside admit against the server's TIME
 //   <p>:{a:<a>}:holds            ZSET    open hold id -> deadline (ms); past it, admit/settle release the hold
 //   <p>:{a:<a>}:holdrec          HASH    hold id -> "<k>|<month>|<holdNano>|<tokens>"
 //   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
@@ -32,6 +33,7 @@ export interface AccountKeys {
   acct: string;
   credits: string;
   revoked: string;
+  keyexp: string;
   holds: string;
   holdrec: string;
   held: string;
@@ -69,6 +71,7 @@ export function accountKeys(prefix: string, account: string): AccountKeys {
     acct: `${t}:acct`,
     credits: `${t}:credits`,
     revoked: `${t}:revoked`,
+    keyexp: `${t}:keyexp`,
     holds: `${t}:holds`,
     holdrec: `${t}:holdrec`,
     held: `${t}:held`,

@@ -68,6 +68,8 @@ export const compiledAccount = z.object({
       sla: z.object({ target: z.number() }).optional(),
     })
     .optional(),
+  /** Account.spec.keyPolicy (the console's Create form checks it); absent when the Account has none. */
+  keyPolicy: z.object({ maxKeyAgeDays: z.number().int().optional(), requireExpiry: z.boolean() }).optional(),
 });
 
 export const snapshot = z.object({
@@ -89,6 +91,10 @@ export const keyRecord = z.object({
   tpm: z.number().int().nullable(),
   models: z.array(z.string()).nullable(),
   revoked: z.boolean(),
+  /** When the key stops (ms; gateway/contract/key-expiry.ts); absent or null: never. */
+  expiresAt: z.number().int().nullable().optional(),
+  /** When the key was made (ms), for /v1/me; absent or null: unknown (keys of manifest files). */
+  createdAt: z.number().int().nullable().optional(),
 });
 
 export type Snapshot = z.infer<typeof snapshot>;

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'key_revoked'
+  | 'key_expired'
   | 'insufficient_balance'
   | 'budget_exceeded'
   | 'model_not_allowed'
@@ -53,6 +54,7 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   missing_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   invalid_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   key_revoked: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
+  key_expired: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   insufficient_balance: { status: 402, openaiType: 'insufficient_quota', anthropicType: 'billing_error' },
   budget_exceeded: { status: 402, openaiType: 'insufficient_quota', anthropicType: 'billing_error' },
   model_not_allowed: { status: 403, openaiType: 'permission_error', anthropicType: 'permission_error' },

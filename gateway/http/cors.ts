@@ -9,7 +9,7 @@ export function corsHeaders(): Record<string, string> {
   return {
     'access-control-allow-origin': '*',
     'access-control-expose-headers':
-      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, retry-after',
+      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, x-svc-key-expires-in, retry-after',
   };
 }
 

@@ -1,9 +1,11 @@
 // The OpenAI-compatible endpoints under /v1: thin routes over the pipeline.
 import type { FastifyInstance } from 'fastify';
+import { expiresInHeader, rfc3339 } from '../contract/key-expiry.ts';
 import { nanoToUsd } from '../contract/money.ts';
 import { entryOf } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
+import { KEY_EXPIRES_IN_HEADER } from '../pipeline/headers.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { serveCall } from './serve-call.ts';
 import { choicesOf } from '../pipeline/estimate.ts';
@@ -63,10 +65,13 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
     return modelEntry(m.id);
   });
 
-  app.get('/v1/me', { onRequest: keyFirst('openai') }, async (req) => {
+  app.get('/v1/me', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const key = await authenticate(req.headers, 'openai', deps.store, deps.pepper);
     const p = principal(deps.config.current(), key);
-    const v = await deps.store.view(p.account.name, key.name, deps.now());
+    const now = deps.now();
+    const v = await deps.store.view(p.account.name, key.name, now);
+    const expiresIn = expiresInHeader(key.expiresAt, now + key.clockOffsetMs);
+    if (expiresIn !== null) void reply.header(KEY_EXPIRES_IN_HEADER, expiresIn);
     return {
       key: { name: key.name, display: key.display, state: key.revoked ? 'revoked' : 'active' },
       account: p.account.name,
@@ -77,6 +82,8 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       rpm_limit: key.rpm,
       tpm_limit: key.tpm,
       model_whitelist: key.models,
+      expires_at: typeof key.expiresAt === 'number' ? rfc3339(key.expiresAt) : null,
+      created_at: typeof key.createdAt === 'number' ? rfc3339(key.createdAt) : null,
     };
   });
 }

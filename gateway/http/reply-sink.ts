@@ -13,10 +13,18 @@ export function replySink(reply: FastifyReply): CallSink {
     json: (status, h, body) => void reply.code(status).headers(h).type('application/json').send(body),
     stream: (h) => {
       reply.hijack();
-      reply.raw.writeHead(200, { ...corsHeaders(), ...h, ...SSE_HEADERS });
+      // Headers the pipeline set before (x-svc-key-expires-in) go out with the stream too.
+      reply.raw.writeHead(200, { ...corsHeaders(), ...earlier(reply), ...h, ...SSE_HEADERS });
       return responseWriter(reply.raw);
     },
   };
+}
+
+/** The headers set on the reply so far, as writeHead takes them. */
+function earlier(reply: FastifyReply): Record<string, string | number | string[]> {
+  const out: Record<string, string | number | string[]> = {};
+  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 function responseWriter(res: ServerResponse): StreamWriter {

@@ -18,7 +18,7 @@ export async function admit(deps: GatewayDeps, p: Principal, r: Reservation, eve
   if (never) return refuse(deps, events, never);
   const decision = await deps.store.admit({ eventId: events.eventId, key: p.key, account: p.account, tokens, holdNano: r.holdNano, now: events.started });
   if (decision.ok) return decision.hold;
-  if (decision.code === 'key_revoked') keys.forget(p.key.hash);
+  if (decision.code === 'key_revoked' || decision.code === 'key_expired') keys.forget(p.key.hash);
   return refuse(deps, events, new GatewayError(decision.code, decision.message, { retryAfterSec: decision.retryAfterSec }));
 }
 

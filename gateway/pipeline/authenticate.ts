@@ -1,8 +1,8 @@
 // Step 1: the key. Malformed keys are refused before any store lookup; stored keys are found by HMAC.
 import { hashKey, isWellFormedKey, KEY_PREFIX } from '../contract/keys.ts';
-import type { KeyRecord } from '../contract/snapshot.ts';
 import { GatewayError, type Dialect } from '../errors/catalog.ts';
-import type { Store } from '../state/store.ts';
+import { KEY_EXPIRED_MESSAGE } from '../state/admission.ts';
+import type { FoundKey, Store } from '../state/store.ts';
 import type { KeyCache } from './key-cache.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -43,11 +43,13 @@ export function wellFormedKey(headers: Headers, dialect: Dialect): string {
 }
 
 /** With a cache (the model endpoints, whose admission re-checks revocation), a busy key skips the store read. */
-export async function authenticate(headers: Headers, dialect: Dialect, store: Store, pepper: string, cache?: KeyCache): Promise<KeyRecord> {
+export async function authenticate(headers: Headers, dialect: Dialect, store: Store, pepper: string, cache?: KeyCache): Promise<FoundKey> {
   const key = wellFormedKey(headers, dialect);
   const hash = hashKey(key, pepper);
   const record = cache ? await cache.find(store, hash, Date.now()) : await store.findKey(hash);
   if (!record) throw new GatewayError('invalid_api_key', 'Unknown API key.');
   if (record.revoked) throw new GatewayError('key_revoked', 'This API key has been revoked.');
+  // Judged by the store's clock at lookup; admission judges again at the second (a cached record may be 1 s old).
+  if (record.expired) throw new GatewayError('key_expired', KEY_EXPIRED_MESSAGE);
   return record;
 }

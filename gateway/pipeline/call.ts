@@ -1,6 +1,7 @@
 // The request pipeline of every model endpoint, with no HTTP in it: authenticate -> resolve -> prepare -> admit ->
 // respond (dispatch, answer) -> settle, one usage event. The answer goes through a CallSink; `client` aborts when the
 // caller leaves. Errors before the answer starts are thrown as GatewayError for the transport to render.
+import { expiresInHeader } from '../contract/key-expiry.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import { admit } from './admit.ts';
 import { authenticate } from './authenticate.ts';
@@ -10,6 +11,7 @@ import { reserve } from './estimate.ts';
 import { keyCacheOf } from './key-cache.ts';
 import { callEvents } from './outcome.ts';
 import { prepareFirst, translationCache } from './prepare.ts';
+import { KEY_EXPIRES_IN_HEADER } from './headers.ts';
 import { principal, resolveChain } from './resolve.ts';
 import { respond } from './respond.ts';
 import { settler } from './settle.ts';
@@ -31,6 +33,9 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   const started = deps.now();
   const keys = keyCacheOf(deps.store);
   const key = await authenticate(headers, spec.dialect, deps.store, deps.pepper, keys);
+  // Within a week of its expiry every answer says so (errors included), so a CLI can warn before the key stops.
+  const expiresIn = expiresInHeader(key.expiresAt, started + key.clockOffsetMs);
+  if (expiresIn !== null) sink.headers({ [KEY_EXPIRES_IN_HEADER]: expiresIn });
   const snapshot = deps.config.current();
   const p = principal(snapshot, key);
   spec.gate?.(p);

@@ -1,6 +1,9 @@
 // The x-svc-* headers every proxied answer carries (docs/api.md: OpenAI-compatible API, headers).
 import type { Route } from './dispatch.ts';
 
+/** Seconds until the key expires, on answers to a key within 7 days of its expiry (gateway/contract/key-expiry.ts). */
+export const KEY_EXPIRES_IN_HEADER = 'x-svc-key-expires-in';
+
 export function routeHeaders(requestedModel: string, route: Route | null): Record<string, string> {
   const h: Record<string, string> = {
     'x-svc-original-model': requestedModel,

@@ -9,6 +9,7 @@ const key: KeyRecord = { hash: 'h', name: 'k', display: 'd', account: 'a', month
 const req: AdmitRequest = { eventId: 'e', key, account: { name: 'a', plan: 'p', trialCreditNano: 0, credits: [] }, tokens: 10, holdNano: 1000, now: NOW };
 interface Given {
   revoked?: boolean;
+  expired?: boolean;
   requestTimes?: number[];
   tokenEntries?: Array<{ at: number; n: number }>;
   keyMonthCommittedNano?: number;
@@ -20,13 +21,21 @@ function state(g: Given): LimitState {
   const w = new WindowLog();
   for (const at of g.requestTimes ?? []) w.add(at, 0);
   for (const e of g.tokenEntries ?? []) w.add(e.at, e.n);
-  return { revoked: g.revoked ?? false, window: w, keyMonthCommittedNano: g.keyMonthCommittedNano ?? 0, availableNano: g.availableNano ?? 5000 };
+  return {
+    revoked: g.revoked ?? false,
+    expired: g.expired ?? false,
+    window: w,
+    keyMonthCommittedNano: g.keyMonthCommittedNano ?? 0,
+    availableNano: g.availableNano ?? 5000,
+  };
 }
 
 describe('decideAdmission: checks in order, the first refusal wins', () => {
   const cases: Array<[string, Given, Partial<AdmitRequest>, Verdict]> = [
     ['free', {}, {}, { ok: true }],
     ['revoked before everything', { revoked: true, requestTimes: [NOW, NOW], availableNano: 0 }, {}, { ok: false, refusal: 'revoked', waitMs: 0 }],
+    ['revoked before expired', { revoked: true, expired: true }, {}, { ok: false, refusal: 'revoked', waitMs: 0 }],
+    ['expired before every limit', { expired: true, requestTimes: [NOW, NOW], availableNano: 0 }, {}, { ok: false, refusal: 'expired', waitMs: 0 }],
     ['rpm: wait for the oldest call that keeps it full', { requestTimes: [NOW - 50_000, NOW - 10_000] }, {}, { ok: false, refusal: 'rpm', waitMs: 10_000 }],
     ['a call larger than TPM', {}, { tokens: 101 }, { ok: false, refusal: 'tpm_size', waitMs: 60_000 }],
     [
@@ -53,6 +62,10 @@ describe('decideAdmission: checks in order, the first refusal wins', () => {
     expect(toDecision(req, 'rpm', 1)).toMatchObject({ code: 'rate_limited', retryAfterSec: 1 });
     expect(toDecision(req, 'tpm', 30_001)).toMatchObject({ code: 'rate_limited', retryAfterSec: 31 });
     expect(toDecision(req, 'budget', 0)).not.toHaveProperty('retryAfterSec');
+  });
+
+  it('an expired key is its own code (rotate me), not a revocation', () => {
+    expect(toDecision(req, 'expired', 0)).toEqual({ ok: false, code: 'key_expired', message: expect.stringContaining('rotate') });
   });
 });
 

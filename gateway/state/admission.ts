@@ -13,6 +13,8 @@ export interface WindowView {
 
 export interface LimitState {
   revoked: boolean;
+  /** At or past the key's expiry, on the store's clock (gateway/contract/key-expiry.ts). */
+  expired: boolean;
   /** Calls admitted within the last 60 s and the tokens counted for them. */
   window: WindowView;
   /** Settled spend plus open holds of the key in the current month. */
@@ -23,14 +25,18 @@ export interface LimitState {
 
 export const WINDOW_MS = 60_000;
 
+/** The same words from lookup (authenticate) and admission: the client learns to rotate, not that it was revoked. */
+export const KEY_EXPIRED_MESSAGE = 'This API key has expired: rotate it (create a new key) to go on.';
+
 /** Why a call is refused, in the order the checks run; the Lua script returns the same words. */
-export const REFUSALS = ['revoked', 'rpm', 'tpm_size', 'tpm', 'budget', 'balance'] as const;
+export const REFUSALS = ['revoked', 'expired', 'rpm', 'tpm_size', 'tpm', 'budget', 'balance'] as const;
 export type Refusal = (typeof REFUSALS)[number];
 
 export type Verdict = { ok: true } | { ok: false; refusal: Refusal; waitMs: number };
 
 export function decideAdmission(req: AdmitRequest, s: LimitState): Verdict {
   if (s.revoked) return refuse('revoked');
+  if (s.expired) return refuse('expired');
   const { rpm, tpm, monthlyBudgetNano } = req.key;
   const w = s.window;
   if (rpm !== null && w.count >= rpm) {
@@ -67,6 +73,8 @@ export function toDecision(req: AdmitRequest, refusal: Refusal, waitMs: number):
   switch (refusal) {
     case 'revoked':
       return { ok: false, code: 'key_revoked', message: 'This API key has been revoked.' };
+    case 'expired':
+      return { ok: false, code: 'key_expired', message: KEY_EXPIRED_MESSAGE };
     case 'rpm':
       return rateLimited(`Rate limit of ${rpm} requests per minute reached.`, waitMs);
     case 'tpm_size':

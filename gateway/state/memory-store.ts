@@ -1,6 +1,7 @@
 // In-memory store for one standalone process: the same decisions as the Redis store, exact by construction
 // (JavaScript runs one admission at a time). It mirrors redis-store.ts step by step: holds with a deadline,
 // reclaimed on the account's next admit or settle; settle idempotent per hold id; revocation for good.
+import { isExpired } from '../contract/key-expiry.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent, UsageSink } from '../usage/event.ts';
 import { decideAdmission, toDecision, WINDOW_MS, type LimitState } from './admission.ts';
@@ -14,6 +15,7 @@ import {
   type AccountView,
   type AdmitDecision,
   type AdmitRequest,
+  type FoundKey,
   type Hold,
   type Ledger,
   type Settlement,
@@ -51,10 +53,12 @@ export class MemoryStore implements Store, StoreAdmin {
   private readonly windows = new Map<string, WindowLog>();
   private readonly sink: UsageSink;
   private readonly holdTtlMs: number;
+  private readonly now: () => number;
 
   constructor(sink: UsageSink, timing: StoreTiming = {}) {
     this.sink = sink;
     this.holdTtlMs = timing.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+    this.now = timing.now ?? Date.now;
   }
 
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
@@ -84,8 +88,10 @@ export class MemoryStore implements Store, StoreAdmin {
     if (k) this.keys.set(hash, { ...k, revoked: true });
   }
 
-  async findKey(hash: string): Promise<KeyRecord | null> {
-    return this.keys.get(hash) ?? null;
+  async findKey(hash: string): Promise<FoundKey | null> {
+    const k = this.keys.get(hash);
+    // One clock: the process's (the pipeline's clock is this one too).
+    return k ? { ...k, expired: isExpired(k.expiresAt, this.now()), clockOffsetMs: 0 } : null;
   }
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {
@@ -101,6 +107,8 @@ export class MemoryStore implements Store, StoreAdmin {
     const mk = `${month}|${req.key.name}`;
     const state: LimitState = {
       revoked: this.revoked.has(req.key.hash) || req.key.revoked,
+      // The stored record's expiry, not the caller's copy: an expiry moved into the past stops the key at once.
+      expired: isExpired(this.keys.get(req.key.hash)?.expiresAt, req.now),
       window: w,
       keyMonthCommittedNano: (acct.monthSpend.get(mk) ?? 0) + (acct.monthHeld.get(mk) ?? 0),
       availableNano: acct.creditedNano - acct.spentNano - acct.heldNano,

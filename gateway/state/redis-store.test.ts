@@ -18,7 +18,40 @@ afterAll(async () => {
 
 storeSuite('RedisStore', async (timing) => {
   const store = await RedisStore.connect({ url: redis.url, prefix: `${redis.prefix}-${++n}`, ...timing });
-  return { store, events: (account) => store.usageEvents(account), close: () => store.close() };
+  return { store, events: (account) => store.usageEvents(account), clock: () => serverTime(store), close: () => store.close() };
+});
+
+/** The Redis server's clock (ms): what admit.lua and findKey judge expiry by. */
+async function serverTime(store: RedisStore): Promise<number> {
+  const [sec, usec] = await store.redis.time();
+  return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+}
+
+describe('RedisStore: key expiry on the server clock', () => {
+  it("decides by Redis's TIME: a replica whose clock is hours off (a clock step) decides as every other", async () => {
+    const store = await RedisStore.connect({ url: redis.url, prefix: `${redis.prefix}-expiry` });
+    try {
+      const t = await serverTime(store);
+      const acct = { name: 'acme', plan: 'p', trialCreditNano: 10 ** 12, credits: [] };
+      const base = { display: 'd', account: 'acme', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, revoked: false };
+      const soon = { ...base, hash: 'a1'.repeat(32), name: 'soon', expiresAt: t + 3_600_000 };
+      const gone = { ...base, hash: 'b2'.repeat(32), name: 'gone', expiresAt: t - 1000 };
+      await store.applyConfig({ schema: 1, version: 'x', plans: {}, models: {}, accounts: { acme: acct } }, [soon, gone]);
+      const admit = (key: typeof soon, now: number): Promise<unknown> =>
+        store.admit({ eventId: `e-${key.name}-${now}`, key, account: acct, tokens: 1, holdNano: 1, now });
+      // The replica's clock is 2 hours ahead: past `soon`'s expiry by its own reckoning, not by the server's.
+      expect(await admit(soon, t + 7_200_000)).toMatchObject({ ok: true });
+      // And 2 hours behind: `gone` is still valid by its own clock, expired by the server's.
+      expect(await admit(gone, t - 7_200_000)).toMatchObject({ ok: false, code: 'key_expired' });
+      expect(await store.findKey(gone.hash)).toMatchObject({ expired: true });
+      // A key published alone (made in the console) carries its expiry to admission too.
+      const made = { ...base, hash: 'c3'.repeat(32), name: 'made', expiresAt: t - 1 };
+      await store.publishKey(made);
+      expect(await admit(made, t)).toMatchObject({ ok: false, code: 'key_expired' });
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe('RedisStore specifics', () => {

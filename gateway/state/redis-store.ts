@@ -16,6 +16,7 @@
 import { canonicalJson } from '../contract/canonical-json.ts';
 import { redisKeys, type RedisKeys } from '../contract/redis-keys.ts';
 import { sealSnapshot, type Keyring } from '../contract/sealed-credentials.ts';
+import { isExpired } from '../contract/key-expiry.ts';
 import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { UsageEvent } from '../usage/event.ts';
@@ -34,6 +35,7 @@ import {
   type AccountView,
   type AdmitDecision,
   type AdmitRequest,
+  type FoundKey,
   type Hold,
   type Ledger,
   type Settlement,
@@ -129,15 +131,7 @@ export class RedisStore implements Store, StoreAdmin {
       );
     }
     for (const key of keys) {
-      // Revoked in the account's slot first: admit refuses from then on, even for a replica that cached the record.
-      const revokedSet = names.account(key.account).revoked;
-      if (key.revoked) await this.redis.sadd(revokedSet, key.hash);
-      const revoked = await SCRIPTS.publishKey.run(
-        this.redis,
-        { record: names.key(key.hash) },
-        { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' },
-      );
-      if (revoked === '1' && !key.revoked) await this.redis.sadd(revokedSet, key.hash);
+      await this.publishKey(key);
       await this.redis.sadd(names.keys, key.hash);
     }
     const current = new Set(keys.map((k) => k.hash));
@@ -145,6 +139,25 @@ export class RedisStore implements Store, StoreAdmin {
       if (current.has(hash)) continue;
       if (int(await SCRIPTS.removeKey.run(this.redis, { record: names.key(hash) }, {})) === 1) await this.redis.srem(names.keys, hash);
     }
+  }
+
+  /**
+   * Writes one key record (the config's, or one made in the console, which stays out of the config's key set): its
+   * revocation and expiry in the account's slot first, where admit reads them, then the record lookups read.
+   */
+  async publishKey(key: KeyRecord): Promise<void> {
+    const a = this.k.account(key.account);
+    // Revoked first: admit refuses from then on, even for a replica that cached the record.
+    if (key.revoked) await this.redis.sadd(a.revoked, key.hash);
+    // The expiry admit checks, also before the record: an expiry moved into the past stops the key at once.
+    if (typeof key.expiresAt === 'number') await this.redis.hset(a.keyexp, key.hash, key.expiresAt);
+    else await this.redis.hdel(a.keyexp, key.hash);
+    const revoked = await SCRIPTS.publishKey.run(
+      this.redis,
+      { record: this.k.key(key.hash) },
+      { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' },
+    );
+    if (revoked === '1' && !key.revoked) await this.redis.sadd(a.revoked, key.hash);
   }
 
   /** The snapshot as it may be written to Redis: upstream credentials sealed (unchanged without a keyring). */
@@ -164,11 +177,14 @@ export class RedisStore implements Store, StoreAdmin {
     await this.redis.sadd(this.k.keys, hash);
   }
 
-  async findKey(hash: string): Promise<KeyRecord | null> {
+  async findKey(hash: string): Promise<FoundKey | null> {
     this.batch.join();
-    const [raw, revoked] = await this.guard('findKey', () => this.redis.hmget(this.k.key(hash), 'record', 'revoked'));
-    if (!raw) return null;
-    return { ...keyRecord.parse(JSON.parse(raw)), revoked: revoked === '1' };
+    const reply = await this.guard('findKey', () => SCRIPTS.findKey.run(this.redis, { record: this.k.key(hash) }, {}));
+    const [raw, revoked, sec, usec] = Array.isArray(reply) ? (reply as unknown[]) : [];
+    if (typeof raw !== 'string' || raw === '') return null;
+    const record = keyRecord.parse(JSON.parse(raw));
+    const serverNow = int(sec) * 1000 + Math.floor(int(usec) / 1000);
+    return { ...record, revoked: revoked === '1', expired: isExpired(record.expiresAt, serverNow), clockOffsetMs: serverNow - Date.now() };
   }
 
   async admit(req: AdmitRequest): Promise<AdmitDecision> {
@@ -182,7 +198,17 @@ export class RedisStore implements Store, StoreAdmin {
     const reply = await this.guard('admit', () =>
       SCRIPTS.admit.run(
         this.redis,
-        { acct: a.acct, revoked: a.revoked, holds: a.holds, holdrec: a.holdrec, spend: a.spend, held: a.held, calls: w.calls, tpmn: w.tpmn },
+        {
+          acct: a.acct,
+          revoked: a.revoked,
+          holds: a.holds,
+          holdrec: a.holdrec,
+          spend: a.spend,
+          held: a.held,
+          calls: w.calls,
+          tpmn: w.tpmn,
+          keyexp: a.keyexp,
+        },
         {
           id: req.eventId,
           keyHash: k.hash,

@@ -5,7 +5,7 @@ import { NamedScript } from './lua-script.ts';
 export const SCRIPTS = {
   admit: new NamedScript('admit', {
     lib: true,
-    keys: ['acct', 'revoked', 'holds', 'holdrec', 'spend', 'held', 'calls', 'tpmn'],
+    keys: ['acct', 'revoked', 'holds', 'holdrec', 'spend', 'held', 'calls', 'tpmn', 'keyexp'],
     args: ['id', 'keyHash', 'keyName', 'now', 'month', 'rpm', 'tpm', 'budget', 'tokens', 'holdNano', 'deadline', 'keyRevoked'],
   }),
   settle: new NamedScript('settle', {
@@ -15,6 +15,7 @@ export const SCRIPTS = {
   }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
   publishKey: new NamedScript('publish-key', { keys: ['record'], args: ['recordJson', 'revoked'] }),
+  findKey: new NamedScript('find-key', { keys: ['record'], args: [] }),
   revokeKey: new NamedScript('revoke-key', { keys: ['record'], args: [] }),
   removeKey: new NamedScript('remove-key', { keys: ['record'], args: [] }),
   view: new NamedScript('view', { keys: ['acct', 'spend'], args: ['month', 'keyName'] }),

@@ -9,6 +9,8 @@ export interface SuiteStore {
   store: Store & StoreAdmin;
   /** Usage events the store recorded for an account, oldest first. */
   events(account: string): Promise<UsageEvent[]>;
+  /** The store's clock for key expiry (memory: the process's; Redis: the server's TIME). */
+  clock(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -354,6 +356,40 @@ export function storeSuite(name: string, make: StoreFactory): void {
       expect(ledger.spentNano).toBe(evs.reduce((s, e) => s + e.costNano, 0));
       expect(ledger.feeNano).toBe(evs.reduce((s, e) => s + e.feeNano, 0));
       expect(ledger).toMatchObject({ heldNano: 0, openHolds: 0 });
+    });
+
+    it('refuses a key at or past its expiry with its own code, at lookup and admission; a key short of it is admitted', async () => {
+      const probe = await make({ holdTtlMs: HOLD_TTL });
+      const t = await probe.clock();
+      await probe.close();
+      const gone = keyRec({ hash: 'cd'.repeat(32), name: 'gone', expiresAt: t - 1 });
+      const live = keyRec({ name: 'live', expiresAt: t + 600_000 });
+      const { store, clock } = await fresh(account(), [gone, live]);
+      const now = await clock();
+      expect(await store.findKey(gone.hash)).toMatchObject({ name: 'gone', expired: true, revoked: false });
+      expect(await store.findKey(live.hash)).toMatchObject({ name: 'live', expired: false, expiresAt: t + 600_000 });
+      expect(await store.admit(request(gone, account(), now))).toMatchObject({ ok: false, code: 'key_expired' });
+      held(await store.admit(request(live, account(), now)));
+    });
+
+    it('stops a key at once when an update moves its expiry into the past, though the caller holds the old record; calls admitted before settle', async () => {
+      const probe = await make({ holdTtlMs: HOLD_TTL });
+      const t = await probe.clock();
+      await probe.close();
+      const before = keyRec({ expiresAt: t + 600_000 });
+      const { store, clock } = await fresh(account(), [before]);
+      const inFlight = held(await store.admit(request(before, account(), await clock())));
+      await store.applyConfig(snapshot([account()]), [{ ...before, expiresAt: t - 1000 }]);
+      // `before` is what a replica's key cache still holds: the store's expiry decides, not the copy.
+      expect(await store.admit(request(before, account(), await clock()))).toMatchObject({ ok: false, code: 'key_expired' });
+      await settle(store, inFlight, 777, await clock());
+      expect(await store.ledger('acme')).toMatchObject({ spentNano: 777, openHolds: 0 });
+      // Unlike revocation, an expiry can be moved forward again: the key works again.
+      await store.applyConfig(snapshot([account()]), [{ ...before, expiresAt: t + 600_000 }]);
+      held(await store.admit(request(before, account(), await clock())));
+      await store.applyConfig(snapshot([account()]), [{ ...before, expiresAt: null }]);
+      expect(await store.findKey(before.hash)).toMatchObject({ expired: false });
+      held(await store.admit(request(before, account(), await clock())));
     });
   });
 }

@@ -2,7 +2,7 @@
 import type { CompiledAccount, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
-export type RefusalCode = 'key_revoked' | 'rate_limited' | 'request_too_large_for_limit' | 'budget_exceeded' | 'insufficient_balance';
+export type RefusalCode = 'key_revoked' | 'key_expired' | 'rate_limited' | 'request_too_large_for_limit' | 'budget_exceeded' | 'insufficient_balance';
 
 export interface AdmitRequest {
   eventId: string;
@@ -74,7 +74,15 @@ export interface StoreAdmin {
 export interface StoreTiming {
   /** A hold not settled within this time is released (its replica crashed); default 15 minutes. */
   holdTtlMs?: number;
+  /** The memory store's clock for key expiry in findKey (admit uses the request's `now`); default Date.now. */
+  now?: () => number;
 }
+
+/**
+ * A key record as a lookup found it: `expired` decided by the store's one clock (Redis: the server's TIME), and that
+ * clock's lead over this process's Date.now at the lookup, so time left is told by the store's clock too.
+ */
+export type FoundKey = KeyRecord & { expired: boolean; clockOffsetMs: number };
 
 export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
 /** Settled hold ids are remembered this long beyond the hold TTL, so a retried settle never charges twice. */
@@ -83,7 +91,7 @@ export const SETTLED_MEMORY_MS = 10 * 60_000;
 export interface Store {
   /** Replaces config-derived state: snapshot accounts (trial and credits, each applied once) and key records. */
   applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void>;
-  findKey(hash: string): Promise<KeyRecord | null>;
+  findKey(hash: string): Promise<FoundKey | null>;
   admit(req: AdmitRequest): Promise<AdmitDecision>;
   /** Settles a hold with the actual cost and records the usage event (atomically where the store allows). */
   settle(hold: Hold, s: Settlement): Promise<void>;

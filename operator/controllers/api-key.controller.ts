@@ -13,7 +13,12 @@ import type { Verdict } from './conditions.ts';
 import { isDeleting, objectKey, type ControllerContext, type Reconciler } from './context.ts';
 import { compiled, compiledWithKey } from './compiled.ts';
 import { parseCr, secretValue } from './parse.ts';
+import { daysLeft, expiryView, type ExpiryView } from './key-expiry.ts';
 import { writeStatus } from './status.ts';
+
+function expiredVerdict(at: string | null): Verdict {
+  return { ready: false, reason: 'Expired', message: `The key expired at ${at}: every gateway answers 401 key_expired. Rotate it: create a new ApiKey.` };
+}
 
 /** While a new key travels to Redis (through the config controller), look again this soon. */
 const PUBLISH_RECHECK_MS = 250;
@@ -44,8 +49,33 @@ export class ApiKeyController implements Reconciler {
     const record = hmac ? await this.ctx.store.findKey(hmac) : null;
     const judged = this.verdict(name, state, record, secretName);
     if (!judged) return;
-    await writeStatus(this.ctx, 'ApiKey', obj, judged.verdict, await this.fields(obj, parsed.value, state, record, secretName));
-    return judged.requeue ? { requeueAfterMs: PUBLISH_RECHECK_MS } : undefined;
+    const revoked = parsed.value.spec.revoked || record?.revoked === true;
+    const expiry = expiryView(revoked ? null : judged.expiresAt, this.ctx.now().getTime());
+    const verdict = expiry.expired && judged.verdict.ready ? expiredVerdict(expiry.expiresAt) : judged.verdict;
+    const fields = await this.fields(obj, parsed.value, state, record, secretName);
+    await this.warnExpiring(obj, expiry, judged.expiresAt);
+    await writeStatus(this.ctx, 'ApiKey', obj, verdict, {
+      ...fields,
+      state: fields.state === 'Active' && expiry.expired ? 'Expired' : fields.state,
+      expiresAt: expiry.expiresAt,
+      expiringSoon: expiry.soon || null,
+    });
+    if (judged.requeue) return { requeueAfterMs: PUBLISH_RECHECK_MS };
+    // Level-based, but time moves: look again when the key turns "expiring soon" or expires.
+    return expiry.recheckMs === null ? undefined : { requeueAfterMs: Math.max(PUBLISH_RECHECK_MS, expiry.recheckMs) };
+  }
+
+  /** One Event when the key enters its last 14 days (status.expiringSoon remembers that it was recorded). */
+  private async warnExpiring(obj: CustomObject, expiry: ExpiryView, expiresAt: number | null): Promise<void> {
+    if (!expiry.soon || expiresAt === null || (obj.status as { expiringSoon?: boolean } | undefined)?.expiringSoon === true) return;
+    const when = daysLeft(expiresAt, this.ctx.now().getTime());
+    this.ctx.log.info('Key expiring soon', { ApiKey: objectKey(this.ctx, obj.metadata?.name ?? ''), expiresAt: expiry.expiresAt });
+    await this.ctx.events.record(obj, {
+      type: 'Warning',
+      reason: 'KeyExpiringSoon',
+      action: 'Expire',
+      message: `The key expires at ${expiry.expiresAt} (${when}): rotate it before then; from that second every gateway answers 401 key_expired.`,
+    });
   }
 
   /** Events and Redis effects of a known key: generated, revoked (idempotent), its HMAC kept for deletion. */
@@ -77,11 +107,22 @@ export class ApiKeyController implements Reconciler {
    * The compiler's verdict; once it says the key is served, what Redis holds: a record revoked before (revocation is
    * irreversible) or none yet (the config controller is publishing it).
    */
-  private verdict(name: string, state: KeyState, record: KeyRecord | null, secretName: string): { verdict: Verdict; requeue: boolean } | null {
+  private verdict(
+    name: string,
+    state: KeyState,
+    record: KeyRecord | null,
+    secretName: string,
+  ): { verdict: Verdict; requeue: boolean; expiresAt: number | null } | null {
     const cachedKey = secretValue(this.ctx.caches.Secret.get(secretName), SECRET_DATA_KEY);
     const result = state.kind === 'key' && cachedKey !== state.key ? compiledWithKey(this.ctx, name, state.key) : compiled(this.ctx);
     const v = result.verdicts.apiKeys[name];
     if (!v) return null;
+    const expiresAt = result.keys.find((k) => k.name === name)?.expiresAt ?? null;
+    const judged = this.judge(v, record, secretName);
+    return judged && { ...judged, expiresAt };
+  }
+
+  private judge(v: Verdict, record: KeyRecord | null, secretName: string): { verdict: Verdict; requeue: boolean } | null {
     if (!v.ready || v.reason === 'Revoked') return { verdict: v, requeue: false };
     if (record?.revoked) {
       return {

@@ -155,7 +155,7 @@ describe('CORS', () => {
       'authorization, content-type, x-api-key, anthropic-version, x-stainless-*, x-stainless-os, x-stainless-lang',
     );
     expect(res.headers.get('access-control-expose-headers')).toBe(
-      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, retry-after',
+      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, x-svc-key-expires-in, retry-after',
     );
   });
 

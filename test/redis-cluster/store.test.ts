@@ -27,7 +27,16 @@ const connect = (prefix: string, over: { holdTtlMs?: number } = {}): Promise<Red
 storeSuite('RedisStore on a Redis Cluster', async (timing) => {
   const store = await connect(`${cluster.prefix}-${++n}`, timing);
   expect(isCluster(store.redis)).toBe(true);
-  return { store, events: (account) => store.usageEvents(account), close: () => store.close() };
+  return {
+    store,
+    events: (account) => store.usageEvents(account),
+    // Every node of this test Cluster runs on one machine, so any node's TIME is the clock admit.lua reads.
+    clock: async () => {
+      const [sec, usec] = await store.redis.time();
+      return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    },
+    close: () => store.close(),
+  };
 });
 
 describe('RedisStore on a Redis Cluster', () => {

@@ -1,11 +1,12 @@
 -- Admission: one atomic step per call, mirroring decideAdmission in gateway/state/admission.ts
 -- (same checks, same order). Returns {'ok'} or {refusal, waitMs}.
--- KEYS: acct revoked holds holdrec spend held calls tpmn   (all in the account's hash slot)
+-- KEYS: acct revoked holds holdrec spend held calls tpmn keyexp   (all in the account's hash slot)
 -- ARGV: id keyHash keyName now month rpm tpm budget tokens holdNano deadline keyRevoked   (-1 = no limit)
 -- `calls` is the key's sliding log (call id -> admission time, last 60 s): its size is the RPM count, and its
--- entries index the tokens counted in tpmn for TPM.
-local acct, revoked, holds, holdrec, spend, held, calls, tpmn =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+-- entries index the tokens counted in tpmn for TPM. `keyexp` holds each key's expiry (ms), judged against the
+-- server's TIME: one clock for every replica, whatever their own clocks say.
+local acct, revoked, holds, holdrec, spend, held, calls, tpmn, keyexp =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local id, hash, key = ARGV[1], ARGV[2], ARGV[3]
 local now, month = tonumber(ARGV[4]), ARGV[5]
 local rpm, tpm, budget = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -22,6 +23,11 @@ reclaim(acct, holds, holdrec, held, now)
 if redis.call('HEXISTS', holdrec, id) == 1 then return { 'ok', 0 } end
 
 if ARGV[12] == '1' or redis.call('SISMEMBER', revoked, hash) == 1 then return { 'revoked', 0 } end
+local expires = tonumber(redis.call('HGET', keyexp, hash) or '')
+if expires then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= expires then return { 'expired', 0 } end
+end
 
 trim_tokens(calls, tpmn, now - WINDOW)
 if rpm >= 0 then
