@@ -1,5 +1,6 @@
 // Prometheus metrics of the operator. Labels are bounded: kind (five values) and result (three); never object names.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../gateway/lifecycle/process-metrics.ts';
 
 export type Result = 'success' | 'error' | 'requeue';
 
@@ -15,7 +16,7 @@ export class OperatorMetrics {
 
   constructor() {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'svc_operator_process_' });
+    collectProcessMetrics(this.registry);
     this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by kind and result.', labelNames: ['kind', 'result'], registers });
     this.reconcileErrors = new Counter({
       name: 'svc_operator_reconcile_errors_total',

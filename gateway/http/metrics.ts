@@ -1,7 +1,8 @@
 // Prometheus metrics of the gateway (README: Metrics). Labels stay bounded: endpoint, configured model
 // ids, status class, fallback reason, configured account names; never key values or task_type.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
+import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -25,7 +26,7 @@ export class Metrics {
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'svc_gateway_process_' });
+    if (opts.defaultMetrics !== false) collectProcessMetrics(this.registry);
     this.requests = new Counter({
       name: 'svc_gateway_requests_total',
       help: 'Model calls by endpoint, model and status.',

@@ -58,7 +58,7 @@ beforeAll(async () => {
     SVC_KEY_PEPPER: FLEET_PEPPER,
     DATABASE_URL: db.url,
   });
-  prom = await startPrometheus([new URL(gw.metricsUrl).host]);
+  prom = await startPrometheus([new URL(gw.metricsUrl).host], { namespace: 'svc', container: 'gateway', pod: 'gateway-0' });
   // Two waves a few scrapes apart, so every counter is seen before and after it grows (rate() > 0).
   for (let wave = 0; wave < 2; wave++) {
     calls.push(...(await mixedTraffic([gw.url], m.keys, 60)));
