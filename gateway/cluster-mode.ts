@@ -71,6 +71,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     onError: (err) => log.warn('Availability board not read or written', err),
   }).start();
   deps.availability = health;
+  gatewayMetrics.alerts.watchTargets(() => health.targets());
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');
   let address: string;

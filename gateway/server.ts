@@ -73,9 +73,11 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
         .map(async (account) => ({ account, balanceNano: (await deps.store.view(account, '', now)).balanceNano })),
     );
   });
+  metrics.alerts.watchKeySpend(async (account, key) => (await deps.store.view(account, key, Date.now())).keyMonthSpendNano);
+  const count = (code: string): void => metrics.error(code);
   await app.register(cors);
   // The root answers in OpenAI's shape (health, unknown paths); each dialect's routes are a plugin of their own.
-  dialectErrors(app, 'openai');
+  dialectErrors(app, 'openai', count);
   dialectNotFound(app, 'openai');
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
@@ -84,12 +86,12 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting' });
   });
   await app.register(async (api) => {
-    dialectErrors(api, 'openai');
+    dialectErrors(api, 'openai', count);
     openAIRoutes(api, deps);
   });
   await app.register(
     async (api) => {
-      dialectErrors(api, 'anthropic');
+      dialectErrors(api, 'anthropic', count);
       dialectNotFound(api, 'anthropic');
       anthropicRoutes(api, deps);
     },

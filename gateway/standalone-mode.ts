@@ -103,6 +103,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     onError: (err) => logger.warn({ err }, 'Availability: a probe round or a board read failed'),
   });
   deps.availability = availability.health;
+  metrics.alerts.watchTargets(() => availability.health.targets());
   const sla = slaJob(opts, mounted.billing, availability.history, logger);
   await mountStatusPages(app, { source: availability.source, env: opts.env });
   for (const w of config.warnings) logger.warn({ source: w.source, object: w.object, field: w.field }, w.message);

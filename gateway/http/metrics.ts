@@ -3,6 +3,8 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
 import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
+import { AlertMetrics } from './alert-metrics.ts';
+import type { KeyRecord } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -22,6 +24,10 @@ export class Metrics {
   private readonly ttft: Histogram;
   private readonly accountSpend: Counter;
   private readonly balance: Gauge;
+  private readonly errors: Counter;
+  private readonly added: Histogram;
+  /** Upstream states and key budgets, read at scrape time (alert-metrics.ts). */
+  readonly alerts: AlertMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -76,6 +82,32 @@ export class Metrics {
       registers,
       collect: () => this.collectBalances(),
     });
+    this.errors = new Counter({
+      name: 'svc_gateway_errors_total',
+      help: "Error answers sent before an answer started, by the error catalog's code (e.g. store_unavailable).",
+      labelNames: ['code'],
+      registers,
+    });
+    this.added = new Histogram({
+      name: 'svc_gateway_added_latency_seconds',
+      help: 'Time a call spent in the gateway before its first upstream request (key, limits, budget hold, routing).',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers,
+    });
+    this.alerts = new AlertMetrics(this.registry);
+  }
+
+  /** An error answer (errors.ts), by its catalog code: a bounded set. */
+  error(code: string): void {
+    this.errors.inc({ code });
+  }
+
+  keySeen(key: KeyRecord): void {
+    this.alerts.keySeen(key);
+  }
+
+  addedLatency(seconds: number): void {
+    this.added.observe(seconds);
   }
 
   /** Where the balance gauge reads from: one value per account of the current config. */

@@ -10,6 +10,7 @@ import type { CallEvents } from './outcome.ts';
 import type { Principal } from './resolve.ts';
 
 export async function admit(deps: GatewayDeps, p: Principal, r: Reservation, events: CallEvents, keys: KeyCache): Promise<Hold> {
+  deps.metrics.keySeen?.(p.key);
   const decision = await deps.store.admit({
     eventId: events.eventId,
     key: p.key,

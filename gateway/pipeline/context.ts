@@ -1,6 +1,6 @@
 // What the pipeline needs from the process: config, state, providers, the key pepper, a clock, a log and a place
 // for each call's outcome (metrics). Interfaces only: no transport, no framework.
-import type { Snapshot } from '../contract/snapshot.ts';
+import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { Store } from '../state/store.ts';
 import type { UsageEvent } from '../usage/event.ts';
@@ -13,6 +13,10 @@ export interface CallLog {
 /** Counts each call's outcome (gateway/http/metrics.ts is the Prometheus one). */
 export interface CallMetrics {
   observe(e: UsageEvent): void;
+  /** The time a call spent in the gateway before its first upstream request (key, limits, hold, routing), in s. */
+  addedLatency?(seconds: number): void;
+  /** A key that is calling (before admission): the Prometheus metrics track the budgets of keys that have one. */
+  keySeen?(key: KeyRecord): void;
 }
 
 export interface ConfigSource {

@@ -34,6 +34,7 @@ const STREAM_OUTCOMES: Record<StreamResult['outcome'], { status: number; code: s
 export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, sink: CallSink): Promise<void> {
   const { modelId, chain, settle, started, estInput } = input;
   let served: Served;
+  deps.metrics.addedLatency?.((deps.now() - started) / 1000);
   try {
     served = await dispatch({
       chain,
