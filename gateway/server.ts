@@ -10,6 +10,8 @@ import { DEFAULT_TIMEOUTS, type ServerTimeouts } from './http/timeouts.ts';
 import { dialectErrors, dialectNotFound, frameworkError } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
+import { callTracer } from './tracing/call-trace.ts';
+import type { TracingSdk } from './tracing/sdk.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
@@ -31,6 +33,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** Limits on slow clients (default: DEFAULT_TIMEOUTS; the entry points pass what gateway/options.ts parsed). */
   timeouts?: Partial<ServerTimeouts>;
+  /** The OpenTelemetry SDK (tracing/sdk.ts) when tracing is on; shut down (queued spans exported) when the app closes. */
+  tracing?: TracingSdk | null;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -64,6 +68,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     log: app.log,
     now: Date.now,
     lifecycle: opts.drain,
+    tracer: opts.tracing ? callTracer(opts.tracing.tracer) : undefined,
   };
   metrics.watchBalances(async () => {
     const now = Date.now();
@@ -98,6 +103,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     { prefix: '/anthropic' },
   );
   app.addHook('onClose', async () => {
+    await opts.tracing?.shutdown();
     await deps.providers.close();
   });
   return { app, deps, metrics };

@@ -19,6 +19,7 @@ import { build } from './server.ts';
 import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './state/last-used.ts';
 import { MemoryStore } from './state/memory-store.ts';
 import { redactUrl, sharedKeys } from './state/redis-env.ts';
+import { startTracing } from './tracing/sdk.ts';
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
@@ -74,6 +75,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     drain,
     logger,
     timeouts: opts.timeouts,
+    tracing: startTracing(opts.env, 'svc-gateway'),
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

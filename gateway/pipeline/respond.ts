@@ -43,6 +43,7 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
       signal: sig.signal,
       first: input.first,
       health: deps.availability,
+      trace: deps.trace,
     });
   } catch (err) {
     if (sig.clientGone()) {
