@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
 import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
 import { AlertMetrics } from './alert-metrics.ts';
+import { GenAiMetrics } from './genai-metrics.ts';
 import type { KeyRecord } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
@@ -28,6 +29,7 @@ export class Metrics {
   private readonly added: Histogram;
   /** Upstream states and key budgets, read at scrape time (alert-metrics.ts). */
   readonly alerts: AlertMetrics;
+  private readonly genai: GenAiMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -95,6 +97,7 @@ export class Metrics {
       registers,
     });
     this.alerts = new AlertMetrics(this.registry);
+    this.genai = new GenAiMetrics(this.registry);
   }
 
   /** An error answer (errors.ts), by its catalog code: a bounded set. */
@@ -141,5 +144,6 @@ export class Metrics {
     if (e.errorCode === 'budget_exceeded' || e.errorCode === 'insufficient_balance') this.refused.inc({ reason: e.errorCode });
     this.latency.observe({ endpoint: e.endpoint, model }, e.latencyMs / 1000);
     if (e.ttftMs !== null) this.ttft.observe({ endpoint: e.endpoint, model }, e.ttftMs / 1000);
+    this.genai.observe(e);
   }
 }

@@ -113,6 +113,15 @@ describe('PromQL of traffic.json, against Prometheus scraping a gateway under tr
     console.log(`${all.length} PromQL queries, each with data:\n${report.join('\n')}`);
   });
 
+  it('counts the same tokens in the GenAI token histogram as in our own counter', async () => {
+    for (const direction of ['input', 'output']) {
+      const genai = await prom.query(`sum(gen_ai_client_token_usage_sum{gen_ai_token_type="${direction}"})`);
+      const ours = await prom.query(`sum(svc_gateway_tokens_total{direction="${direction}"})`);
+      expect(Number(genai[0]?.value[1])).toBeGreaterThan(0);
+      expect(genai[0]?.value[1]).toBe(ours[0]?.value[1]);
+    }
+  });
+
   it('sees the refusals the traffic caused, by reason', async () => {
     const refused = await prom.query('sum by (reason) (svc_gateway_budget_refused_total)');
     expect(refused.map((s) => s.metric.reason)).toEqual(['budget_exceeded']);
