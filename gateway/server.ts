@@ -78,6 +78,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
         .map(async (account) => ({ account, balanceNano: (await deps.store.view(account, '', now)).balanceNano })),
     );
   });
+  if (opts.tracing) metrics.watchSpans(opts.tracing.counts);
   metrics.alerts.watchKeySpend(async (account, key) => (await deps.store.view(account, key, Date.now())).keyMonthSpendNano);
   const count = (code: string): void => metrics.error(code);
   await app.register(cors);

@@ -100,6 +100,20 @@ export class Metrics {
     this.genai = new GenAiMetrics(this.registry);
   }
 
+  /** What became of the sampled spans, when tracing is on (gateway/tracing/bounded.ts). */
+  watchSpans(counts: { exported: number; failed: number; dropped: number }): void {
+    new Counter({
+      name: 'svc_gateway_trace_spans_total',
+      help: 'Sampled trace spans by result: exported, failed (collector refused or unreachable), dropped (queue full).',
+      labelNames: ['result'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const result of ['exported', 'failed', 'dropped'] as const) this.inc({ result }, counts[result]);
+      },
+    });
+  }
+
   /** An error answer (errors.ts), by its catalog code: a bounded set. */
   error(code: string): void {
     this.errors.inc({ code });

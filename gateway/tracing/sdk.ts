@@ -6,6 +6,7 @@
 // (parentbased_always_on by default, as the specification says).
 import type { Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { BoundedProcessor, countingExporter, type SpanCounts } from './bounded.ts';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
@@ -19,8 +20,13 @@ import {
 
 type Env = Record<string, string | undefined>;
 
+/** Sampled spans waiting for export, at most: past it they are dropped (and counted), never waited for. */
+export const QUEUE = 2048;
+
 export interface TracingSdk {
   tracer: Tracer;
+  /** What became of the sampled spans (svc_gateway_trace_spans_total). */
+  counts: SpanCounts;
   /** Exports what is queued and stops (at shutdown, after the calls in flight). */
   shutdown(): Promise<void>;
 }
@@ -64,18 +70,14 @@ export function startTracing(env: Env, service: string): TracingSdk | null {
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
   if (protocol !== 'http/protobuf') throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL ${JSON.stringify(protocol)} is not supported yet: use http/protobuf`);
   const resource = resourceFromAttributes({ 'service.name': service }).merge(detectResources({ detectors: [envDetector] }));
-  const provider = new TracerProvider({
-    resource,
-    sampler: samplerFromEnv(env),
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter(),
-        maxQueueSize: 2048,
-        maxExportBatchSize: 512,
-        scheduledDelayMillis: 1000,
-        exportTimeoutMillis: 5000,
-      }),
-    ],
-  });
-  return { tracer: provider.getTracer('svc-gateway'), shutdown: () => provider.shutdown() };
+  const counts: SpanCounts = { exported: 0, failed: 0, dropped: 0 };
+  let bounded: BoundedProcessor | null = null;
+  const exporter = countingExporter(new OTLPTraceExporter(), counts, (n) => bounded?.left(n));
+  bounded = new BoundedProcessor(
+    new BatchSpanProcessor({ exporter, maxQueueSize: QUEUE + 1, maxExportBatchSize: 512, scheduledDelayMillis: 1000, exportTimeoutMillis: 5000 }),
+    QUEUE,
+    counts,
+  );
+  const provider = new TracerProvider({ resource, sampler: samplerFromEnv(env), spanProcessors: [bounded] });
+  return { tracer: provider.getTracer('svc-gateway'), counts, shutdown: () => provider.shutdown() };
 }

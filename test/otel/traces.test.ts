@@ -7,6 +7,8 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { writeManifests } from '../helpers/fleet.ts';
 import { basics, route } from '../helpers/manifests.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { metricSum, scrape } from '../helpers/prom.ts';
+import { checkMetrics } from '../helpers/promtool.ts';
 import { freePort } from '../helpers/redis.ts';
 import { until } from '../helpers/until.ts';
 import { startCollector, type ExportedSpan, type TestCollector } from './collector.ts';
@@ -129,9 +131,23 @@ describe('a call through a gateway with OTEL_EXPORTER_OTLP_ENDPOINT set', () => 
         statuses.push(res.status);
       }
       expect(statuses).toEqual(Array(20).fill(200));
+      // Each call's server and attempt spans: failed to export (or dropped), counted, none exported.
+      const spans = async (result: string): Promise<number> => metricSum(await scrape(g.metricsUrl), 'svc_gateway_trace_spans_total', { result });
+      await until(async () => (await spans('failed')) + (await spans('dropped')) >= 40, 20_000, 'forty spans failed or dropped');
+      expect(await spans('exported')).toBe(0);
     } finally {
       await g.stop();
     }
+  });
+
+  it('counts the spans it exported', async () => {
+    const exported = async (): Promise<number> => metricSum(await scrape(gw.metricsUrl), 'svc_gateway_trace_spans_total', { result: 'exported' });
+    await until(async () => (await exported()) >= collector.spans.length, 10_000, 'every span the collector forwarded counted as exported');
+    expect(await exported()).toBe(collector.spans.length);
+    // The scrape of a gateway with tracing on stays promtool-clean (the process-metrics test covers it off).
+    const lint = await checkMetrics(await scrape(gw.metricsUrl));
+    expect(lint.output.trim()).toBe('');
+    expect(lint.code).toBe(0);
   });
 
   it('puts the key in no attribute and no resource value of any exported span', () => {
