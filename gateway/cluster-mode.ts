@@ -13,6 +13,7 @@ import { build } from './server.ts';
 import { RedisLastUsed, withLastUsed } from './state/last-used.ts';
 import { createRedis } from './state/redis-connect.ts';
 import { redactUrl } from './state/redis-env.ts';
+import { startTracing } from './tracing/sdk.ts';
 import { RedisStore } from './state/redis-store.ts';
 
 export { CLUSTER_NEEDS } from './options.ts';
@@ -67,6 +68,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     drain,
     logger,
     timeouts: opts.timeouts,
+    tracing: startTracing(opts.env, 'svc-gateway'),
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
   // gateway's upstream outcomes are added to the board every 5 s in one pipeline.
@@ -74,6 +76,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     onError: (err) => log.warn('Availability board not read or written', err),
   }).start();
   deps.availability = health;
+  gatewayMetrics.alerts.watchTargets(() => health.targets());
   await source.start();
   if (!source.ready()) app.log.warn('No config in Redis yet: not ready until the operator publishes one');
   let address: string;

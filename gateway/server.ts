@@ -11,6 +11,8 @@ import { fastifyTrustProxy, type TrustProxy } from './contract/trust-proxy.ts';
 import { dialectErrors, dialectNotFound, frameworkError } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
+import { callTracer } from './tracing/call-trace.ts';
+import type { TracingSdk } from './tracing/sdk.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
@@ -36,6 +38,8 @@ export interface BuildOptions {
   trustProxy?: TrustProxy;
   /** The call pipeline's clock (default Date.now); tests step it. */
   now?: () => number;
+  /** The OpenTelemetry SDK (tracing/sdk.ts) when tracing is on; shut down (queued spans exported) when the app closes. */
+  tracing?: TracingSdk | null;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -70,6 +74,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     log: app.log,
     now: opts.now ?? Date.now,
     lifecycle: opts.drain,
+    tracer: opts.tracing ? callTracer(opts.tracing.tracer) : undefined,
   };
   metrics.watchBalances(async () => {
     const now = Date.now();
@@ -79,9 +84,12 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
         .map(async (account) => ({ account, balanceNano: (await deps.store.view(account, '', now)).balanceNano })),
     );
   });
+  if (opts.tracing) metrics.watchSpans(opts.tracing.counts);
+  metrics.alerts.watchKeySpend(async (account, key) => (await deps.store.view(account, key, Date.now())).keyMonthSpendNano);
+  const count = (code: string): void => metrics.error(code);
   await app.register(cors);
   // The root answers in OpenAI's shape (health, unknown paths); each dialect's routes are a plugin of their own.
-  dialectErrors(app, 'openai');
+  dialectErrors(app, 'openai', count);
   dialectNotFound(app, 'openai');
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
@@ -90,18 +98,19 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting' });
   });
   await app.register(async (api) => {
-    dialectErrors(api, 'openai');
+    dialectErrors(api, 'openai', count);
     openAIRoutes(api, deps);
   });
   await app.register(
     async (api) => {
-      dialectErrors(api, 'anthropic');
+      dialectErrors(api, 'anthropic', count);
       dialectNotFound(api, 'anthropic');
       anthropicRoutes(api, deps);
     },
     { prefix: '/anthropic' },
   );
   app.addHook('onClose', async () => {
+    await opts.tracing?.shutdown();
     await deps.providers.close();
   });
   return { app, deps, metrics };

@@ -20,6 +20,7 @@ import { build } from './server.ts';
 import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './state/last-used.ts';
 import { MemoryStore } from './state/memory-store.ts';
 import { redactUrl, sharedKeys } from './state/redis-env.ts';
+import { startTracing } from './tracing/sdk.ts';
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
@@ -78,6 +79,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     logger,
     timeouts: opts.timeouts,
     trustProxy: opts.trustProxy,
+    tracing: startTracing(opts.env, 'svc-gateway'),
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {
@@ -107,6 +109,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     onError: (err) => logger.warn({ err }, 'Availability: a probe round or a board read failed'),
   });
   deps.availability = availability.health;
+  metrics.alerts.watchTargets(() => availability.health.targets());
   const sla = slaJob(opts, mounted.billing, availability.history, logger);
   await mountStatusPages(app, { source: availability.source, env: opts.env });
   for (const w of config.warnings) logger.warn({ source: w.source, object: w.object, field: w.field }, w.message);

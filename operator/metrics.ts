@@ -1,7 +1,8 @@
 // Prometheus metrics of the operator. Labels are bounded: kind (five values) and result (three); never object names
 // but one: svc_gateway_keys_expiring is by account (as the gateway's balance gauge), named as the issue asked so a
 // dashboard finds it beside the gateway's metrics.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../gateway/lifecycle/process-metrics.ts';
 
 export type Result = 'success' | 'error' | 'requeue';
 
@@ -18,7 +19,7 @@ export class OperatorMetrics {
 
   constructor() {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'svc_operator_process_' });
+    collectProcessMetrics(this.registry);
     this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by kind and result.', labelNames: ['kind', 'result'], registers });
     this.reconcileErrors = new Counter({
       name: 'svc_operator_reconcile_errors_total',

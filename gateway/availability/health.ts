@@ -2,7 +2,7 @@
 // few seconds, so the call path does no I/O), and the outcomes of its own upstream attempts, counted in memory and
 // added to the board in one pipeline every few seconds. Per call: a Map lookup and two integer additions.
 import type { Board } from './board.ts';
-import { targetKey, type LiveCounts } from './types.ts';
+import { targetKey, type LiveCounts, type State } from './types.ts';
 
 export interface HealthOptions {
   /** How often the states are read from the board (ms). */
@@ -15,6 +15,7 @@ export interface HealthOptions {
 
 export class TargetHealth {
   private down = new Set<string>();
+  private last: ReadonlyArray<{ model: string; target: string; state: State }> = [];
   private counts = new Map<string, LiveCounts>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly now: () => number;
@@ -44,6 +45,11 @@ export class TargetHealth {
     return this.down.size > 0 && this.down.has(targetKey(model, target));
   }
 
+  /** Every target's state as last read from the board (the metrics' svc_gateway_upstream_state). */
+  targets(): ReadonlyArray<{ model: string; target: string; state: State }> {
+    return this.last;
+  }
+
   /** One upstream attempt's outcome; `failed` only for upstream failures (5xx, timeout, connect error). */
   record(model: string, target: string, failed: boolean): void {
     const k = targetKey(model, target);
@@ -55,6 +61,7 @@ export class TargetHealth {
 
   async refresh(): Promise<void> {
     const states = await this.board.states();
+    this.last = states.map((s) => ({ model: s.model, target: s.target, state: s.state }));
     this.down = new Set(states.filter((s) => s.state === 'major_outage').map((s) => targetKey(s.model, s.target)));
   }
 

@@ -30,8 +30,8 @@ function fromFastify(err: FastifyError): GatewayError | null {
   return null;
 }
 
-/** The error handler of one dialect's plugin (and of the root, in OpenAI's shape). */
-export function dialectErrors(app: FastifyInstance, dialect: Dialect): void {
+/** The error handler of one dialect's plugin (and of the root, in OpenAI's shape); `count` sees each code sent. */
+export function dialectErrors(app: FastifyInstance, dialect: Dialect, count?: (code: string) => void): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (reply.sent || reply.raw.headersSent) return;
     let ge = err instanceof GatewayError ? err : fromFastify(err);
@@ -39,6 +39,7 @@ export function dialectErrors(app: FastifyInstance, dialect: Dialect): void {
       req.log.error({ err }, 'Request failed');
       ge = new GatewayError('internal_error', 'The gateway failed to process the request.');
     }
+    count?.(ge.code);
     sendError(reply, dialect, ge);
   });
 }

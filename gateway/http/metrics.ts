@@ -1,8 +1,12 @@
 // Prometheus metrics of the gateway (docs/operations.md: Metrics; every metric in docs/reference/metrics.md). Labels stay bounded: endpoint, configured model
 // ids, status class, fallback reason, configured account names; never key values or task_type.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
 import type { ClampReason } from '../pipeline/bound-usage.ts';
+import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
+import { AlertMetrics } from './alert-metrics.ts';
+import { GenAiMetrics } from './genai-metrics.ts';
+import type { KeyRecord } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -24,11 +28,16 @@ export class Metrics {
   private readonly ttft: Histogram;
   private readonly accountSpend: Counter;
   private readonly balance: Gauge;
+  private readonly errors: Counter;
+  private readonly added: Histogram;
+  /** Upstream states and key budgets, read at scrape time (alert-metrics.ts). */
+  readonly alerts: AlertMetrics;
+  private readonly genai: GenAiMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'svc_gateway_process_' });
+    if (opts.defaultMetrics !== false) collectProcessMetrics(this.registry);
     this.requests = new Counter({
       name: 'svc_gateway_requests_total',
       help: 'Model calls by endpoint, model and status.',
@@ -90,6 +99,47 @@ export class Metrics {
       registers,
       collect: () => this.collectBalances(),
     });
+    this.errors = new Counter({
+      name: 'svc_gateway_errors_total',
+      help: "Error answers sent before an answer started, by the error catalog's code (e.g. store_unavailable).",
+      labelNames: ['code'],
+      registers,
+    });
+    this.added = new Histogram({
+      name: 'svc_gateway_added_latency_seconds',
+      help: 'Time a call spent in the gateway before its first upstream request (key, limits, budget hold, routing).',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers,
+    });
+    this.alerts = new AlertMetrics(this.registry);
+    this.genai = new GenAiMetrics(this.registry);
+  }
+
+  /** What became of the sampled spans, when tracing is on (gateway/tracing/bounded.ts). */
+  watchSpans(counts: { exported: number; failed: number; dropped: number }): void {
+    new Counter({
+      name: 'svc_gateway_trace_spans_total',
+      help: 'Sampled trace spans by result: exported, failed (collector refused or unreachable), dropped (queue full).',
+      labelNames: ['result'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const result of ['exported', 'failed', 'dropped'] as const) this.inc({ result }, counts[result]);
+      },
+    });
+  }
+
+  /** An error answer (errors.ts), by its catalog code: a bounded set. */
+  error(code: string): void {
+    this.errors.inc({ code });
+  }
+
+  keySeen(key: KeyRecord): void {
+    this.alerts.keySeen(key);
+  }
+
+  addedLatency(seconds: number): void {
+    this.added.observe(seconds);
   }
 
   /** Where the balance gauge reads from: one value per account of the current config. */
@@ -128,5 +178,6 @@ export class Metrics {
     if (e.usageEstimated) this.estimated.inc({ endpoint: e.endpoint });
     this.latency.observe({ endpoint: e.endpoint, model }, e.latencyMs / 1000);
     if (e.ttftMs !== null) this.ttft.observe({ endpoint: e.endpoint, model }, e.ttftMs / 1000);
+    this.genai.observe(e);
   }
 }

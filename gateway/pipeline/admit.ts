@@ -13,6 +13,7 @@ import type { CallEvents } from './outcome.ts';
 import type { Principal } from './resolve.ts';
 
 export async function admit(deps: GatewayDeps, p: Principal, r: Reservation, events: CallEvents, keys: KeyCache): Promise<Hold> {
+  deps.metrics.keySeen?.(p.key);
   const tokens = r.inputTokens + r.outputTokens;
   const never = neverFits(p, r, tokens);
   if (never) return refuse(deps, events, never);

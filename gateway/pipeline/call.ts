@@ -6,7 +6,7 @@ import { NO_USAGE } from '../translate/types.ts';
 import { admit } from './admit.ts';
 import { authenticate } from './authenticate.ts';
 import type { CallSpec } from './call-spec.ts';
-import type { GatewayDeps } from './context.ts';
+import type { CallMetrics, CallTrace, GatewayDeps } from './context.ts';
 import { reserve } from './estimate.ts';
 import { keyCacheOf } from './key-cache.ts';
 import { callEvents } from './outcome.ts';
@@ -24,9 +24,33 @@ export type { CallSink, StreamWriter } from './sink.ts';
 type Headers = Record<string, string | string[] | undefined>;
 
 export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {
+  const trace = deps.tracer?.start(headers, spec.modelType, spec.modelId);
+  const d = trace ? traced(deps, trace) : deps;
   // Counted while in flight, settle included, so a graceful shutdown waits for the hold and the usage event.
-  const run = (): Promise<void> => steps(deps, spec, headers, client, sink);
-  return deps.lifecycle ? deps.lifecycle.track(run) : run();
+  const run = (): Promise<void> => steps(d, spec, headers, client, sink);
+  const done = deps.lifecycle ? deps.lifecycle.track(run) : run();
+  if (!trace) return done;
+  return done.then(
+    () => trace.end(),
+    (err: unknown) => {
+      trace.end(err);
+      throw err;
+    },
+  );
+}
+
+/** The call's own deps while tracing: its trace, and its usage event seen by the trace on the way to the metrics. */
+function traced(deps: GatewayDeps, trace: CallTrace): GatewayDeps {
+  const m = deps.metrics;
+  const metrics: CallMetrics = {
+    observe: (e) => {
+      trace.outcome(e);
+      m.observe(e);
+    },
+    addedLatency: m.addedLatency ? (s) => m.addedLatency?.(s) : undefined,
+    keySeen: m.keySeen ? (k) => m.keySeen?.(k) : undefined,
+  };
+  return { ...deps, trace, metrics };
 }
 
 async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {

@@ -1,6 +1,6 @@
 // What the pipeline needs from the process: config, state, providers, the key pepper, a clock, a log and a place
 // for each call's outcome (metrics). Interfaces only: no transport, no framework.
-import type { Snapshot } from '../contract/snapshot.ts';
+import type { CompiledModel, CompiledTarget, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { Store } from '../state/store.ts';
 import type { UsageEvent } from '../usage/event.ts';
@@ -17,6 +17,10 @@ export interface CallMetrics {
   observe(e: UsageEvent): void;
   /** An upstream's usage report above the call's bound, cut to it (bound-usage.ts). */
   usageClamped?(reason: ClampReason): void;
+  /** The time a call spent in the gateway before its first upstream request (key, limits, hold, routing), in s. */
+  addedLatency?(seconds: number): void;
+  /** A key that is calling (before admission): the Prometheus metrics track the budgets of keys that have one. */
+  keySeen?(key: KeyRecord): void;
 }
 
 export interface ConfigSource {
@@ -38,6 +42,24 @@ export interface Availability {
   record(model: string, target: string, failed: boolean): void;
 }
 
+/** Traces of calls (gateway/tracing/call-trace.ts): present only when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT). */
+export interface CallTracer {
+  start(headers: Record<string, string | string[] | undefined>, operation: 'chat' | 'embeddings', model: string): CallTrace;
+}
+
+/** One call's trace: a span per upstream attempt, the usage event's outcome, ended once the call is over. */
+export interface CallTrace {
+  attempt(model: CompiledModel, target: CompiledTarget): AttemptTrace;
+  outcome(e: UsageEvent): void;
+  /** `err`: what the call threw before its answer started, if anything. */
+  end(err?: unknown): void;
+}
+
+export interface AttemptTrace {
+  /** `error`: why the attempt failed (a fallback reason or an error code), null when it answered. */
+  end(error: string | null): void;
+}
+
 export interface GatewayDeps {
   config: ConfigSource;
   store: Store;
@@ -48,4 +70,7 @@ export interface GatewayDeps {
   now: () => number;
   lifecycle?: CallLifecycle;
   availability?: Availability;
+  tracer?: CallTracer;
+  /** This call's trace (set on the call's own copy of the deps, only while tracing). */
+  trace?: CallTrace;
 }

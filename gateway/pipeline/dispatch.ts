@@ -10,7 +10,7 @@ import { SseParser, type SseEvent } from '../sse/parser.ts';
 import type { Protocol } from '../providers/types.ts';
 import type { Translation, Usage } from '../translate/types.ts';
 import type { FirstAttempt } from './prepare.ts';
-import type { Availability } from './context.ts';
+import type { Availability, CallTrace } from './context.ts';
 
 export interface Route {
   model: CompiledModel;
@@ -56,6 +56,8 @@ export interface DispatchInput {
   first?: FirstAttempt | null;
   /** Targets in major_outage are tried last; every attempt's outcome is counted (gateway/availability). */
   health?: Availability;
+  /** The call's trace, when tracing is on: a span per attempt. */
+  trace?: CallTrace;
 }
 
 export async function dispatch(input: DispatchInput): Promise<Served> {
@@ -71,7 +73,15 @@ export async function dispatch(input: DispatchInput): Promise<Served> {
     const reason = moved !== null && (skipped || first !== null) ? 'unavailable' : (first?.reason ?? null);
     const route: Route = { model, target, fallback: first !== null || skipped, fallbackReason: reason };
     lastRoute = route;
-    const result = await attempt(input, route);
+    const span = input.trace?.attempt(model, target);
+    let result: Served | AttemptFailure;
+    try {
+      result = await attempt(input, route);
+    } catch (err) {
+      span?.end(err instanceof GatewayError ? err.code : 'client_closed');
+      throw err;
+    }
+    span?.end('kind' in result ? null : result.reason);
     input.health?.record(model.id, target.name, !('kind' in result) && result.reason !== 'upstream_429');
     if ('kind' in result) return result;
     first ??= result;

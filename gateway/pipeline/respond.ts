@@ -32,6 +32,7 @@ const STREAM_OUTCOMES: Record<StreamResult['outcome'], { status: number; code: s
 export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, sink: CallSink): Promise<void> {
   const { modelId, chain, settle, started } = input;
   let served: Served;
+  deps.metrics.addedLatency?.((deps.now() - started) / 1000);
   try {
     served = await dispatch({
       chain,
@@ -40,6 +41,7 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
       signal: sig.signal,
       first: input.first,
       health: deps.availability,
+      trace: deps.trace,
     });
   } catch (err) {
     if (sig.clientGone()) {

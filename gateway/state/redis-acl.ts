@@ -58,7 +58,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       ...SCRIPTED_CALLS,
     ],
     // Operator (and the standalone gateway's publish): config snapshots and announcements, key records and their
-    // registry, the streams' registry, credits and revocations of each account; the prober's target states.
+    // registry, the streams' registry, credits, revocations and key expiries of each account; the prober's target states.
     operator: [
       `~${p}:config:*`,
       `~${p}:key:*`,
@@ -67,6 +67,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `~${p}:{a:*}:acct`,
       `~${p}:{a:*}:credits`,
       `~${p}:{a:*}:revoked`,
+      `~${p}:{a:*}:keyexp`,
       `~${p}:{avail}:*`,
       `&${p}:config:changed`,
       '+get',
@@ -84,6 +85,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       '+srem',
       '+hget',
       '+hset',
+      '+hdel',
       '+hgetall',
       '+hsetnx',
       '+hincrby',

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { basics, route, toYaml } from '../helpers/manifests.ts';
+import { metricSum, scrape } from '../helpers/prom.ts';
 import { until } from '../helpers/until.ts';
 
 let primary: FakeUpstream;
@@ -89,5 +90,14 @@ describe('npm start probes itself', () => {
     );
     expect(h!.get('x-svc-upstream')).toBe('secondary');
     expect(await state()).toBe('operational'); // served while one target works
+    // The gauge the chart's SvcGatewayUpstreamMajorOutage alert reads: one state per target, as the board has it.
+    const text = await scrape(gw.metricsUrl);
+    const state1 = (target: string, s: string): number => metricSum(text, 'svc_gateway_upstream_state', { model: 'smart', target, state: s });
+    expect([
+      state1('primary', 'major_outage'),
+      state1('primary', 'operational'),
+      state1('secondary', 'major_outage'),
+      state1('secondary', 'operational'),
+    ]).toEqual([1, 0, 0, 1]);
   }, 20_000);
 });

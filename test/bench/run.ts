@@ -9,14 +9,14 @@ import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
-import { direct, floor, gateway, portkey, redis, redisStoreAvailable, upstream, type Subject } from './subjects.ts';
+import { direct, floor, gateway, gatewayTraced, portkey, redis, redisStoreAvailable, upstream, type Subject } from './subjects.ts';
 
 const HELP = `npm run bench [-- options]
 
   --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
   --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
   --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-redis,gateway-redis-x2,portkey; or of the
-                       scaling subjects, not run by default: gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
+                       subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster)
   --json FILE          also write the raw results as JSON
   -h, --help           this help
@@ -42,12 +42,13 @@ const STARTERS: Record<string, Starter> = {
   'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
   'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
   portkey: (up) => portkey(up),
+  'gateway-otel': (up) => gatewayTraced(up),
   'gateway-redis-x4': async (up, r) => gateway(up, { name: 'gateway-redis-x4', processes: 4, redis: await r() }),
   'gateway-cluster': async (up, _r, c) => gateway(up, { name: 'gateway-cluster', processes: 1, redisCluster: (await c()).url }),
   'gateway-cluster-x2': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x2', processes: 2, redisCluster: (await c()).url }),
   'gateway-cluster-x4': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x4', processes: 4, redisCluster: (await c()).url }),
 };
-const SCALING = ['gateway-redis-x4', 'gateway-cluster', 'gateway-cluster-x2', 'gateway-cluster-x4'];
+const SCALING = ['gateway-otel', 'gateway-redis-x4', 'gateway-cluster', 'gateway-cluster-x2', 'gateway-cluster-x4'];
 
 async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<SubjectResult[]> {
   const up = await upstream();
@@ -66,6 +67,7 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
       await Promise.all(subject.procs.filter((p) => p !== up).map((p) => p.stop()));
       await (redisProc as Proc | null)?.stop();
       await (cluster as TestRedisCluster | null)?.stop();
+      await subject.stop?.();
     }
   }
   await up.stop();

@@ -18,7 +18,7 @@ interface Sample {
 
 async function heapUsedMb(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const m = /^svc_gateway_process_nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
+  const m = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
   return m ? Number(m[1]) / 2 ** 20 : 0;
 }
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../../gateway/contract/keys.ts';
 import { account, apiKey, plan, route, toYaml, type TargetSpec } from '../helpers/manifests.ts';
+import { startCollector } from '../otel/collector.ts';
 import { freePort, ROOT, startProc, type Proc } from './procs.ts';
 
 export interface Subject {
@@ -18,6 +19,8 @@ export interface Subject {
   /** Where each of our gateway processes serves /metrics (SVC_METRICS_PORT); absent for other subjects. */
   metricsUrls?: string[];
   headers: Record<string, string>;
+  /** Stops what the subject started besides its processes (the collector of gateway-otel). */
+  stop?: () => Promise<void>;
 }
 
 const NODE = process.execPath;
@@ -87,7 +90,10 @@ export async function redis(): Promise<Proc> {
 }
 
 /** `redisCluster`: the seed nodes of a Redis Cluster (the processes get SVC_REDIS_CLUSTER=1). */
-export async function gateway(up: Proc, opts: { name: string; processes: number; redis?: Proc; redisCluster?: string }): Promise<Subject> {
+export async function gateway(
+  up: Proc,
+  opts: { name: string; processes: number; redis?: Proc; redisCluster?: string; env?: Record<string, string> },
+): Promise<Subject> {
   const key = generateKey();
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const config = join(dir, 'bench.yaml');
@@ -99,6 +105,7 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
     NODE_ENV: 'production',
     LOG_LEVEL: 'info',
     SVC_KEY_PEPPER: 'bench-pepper-not-secret',
+    ...opts.env,
   };
   if (opts.redis) env.REDIS_URL = `redis://127.0.0.1:${opts.redis.port}`;
   if (opts.redisCluster) Object.assign(env, { REDIS_URL: opts.redisCluster, SVC_REDIS_CLUSTER: '1' });
@@ -127,6 +134,14 @@ export async function gateway(up: Proc, opts: { name: string; processes: number;
     metricsUrls,
     headers: { authorization: `Bearer ${key}` },
   };
+}
+
+/** The gateway with tracing on (default sampler: every call without a parent is sampled), exporting to a real
+ * OpenTelemetry Collector (test/otel/collector.ts), whose CPU is not counted. */
+export async function gatewayTraced(up: Proc): Promise<Subject> {
+  const collector = await startCollector();
+  const s = await gateway(up, { name: 'gateway-otel', processes: 1, env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint } });
+  return { ...s, stop: () => collector.stop() };
 }
 
 /** Portkey's gateway (npm @portkey-ai/gateway, its own Node server), routed to our upstream as a custom host. */

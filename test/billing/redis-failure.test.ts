@@ -2,6 +2,7 @@
 // command timeout; money paths answer 503 with retry-after (fail closed); settles that hit the stall are retried
 // and land once; no dollar is admitted past a budget.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricSum, scrape } from '../helpers/prom.ts';
 import { until } from '../helpers/until.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { chat, fleetStore, startFleet, type CallResult, type Fleet } from '../helpers/fleet.ts';
@@ -67,9 +68,14 @@ describe('Redis failure policy', () => {
     // Calls admitted before the stall settle during it: their settle is retried and lands once.
     const inFlight = Array.from({ length: 4 }, (_, i) => chat(fleet.urls[i % 2] as string, s.keys.k as string, { model: 'mock-slow' }));
     await until(async () => (await store.ledger('acme')).openHolds === 4, 5000);
+    const unavailable = async (): Promise<number> =>
+      (await Promise.all(fleet.metricsUrls.map(scrape))).reduce((n, text) => n + metricSum(text, 'svc_gateway_errors_total', { code: 'store_unavailable' }), 0);
+    const before = await unavailable();
     await redis.client.call('CLIENT', 'PAUSE', '2500', 'ALL');
     const pausedAt = Date.now();
     expectFailClosed('Redis paused', await burst(40));
+    // Each of those answers is counted (the chart's SvcGatewayStoreUnavailable alert reads this counter).
+    expect((await unavailable()) - before).toBe(40);
     expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200, 200, 200, 200]);
     await new Promise((r) => setTimeout(r, Math.max(0, pausedAt + 2600 - Date.now())));
     await until(async () => (await chat(fleet.urls[1] as string, s.keys.k as string)).status === 200, 5000);

@@ -15,6 +15,7 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { callOfKind, mixedTraffic, script, trafficManifests, type CallOutcome, type Upstreams } from '../helpers/usage-traffic.ts';
+import { alertsOf, renderedRules } from './alert-rules.ts';
 import { CHART } from './helm.ts';
 import { startPrometheus, type TestPrometheus } from './prometheus.ts';
 
@@ -51,18 +52,21 @@ beforeAll(async () => {
   [redis, db] = await Promise.all([startRedis('dashboards'), startPostgres('dashboards')]);
   const m = trafficManifests(u);
   const capped = apiKey('capped', 'globex', { monthlyBudgetUsd: 0.000001 });
+  // A budget its calls use a little of (the alert test lowers the budget alert's threshold under its share).
+  const budgeted = apiKey('budgeted', 'globex', { monthlyBudgetUsd: 0.01 });
   gw = await startGatewayProcess({
-    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs]),
+    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs, ...budgeted.docs]),
     REDIS_URL: redis.url,
     SVC_REDIS_PREFIX: redis.prefix,
     SVC_KEY_PEPPER: FLEET_PEPPER,
     DATABASE_URL: db.url,
   });
-  prom = await startPrometheus([new URL(gw.metricsUrl).host]);
+  prom = await startPrometheus([new URL(gw.metricsUrl).host], { namespace: 'svc', container: 'gateway', pod: 'gateway-0' });
   // Two waves a few scrapes apart, so every counter is seen before and after it grows (rate() > 0).
   for (let wave = 0; wave < 2; wave++) {
     calls.push(...(await mixedTraffic([gw.url], m.keys, 60)));
     for (let i = 0; i < 3; i++) calls.push(await callOfKind(gw.url, capped.key, 'ok', i));
+    for (let i = 0; i < 3; i++) calls.push(await callOfKind(gw.url, budgeted.key, 'ok', i));
     const seen = await prom.scrapes();
     await waitFor(async () => (await prom.scrapes()) >= seen + 3, 20_000, 'three more scrapes');
   }
@@ -109,11 +113,58 @@ describe('PromQL of traffic.json, against Prometheus scraping a gateway under tr
     console.log(`${all.length} PromQL queries, each with data:\n${report.join('\n')}`);
   });
 
+  it('counts the same tokens in the GenAI token histogram as in our own counter', async () => {
+    for (const direction of ['input', 'output']) {
+      const genai = await prom.query(`sum(gen_ai_client_token_usage_sum{gen_ai_token_type="${direction}"})`);
+      const ours = await prom.query(`sum(svc_gateway_tokens_total{direction="${direction}"})`);
+      expect(Number(genai[0]?.value[1])).toBeGreaterThan(0);
+      expect(genai[0]?.value[1]).toBe(ours[0]?.value[1]);
+    }
+  });
+
   it('sees the refusals the traffic caused, by reason', async () => {
     const refused = await prom.query('sum by (reason) (svc_gateway_budget_refused_total)');
     expect(refused.map((s) => s.metric.reason)).toEqual(['budget_exceeded']);
     expect(Number(refused[0]?.value[1])).toBe(calls.filter((c) => c.status === 402).length);
     expect(Number((await prom.query('sum(svc_gateway_rate_limited_total)'))[0]?.value[1])).toBe(calls.filter((c) => c.status === 429).length);
+  });
+});
+
+describe("the chart's alert expressions, against Prometheus scraping a gateway under traffic", () => {
+  // Thresholds this traffic crosses (fallbacks, time in the gateway, every balance, the capped key's budget); the
+  // rest are the defaults, which a healthy gateway stays under (Redis up, the exporter keeping up, no dead letter).
+  const LOW = { fallbackRatio: 0.01, addedLatencyP99Seconds: 0.000001, balanceBelowUsd: 1_000_000_000, keyBudgetRatio: 0.001 };
+  const FIRING = ['SvcGatewayFallbackRateHigh', 'SvcGatewayAddedLatencyHigh', 'SvcGatewayAccountBalanceLow', 'SvcGatewayKeyBudgetNearlyUsed'];
+  const QUIET = ['SvcGatewayStoreUnavailable', 'SvcExporterBehind', 'SvcExporterDeadLetters'];
+
+  it('every metric a rule reads is exported by the gateway (or its in-process exporter)', async () => {
+    const families = new Set([...(await (await fetch(`${gw.metricsUrl}/metrics`)).text()).matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]));
+    const read = alertsOf(await renderedRules()).flatMap((r) => [...r.expr.matchAll(/\b(svc_\w+?)(?:_bucket)?\b(?=[{[)\s])/g)].map((m) => m[1] as string));
+    expect(read.length).toBeGreaterThan(8);
+    expect([...new Set(read)].filter((m) => !families.has(m))).toEqual([]);
+  });
+
+  it('each expression evaluates; the crossed thresholds fire, for the right series, the others stay quiet', async () => {
+    const rules = alertsOf(await renderedRules(LOW));
+    const report: string[] = [];
+    const fired: Record<string, Array<Record<string, string>>> = {};
+    for (const r of rules) {
+      const samples = await prom.query(r.expr);
+      fired[r.alert] = samples.map((s) => s.metric);
+      report.push(`${r.alert}: ${samples.map((s) => `${JSON.stringify(s.metric)}=${+Number(s.value[1]).toPrecision(3)}`).join(' ') || 'quiet'}`);
+    }
+    console.log(`${rules.length} alert expressions:\n${report.join('\n')}`);
+    for (const a of FIRING) expect(fired[a]?.length, `${a} fires`).toBeGreaterThan(0);
+    for (const a of QUIET) expect(fired[a], `${a} stays quiet`).toEqual([]);
+    // The budgeted key spent more than 0.1% of its budget; the capped one was refused before it spent anything.
+    expect(fired.SvcGatewayKeyBudgetNearlyUsed).toEqual([{ namespace: 'svc', account: 'globex', key: 'budgeted' }]);
+    const ratio = await prom.query('max by (key) (svc_gateway_key_budget_used_ratio)');
+    const spent = await db.pool.query<{ nano: string }>("SELECT sum(cost_nano)::text AS nano FROM usage_events WHERE api_key = 'budgeted'");
+    expect(Object.fromEntries(ratio.map((s) => [s.metric.key, Number(s.value[1])]))).toEqual({ capped: 0, budgeted: Number(spent.rows[0]?.nano) / 1e7 });
+    const ledger = (await db.pool.query<{ account: string }>('SELECT account FROM account_ledger ORDER BY account')).rows.map((r) => r.account);
+    expect(fired.SvcGatewayAccountBalanceLow?.map((m) => m.account).sort()).toEqual(ledger);
+    // The outage rule reads the states this gateway got from its probes: one per target and state.
+    expect((await prom.query('count(svc_gateway_upstream_state)'))[0]?.value[1]).toBe(String(3 * 5));
   });
 });
 

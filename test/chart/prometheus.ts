@@ -24,7 +24,8 @@ export interface TestPrometheus {
   stop(): Promise<void>;
 }
 
-export async function startPrometheus(targets: string[]): Promise<TestPrometheus> {
+/** labels: target labels, as the ServiceMonitor's discovery adds them (namespace, container, pod). */
+export async function startPrometheus(targets: string[], labels: Record<string, string> = {}): Promise<TestPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-prom-'));
   const port = await freePort();
   const config = join(dir, 'prometheus.yml');
@@ -32,7 +33,7 @@ export async function startPrometheus(targets: string[]): Promise<TestPrometheus
     config,
     stringify({
       global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
-      scrape_configs: [{ job_name: 'svc-gateway', static_configs: [{ targets }] }],
+      scrape_configs: [{ job_name: 'svc-gateway', static_configs: [{ targets, labels }] }],
     }),
   );
   const child: ChildProcess = spawn(

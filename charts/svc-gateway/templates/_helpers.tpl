@@ -146,3 +146,39 @@ cluster (a namespaceSelector matching every namespace), which excludes sources o
 - namespaceSelector: {}
 {{- end }}
 {{- end }}
+
+{{/*
+OpenTelemetry tracing (README: Traces): the standard OTEL_* variables when otel.endpoint is set, nothing otherwise.
+service.name per component; k8s.* resource attributes from the downward API. Call with (dict "root" . "component" name).
+*/}}
+{{- define "svc-gateway.otelEnv" -}}
+{{- $o := .root.Values.otel -}}
+{{- if $o.endpoint -}}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $o.endpoint | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ printf "svc-%s" .component | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $o.sampler | quote }}
+{{- if ne (toString $o.samplerArg) "" }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ $o.samplerArg | toString | quote }}
+{{- end }}
+{{- with $o.headersSecret }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom: { secretKeyRef: { name: {{ .name | quote }}, key: {{ .key | quote }} } }
+{{- end }}
+- name: K8S_POD_NAME
+  valueFrom: { fieldRef: { fieldPath: metadata.name } }
+- name: K8S_NAMESPACE_NAME
+  valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
+- name: K8S_NODE_NAME
+  valueFrom: { fieldRef: { fieldPath: spec.nodeName } }
+{{- $attrs := list "k8s.pod.name=$(K8S_POD_NAME)" "k8s.namespace.name=$(K8S_NAMESPACE_NAME)" "k8s.node.name=$(K8S_NODE_NAME)" (printf "k8s.container.name=%s" .component) (printf "service.version=%s" .root.Chart.AppVersion) }}
+{{- range $k, $v := $o.resourceAttributes }}
+{{- $attrs = append $attrs (printf "%s=%s" $k $v) }}
+{{- end }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ join "," $attrs | quote }}
+{{- end -}}
+{{- end }}

@@ -1,6 +1,7 @@
 // svc-usage-exporter: usage events from the gateways' Redis Streams into Postgres (run by the operator's deployment).
 import { parseArgs } from 'node:util';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
+import { collectProcessMetrics } from '../../lifecycle/process-metrics.ts';
 import { migrate } from '../postgres/migrate.ts';
 import { createPool, redactDatabaseUrl } from '../postgres/pool.ts';
 import { serveMetrics } from '../../http/metrics-server.ts';
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
     return;
   }
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'svc_exporter_process_' });
+  collectProcessMetrics(registry);
   let running: Awaited<ReturnType<typeof startExporter>>;
   try {
     running = await startExporter({

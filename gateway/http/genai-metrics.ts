@@ -1,0 +1,87 @@
+// The OpenTelemetry GenAI metrics (semantic-conventions v1.37, gen-ai-metrics.md), as Prometheus names them under
+// the OpenTelemetry-to-Prometheus rules (dots to underscores, the unit "s" as _seconds, "{token}" dropped), with the
+// convention's bucket advice. The gateway is the server of its callers (gen_ai.server.*) and the client of its
+// upstreams (gen_ai.client.*). Labels: operation, requested and served model (configured ids), error type (a
+// catalog code) and token type: all bounded. Ours (svc_gateway_*) add what the convention lacks (account, cost).
+import { Histogram, type Registry } from 'prom-client';
+import type { Endpoint, UsageEvent } from '../usage/event.ts';
+
+const DURATION = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+const TOKENS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+const PER_TOKEN = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5];
+
+/** gen_ai.operation.name of each endpoint; count_tokens is no GenAI operation (no metric). */
+const OPERATION: Record<Endpoint, string | null> = {
+  'chat.completions': 'chat',
+  messages: 'chat',
+  responses: 'chat',
+  embeddings: 'embeddings',
+  count_tokens: null,
+};
+
+const MODEL_LABELS = ['gen_ai_operation_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
+
+export class GenAiMetrics {
+  private readonly serverDuration: Histogram;
+  private readonly ttft: Histogram;
+  private readonly perToken: Histogram;
+  private readonly tokens: Histogram;
+  private readonly clientDuration: Histogram;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.serverDuration = new Histogram({
+      name: 'gen_ai_server_request_duration_seconds',
+      help: 'GenAI server request duration (gen_ai.server.request.duration).',
+      labelNames: [...MODEL_LABELS, 'error_type'],
+      buckets: DURATION,
+      registers,
+    });
+    this.ttft = new Histogram({
+      name: 'gen_ai_server_time_to_first_token_seconds',
+      help: 'Time to generate the first token for successful responses (gen_ai.server.time_to_first_token).',
+      labelNames: MODEL_LABELS,
+      buckets: TTFT,
+      registers,
+    });
+    this.perToken = new Histogram({
+      name: 'gen_ai_server_time_per_output_token_seconds',
+      help: 'Time per output token after the first, for successful responses (gen_ai.server.time_per_output_token).',
+      labelNames: MODEL_LABELS,
+      buckets: PER_TOKEN,
+      registers,
+    });
+    this.tokens = new Histogram({
+      name: 'gen_ai_client_token_usage',
+      help: 'Tokens used per upstream call, by token type (gen_ai.client.token.usage).',
+      labelNames: [...MODEL_LABELS, 'gen_ai_token_type'],
+      buckets: TOKENS,
+      registers,
+    });
+    this.clientDuration = new Histogram({
+      name: 'gen_ai_client_operation_duration_seconds',
+      help: 'GenAI operation duration as the gateway saw it from its upstreams (gen_ai.client.operation.duration).',
+      labelNames: [...MODEL_LABELS, 'error_type'],
+      buckets: DURATION,
+      registers,
+    });
+  }
+
+  observe(e: UsageEvent): void {
+    const op = OPERATION[e.endpoint];
+    if (!op) return;
+    const labels = { gen_ai_operation_name: op, gen_ai_request_model: e.requestedModel, gen_ai_response_model: e.servedModel ?? '' };
+    const seconds = e.latencyMs / 1000;
+    this.serverDuration.observe({ ...labels, error_type: e.errorCode ?? '' }, seconds);
+    // Calls that reached an upstream: the gateway as its client.
+    if (e.upstream !== null) {
+      this.clientDuration.observe({ ...labels, error_type: e.errorCode ?? '' }, seconds);
+      if (e.inputTokens) this.tokens.observe({ ...labels, gen_ai_token_type: 'input' }, e.inputTokens);
+      if (e.outputTokens) this.tokens.observe({ ...labels, gen_ai_token_type: 'output' }, e.outputTokens);
+    }
+    if (e.status !== 200 || e.ttftMs === null) return;
+    this.ttft.observe(labels, e.ttftMs / 1000);
+    if (e.outputTokens > 1) this.perToken.observe(labels, (e.latencyMs - e.ttftMs) / 1000 / (e.outputTokens - 1));
+  }
+}
