@@ -11,8 +11,12 @@ export class LuaScript {
   private readonly source: string;
   private readonly sha: string;
 
-  constructor(name: string, withLib = false) {
+  /** EVALSHA_RO / EVAL_RO (Redis 7.0+): declared keys need only read access, so a read-only ACL user may run it. */
+  private readonly readOnly: boolean;
+
+  constructor(name: string, withLib = false, readOnly = false) {
     this.name = name;
+    this.readOnly = readOnly;
     const body = readFileSync(new URL(`${name}.lua`, DIR), 'utf8');
     this.source = withLib ? `${readFileSync(new URL('lib.lua', DIR), 'utf8')}\n${body}` : body;
     this.sha = createHash('sha1').update(this.source).digest('hex');
@@ -20,9 +24,11 @@ export class LuaScript {
 
   async run(redis: RedisClient, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
     try {
+      if (this.readOnly) return await redis.evalsha_ro(this.sha, keys.length, ...keys, ...args);
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      if (this.readOnly) return redis.eval_ro(this.source, keys.length, ...keys, ...args);
       return redis.eval(this.source, keys.length, ...keys, ...args);
     }
   }
@@ -48,9 +54,9 @@ export class NamedScript<K extends string, A extends string> {
   readonly argNames: readonly A[];
   private readonly script: LuaScript;
 
-  constructor(name: string, shape: { lib?: boolean; keys: readonly K[]; args: readonly A[] }) {
+  constructor(name: string, shape: { lib?: boolean; readOnly?: boolean; keys: readonly K[]; args: readonly A[] }) {
     this.name = name;
-    this.script = new LuaScript(name, shape.lib === true);
+    this.script = new LuaScript(name, shape.lib === true, shape.readOnly === true);
     this.keyNames = shape.keys;
     this.argNames = shape.args;
   }

@@ -26,6 +26,7 @@ const SCRIPTED_CALLS = [
   '+zscore',
   '+zremrangebyscore',
   '+xadd',
+  '+time',
 ];
 
 export type RedisRole = 'gateway' | 'operator' | 'exporter';
@@ -46,6 +47,8 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `&${p}:config:changed`,
       '+evalsha',
       '+eval',
+      '+evalsha_ro',
+      '+eval_ro',
       '+get',
       '+hmget',
       '+hget',

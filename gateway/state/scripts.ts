@@ -15,7 +15,7 @@ export const SCRIPTS = {
   }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
   publishKey: new NamedScript('publish-key', { keys: ['record'], args: ['recordJson', 'revoked'] }),
-  findKey: new NamedScript('find-key', { keys: ['record'], args: [] }),
+  findKey: new NamedScript('find-key', { readOnly: true, keys: ['record'], args: [] }),
   revokeKey: new NamedScript('revoke-key', { keys: ['record'], args: [] }),
   removeKey: new NamedScript('remove-key', { keys: ['record'], args: [] }),
   view: new NamedScript('view', { keys: ['acct', 'spend'], args: ['month', 'keyName'] }),
