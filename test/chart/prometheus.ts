@@ -24,7 +24,8 @@ export interface TestPrometheus {
   stop(): Promise<void>;
 }
 
-export async function startPrometheus(targets: string[]): Promise<TestPrometheus> {
+/** Scrapes `targets` (host:port), or with `scrapeConfigs` those jobs instead (e.g. Kubernetes service discovery). */
+export async function startPrometheus(targets: string[], scrapeConfigs?: object[]): Promise<TestPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-prom-'));
   const port = await freePort();
   const config = join(dir, 'prometheus.yml');
@@ -32,7 +33,7 @@ export async function startPrometheus(targets: string[]): Promise<TestPrometheus
     config,
     stringify({
       global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
-      scrape_configs: [{ job_name: 'svc-gateway', static_configs: [{ targets }] }],
+      scrape_configs: scrapeConfigs ?? [{ job_name: 'svc-gateway', static_configs: [{ targets }] }],
     }),
   );
   const child: ChildProcess = spawn(

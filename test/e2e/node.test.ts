@@ -1,0 +1,547 @@
+// The path users take, end to end on a real Kubernetes node: the image built from the Dockerfile, the chart installed
+// with helm as its README says, the README's Plan/Account/ApiKey/ModelRoute applied with kubectl, calls made with the
+// official SDKs through the gateway Service. One body for both clusters (cluster.ts): the local node of `npm test`
+// (test/e2e/local-cluster.sh, no Docker) and kind (test/e2e/kind.sh). The steps run in order and share the install.
+// Upstream models are the one fake (test/fakes, on the host); Redis and Postgres are real servers on the host, reached
+// by the pods through the node's address.
+import Anthropic from '@anthropic-ai/sdk';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import type { Browser } from 'playwright-core';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
+import { ROOT } from '../helpers/process.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { readmeExample } from '../helpers/readme.ts';
+import { until } from '../helpers/until.ts';
+import { apiKey } from '../helpers/manifests.ts';
+import { mixedTraffic, script, trafficManifests, type Upstreams } from '../helpers/usage-traffic.ts';
+import { CHART, findHelm } from '../chart/helm.ts';
+import { startPrometheus, type TestPrometheus } from '../chart/prometheus.ts';
+import { launchBrowser } from '../console/browser.ts';
+import { accountUser } from '../console/cluster-identity.ts';
+import { e2eCluster, type E2eCluster, type Forward } from './cluster.ts';
+
+const NS = 'svc-gateway';
+const RELEASE = 'svc-gateway';
+const GATEWAY = `${RELEASE}-gateway`;
+const MODEL = 'gpt-4o-mini';
+
+let cluster: E2eCluster;
+let redis: TestRedis;
+let db: TestPostgres;
+let upstream: FakeUpstream;
+let gateway: Forward;
+let key = '';
+const opened: Forward[] = [];
+const figures: Record<string, string> = {};
+
+function run(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(cmd, args, { cwd: ROOT, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr });
+    });
+    child.stdin?.end(opts.input ?? '');
+  });
+}
+
+async function kubectl(args: string[], input?: string): Promise<string> {
+  const r = await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, ...args], { input });
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.out}`);
+  return r.out;
+}
+
+async function kjson<T>(args: string[]): Promise<T> {
+  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+}
+
+async function helm(args: string[], timeoutMs = 600_000): Promise<string> {
+  const env = ['HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME'];
+  const r = await new Promise<{ code: number; out: string }>((resolve) => {
+    execFile(
+      findHelm(),
+      [`--kubeconfig=${cluster.cp.kubeconfig}`, ...args],
+      { cwd: ROOT, timeout: timeoutMs, env: { ...process.env, ...Object.fromEntries(env.map((e) => [e, `/tmp/svc-helm/${e}`])) } },
+      (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout + stderr }),
+    );
+  });
+  if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed:\n${r.out}\n${await diagnose()}`);
+  return r.out;
+}
+
+/** What a failing step shows: the pods, recent events, the operator's and a gateway's last log lines. */
+async function diagnose(): Promise<string> {
+  const out: string[] = [];
+  for (const args of [
+    ['get', 'pods', '-n', NS, '-o', 'wide'],
+    ['get', 'events', '-n', NS, '--sort-by=.lastTimestamp'],
+    ['logs', '-n', NS, '-l', 'app.kubernetes.io/component=operator', '--tail=30', '--prefix'],
+    ['logs', '-n', NS, '-l', 'app.kubernetes.io/component=gateway', '--tail=20', '--prefix'],
+  ]) {
+    const r = await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, ...args]);
+    out.push(`$ kubectl ${args.join(' ')}\n${r.out.slice(-4000)}`);
+  }
+  return out.join('\n');
+}
+
+interface Pod {
+  metadata: { name: string; creationTimestamp: string; labels: Record<string, string>; deletionTimestamp?: string };
+  spec: { securityContext?: { runAsNonRoot?: boolean; runAsUser?: number }; containers: Array<{ name: string }> };
+  status: {
+    phase: string;
+    podIP?: string;
+    conditions?: Array<{ type: string; status: string; lastTransitionTime: string }>;
+    containerStatuses?: Array<{ name: string; ready: boolean; restartCount: number; started?: boolean }>;
+  };
+}
+
+async function pods(component?: string): Promise<Pod[]> {
+  const selector = component ? ['-l', `app.kubernetes.io/component=${component}`] : [];
+  const list = await kjson<{ items: Pod[] }>(['get', 'pods', '-n', NS, ...selector]);
+  return list.items.filter((p) => !p.metadata.deletionTimestamp);
+}
+
+const ready = (p: Pod): boolean => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/** One URL per gateway pod (its API port), for checks that must reach every replica. */
+async function gatewayPods(): Promise<Array<{ name: string; url: string }>> {
+  const list = (await pods('gateway')).filter(ready);
+  const out = [];
+  for (const p of list) {
+    const f = await cluster.reach(NS, `pod/${p.metadata.name}`, 8080);
+    opened.push(f);
+    out.push({ name: p.metadata.name, url: f.url });
+  }
+  return out;
+}
+
+async function chat(base: string, k: string, content = 'Hello'): Promise<number> {
+  const r = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json', connection: 'close' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content }] }),
+  }).catch(() => null);
+  if (!r) return 0;
+  await r.arrayBuffer();
+  return r.status;
+}
+
+/** The scrape targets a ServiceMonitor on the release's metrics Services finds: their endpoints on the port `metrics`. */
+async function metricsEndpoints(): Promise<Array<{ targets: string[]; labels: Record<string, string> }>> {
+  interface Slice {
+    metadata: { labels: Record<string, string> };
+    ports: Array<{ name: string; port: number }> | null;
+    endpoints: Array<{ addresses: string[]; conditions?: { ready?: boolean }; targetRef?: { name: string } }> | null;
+  }
+  const slices = await kjson<{ items: Slice[] }>(['get', 'endpointslices', '-n', NS, '-l', `app.kubernetes.io/instance=${RELEASE}`]);
+  const out = [];
+  for (const s of slices.items) {
+    const port = s.ports?.find((p) => p.name === 'metrics')?.port;
+    if (!port) continue;
+    for (const e of s.endpoints ?? []) {
+      if (e.conditions?.ready === false) continue;
+      const service = s.metadata.labels['kubernetes.io/service-name'] ?? '';
+      out.push({ targets: [`${e.addresses[0]}:${port}`], labels: { namespace: NS, service, pod: e.targetRef?.name ?? '' } });
+    }
+  }
+  return out;
+}
+
+async function apply(docs: object[] | string): Promise<void> {
+  const text = typeof docs === 'string' ? docs : docs.map((d) => stringify(d)).join('---\n');
+  await kubectl(['apply', '-n', NS, '-f', '-'], text);
+}
+
+async function secretKey(name: string): Promise<string> {
+  let value = '';
+  await until(
+    async () => {
+      const r = await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, 'get', 'secret', '-n', NS, name, '-o', 'jsonpath={.data.key}']);
+      value = r.code === 0 ? Buffer.from(r.out.trim(), 'base64').toString() : '';
+      return value.startsWith('sk-svc-');
+    },
+    60_000,
+    `the operator generates Secret ${name}`,
+    500,
+  );
+  return value;
+}
+
+/** Calls every gateway pod until each answers `status` for the key (bounded): a config change reached them all. */
+async function everyPodAnswers(k: string, status: number, what: string): Promise<Record<string, number>> {
+  const all = await gatewayPods();
+  const seen: Record<string, number> = {};
+  await until(
+    async () => {
+      for (const p of all) seen[p.name] = await chat(p.url, k);
+      return Object.values(seen).every((s) => s === status);
+    },
+    60_000,
+    `${what}: every gateway pod answers ${status} (${JSON.stringify(seen)})`,
+    250,
+  );
+  return seen;
+}
+
+beforeAll(async () => {
+  cluster = await e2eCluster();
+  const host = cluster.hostAddress;
+  [redis, db, upstream] = await Promise.all([startRedis('e2e', { host }), startPostgres('e2e', { host }), startFakeUpstream('openai', host)]);
+}, 60 * 60_000);
+
+afterAll(async () => {
+  for (const f of opened) await f.close().catch(() => {});
+  await gateway?.close().catch(() => {});
+  if (Object.keys(figures).length)
+    console.log(
+      `e2e figures (${cluster?.kind}):\n${Object.entries(figures)
+        .map(([k, v]) => `  ${k}: ${v}`)
+        .join('\n')}`,
+    );
+  await Promise.allSettled([upstream?.close(), redis?.stop(), db?.stop()]);
+  await cluster?.stop();
+}, 10 * 60_000);
+
+describe.sequential(`the chart on a real node`, () => {
+  let installStarted = 0;
+
+  it(
+    '1. helm install with the README values: every Deployment Available, every pod Ready, no restart, none as root',
+    async () => {
+      await kubectl(['create', 'namespace', NS]);
+      // As the chart README: the Postgres URL in a Secret of yours, the Redis URL inline.
+      await kubectl(['create', 'secret', 'generic', 'usage-db', '-n', NS, `--from-literal=url=${db.url}`]);
+      installStarted = Date.now();
+      await helm([
+        'install',
+        RELEASE,
+        CHART,
+        '-n',
+        NS,
+        '--set',
+        `image.repository=${cluster.image.repository}`,
+        '--set',
+        `image.tag=${cluster.image.tag}`,
+        '--set',
+        `image.pullPolicy=${cluster.image.pullPolicy}`,
+        '--set',
+        `redis.url=${redis.url}`,
+        '--set',
+        'postgres.existingSecret=usage-db',
+        '-f',
+        join(ROOT, 'test/e2e/small-values.yaml'),
+        '--wait',
+        '--timeout=10m',
+      ]);
+      figures['helm install --wait'] = `${((Date.now() - installStarted) / 1000).toFixed(1)} s`;
+
+      const deployments = await kjson<{ items: Array<{ metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } }> }>([
+        'get',
+        'deployments',
+        '-n',
+        NS,
+      ]);
+      expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(
+        [`${RELEASE}-console`, `${RELEASE}-exporter`, GATEWAY, `${RELEASE}-operator`].sort(),
+      );
+      for (const d of deployments.items) expect(d.status.conditions?.find((c) => c.type === 'Available')?.status, d.metadata.name).toBe('True');
+      const all = await pods();
+      expect(all.length).toBe(3 + 2 + 1 + 1);
+      const starts: number[] = [];
+      for (const p of all) {
+        expect(ready(p), `${p.metadata.name} Ready`).toBe(true);
+        for (const c of p.status.containerStatuses ?? []) expect(c.restartCount, `${p.metadata.name}/${c.name} restarts`).toBe(0);
+        expect(p.spec.securityContext?.runAsNonRoot, p.metadata.name).toBe(true);
+        // What the process really runs as, asked inside each container.
+        const uid = await kubectl(['exec', '-n', NS, p.metadata.name, '--', 'node', '-e', 'process.stdout.write(`${process.getuid()}:${process.getgid()}`)']);
+        expect(uid, `${p.metadata.name} uid:gid`).toBe('1000:1000');
+        const readyAt = p.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+        starts.push((Date.parse(readyAt ?? '') - Date.parse(p.metadata.creationTimestamp)) / 1000);
+      }
+      figures['pod start (created to Ready), max'] = `${Math.max(...starts)} s (1 s resolution)`;
+    },
+    15 * 60_000,
+  );
+
+  it(
+    "2. the README's Plan, Account, ApiKey, ModelRoute: the openai SDK (completion, stream) and the Anthropic SDK through the Service",
+    async () => {
+      // The README's example as written, its upstream pointed at the fake provider on the host.
+      const example = readmeExample('operator').replace('https://api.openai.com/v1', upstream.baseUrl);
+      expect(example).toContain(upstream.baseUrl);
+      await apply(example);
+      key = await secretKey('ci-bot-key');
+      gateway = await cluster.reach(NS, GATEWAY, 80);
+      await until(async () => (await chat(gateway.url, key)) === 200, 60_000, 'the first call through the gateway Service answers 200', 250).catch(
+        async (err: unknown) => {
+          throw new Error(`${String(err)}\n${await diagnose()}`);
+        },
+      );
+      figures['helm install to the first successful call'] = `${((Date.now() - installStarted) / 1000).toFixed(1)} s`;
+
+      const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, maxRetries: 0 });
+      const { data, response } = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+      expect(data.choices[0]?.message.content).toBe('Hello from the fake upstream.');
+      expect(data.model).toBe(MODEL);
+      expect(
+        Object.fromEntries(['x-svc-upstream', 'x-svc-served-model', 'x-svc-original-model', 'x-svc-fallback'].map((h) => [h, response.headers.get(h)])),
+      ).toEqual({ 'x-svc-upstream': 'openai', 'x-svc-served-model': MODEL, 'x-svc-original-model': MODEL, 'x-svc-fallback': 'false' });
+      expect(upstream.calls.at(-1)?.headers.authorization).toBe('Bearer sk-your-openai-key');
+
+      const streamed = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Stream' }], stream: true }).withResponse();
+      expect(streamed.response.headers.get('x-svc-upstream')).toBe('openai');
+      expect(streamed.response.headers.get('content-type')).toContain('text/event-stream');
+      let text = '';
+      for await (const chunk of streamed.data) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text).toBe('Hello from the fake upstream.');
+
+      const anthropic = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: key, authToken: null, maxRetries: 0 });
+      const msg = await anthropic.messages.create({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+      expect(msg.content[0]?.type === 'text' && msg.content[0].text).toBe('Hello from the fake upstream.');
+      expect(msg.usage.output_tokens).toBeGreaterThan(0);
+
+      // The first key and call NOTES.txt shows after the install, as printed (the mock model: no upstream needed).
+      const notes = await helm(['get', 'notes', RELEASE, '-n', NS]);
+      const manifest = /<<'YAML'\n([\s\S]*?)\n\s*YAML\n/.exec(notes)?.[1];
+      expect(manifest, notes).toBeDefined();
+      await apply((manifest as string).replace(/^ {2}/gm, ''));
+      const first = await secretKey('first-key-key');
+      await until(
+        async () => (await fetch(`${gateway.url}/v1/me`, { headers: { authorization: `Bearer ${first}` } })).status === 200,
+        60_000,
+        'the NOTES key',
+        250,
+      );
+      const viaNotes = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
+      });
+      expect(viaNotes.status, await viaNotes.clone().text()).toBe(200);
+      expect(((await viaNotes.json()) as { choices: unknown[] }).choices.length).toBe(1);
+    },
+    5 * 60_000,
+  );
+
+  it(
+    '3. three gateway replicas: an RPM limit exact across the pods; a revoke answered 401 by every pod',
+    async () => {
+      const limited = apiKey('rpm-probe', 'acme', { limits: { rpm: 5 } });
+      await apply(limited.docs);
+      const all = await gatewayPods();
+      expect(all.length).toBe(3);
+      await everyPodAnswers(limited.key, 200, 'the new key');
+      // everyPodAnswers spent one call per pod: a fresh key for the burst, so the minute starts empty.
+      const burst = apiKey('rpm-burst', 'acme', { limits: { rpm: 5 } });
+      await apply(burst.docs);
+      await until(
+        async () => {
+          const s = await Promise.all(all.map((p) => fetch(`${p.url}/v1/me`, { headers: { authorization: `Bearer ${burst.key}` } }).then((r) => r.status)));
+          return s.every((x) => x === 200);
+        },
+        60_000,
+        'every pod knows the burst key (GET /v1/me, no quota used)',
+        250,
+      );
+      // 10x the limit at once, spread over the three pods.
+      const statuses = await Promise.all(Array.from({ length: 50 }, (_, i) => chat((all[i % all.length] as { url: string }).url, burst.key, `burst ${i}`)));
+      expect({ admitted: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length }).toEqual({ admitted: 5, limited: 45 });
+
+      await kubectl(['patch', 'apikey', 'rpm-probe', '-n', NS, '--type=merge', '-p', '{"spec":{"revoked":true}}']);
+      const seen = await everyPodAnswers(limited.key, 401, 'the revoke');
+      expect(Object.keys(seen).length).toBe(3);
+    },
+    5 * 60_000,
+  );
+  it(
+    '4. helm upgrade (a rolling restart of the gateways) under steady calls: 0 failed, 0 usage rows lost or doubled',
+    async () => {
+      const steady = apiKey('steady', 'acme');
+      await apply(steady.docs);
+      await everyPodAnswers(steady.key, 200, 'the steady key');
+      const before = (await gatewayPods()).map((p) => p.name).sort();
+      const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: steady.key, maxRetries: 0 });
+      const outcome = { ok: 0, failed: [] as string[] };
+      let stop = false;
+      const loop = (async () => {
+        for (let i = 0; !stop && i < 20_000; i++) {
+          try {
+            const r = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `steady ${i}` }] });
+            if (r.choices[0]?.message.content === 'Hello from the fake upstream.') outcome.ok++;
+            else outcome.failed.push(`call ${i}: ${JSON.stringify(r)}`);
+          } catch (err) {
+            outcome.failed.push(`call ${i}: ${String(err)}`);
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      try {
+        // As the chart README says: the CRDs first, then the upgrade (here it changes the gateways' log level).
+        await kubectl(['apply', '--server-side', '-f', join(CHART, 'crds')]);
+        await helm(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', 'gateway.logLevel=debug', '--wait', '--timeout=10m']);
+        await kubectl(['rollout', 'status', '-n', NS, `deployment/${GATEWAY}`, '--timeout=300s']);
+        const calls = outcome.ok;
+        await until(() => outcome.ok >= calls + 10, 60_000, 'ten more calls after the rollout', 100);
+      } finally {
+        stop = true;
+        await loop;
+      }
+      const after = (await gatewayPods()).map((p) => p.name).sort();
+      expect(
+        after.filter((n) => before.includes(n)),
+        'every gateway pod replaced',
+      ).toEqual([]);
+      figures['calls during the rolling upgrade'] = `${outcome.ok} succeeded, ${outcome.failed.length} failed`;
+      expect(outcome.failed).toEqual([]);
+      // The warm-up calls (one per pod) and the loop's: exactly one usage row each, exported by the exporter pod.
+      const want = before.length + outcome.ok;
+      const rows = async (): Promise<{ rows: number; distinct: number }> =>
+        (
+          await db.pool.query<{ rows: number; distinct: number }>(
+            "SELECT count(*)::int AS rows, count(DISTINCT event_id)::int AS distinct FROM usage_events WHERE api_key = 'steady'",
+          )
+        ).rows[0] as { rows: number; distinct: number };
+      await until(async () => (await rows()).rows >= want, 60_000, `${want} usage rows for the steady key`, 500);
+      expect(await rows()).toEqual({ rows: want, distinct: want });
+    },
+    20 * 60_000,
+  );
+
+  it(
+    '5. the operator leader pod deleted: the standby takes the Lease; an apply still reaches every gateway',
+    async () => {
+      const holder = async (): Promise<string> =>
+        (await kjson<{ spec: { holderIdentity?: string } }>(['get', 'lease', '-n', NS, 'svc-gateway-operator'])).spec.holderIdentity ?? '';
+      const leader = await holder();
+      const operators = (await pods('operator')).map((p) => p.metadata.name);
+      expect(operators).toContain(leader);
+      const standby = operators.find((n) => n !== leader);
+      await kubectl(['delete', 'pod', '-n', NS, leader, '--wait=false']);
+      await until(async () => (await holder()) === standby, 90_000, `the standby ${standby} takes the Lease from ${leader}`, 500);
+      const after = apiKey('after-failover', 'acme');
+      await apply(after.docs);
+      await everyPodAnswers(after.key, 200, 'an ApiKey applied after the failover');
+    },
+    5 * 60_000,
+  );
+
+  it(
+    '6. the console: sign in with a ServiceAccount token, create a key in the page, call with it, revoke it: 401',
+    async () => {
+      const token = await accountUser(cluster.cp, NS, 'alice', ['acme'], ['get', 'manage-keys', 'view-usage']);
+      const consoleUrl = await cluster.reach(NS, `${RELEASE}-console`, 80);
+      opened.push(consoleUrl);
+      const browser: Browser = await launchBrowser();
+      try {
+        const context = await browser.newContext();
+        context.setDefaultTimeout(20_000);
+        const page = await context.newPage();
+        await page.goto(`${consoleUrl.url}/dashboard/keys`);
+        await page.getByLabel('Kubernetes token').fill(token);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(/\/dashboard\/keys/);
+        await expect(page.getByText('Account: acme').count()).resolves.toBe(1);
+        await page.getByLabel('Name', { exact: true }).fill('console-bot');
+        await page.getByRole('button', { name: 'Create key' }).click();
+        const made = await page.getByRole('dialog').getByLabel('Key').inputValue();
+        expect(made).toMatch(/^sk-svc-/);
+        await until(async () => (await chat(gateway.url, made)) === 200, 60_000, 'the gateway accepts the key made in the console', 250);
+        await page.getByRole('link', { name: 'Done, close' }).click();
+        await page.getByRole('link', { name: 'Revoke console-bot' }).click();
+        await page.getByLabel('Type the key name to confirm').fill('console-bot');
+        await page.getByRole('button', { name: 'Revoke key' }).click();
+        await expect(page.getByRole('status').textContent()).resolves.toBe('Key console-bot is revoked.');
+        await everyPodAnswers(made, 401, 'the key revoked in the console');
+      } finally {
+        await browser.close();
+      }
+    },
+    5 * 60_000,
+  );
+
+  it(
+    "7. Prometheus scrapes the pods' metrics ports (the ServiceMonitor's endpoints); every query of the shipped dashboard returns data",
+    async () => {
+      // Traffic of every kind the dashboard shows (fallbacks, upstream errors, cut streams, 429s), on accounts of its own.
+      const [primary, secondary, backup] = await Promise.all(['primary', 'secondary', 'backup'].map((n) => startFakeUpstream(n, cluster.hostAddress)));
+      const u: Upstreams = { primary: primary as FakeUpstream, secondary: secondary as FakeUpstream, backup: backup as FakeUpstream };
+      let prom: TestPrometheus | undefined;
+      try {
+        script(u);
+        const m = trafficManifests(u);
+        const renamed = JSON.parse(
+          JSON.stringify(m.docs).replaceAll('"acme"', '"dash-acme"').replaceAll('"globex"', '"dash-globex"').replaceAll('"builder"', '"dash-plan"'),
+        ) as object[];
+        await apply(renamed);
+        // The metrics Services' endpoints on the port named `metrics`, as the chart's ServiceMonitor selects them (Debian's
+        // Prometheus has no Kubernetes service discovery built in: the test reads the EndpointSlices the way it would).
+        const targets = await metricsEndpoints();
+        expect(targets.map((t) => t.labels.service).sort()).toEqual([
+          ...Array(3).fill(`${GATEWAY}-metrics`),
+          `${RELEASE}-exporter-metrics`,
+          ...Array(2).fill(`${RELEASE}-operator-metrics`),
+        ]);
+        prom = await startPrometheus([], [{ job_name: 'svc-gateway', static_configs: targets }]);
+        const urls = (await gatewayPods()).map((p) => p.url);
+        await everyPodAnswers(m.keys.a1, 200, 'the dashboard traffic keys');
+        for (let wave = 0; wave < 2; wave++) {
+          await mixedTraffic(urls, m.keys, 40, 4);
+          const seen = await prom.scrapes();
+          await until(async () => (await (prom as TestPrometheus).scrapes()) >= seen + 3 * 6, 60_000, 'three more scrapes of every target', 500);
+        }
+        const jobs = await prom.query('count by (pod) (up{job="svc-gateway"} == 1)');
+        expect(jobs.length, 'scraped pods: 3 gateways, 2 operators, 1 exporter').toBe(6);
+        const dashboard = JSON.parse(readFileSync(join(CHART, 'dashboards', 'traffic.json'), 'utf8')) as {
+          panels: Array<{ title: string; targets?: Array<{ refId: string; expr?: string }> }>;
+        };
+        const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr ? [{ what: `${p.title}/${t.refId}`, expr: t.expr }] : [])));
+        expect(queries.length).toBeGreaterThan(20);
+        const empty: string[] = [];
+        for (const q of queries) {
+          const expr = q.expr.replaceAll('$namespace', NS).replaceAll('$__rate_interval', '1m');
+          const samples = await prom.query(expr);
+          if (!samples.some((s) => Number.isFinite(Number(s.value[1])))) empty.push(`${q.what}: ${expr}`);
+        }
+        expect(empty, 'dashboard queries without data').toEqual([]);
+        figures['dashboard queries with data'] = `${queries.length} of ${queries.length}`;
+      } finally {
+        await prom?.stop();
+        await Promise.allSettled([primary?.close(), secondary?.close(), backup?.close()]);
+      }
+    },
+    10 * 60_000,
+  );
+
+  it(
+    '8. helm uninstall leaves only what the chart documents it keeps (the CRDs, the pepper Secret)',
+    async () => {
+      await helm(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout=5m']);
+      await until(
+        async () => (await kjson<{ items: unknown[] }>(['get', 'pods', '-n', NS])).items.length === 0,
+        180_000,
+        'every pod of the release gone',
+        1000,
+      );
+      const left = await kubectl([
+        'get',
+        'all,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,ingresses,horizontalpodautoscalers',
+        '-n',
+        NS,
+        '-l',
+        `app.kubernetes.io/instance=${RELEASE}`,
+        '-o',
+        'name',
+      ]);
+      expect(left.trim().split('\n').filter(Boolean)).toEqual([`secret/${RELEASE}-pepper`]);
+      const cluster_ = await kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'name']);
+      expect(cluster_.trim()).toBe('');
+      const crds = await kubectl(['get', 'crds', '-o', 'name']);
+      for (const kind of ['plans', 'accounts', 'apikeys', 'modelroutes']) expect(crds).toContain(`${kind}.gateway.svc.dev`);
+    },
+    10 * 60_000,
+  );
+});
