@@ -19,7 +19,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { readmeExample } from '../helpers/readme.ts';
 import { until } from '../helpers/until.ts';
 import { apiKey } from '../helpers/manifests.ts';
-import { mixedTraffic, script, trafficManifests, type Upstreams } from '../helpers/usage-traffic.ts';
+import { callOfKind, mixedTraffic, script, trafficManifests, type Upstreams } from '../helpers/usage-traffic.ts';
 import { CHART, findHelm } from '../chart/helm.ts';
 import { startPrometheus, type TestPrometheus } from '../chart/prometheus.ts';
 import { launchBrowser } from '../console/browser.ts';
@@ -45,6 +45,8 @@ function run(cmd: string, args: string[], opts: { input?: string; timeoutMs?: nu
     const child = execFile(cmd, args, { cwd: ROOT, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr });
     });
+    // A command that does not read its input may exit first: no EPIPE.
+    child.stdin?.on('error', () => {});
     child.stdin?.end(opts.input ?? '');
   });
 }
@@ -185,6 +187,18 @@ async function everyPodAnswers(k: string, status: number, what: string): Promise
     250,
   );
   return seen;
+}
+
+/** Every gateway pod knows the key (GET /v1/me: 200, no quota used). */
+async function knownEverywhere(k: string): Promise<void> {
+  const all = await gatewayPods();
+  await until(
+    async () =>
+      (await Promise.all(all.map((p) => fetch(`${p.url}/v1/me`, { headers: { authorization: `Bearer ${k}` } }).then((r) => r.status)))).every((x) => x === 200),
+    60_000,
+    'every gateway pod knows the key (GET /v1/me)',
+    250,
+  );
 }
 
 beforeAll(async () => {
@@ -338,15 +352,7 @@ describe.sequential(`the chart on a real node`, () => {
       // everyPodAnswers spent one call per pod: a fresh key for the burst, so the minute starts empty.
       const burst = apiKey('rpm-burst', 'acme', { limits: { rpm: 5 } });
       await apply(burst.docs);
-      await until(
-        async () => {
-          const s = await Promise.all(all.map((p) => fetch(`${p.url}/v1/me`, { headers: { authorization: `Bearer ${burst.key}` } }).then((r) => r.status)));
-          return s.every((x) => x === 200);
-        },
-        60_000,
-        'every pod knows the burst key (GET /v1/me, no quota used)',
-        250,
-      );
+      await knownEverywhere(burst.key);
       // 10x the limit at once, spread over the three pods.
       const statuses = await Promise.all(Array.from({ length: 50 }, (_, i) => chat((all[i % all.length] as { url: string }).url, burst.key, `burst ${i}`)));
       expect({ admitted: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length }).toEqual({ admitted: 5, limited: 45 });
@@ -476,20 +482,21 @@ describe.sequential(`the chart on a real node`, () => {
         const renamed = JSON.parse(
           JSON.stringify(m.docs).replaceAll('"acme"', '"dash-acme"').replaceAll('"globex"', '"dash-globex"').replaceAll('"builder"', '"dash-plan"'),
         ) as object[];
-        await apply(renamed);
+        // And a key whose budget the first call spends: budget-refused calls (402) for the refusals panel.
+        const capped = apiKey('capped', 'dash-globex', { monthlyBudgetUsd: 0.000001 });
+        await apply([...renamed, ...capped.docs]);
         // The metrics Services' endpoints on the port named `metrics`, as the chart's ServiceMonitor selects them (Debian's
         // Prometheus has no Kubernetes service discovery built in: the test reads the EndpointSlices the way it would).
         const targets = await metricsEndpoints();
-        expect(targets.map((t) => t.labels.service).sort()).toEqual([
-          ...Array(3).fill(`${GATEWAY}-metrics`),
-          `${RELEASE}-exporter-metrics`,
-          ...Array(2).fill(`${RELEASE}-operator-metrics`),
-        ]);
+        expect(targets.map((t) => t.labels.service).sort()).toEqual(
+          [...Array(3).fill(`${GATEWAY}-metrics`), `${RELEASE}-exporter-metrics`, ...Array(2).fill(`${RELEASE}-operator-metrics`)].sort(),
+        );
         prom = await startPrometheus([], [{ job_name: 'svc-gateway', static_configs: targets }]);
         const urls = (await gatewayPods()).map((p) => p.url);
-        await everyPodAnswers(m.keys.a1, 200, 'the dashboard traffic keys');
+        for (const k of [m.keys.a1, m.keys.a2, m.keys.b1, m.keys.limited, capped.key]) await knownEverywhere(k);
         for (let wave = 0; wave < 2; wave++) {
           await mixedTraffic(urls, m.keys, 40, 4);
+          for (let i = 0; i < 3; i++) await callOfKind(urls[i % urls.length] as string, capped.key, 'ok', i);
           const seen = await prom.scrapes();
           await until(async () => (await (prom as TestPrometheus).scrapes()) >= seen + 3 * 6, 60_000, 'three more scrapes of every target', 500);
         }
@@ -543,5 +550,22 @@ describe.sequential(`the chart on a real node`, () => {
       for (const kind of ['plans', 'accounts', 'apikeys', 'modelroutes']) expect(crds).toContain(`${kind}.gateway.svc.dev`);
     },
     10 * 60_000,
+  );
+
+  it.runIf(process.env.E2E_CLUSTER !== 'kind')(
+    'the local node goes down without leftovers: processes, mounts, netns, bridge, cgroups, iptables',
+    async () => {
+      await cluster.stop();
+      const sh = async (script: string): Promise<string> => (await run('bash', ['-c', script])).out.trim();
+      expect(await sh('ip -o link show svce2e0 2>/dev/null')).toBe('');
+      expect(await sh('ip route | grep -E "^198[.]1[89][.]" || true')).toBe('');
+      expect(await sh('findmnt -rn -o TARGET | grep -F /svc-e2e-node || true')).toBe('');
+      expect(await sh('ls /run/netns 2>/dev/null | grep "^cni-" || true')).toBe('');
+      expect(await sh('ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null || true')).toBe('');
+      expect(await sh('{ iptables-save; ip6tables-save; } 2>/dev/null | grep -c KUBE- || true')).toBe('0');
+      expect(await sh('pgrep -f "[s]vc-e2e-node" || true')).toBe('');
+      expect(await sh('ls /tmp/svc-e2e-node 2>/dev/null || true')).toBe('');
+    },
+    5 * 60_000,
   );
 });
