@@ -25,6 +25,8 @@ export interface E2eCluster {
   /** Where pods reach the host's Redis, Postgres, fake upstream. */
   hostAddress: string;
   image: { repository: string; tag: string; pullPolicy: string };
+  /** How long making the images and bringing the node up took (local node only). */
+  timings: Record<string, string>;
   /** An http URL on which the host reaches port `port` of a Service (name) or a Pod (pod/<name>). */
   reach(ns: string, target: string, port: number): Promise<Forward>;
   stop(): Promise<void>;
@@ -77,12 +79,41 @@ async function kubectlJson(c: { kubectl: string; cp: ControlPlane }, args: strin
   return JSON.parse(await run(c.kubectl, [`--kubeconfig=${c.cp.kubeconfig}`, ...args, '-o', 'json'], 60_000)) as Record<string, unknown>;
 }
 
-/** The local node: images built, the node brought up (both cached and idempotent); `stop` takes it all down. */
+/**
+ * The node is one per machine (fixed addresses, iptables): a test run holds this lock from before `up` until after
+ * `down`. flock runs `cat` on our stdin, so the lock goes with this process even if it is killed.
+ */
+function machineLock(path: string): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('flock', [path, '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child.once('error', reject);
+    child.stdout?.once('data', () => resolve(() => child.stdin?.end()));
+  });
+}
+
+/** The local node: images built (cached), a fresh node brought up (a leftover of a killed run taken down first). */
 async function localCluster(): Promise<E2eCluster> {
   if (process.platform !== 'linux' || process.getuid?.() !== 0) throw new Error(`Not root on Linux. ${HOW_TO_GET_A_NODE}`);
-  const images = (await run('bash', [join(ROOT, 'test/e2e/images.sh'), 'build'], 45 * 60_000)).trim().split('\n');
-  const image = images[images.length - 1] ?? '';
-  const kubeconfig = (await run('bash', [join(ROOT, 'test/e2e/local-cluster.sh'), 'up'], 45 * 60_000)).trim().split('\n').pop() ?? '';
+  const release = await machineLock('/tmp/svc-e2e-node.run.lock');
+  const script = join(ROOT, 'test/e2e/local-cluster.sh');
+  const timings: Record<string, string> = {};
+  const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+  const prepare = async (): Promise<{ image: string; kubeconfig: string }> => {
+    let t = Date.now();
+    const images = (await run('bash', [join(ROOT, 'test/e2e/images.sh'), 'build'], 45 * 60_000)).trim().split('\n');
+    timings['images (test/e2e/images.sh build)'] = seconds(t);
+    const size = (await run('bash', [join(ROOT, 'test/e2e/images.sh'), 'size'], 60_000)).trim();
+    if (size) timings['image size (uncompressed)'] = `${(Number(size) / 1e6).toFixed(0)} MB`;
+    await run('bash', [script, 'down'], 10 * 60_000);
+    t = Date.now();
+    const kubeconfig = (await run('bash', [script, 'up'], 45 * 60_000)).trim().split('\n').pop() ?? '';
+    timings['node up (local-cluster.sh up, images imported)'] = seconds(t);
+    return { image: images[images.length - 1] ?? '', kubeconfig };
+  };
+  const { image, kubeconfig } = await prepare().catch((err: unknown) => {
+    release();
+    throw err;
+  });
   const [repository, tag] = image.split(/:(?=[^:]+$)/);
   const cp: ControlPlane = { kubeconfig, server: `https://${LOCAL_NODE_IP}:6443`, stop: async () => {} };
   const c = { kubectl: findBinaries().kubectl, cp };
@@ -90,6 +121,7 @@ async function localCluster(): Promise<E2eCluster> {
     kind: 'local',
     ...c,
     hostAddress: LOCAL_NODE_IP,
+    timings,
     image: { repository: repository ?? '', tag: tag ?? '', pullPolicy: 'Never' },
     reach: async (ns, target, port) => {
       // Pods and Service addresses are on this machine (the bridge, and kube-proxy's rules for Services): relayed
@@ -102,7 +134,13 @@ async function localCluster(): Promise<E2eCluster> {
       return relay((svc.spec as { clusterIP: string }).clusterIP, port);
     },
     stop: async () => {
-      await run('bash', [join(ROOT, 'test/e2e/local-cluster.sh'), 'down'], 10 * 60_000);
+      try {
+        const t = Date.now();
+        await run('bash', [script, 'down'], 10 * 60_000);
+        timings['node down'] ??= seconds(t);
+      } finally {
+        release();
+      }
     },
   };
 }
@@ -143,6 +181,7 @@ function kindCluster(): E2eCluster {
     kind: 'kind',
     ...c,
     hostAddress: need('E2E_HOST_ADDRESS'),
+    timings: {},
     image: { repository: repository ?? '', tag: tag ?? '', pullPolicy: 'Never' },
     reach: (ns, target, port) => portForward(c, ns, target, port),
     stop: async () => {},

@@ -23,7 +23,6 @@ import { callOfKind, mixedTraffic, script, trafficManifests, type Upstreams } fr
 import { CHART, findHelm } from '../chart/helm.ts';
 import { startPrometheus, type TestPrometheus } from '../chart/prometheus.ts';
 import { launchBrowser } from '../console/browser.ts';
-import { accountUser } from '../console/cluster-identity.ts';
 import { e2eCluster, type E2eCluster, type Forward } from './cluster.ts';
 
 const NS = 'svc-gateway';
@@ -109,14 +108,32 @@ async function pods(component?: string): Promise<Pod[]> {
 
 const ready = (p: Pod): boolean => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
+async function reachPod(name: string, port: number): Promise<Forward> {
+  const f = await cluster.reach(NS, `pod/${name}`, port);
+  opened.push(f);
+  return f;
+}
+
+/** A person who signs in to the console: a ServiceAccount with a Role on the named account, and a token for it. */
+async function accountUser(name: string, accountName: string, verbs: string[]): Promise<string> {
+  await kubectl(['create', 'serviceaccount', '-n', NS, name]);
+  const role = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: `${name}-keys` },
+    rules: [{ apiGroups: ['gateway.svc.dev'], resources: ['accounts'], resourceNames: [accountName], verbs }],
+  };
+  await apply([role]);
+  await kubectl(['create', 'rolebinding', '-n', NS, `${name}-keys`, `--role=${name}-keys`, `--serviceaccount=${NS}:${name}`]);
+  return (await kubectl(['create', 'token', '-n', NS, name, '--duration=1h'])).trim();
+}
+
 /** One URL per gateway pod (its API port), for checks that must reach every replica. */
 async function gatewayPods(): Promise<Array<{ name: string; url: string }>> {
   const list = (await pods('gateway')).filter(ready);
   const out = [];
   for (const p of list) {
-    const f = await cluster.reach(NS, `pod/${p.metadata.name}`, 8080);
-    opened.push(f);
-    out.push({ name: p.metadata.name, url: f.url });
+    out.push({ name: p.metadata.name, url: (await reachPod(p.metadata.name, 8080)).url });
   }
   return out;
 }
@@ -147,7 +164,10 @@ async function metricsEndpoints(): Promise<Array<{ targets: string[]; labels: Re
     for (const e of s.endpoints ?? []) {
       if (e.conditions?.ready === false) continue;
       const service = s.metadata.labels['kubernetes.io/service-name'] ?? '';
-      out.push({ targets: [`${e.addresses[0]}:${port}`], labels: { namespace: NS, service, pod: e.targetRef?.name ?? '' } });
+      const pod = e.targetRef?.name ?? '';
+      // The local node's pods are reachable from the host; on kind, through a port-forward to the pod.
+      const address = cluster.kind === 'local' ? `${e.addresses[0]}:${port}` : new URL((await reachPod(pod, port)).url).host;
+      out.push({ targets: [address], labels: { namespace: NS, service, pod } });
     }
   }
   return out;
@@ -210,6 +230,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const f of opened) await f.close().catch(() => {});
   await gateway?.close().catch(() => {});
+  Object.assign(figures, cluster?.timings);
   if (Object.keys(figures).length)
     console.log(
       `e2e figures (${cluster?.kind}):\n${Object.entries(figures)
@@ -438,7 +459,7 @@ describe.sequential(`the chart on a real node`, () => {
   it(
     '6. the console: sign in with a ServiceAccount token, create a key in the page, call with it, revoke it: 401',
     async () => {
-      const token = await accountUser(cluster.cp, NS, 'alice', ['acme'], ['get', 'manage-keys', 'view-usage']);
+      const token = await accountUser('alice', 'acme', ['get', 'manage-keys', 'view-usage']);
       const consoleUrl = await cluster.reach(NS, `${RELEASE}-console`, 80);
       opened.push(consoleUrl);
       const browser: Browser = await launchBrowser();
