@@ -109,12 +109,14 @@ build() {
   ensure_cached "$pause_name" "$pause_archive" build_pause
   ensure_cached "$base_name" "$base_archive" build_base
   log "svc-gateway from ./Dockerfile (buildah bud --pull=never --network host)"
-  # The Dockerfile's `npm ci` reaches the registry as the host's npm does: when the host's npm trusts an extra CA
-  # (a TLS-inspecting proxy), that file and an npmrc naming it are mounted for the build's RUN steps only (build-time
-  # volumes, in no layer of the image).
+  # The Dockerfile's `npm ci` reaches the registry as the host's npm does: when the host trusts an extra CA (npm's
+  # cafile or NODE_EXTRA_CA_CERTS: a TLS-inspecting proxy), that file and an npmrc naming it are mounted for the
+  # build's RUN steps only (build-time volumes, in no layer of the image).
   local mounts=() cafile npmrc
   cafile="$(npm config get cafile 2>/dev/null || true)"
-  if [ -n "$cafile" ] && [ "$cafile" != null ] && [ -f "$cafile" ]; then
+  # npm's global npmrc depends on which node runs it: Node's own variable for extra CAs is the other place to look.
+  { [ -n "$cafile" ] && [ "$cafile" != null ] && [ -f "$cafile" ]; } || cafile="${NODE_EXTRA_CA_CERTS:-}"
+  if [ -n "$cafile" ] && [ -f "$cafile" ]; then
     npmrc="$(mktemp)"
     printf 'cafile=/run/svc-build/ca.crt\n' >"$npmrc"
     mounts=(-v "$cafile:/run/svc-build/ca.crt:ro" -v "$npmrc:/usr/local/etc/npmrc:ro")
@@ -137,6 +139,6 @@ load() {
 case "${1:-}" in
   build) build ;;
   load) load "${2:?socket}" ;;
-  size) buildah inspect --type image --format '{{.Size}}' "$image_name" 2>/dev/null || true ;;
-  *) echo "usage: $0 build | load <containerd socket>" >&2; exit 2 ;;
+  size) buildah images --format '{{.Size}}' "$image_name" 2>/dev/null | head -1 ;;
+  *) echo "usage: $0 build | load <containerd socket> | size" >&2; exit 2 ;;
 esac
