@@ -25,6 +25,7 @@ bridge=svce2e0
 node_name=svc-e2e-node
 sock="$dir/containerd/containerd.sock"
 kubeconfig="$dir/kubeconfig"
+kubelet_sysctls="vm.overcommit_memory kernel.panic kernel.panic_on_oops"
 
 log() { printf '[local-cluster] %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -249,6 +250,8 @@ up() {
   start kube-scheduler "$bin/kube-scheduler" --kubeconfig="$kubeconfig" \
     --authentication-kubeconfig="$kubeconfig" --authorization-kubeconfig="$kubeconfig" \
     --bind-address="$node_ip" --secure-port=10259 --leader-elect=false --profiling=false
+  # The kubelet sets these kernel tunables to its liking (protectKernelDefaults: false): kept to be restored by down.
+  [ -f "$dir/sysctl.saved" ] || sysctl -e $kubelet_sysctls >"$dir/sysctl.saved"
   start kubelet "$bin/kubelet" --config="$dir/kubelet/config.yaml" --kubeconfig="$kubeconfig" \
     --root-dir="$dir/kubelet/root" --cert-dir="$dir/kubelet/pki" --hostname-override="$node_name" --node-ip="$node_ip"
   start kube-proxy "$bin/kube-proxy" --config="$dir/kube-proxy.yaml"
@@ -313,6 +316,10 @@ down() {
   for pid in $(pgrep -f -- "-address $sock" 2>/dev/null || true); do kill -KILL "$pid" 2>/dev/null || true; done
   cgroups_down
   for name in kube-apiserver etcd; do stop "$name"; done
+  # The kernel tunables the kubelet changed, as they were before it started.
+  if [ -f "$dir/sysctl.saved" ]; then
+    sed 's/ = /=/' "$dir/sysctl.saved" | while read -r kv; do sysctl -q -w "$kv" || true; done
+  fi
   # Mounts under our directory (sandboxes' shm, rootfs, volumes, the kubelet root), deepest first.
   if [ -d "$dir" ]; then
     { findmnt -rn -o TARGET | grep -F "$dir/" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done

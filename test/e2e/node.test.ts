@@ -225,7 +225,12 @@ async function knownEverywhere(k: string): Promise<void> {
   );
 }
 
+const TUNABLES = ['vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops'];
+let tunablesBefore = '';
+
 beforeAll(async () => {
+  // The kubelet changes these kernel tunables; local-cluster.sh down puts them back.
+  tunablesBefore = (await run('sysctl', TUNABLES)).out;
   cluster = await e2eCluster();
   const host = cluster.hostAddress;
   [redis, db, upstream] = await Promise.all([startRedis('e2e', { host }), startPostgres('e2e', { host }), startFakeUpstream('openai', host)]);
@@ -601,6 +606,7 @@ describe.sequential(`the chart on a real node`, () => {
       expect(await sh('{ iptables-save; ip6tables-save; } 2>/dev/null | grep -c KUBE- || true')).toBe('0');
       expect(await sh('pgrep -f "[s]vc-e2e-node" || true')).toBe('');
       expect(await sh('ls /tmp/svc-e2e-node 2>/dev/null || true')).toBe('');
+      expect((await run('sysctl', TUNABLES)).out).toBe(tunablesBefore);
     },
     5 * 60_000,
   );
