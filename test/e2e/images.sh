@@ -121,7 +121,7 @@ build() {
     printf 'cafile=/run/svc-build/ca.crt\n' >"$npmrc"
     mounts=(-v "$cafile:/run/svc-build/ca.crt:ro" -v "$npmrc:/usr/local/etc/npmrc:ro")
   fi
-  buildah bud --quiet --pull=never --network host --layers "${mounts[@]}" -t "$image_name" -f Dockerfile . >/dev/null
+  buildah bud --quiet --pull=never --network host --layers --force-rm "${mounts[@]}" -t "$image_name" -f Dockerfile . >/dev/null
   [ -z "${npmrc:-}" ] || rm -f "$npmrc"
   rm -f "$image_archive"
   buildah push --quiet "$image_name" "docker-archive:$image_archive:$image_name" >/dev/null
