@@ -24,8 +24,9 @@ export interface TestPrometheus {
   stop(): Promise<void>;
 }
 
-/** labels: target labels, as the ServiceMonitor's discovery adds them (namespace, container, pod). */
-export async function startPrometheus(targets: string[], labels: Record<string, string> = {}): Promise<TestPrometheus> {
+/** labels: target labels, as the ServiceMonitor's discovery adds them (namespace, container, pod); with `scrapeConfigs`
+ * those jobs instead of the static targets (e.g. the pods a Service's endpoints name). */
+export async function startPrometheus(targets: string[], labels: Record<string, string> = {}, scrapeConfigs?: object[]): Promise<TestPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-prom-'));
   const port = await freePort();
   const config = join(dir, 'prometheus.yml');
@@ -33,7 +34,7 @@ export async function startPrometheus(targets: string[], labels: Record<string, 
     config,
     stringify({
       global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
-      scrape_configs: [{ job_name: 'svc-gateway', static_configs: [{ targets, labels }] }],
+      scrape_configs: scrapeConfigs ?? [{ job_name: 'svc-gateway', static_configs: [{ targets, labels }] }],
     }),
   );
   const child: ChildProcess = spawn(

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from '../helpers/process.ts';
 import { container, envOf, find, parseDocs, podSpec, type K8sObject } from './chart.ts';
-import { CHART, FULL_VALUES, helm, template } from './helm.ts';
+import { CHART, FULL_VALUES, helm, helmOk, template } from './helm.ts';
 
 let defaults: K8sObject[];
 let full: K8sObject[];
@@ -209,13 +209,9 @@ describe('what the rendered objects promise', () => {
     expect(envOf(container(find(docs, 'Deployment', '-gateway')), 'SVC_KEY_PEPPER')?.valueFrom?.secretKeyRef).toEqual({ name: 'my-pepper', key: 'pepper' });
   });
 
-  it('renders with the settings test/e2e/kind.sh installs with (kind itself cannot run here)', async () => {
+  it('test/e2e/kind.sh runs the same end-to-end body as the local node (kind itself cannot run here)', () => {
     const script = readFileSync(join(ROOT, 'test', 'e2e', 'kind.sh'), 'utf8');
-    const sets = [...script.matchAll(/--set (\S+)/g)].map((m) => m[1] as string);
-    expect(sets.length).toBeGreaterThan(5);
-    const docs = parseDocs(await template('svc-gateway', [], sets));
-    expect(container(find(docs, 'Deployment', '-gateway')).command).toEqual(['node', 'gateway/main.ts', '--cluster']);
-    expect(docs.some((d) => d.metadata.name.endsWith('-exporter'))).toBe(true);
+    expect(script).toMatch(/E2E_CLUSTER=kind .*\\\n\s*npx vitest run test\/e2e\/node\.test\.ts/);
     const syntax = spawnSync('bash', ['-n', join(ROOT, 'test', 'e2e', 'kind.sh')], { encoding: 'utf8' });
     expect(syntax.status, syntax.stderr).toBe(0);
   });
@@ -322,6 +318,28 @@ describe('what the rendered objects promise', () => {
 
   it('runs no exporter without Postgres', () => {
     expect(defaults.filter((d) => d.metadata.name.includes('exporter'))).toEqual([]);
+  });
+
+  it('runs evaluation stores only when asked (redis.deploy, postgres.deploy), marked not for production, and uses them', async () => {
+    expect(defaults.filter((d) => /-(redis|postgres)$/.test(d.metadata.name))).toEqual([]);
+    const docs = parseDocs(await template('ns1', [], ['redis.deploy=true', 'postgres.deploy=true']));
+    for (const store of ['redis', 'postgres']) {
+      const d = find(docs, 'Deployment', `-${store}`);
+      expect(d.metadata.annotations?.['svc.dev/not-for-production']).toMatch(/^evaluation store/);
+      expect((podSpec(d) as { securityContext?: { runAsNonRoot?: boolean } }).securityContext?.runAsNonRoot).toBe(true);
+      expect(find(docs, 'Service', `-${store}`).metadata.name).toBe(`svc-svc-gateway-${store}`);
+    }
+    const connections = find(docs, 'Secret', '-connections') as K8sObject & { stringData: Record<string, string> };
+    expect(connections.stringData).toEqual({ 'redis-url': 'redis://svc-svc-gateway-redis:6379' });
+    const pg = find(docs, 'Secret', '-postgres') as K8sObject & { stringData: { password: string; url: string } };
+    expect(pg.stringData.password).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(pg.stringData.url).toBe(`postgres://svc:${pg.stringData.password}@svc-svc-gateway-postgres:5432/usage`);
+    expect(envOf(container(find(docs, 'Deployment', '-exporter')), 'DATABASE_URL')?.valueFrom?.secretKeyRef).toEqual({
+      name: 'svc-svc-gateway-postgres',
+      key: 'url',
+    });
+    const notes = await helmOk(['install', 'svc', CHART, '--dry-run=client', '-n', 'ns1', '--set', 'redis.deploy=true', '--set', 'postgres.deploy=true']);
+    expect(notes).toContain('EVALUATION STORES: Redis and Postgres run as single pods without persistence');
   });
 
   it('ships the dashboards as ConfigMaps for the Grafana sidecar, one uid each', () => {

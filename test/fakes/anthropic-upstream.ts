@@ -55,7 +55,7 @@ export interface FakeAnthropic {
 
 export const ANTHROPIC_FAKE_REPLY = 'Hello from the fake Anthropic upstream.';
 
-export async function startFakeAnthropic(name = 'fake-anthropic'): Promise<FakeAnthropic> {
+export async function startFakeAnthropic(name = 'fake-anthropic', host = '127.0.0.1'): Promise<FakeAnthropic> {
   const queue: AnthropicBehavior[] = [];
   const http = await startRecordingServer((call, res) => {
     const path = call.path.split('?')[0];
@@ -63,7 +63,7 @@ export async function startFakeAnthropic(name = 'fake-anthropic'): Promise<FakeA
     if (call.method !== 'POST' || path !== '/v1/messages') return void notFound(res, call.path);
     if (hasSystemTurn(call.body)) return void systemTurn(res);
     void answer(fake, name, call, queue.shift() ?? fake.fallback(call), res);
-  });
+  }, host);
   const fake: FakeAnthropic = {
     get open() {
       return http.open;

@@ -1,4 +1,4 @@
-// The HTTP side both fake providers share: a server on 127.0.0.1 that records each call (path, headers, JSON body,
+// The HTTP side both fake providers share: a server on 127.0.0.1 (or another local address: the e2e node's bridge) that records each call (path, headers, JSON body,
 // whether the client went away) and hands it to the fake's own answer.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -21,7 +21,7 @@ export interface RecordingServer {
   close(): Promise<void>;
 }
 
-export async function startRecordingServer(onCall: (call: RecordedCall, res: ServerResponse) => void): Promise<RecordingServer> {
+export async function startRecordingServer(onCall: (call: RecordedCall, res: ServerResponse) => void, host = '127.0.0.1'): Promise<RecordingServer> {
   const sockets = new Set<Socket>();
   const calls: RecordedCall[] = [];
   let open = 0;
@@ -50,10 +50,10 @@ export async function startRecordingServer(onCall: (call: RecordedCall, res: Ser
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => server.listen(0, host, () => r()));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     calls,
     get open() {
       return open;

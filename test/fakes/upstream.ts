@@ -58,13 +58,13 @@ export function isProbe(call: RecordedCall): boolean {
   return b.max_tokens === 1 && Array.isArray(b.messages) && b.messages.length === 1 && (b.messages[0] as { content?: unknown }).content === 'ping';
 }
 
-export async function startFakeUpstream(name = 'fake'): Promise<FakeUpstream> {
+export async function startFakeUpstream(name = 'fake', host = '127.0.0.1'): Promise<FakeUpstream> {
   const queue: Behavior[] = [];
   const http = await startRecordingServer((call, res) => {
     // A probe of the gateway's availability job never takes a queued behaviour (it comes at any moment): `fallback`.
     const b = (isProbe(call) ? undefined : queue.shift()) ?? fake.fallback(call);
     void answer(fake, name, call, b, res);
-  });
+  }, host);
   const fake: FakeUpstream = {
     get open() {
       return http.open;

@@ -3,7 +3,7 @@
 // that server (dropped at the end). Never skipped: without the binaries it fails with how to get them.
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -123,11 +123,14 @@ function withDatabase(url: string, db: string): string {
   return u.toString();
 }
 
-/** `name` makes the database name readable; `own: true` for tests that stop and start the server. */
-export async function startPostgres(name: string, opts: { own?: boolean } = {}): Promise<TestPostgres> {
+/**
+ * `name` makes the database name readable; `own: true` for tests that stop and start the server; `host`: a server of
+ * its own listening on that local address, open to its /24 (the e2e node's pods on the host's bridge address).
+ */
+export async function startPostgres(name: string, opts: { own?: boolean; host?: string } = {}): Promise<TestPostgres> {
   const db = `t_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
   const given = process.env.DATABASE_URL;
-  if (given && !opts.own) {
+  if (given && !opts.own && !opts.host) {
     await createDatabase(given, db);
     const url = withDatabase(given, db);
     const pool = new pg.Pool({ connectionString: url, max: 4 });
@@ -145,10 +148,10 @@ export async function startPostgres(name: string, opts: { own?: boolean } = {}):
       },
     };
   }
-  return startCluster(db);
+  return startCluster(db, opts.host ?? '127.0.0.1');
 }
 
-async function startCluster(db: string): Promise<TestPostgres> {
+async function startCluster(db: string, host: string): Promise<TestPostgres> {
   const bin = findBin();
   const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
   chmodSync(dir, 0o755);
@@ -156,9 +159,10 @@ async function startCluster(db: string): Promise<TestPostgres> {
   const data = join(dir, 'data');
   const port = await freePort();
   await serverCmd(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  if (host !== '127.0.0.1') appendFileSync(join(data, 'pg_hba.conf'), `host all all ${host.replace(/\.\d+$/, '.0')}/24 trust\n`);
   const options = [
     `-p ${port}`,
-    '-c listen_addresses=127.0.0.1',
+    `-c listen_addresses=${host}`,
     `-c unix_socket_directories=${dir}`,
     '-c fsync=off',
     '-c full_page_writes=off',
@@ -170,7 +174,7 @@ async function startCluster(db: string): Promise<TestPostgres> {
     await serverCmd(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
   };
   await start();
-  const server = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const server = `postgres://postgres@${host}:${port}/postgres`;
   await waitForServer(server);
   await createDatabase(server, db);
   const url = withDatabase(server, db);

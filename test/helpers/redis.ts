@@ -27,11 +27,25 @@ const HOW_TO_GET =
   'redis-server is needed for these tests: install it (Debian/Ubuntu: `apt-get install redis-server`, ' +
   'macOS: `brew install redis`) or set REDIS_URL to a Redis you can use.';
 
-function spawnServer(port: number, dir: string): Promise<ChildProcess> {
+function spawnServer(port: number, dir: string, host: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        host,
+        ...(host === '127.0.0.1' ? [] : ['--protected-mode', 'no']),
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -39,15 +53,15 @@ function spawnServer(port: number, dir: string): Promise<ChildProcess> {
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
     child.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new Error(HOW_TO_GET) : err));
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
-    void waitForPing(port).then(() => resolve(child), reject);
+    void waitForPing(port, 10_000, host).then(() => resolve(child), reject);
   });
 }
 
 /** Waits until a redis-server on the port answers PING (bounded). */
-export async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+export async function waitForPing(port: number, timeoutMs = 10_000, host = '127.0.0.1'): Promise<void> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const c = new Redis({ port, host, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     c.on('error', () => {});
     try {
       await c.connect();
@@ -69,11 +83,15 @@ function exited(child: ChildProcess | null): Promise<void> {
   });
 }
 
-/** `name` makes the prefix readable; pass `own: true` for tests that stall or kill the server. */
-export async function startRedis(name: string, opts: { own?: boolean } = {}): Promise<TestRedis> {
+/**
+ * `name` makes the prefix readable; pass `own: true` for tests that stall or kill the server; `host`: a server of its
+ * own listening on that local address instead of loopback (the e2e node's pods reach the host's bridge address).
+ */
+export async function startRedis(name: string, opts: { own?: boolean; host?: string } = {}): Promise<TestRedis> {
+  const host = opts.host ?? '127.0.0.1';
   const prefix = `t-${name}-${randomBytes(4).toString('hex')}`;
   const given = process.env.REDIS_URL;
-  if (given && !opts.own) {
+  if (given && !opts.own && !opts.host) {
     const client = new Redis(given);
     return {
       url: given,
@@ -91,8 +109,8 @@ export async function startRedis(name: string, opts: { own?: boolean } = {}): Pr
   }
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
-  let child: ChildProcess | null = await spawnServer(port, dir);
-  const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+  let child: ChildProcess | null = await spawnServer(port, dir, host);
+  const client = new Redis({ port, host, maxRetriesPerRequest: 1 });
   client.on('error', () => {});
   const kill = async (): Promise<void> => {
     child?.kill('SIGKILL');
@@ -100,14 +118,14 @@ export async function startRedis(name: string, opts: { own?: boolean } = {}): Pr
     child = null;
   };
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${host}:${port}`,
     prefix,
     client,
     owned: true,
     kill,
     restart: async () => {
       await kill();
-      child = await spawnServer(port, dir);
+      child = await spawnServer(port, dir, host);
     },
     stop: async () => {
       client.disconnect();

@@ -5,25 +5,34 @@
 # replaces each staging module with its published version.
 #
 #   bash test/k8s/build-binaries.sh        # builds what is missing; prints the directory holding the binaries
+#   bash test/k8s/build-binaries.sh node   # also kubelet, kube-controller-manager, kube-scheduler, kube-proxy
+#                                          # (the single-node cluster of test/e2e/local-cluster.sh)
 #
 # Idempotent: binaries already in the cache are kept. If KUBEBUILDER_ASSETS (the envtest convention) holds
-# kube-apiserver and etcd, nothing is built and that directory is printed.
-# Cache: ${SVC_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-gateway/k8s}/<k8s version>/{kube-apiserver,etcd,kubectl}
+# every binary asked for, nothing is built and that directory is printed.
+# Cache: ${SVC_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-gateway/k8s}/<k8s version>/{kube-apiserver,etcd,kubectl,...}
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; then
+binaries=(etcd kube-apiserver kubectl)
+node_binaries=(kubelet kube-controller-manager kube-scheduler kube-proxy)
+case "${1:-}" in
+  "") ;;
+  node) binaries+=("${node_binaries[@]}") ;;
+  *) echo "usage: $0 [node]" >&2; exit 2 ;;
+esac
+missing() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 0; done; return 1; }
+
+if [ -n "${KUBEBUILDER_ASSETS:-}" ] && ! missing "$KUBEBUILDER_ASSETS"; then
   echo "using KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS" >&2
   echo "$KUBEBUILDER_ASSETS"
   exit 0
 fi
 
 cache="${SVC_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-gateway/k8s}/$K8S_VERSION"
-binaries=(etcd kube-apiserver kubectl)
-missing() { local b; for b in "${binaries[@]}"; do [ -x "$cache/$b" ] || return 0; done; return 1; }
-if ! missing; then
+if ! missing "$cache"; then
   echo "$cache"
   exit 0
 fi
@@ -61,7 +70,9 @@ prepare_kubernetes_module() {
   n="$(grep -c '=> k8s.io/' go.mod)"
   echo "k8s.io/kubernetes $K8S_VERSION: $n staging modules replaced with $staging_version" >&2
   [ "$n" -gt 20 ] || { echo "unexpected go.mod of k8s.io/kubernetes: only $n staging modules" >&2; exit 1; }
-  "$go_bin" get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION"
+  local b pkgs=()
+  for b in "${binaries[@]}"; do [ "$b" = etcd ] || pkgs+=("k8s.io/kubernetes/cmd/$b@$K8S_VERSION"); done
+  "$go_bin" get "${pkgs[@]}"
 }
 
 # $1: binary name, $2: package. Version stamps as the release build sets them, so /version and kubectl report one.
@@ -87,11 +98,12 @@ if [ ! -x "$cache/etcd" ]; then
   echo "building etcd $ETCD_VERSION into $cache (about a minute)" >&2
   build_etcd
 fi
-if [ ! -x "$cache/kube-apiserver" ] || [ ! -x "$cache/kubectl" ]; then
-  echo "building kube-apiserver and kubectl $K8S_VERSION into $cache (cold: 10+ minutes, about 3 GB of memory)" >&2
+kube_missing=()
+for b in "${binaries[@]}"; do [ "$b" = etcd ] || [ -x "$cache/$b" ] || kube_missing+=("$b"); done
+if [ "${#kube_missing[@]}" -gt 0 ]; then
+  echo "building ${kube_missing[*]} $K8S_VERSION into $cache (cold: 10+ minutes, about 3 GB of memory)" >&2
   prepare_kubernetes_module
-  [ -x "$cache/kube-apiserver" ] || build_kubernetes_binary kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-  [ -x "$cache/kubectl" ] || build_kubernetes_binary kubectl k8s.io/kubernetes/cmd/kubectl
+  for b in "${kube_missing[@]}"; do build_kubernetes_binary "$b" "k8s.io/kubernetes/cmd/$b"; done
 fi
 echo "built in $((SECONDS - start)) s" >&2
 echo "$cache"

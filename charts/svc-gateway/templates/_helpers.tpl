@@ -63,13 +63,16 @@ key: redis-url
 {{- end }}
 
 {{- define "svc-gateway.postgresEnabled" -}}
-{{- if or .Values.postgres.url .Values.postgres.existingSecret }}true{{ end }}
+{{- if or .Values.postgres.url .Values.postgres.existingSecret .Values.postgres.deploy }}true{{ end }}
 {{- end }}
 
 {{- define "svc-gateway.postgresSecretRef" -}}
 {{- if .Values.postgres.existingSecret -}}
 name: {{ .Values.postgres.existingSecret }}
 key: {{ .Values.postgres.existingSecretKey }}
+{{- else if .Values.postgres.deploy -}}
+name: {{ include "svc-gateway.component" (list . "postgres") }}
+key: url
 {{- else -}}
 name: {{ include "svc-gateway.connectionSecret" . }}
 key: postgres-url
@@ -90,6 +93,8 @@ key: pepper
 {{- define "svc-gateway.redisUrl" -}}
 {{- if .Values.redis.clusterNodes -}}
 {{ join "," .Values.redis.clusterNodes }}
+{{- else if .Values.redis.deploy -}}
+{{ printf "redis://%s:6379" (include "svc-gateway.component" (list . "redis")) }}
 {{- else -}}
 {{ .Values.redis.url }}
 {{- end -}}
@@ -134,7 +139,7 @@ affinity:
 
 {{/* Changes when a connection setting given in values changes, so pods restart with it (a Secret of yours: restart them yourself). */}}
 {{- define "svc-gateway.connectionsChecksum" -}}
-{{- printf "%s|%s|%s|%s|%s" (include "svc-gateway.redisUrl" .) .Values.redis.existingSecret .Values.postgres.url .Values.postgres.existingSecret .Values.pepper.existingSecret | sha256sum | trunc 16 }}
+{{- printf "%s|%s|%s|%s|%s|%v" (include "svc-gateway.redisUrl" .) .Values.redis.existingSecret .Values.postgres.url .Values.postgres.existingSecret .Values.pepper.existingSecret .Values.postgres.deploy | sha256sum | trunc 16 }}
 {{- end }}
 
 {{/* NetworkPolicy peers allowed on the metrics ports: networkPolicy.metricsFrom, else any pod of any namespace of the

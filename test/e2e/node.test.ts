@@ -1,0 +1,635 @@
+// The path users take, end to end on a real Kubernetes node: the image built from the Dockerfile, the chart installed
+// with helm as its README says, the README's Plan/Account/ApiKey/ModelRoute applied with kubectl, calls made with the
+// official SDKs through the gateway Service. One body for both clusters (cluster.ts): the local node of `npm test`
+// (test/e2e/local-cluster.sh, no Docker) and kind (test/e2e/kind.sh). The steps run in order and share the install.
+// Upstream models are the one fake (test/fakes, on the host); Redis and Postgres are real servers on the host, reached
+// by the pods through the node's address.
+import Anthropic from '@anthropic-ai/sdk';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import type { Browser } from 'playwright-core';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
+import { ROOT } from '../helpers/process.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { readmeExample } from '../helpers/readme.ts';
+import { until } from '../helpers/until.ts';
+import { apiKey } from '../helpers/manifests.ts';
+import { callOfKind, mixedTraffic, script, trafficManifests, type Upstreams } from '../helpers/usage-traffic.ts';
+import { CHART, findHelm } from '../chart/helm.ts';
+import { startPrometheus, type TestPrometheus } from '../chart/prometheus.ts';
+import { launchBrowser } from '../console/browser.ts';
+import { e2eCluster, type E2eCluster, type Forward } from './cluster.ts';
+
+const NS = 'svc-gateway';
+const RELEASE = 'svc-gateway';
+const GATEWAY = `${RELEASE}-gateway`;
+const MODEL = 'gpt-4o-mini';
+
+let cluster: E2eCluster;
+let redis: TestRedis;
+let db: TestPostgres;
+let upstream: FakeUpstream;
+let gateway: Forward;
+let key = '';
+const opened: Forward[] = [];
+const figures: Record<string, string> = {};
+
+function run(cmd: string, args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(cmd, args, { cwd: ROOT, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: stdout + stderr });
+    });
+    // A command that does not read its input may exit first: no EPIPE.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(opts.input ?? '');
+  });
+}
+
+async function kubectl(args: string[], input?: string): Promise<string> {
+  const r = await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, ...args], { input });
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.out}`);
+  return r.out;
+}
+
+async function kjson<T>(args: string[]): Promise<T> {
+  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+}
+
+async function helm(args: string[], timeoutMs = 600_000): Promise<string> {
+  const env = ['HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME'];
+  const r = await new Promise<{ code: number; out: string }>((resolve) => {
+    execFile(
+      findHelm(),
+      [`--kubeconfig=${cluster.cp.kubeconfig}`, ...args],
+      { cwd: ROOT, timeout: timeoutMs, env: { ...process.env, ...Object.fromEntries(env.map((e) => [e, `/tmp/svc-helm/${e}`])) } },
+      (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout + stderr }),
+    );
+  });
+  if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed:\n${r.out}\n${await diagnose()}`);
+  return r.out;
+}
+
+/** What a failing step shows: the pods, recent events, the operator's and a gateway's last log lines. */
+async function diagnose(): Promise<string> {
+  const out: string[] = [];
+  for (const args of [
+    ['get', 'pods', '-n', NS, '-o', 'wide'],
+    ['get', 'events', '-n', NS, '--sort-by=.lastTimestamp'],
+    ['logs', '-n', NS, '-l', 'app.kubernetes.io/component=operator', '--tail=30', '--prefix'],
+    ['logs', '-n', NS, '-l', 'app.kubernetes.io/component=gateway', '--tail=20', '--prefix'],
+  ]) {
+    const r = await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, ...args]);
+    out.push(`$ kubectl ${args.join(' ')}\n${r.out.slice(-4000)}`);
+  }
+  return out.join('\n');
+}
+
+interface Pod {
+  metadata: { name: string; creationTimestamp: string; labels: Record<string, string>; deletionTimestamp?: string };
+  spec: { securityContext?: { runAsNonRoot?: boolean; runAsUser?: number }; containers: Array<{ name: string }> };
+  status: {
+    phase: string;
+    podIP?: string;
+    conditions?: Array<{ type: string; status: string; lastTransitionTime: string }>;
+    containerStatuses?: Array<{ name: string; ready: boolean; restartCount: number; started?: boolean }>;
+  };
+}
+
+async function pods(component?: string): Promise<Pod[]> {
+  const selector = component ? ['-l', `app.kubernetes.io/component=${component}`] : [];
+  const list = await kjson<{ items: Pod[] }>(['get', 'pods', '-n', NS, ...selector]);
+  return list.items.filter((p) => !p.metadata.deletionTimestamp);
+}
+
+const ready = (p: Pod): boolean => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+async function reachPod(name: string, port: number): Promise<Forward> {
+  const f = await cluster.reach(NS, `pod/${name}`, port);
+  opened.push(f);
+  return f;
+}
+
+/** A person who signs in to the console: a ServiceAccount with a Role on the named account, and a token for it. */
+async function accountUser(name: string, accountName: string, verbs: string[]): Promise<string> {
+  await kubectl(['create', 'serviceaccount', '-n', NS, name]);
+  const role = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: `${name}-keys` },
+    rules: [{ apiGroups: ['gateway.svc.dev'], resources: ['accounts'], resourceNames: [accountName], verbs }],
+  };
+  await apply([role]);
+  await kubectl(['create', 'rolebinding', '-n', NS, `${name}-keys`, `--role=${name}-keys`, `--serviceaccount=${NS}:${name}`]);
+  return (await kubectl(['create', 'token', '-n', NS, name, '--duration=1h'])).trim();
+}
+
+/** One URL per gateway pod (its API port), for checks that must reach every replica. */
+async function gatewayPods(): Promise<Array<{ name: string; url: string }>> {
+  const list = (await pods('gateway')).filter(ready);
+  const out = [];
+  for (const p of list) {
+    out.push({ name: p.metadata.name, url: (await reachPod(p.metadata.name, 8080)).url });
+  }
+  return out;
+}
+
+async function chat(base: string, k: string, content = 'Hello'): Promise<number> {
+  const r = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json', connection: 'close' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content }] }),
+  }).catch(() => null);
+  if (!r) return 0;
+  await r.arrayBuffer();
+  return r.status;
+}
+
+/** The scrape targets a ServiceMonitor on the release's metrics Services finds: their endpoints on the port `metrics`. */
+async function metricsEndpoints(): Promise<Array<{ targets: string[]; labels: Record<string, string> }>> {
+  interface Slice {
+    metadata: { labels: Record<string, string> };
+    ports: Array<{ name: string; port: number }> | null;
+    endpoints: Array<{ addresses: string[]; conditions?: { ready?: boolean }; targetRef?: { name: string } }> | null;
+  }
+  const slices = await kjson<{ items: Slice[] }>(['get', 'endpointslices', '-n', NS, '-l', `app.kubernetes.io/instance=${RELEASE}`]);
+  const out = [];
+  for (const s of slices.items) {
+    const port = s.ports?.find((p) => p.name === 'metrics')?.port;
+    if (!port) continue;
+    for (const e of s.endpoints ?? []) {
+      if (e.conditions?.ready === false) continue;
+      const service = s.metadata.labels['kubernetes.io/service-name'] ?? '';
+      const pod = e.targetRef?.name ?? '';
+      // The local node's pods are reachable from the host; on kind, through a port-forward to the pod.
+      const address = cluster.kind === 'local' ? `${e.addresses[0]}:${port}` : new URL((await reachPod(pod, port)).url).host;
+      // The ServiceMonitor's discovery also labels each target with its container (the chart names each after its process).
+      const container = ['exporter', 'operator', 'gateway'].find((c) => service.startsWith(`${RELEASE}-${c}`)) ?? '';
+      out.push({ targets: [address], labels: { namespace: NS, service, pod, container } });
+    }
+  }
+  return out;
+}
+
+async function apply(docs: object[] | string): Promise<void> {
+  // Secrets first: an ApiKey whose Secret does not exist yet gets one generated by the operator, and the Secret of
+  // the key the test made would then be refused (AlreadyExists).
+  const secretsFirst = (d: object[]): object[] => [
+    ...d.filter((x) => (x as { kind?: string }).kind === 'Secret'),
+    ...d.filter((x) => (x as { kind?: string }).kind !== 'Secret'),
+  ];
+  const text =
+    typeof docs === 'string'
+      ? docs
+      : secretsFirst(docs)
+          .map((d) => stringify(d))
+          .join('---\n');
+  await kubectl(['apply', '-n', NS, '-f', '-'], text);
+}
+
+async function secretKey(name: string): Promise<string> {
+  let value = '';
+  await until(
+    async () => {
+      const r = await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, 'get', 'secret', '-n', NS, name, '-o', 'jsonpath={.data.key}']);
+      value = r.code === 0 ? Buffer.from(r.out.trim(), 'base64').toString() : '';
+      return value.startsWith('sk-svc-');
+    },
+    60_000,
+    `the operator generates Secret ${name}`,
+    500,
+  );
+  return value;
+}
+
+/** Calls every gateway pod until each answers `status` for the key (bounded): a config change reached them all. */
+async function everyPodAnswers(k: string, status: number, what: string): Promise<Record<string, number>> {
+  // A new key is first known everywhere (GET /v1/me, no quota), so that the calls are one per pod (low-RPM keys).
+  if (status === 200) await knownEverywhere(k);
+  const all = await gatewayPods();
+  const seen: Record<string, number> = {};
+  await until(
+    async () => {
+      for (const p of all) seen[p.name] = await chat(p.url, k);
+      return Object.values(seen).every((s) => s === status);
+    },
+    60_000,
+    `${what}: every gateway pod answers ${status}`,
+    250,
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}; last answers: ${JSON.stringify(seen)}`);
+  });
+  return seen;
+}
+
+/** Every gateway pod knows the key (GET /v1/me: 200, no quota used). */
+async function knownEverywhere(k: string): Promise<void> {
+  const all = await gatewayPods();
+  await until(
+    async () =>
+      (await Promise.all(all.map((p) => fetch(`${p.url}/v1/me`, { headers: { authorization: `Bearer ${k}` } }).then((r) => r.status)))).every((x) => x === 200),
+    60_000,
+    'every gateway pod knows the key (GET /v1/me)',
+    250,
+  );
+}
+
+const TUNABLES = ['vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops'];
+let tunablesBefore = '';
+
+beforeAll(async () => {
+  // The kubelet changes these kernel tunables; local-cluster.sh down puts them back.
+  tunablesBefore = (await run('sysctl', TUNABLES)).out;
+  cluster = await e2eCluster();
+  const host = cluster.hostAddress;
+  [redis, db, upstream] = await Promise.all([startRedis('e2e', { host }), startPostgres('e2e', { host }), startFakeUpstream('openai', host)]);
+}, 60 * 60_000);
+
+afterAll(async () => {
+  for (const f of opened) await f.close().catch(() => {});
+  await gateway?.close().catch(() => {});
+  Object.assign(figures, cluster?.timings);
+  if (Object.keys(figures).length)
+    console.log(
+      `e2e figures (${cluster?.kind}):\n${Object.entries(figures)
+        .map(([k, v]) => `  ${k}: ${v}`)
+        .join('\n')}`,
+    );
+  await Promise.allSettled([upstream?.close(), redis?.stop(), db?.stop()]);
+  await cluster?.stop();
+}, 10 * 60_000);
+
+describe.sequential(`the chart on a real node`, () => {
+  let installStarted = 0;
+
+  it(
+    '1. helm install with the README values: every Deployment Available, every pod Ready, no restart, none as root',
+    async () => {
+      await kubectl(['create', 'namespace', NS]);
+      // As the chart README: the Postgres URL in a Secret of yours, the Redis URL inline.
+      await kubectl(['create', 'secret', 'generic', 'usage-db', '-n', NS, `--from-literal=url=${db.url}`]);
+      installStarted = Date.now();
+      await helm([
+        'install',
+        RELEASE,
+        CHART,
+        '-n',
+        NS,
+        '--set',
+        `image.repository=${cluster.image.repository}`,
+        '--set',
+        `image.tag=${cluster.image.tag}`,
+        '--set',
+        `image.pullPolicy=${cluster.image.pullPolicy}`,
+        '--set',
+        `redis.url=${redis.url}`,
+        '--set',
+        'postgres.existingSecret=usage-db',
+        '-f',
+        join(ROOT, 'test/e2e/small-values.yaml'),
+        '--wait',
+        '--timeout=10m',
+      ]);
+      figures['helm install --wait'] = `${((Date.now() - installStarted) / 1000).toFixed(1)} s`;
+
+      const deployments = await kjson<{ items: Array<{ metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } }> }>([
+        'get',
+        'deployments',
+        '-n',
+        NS,
+      ]);
+      expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(
+        [`${RELEASE}-console`, `${RELEASE}-exporter`, GATEWAY, `${RELEASE}-operator`].sort(),
+      );
+      for (const d of deployments.items) expect(d.status.conditions?.find((c) => c.type === 'Available')?.status, d.metadata.name).toBe('True');
+      const all = await pods();
+      expect(all.length).toBe(3 + 2 + 1 + 1);
+      const starts: number[] = [];
+      for (const p of all) {
+        expect(ready(p), `${p.metadata.name} Ready`).toBe(true);
+        for (const c of p.status.containerStatuses ?? []) expect(c.restartCount, `${p.metadata.name}/${c.name} restarts`).toBe(0);
+        expect(p.spec.securityContext?.runAsNonRoot, p.metadata.name).toBe(true);
+        // What the process really runs as, asked inside each container.
+        const uid = await kubectl(['exec', '-n', NS, p.metadata.name, '--', 'node', '-e', 'process.stdout.write(`${process.getuid()}:${process.getgid()}`)']);
+        expect(uid, `${p.metadata.name} uid:gid`).toBe('1000:1000');
+        const readyAt = p.status.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+        starts.push((Date.parse(readyAt ?? '') - Date.parse(p.metadata.creationTimestamp)) / 1000);
+      }
+      figures['pod start (created to Ready), max'] = `${Math.max(...starts)} s (1 s resolution)`;
+    },
+    15 * 60_000,
+  );
+
+  it(
+    "2. the README's Plan, Account, ApiKey, ModelRoute: the openai SDK (completion, stream) and the Anthropic SDK through the Service",
+    async () => {
+      // The README's example as written, its upstream pointed at the fake provider on the host.
+      const example = readmeExample('operator').replace('https://api.openai.com/v1', upstream.baseUrl);
+      expect(example).toContain(upstream.baseUrl);
+      await apply(example);
+      key = await secretKey('ci-bot-key');
+      gateway = await cluster.reach(NS, GATEWAY, 80);
+      await until(async () => (await chat(gateway.url, key)) === 200, 60_000, 'the first call through the gateway Service answers 200', 250).catch(
+        async (err: unknown) => {
+          throw new Error(`${String(err)}\n${await diagnose()}`);
+        },
+      );
+      figures['helm install to the first successful call'] = `${((Date.now() - installStarted) / 1000).toFixed(1)} s`;
+
+      const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, maxRetries: 0 });
+      const { data, response } = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+      expect(data.choices[0]?.message.content).toBe('Hello from the fake upstream.');
+      expect(data.model).toBe(MODEL);
+      expect(
+        Object.fromEntries(['x-svc-upstream', 'x-svc-served-model', 'x-svc-original-model', 'x-svc-fallback'].map((h) => [h, response.headers.get(h)])),
+      ).toEqual({ 'x-svc-upstream': 'openai', 'x-svc-served-model': MODEL, 'x-svc-original-model': MODEL, 'x-svc-fallback': 'false' });
+      expect(upstream.calls.at(-1)?.headers.authorization).toBe('Bearer sk-your-openai-key');
+
+      const streamed = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Stream' }], stream: true }).withResponse();
+      expect(streamed.response.headers.get('x-svc-upstream')).toBe('openai');
+      expect(streamed.response.headers.get('content-type')).toContain('text/event-stream');
+      let text = '';
+      for await (const chunk of streamed.data) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text).toBe('Hello from the fake upstream.');
+
+      const anthropic = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: key, authToken: null, maxRetries: 0 });
+      const msg = await anthropic.messages.create({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+      expect(msg.content[0]?.type === 'text' && msg.content[0].text).toBe('Hello from the fake upstream.');
+      expect(msg.usage.output_tokens).toBeGreaterThan(0);
+
+      // The first key and call NOTES.txt shows after the install, as printed (the mock model: no upstream needed).
+      const notes = await helm(['get', 'notes', RELEASE, '-n', NS]);
+      const manifest = /<<'YAML'\n([\s\S]*?)\n\s*YAML\n/.exec(notes)?.[1];
+      expect(manifest, notes).toBeDefined();
+      await apply((manifest as string).replace(/^ {2}/gm, ''));
+      const first = await secretKey('first-key-key');
+      await until(
+        async () => (await fetch(`${gateway.url}/v1/me`, { headers: { authorization: `Bearer ${first}` } })).status === 200,
+        60_000,
+        'the NOTES key',
+        250,
+      );
+      const viaNotes = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
+      });
+      expect(viaNotes.status, await viaNotes.clone().text()).toBe(200);
+      expect(((await viaNotes.json()) as { choices: unknown[] }).choices.length).toBe(1);
+    },
+    5 * 60_000,
+  );
+
+  it(
+    '3. three gateway replicas: an RPM limit exact across the pods; a revoke answered 401 by every pod',
+    async () => {
+      const limited = apiKey('rpm-probe', 'acme', { limits: { rpm: 5 } });
+      await apply(limited.docs);
+      const all = await gatewayPods();
+      expect(all.length).toBe(3);
+      await everyPodAnswers(limited.key, 200, 'the new key');
+      // everyPodAnswers spent one call per pod: a fresh key for the burst, so the minute starts empty.
+      const burst = apiKey('rpm-burst', 'acme', { limits: { rpm: 5 } });
+      await apply(burst.docs);
+      await knownEverywhere(burst.key);
+      // 10x the limit at once, spread over the three pods.
+      const statuses = await Promise.all(Array.from({ length: 50 }, (_, i) => chat((all[i % all.length] as { url: string }).url, burst.key, `burst ${i}`)));
+      expect({ admitted: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length }).toEqual({ admitted: 5, limited: 45 });
+
+      await kubectl(['patch', 'apikey', 'rpm-probe', '-n', NS, '--type=merge', '-p', '{"spec":{"revoked":true}}']);
+      const seen = await everyPodAnswers(limited.key, 401, 'the revoke');
+      expect(Object.keys(seen).length).toBe(3);
+    },
+    5 * 60_000,
+  );
+  it(
+    '4. helm upgrade (a rolling restart of the gateways) under steady calls: 0 failed, 0 usage rows lost or doubled',
+    async () => {
+      const steady = apiKey('steady', 'acme');
+      await apply(steady.docs);
+      await everyPodAnswers(steady.key, 200, 'the steady key');
+      const before = (await gatewayPods()).map((p) => p.name).sort();
+      // The SDK as users run it (its default retries: a keep-alive connection closed by a draining pod just as a call
+      // goes out on it is retried, as every HTTP client must); the attempts are counted and reported.
+      let attempts = 0;
+      const counting: typeof fetch = (input, init) => {
+        attempts++;
+        return fetch(input, init);
+      };
+      const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: steady.key, fetch: counting });
+      const outcome = { ok: 0, failed: [] as string[] };
+      let stop = false;
+      const loop = (async () => {
+        for (let i = 0; !stop && i < 20_000; i++) {
+          try {
+            const r = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `steady ${i}` }] });
+            if (r.choices[0]?.message.content === 'Hello from the fake upstream.') outcome.ok++;
+            else outcome.failed.push(`call ${i}: ${JSON.stringify(r)}`);
+          } catch (err) {
+            outcome.failed.push(`call ${i}: ${String(err)}`);
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      try {
+        // As the chart README says: the CRDs first, then the upgrade (here it changes the gateways' log level).
+        await kubectl(['apply', '--server-side', '-f', join(CHART, 'crds')]);
+        await helm(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', 'gateway.logLevel=debug', '--wait', '--timeout=10m']);
+        await kubectl(['rollout', 'status', '-n', NS, `deployment/${GATEWAY}`, '--timeout=300s']);
+        const okBefore = outcome.ok;
+        await until(() => outcome.ok >= okBefore + 10, 60_000, 'ten more calls after the rollout', 100);
+      } finally {
+        stop = true;
+        await loop;
+      }
+      const after = (await gatewayPods()).map((p) => p.name).sort();
+      expect(
+        after.filter((n) => before.includes(n)),
+        'every gateway pod replaced',
+      ).toEqual([]);
+      const calls = outcome.ok + outcome.failed.length;
+      figures['calls during the rolling upgrade'] = `${outcome.ok} succeeded, ${outcome.failed.length} failed, ${attempts - calls} attempts retried by the SDK`;
+      expect(outcome.failed).toEqual([]);
+      // The warm-up calls (one per pod) and the loop's: exactly one usage row each with status 200, exported by the
+      // exporter pod; no event twice (a retried attempt refused by a draining pod may add a row of its own status).
+      const want = before.length + outcome.ok;
+      const rows = async (): Promise<{ ok: number; rows: number; distinct: number }> =>
+        (
+          await db.pool.query<{ ok: number; rows: number; distinct: number }>(
+            "SELECT count(*) FILTER (WHERE status = 200)::int AS ok, count(*)::int AS rows, count(DISTINCT event_id)::int AS distinct FROM usage_events WHERE api_key = 'steady'",
+          )
+        ).rows[0] as { ok: number; rows: number; distinct: number };
+      await until(async () => (await rows()).ok >= want, 60_000, `${want} usage rows for the steady key`, 500);
+      const got = await rows();
+      expect(got.ok).toBe(want);
+      expect(got.distinct).toBe(got.rows);
+    },
+    20 * 60_000,
+  );
+
+  it(
+    '5. the operator leader pod deleted: another operator takes the Lease; an apply still reaches every gateway',
+    async () => {
+      const holder = async (): Promise<string> =>
+        (await kjson<{ spec: { holderIdentity?: string } }>(['get', 'lease', '-n', NS, 'svc-gateway-operator'])).spec.holderIdentity ?? '';
+      const leader = await holder();
+      const operators = (await pods('operator')).map((p) => p.metadata.name);
+      expect(operators).toContain(leader);
+      const standby = operators.find((n) => n !== leader);
+      await kubectl(['delete', 'pod', '-n', NS, leader, '--wait=false']);
+      // The standby usually takes over; under load the ReplicaSet's replacement pod may win the Lease first: either
+      // way another live operator holds it.
+      let next = '';
+      await until(async () => ![leader, ''].includes((next = await holder())), 90_000, `another operator takes the Lease from ${leader}`, 500);
+      expect((await pods('operator')).map((p) => p.metadata.name)).toContain(next);
+      figures['new operator leader'] = next === standby ? 'the standby' : 'the replacement pod';
+      const after = apiKey('after-failover', 'acme');
+      await apply(after.docs);
+      await everyPodAnswers(after.key, 200, 'an ApiKey applied after the failover');
+      // The deleted pod is replaced: two operators again, the new one standing by.
+      await kubectl(['rollout', 'status', '-n', NS, `deployment/${RELEASE}-operator`, '--timeout=180s']);
+      expect((await pods('operator')).filter(ready).length).toBe(2);
+    },
+    5 * 60_000,
+  );
+
+  it(
+    '6. the console: sign in with a ServiceAccount token, create a key in the page, call with it, revoke it: 401',
+    async () => {
+      const token = await accountUser('alice', 'acme', ['get', 'manage-keys', 'view-usage']);
+      const consoleUrl = await cluster.reach(NS, `${RELEASE}-console`, 80);
+      opened.push(consoleUrl);
+      const browser: Browser = await launchBrowser();
+      try {
+        const context = await browser.newContext();
+        context.setDefaultTimeout(20_000);
+        const page = await context.newPage();
+        await page.goto(`${consoleUrl.url}/dashboard/keys`);
+        await page.getByLabel('Kubernetes token').fill(token);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(/\/dashboard\/keys/);
+        await expect(page.getByText('Account: acme').count()).resolves.toBe(1);
+        await page.getByLabel('Name', { exact: true }).fill('console-bot');
+        await page.getByRole('button', { name: 'Create key' }).click();
+        const made = await page.getByRole('dialog').getByLabel('Key').inputValue();
+        expect(made).toMatch(/^sk-svc-/);
+        await until(async () => (await chat(gateway.url, made)) === 200, 60_000, 'the gateway accepts the key made in the console', 250);
+        await page.getByRole('link', { name: 'Done, close' }).click();
+        await page.getByRole('link', { name: 'Revoke console-bot' }).click();
+        await page.getByLabel('Type the key name to confirm').fill('console-bot');
+        await page.getByRole('button', { name: 'Revoke key' }).click();
+        await expect(page.getByRole('status').textContent()).resolves.toBe('Key console-bot is revoked.');
+        await everyPodAnswers(made, 401, 'the key revoked in the console');
+      } finally {
+        await browser.close();
+      }
+    },
+    5 * 60_000,
+  );
+
+  it(
+    "7. Prometheus scrapes the pods' metrics ports (the ServiceMonitor's endpoints); every query of the shipped dashboard returns data",
+    async () => {
+      // Traffic of every kind the dashboard shows (fallbacks, upstream errors, cut streams, 429s), on accounts of its own.
+      const [primary, secondary, backup] = await Promise.all(['primary', 'secondary', 'backup'].map((n) => startFakeUpstream(n, cluster.hostAddress)));
+      const u: Upstreams = { primary: primary as FakeUpstream, secondary: secondary as FakeUpstream, backup: backup as FakeUpstream };
+      let prom: TestPrometheus | undefined;
+      try {
+        script(u);
+        const m = trafficManifests(u);
+        const renamed = JSON.parse(
+          JSON.stringify(m.docs).replaceAll('"acme"', '"dash-acme"').replaceAll('"globex"', '"dash-globex"').replaceAll('"builder"', '"dash-plan"'),
+        ) as object[];
+        // And a key whose budget the first call spends: budget-refused calls (402) for the refusals panel.
+        const capped = apiKey('capped', 'dash-globex', { monthlyBudgetUsd: 0.000001 });
+        await apply([...renamed, ...capped.docs]);
+        // The metrics Services' endpoints on the port named `metrics`, as the chart's ServiceMonitor selects them (Debian's
+        // Prometheus has no Kubernetes service discovery built in: the test reads the EndpointSlices the way it would).
+        let targets = await metricsEndpoints();
+        await until(async () => (targets = await metricsEndpoints()).length === 6, 120_000, 'six ready metrics endpoints', 1000).catch(() => {});
+        expect(targets.map((t) => t.labels.service).sort()).toEqual(
+          [...Array(3).fill(`${GATEWAY}-metrics`), `${RELEASE}-exporter-metrics`, ...Array(2).fill(`${RELEASE}-operator-metrics`)].sort(),
+        );
+        prom = await startPrometheus([], {}, [{ job_name: 'svc-gateway', static_configs: targets }]);
+        const urls = (await gatewayPods()).map((p) => p.url);
+        for (const k of [m.keys.a1, m.keys.a2, m.keys.b1, m.keys.limited, capped.key]) await knownEverywhere(k);
+        for (let wave = 0; wave < 2; wave++) {
+          await mixedTraffic(urls, m.keys, 40, 4);
+          for (let i = 0; i < 3; i++) await callOfKind(urls[i % urls.length] as string, capped.key, 'ok', i);
+          const seen = await prom.scrapes();
+          await until(async () => (await (prom as TestPrometheus).scrapes()) >= seen + 3 * 6, 60_000, 'three more scrapes of every target', 500);
+        }
+        const jobs = await prom.query('count by (pod) (up{job="svc-gateway"} == 1)');
+        expect(jobs.length, 'scraped pods: 3 gateways, 2 operators, 1 exporter').toBe(6);
+        const dashboard = JSON.parse(readFileSync(join(CHART, 'dashboards', 'traffic.json'), 'utf8')) as {
+          panels: Array<{ title: string; targets?: Array<{ refId: string; expr?: string }> }>;
+        };
+        const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr ? [{ what: `${p.title}/${t.refId}`, expr: t.expr }] : [])));
+        expect(queries.length).toBeGreaterThan(20);
+        const empty: string[] = [];
+        for (const q of queries) {
+          const expr = q.expr.replaceAll('$namespace', NS).replaceAll('$__rate_interval', '1m');
+          const samples = await prom.query(expr);
+          if (!samples.some((s) => Number.isFinite(Number(s.value[1])))) empty.push(`${q.what}: ${expr}`);
+        }
+        expect(empty, 'dashboard queries without data').toEqual([]);
+        figures['dashboard queries with data'] = `${queries.length} of ${queries.length}`;
+      } finally {
+        await prom?.stop();
+        await Promise.allSettled([primary?.close(), secondary?.close(), backup?.close()]);
+      }
+    },
+    10 * 60_000,
+  );
+
+  it(
+    '8. helm uninstall leaves only what the chart documents it keeps (the CRDs, the pepper Secret)',
+    async () => {
+      await helm(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout=5m']);
+      await until(
+        async () => (await kjson<{ items: unknown[] }>(['get', 'pods', '-n', NS])).items.length === 0,
+        180_000,
+        'every pod of the release gone',
+        1000,
+      );
+      const left = await kubectl([
+        'get',
+        'all,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,ingresses,horizontalpodautoscalers',
+        '-n',
+        NS,
+        '-l',
+        `app.kubernetes.io/instance=${RELEASE}`,
+        '-o',
+        'name',
+      ]);
+      expect(left.trim().split('\n').filter(Boolean)).toEqual([`secret/${RELEASE}-pepper`]);
+      const cluster_ = await kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'name']);
+      expect(cluster_.trim()).toBe('');
+      const crds = await kubectl(['get', 'crds', '-o', 'name']);
+      for (const kind of ['plans', 'accounts', 'apikeys', 'modelroutes']) expect(crds).toContain(`${kind}.gateway.svc.dev`);
+    },
+    10 * 60_000,
+  );
+
+  it.runIf(process.env.E2E_CLUSTER !== 'kind')(
+    'the local node goes down without leftovers: processes, mounts, netns, bridge, cgroups, iptables',
+    async () => {
+      await cluster.stop();
+      const sh = async (script: string): Promise<string> => (await run('bash', ['-c', script])).out.trim();
+      expect(await sh('ip -o link show svce2e0 2>/dev/null')).toBe('');
+      expect(await sh('ip route | grep -E "^198[.]1[89][.]" || true')).toBe('');
+      expect(await sh('findmnt -rn -o TARGET | grep -F /svc-e2e-node || true')).toBe('');
+      expect(await sh('ls /run/netns 2>/dev/null | grep "^cni-" || true')).toBe('');
+      expect(await sh('ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null || true')).toBe('');
+      expect(await sh('{ iptables-save; ip6tables-save; } 2>/dev/null | grep -c KUBE- || true')).toBe('0');
+      expect(await sh('pgrep -f "[s]vc-e2e-node" || true')).toBe('');
+      expect(await sh('ls /tmp/svc-e2e-node 2>/dev/null || true')).toBe('');
+      expect((await run('sysctl', TUNABLES)).out).toBe(tunablesBefore);
+    },
+    5 * 60_000,
+  );
+});
