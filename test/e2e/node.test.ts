@@ -1,5 +1,5 @@
 // The path users take, end to end on a real Kubernetes node: the image built from the Dockerfile, the chart installed
-// with helm as its README says, the README's Plan/Account/ApiKey/ModelRoute applied with kubectl, calls made with the
+// with helm as its README says, the docs' Plan/Account/ApiKey/ModelRoute (docs/kubernetes.md) applied with kubectl, calls made with the
 // official SDKs through the gateway Service. One body for both clusters (cluster.ts): the local node of `npm test`
 // (test/e2e/local-cluster.sh, no Docker) and kind (test/e2e/kind.sh). The steps run in order and share the install.
 // Upstream models are the one fake (test/fakes, on the host); Redis and Postgres are real servers on the host, reached
@@ -16,7 +16,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { ROOT } from '../helpers/process.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { readmeExample } from '../helpers/readme.ts';
+import { docExample } from '../helpers/docs.ts';
 import { until } from '../helpers/until.ts';
 import { apiKey } from '../helpers/manifests.ts';
 import { callOfKind, mixedTraffic, script, trafficManifests, type Upstreams } from '../helpers/usage-traffic.ts';
@@ -328,7 +328,7 @@ describe.sequential(`the chart on a real node`, () => {
     "2. the README's Plan, Account, ApiKey, ModelRoute: the openai SDK (completion, stream) and the Anthropic SDK through the Service",
     async () => {
       // The README's example as written, its upstream pointed at the fake provider on the host.
-      const example = readmeExample('operator').replace('https://api.openai.com/v1', upstream.baseUrl);
+      const example = docExample('docs/kubernetes.md', 'operator').replace('https://api.openai.com/v1', upstream.baseUrl);
       expect(example).toContain(upstream.baseUrl);
       await apply(example);
       key = await secretKey('ci-bot-key');
