@@ -13,7 +13,7 @@ import { chatTranslation } from '../translate/select.ts';
 import { MemoryUsageSink } from '../usage/event.ts';
 import { apiKey, basics, route } from '../../test/helpers/manifests.ts';
 import { runCall, type CallSink, type CallSpec } from './call.ts';
-import type { GatewayDeps } from './context.ts';
+import type { CallTracer, GatewayDeps } from './context.ts';
 
 const PEPPER = 'call-test-pepper';
 
@@ -146,6 +146,24 @@ describe('runCall without a server', () => {
     const cost = 40 * 1040 + 90 * 2080;
     expect(sink.events.map((e) => [e.status, e.costNano])).toEqual([[200, cost]]);
     expect(await store.ledger('acme')).toMatchObject({ spentNano: cost, heldNano: 0, openHolds: 0 });
+  });
+
+  it('with tracing on, the trace sees the usage event and every metric still counts (a clamped report included)', async () => {
+    const up = new ScriptedProvider([CHAT_OK([40, 5_000_000])]);
+    const { deps, key, sink } = await setup(up);
+    const seen: string[] = [];
+    const tracer: CallTracer = {
+      start: () => ({
+        attempt: () => ({ end: (error) => seen.push(`attempt ${error ?? 'ok'}`) }),
+        outcome: (e) => seen.push(`outcome ${e.status}`),
+        end: () => seen.push('end'),
+      }),
+    };
+    await runCall({ ...deps, tracer }, spec({}), { authorization: `Bearer ${key}` }, live(), recordingSink());
+    expect(seen).toEqual(['attempt ok', 'outcome 200', 'end']);
+    expect(sink.events[0]).toMatchObject({ usageClamped: true });
+    const clamped = await (deps.metrics as Metrics).registry.getSingleMetric('svc_gateway_usage_clamped_total')?.get();
+    expect(clamped?.values).toEqual([{ labels: { reason: 'output' }, value: 1 }]);
   });
 
   it('falls back to the next model on an upstream 5xx and says why', async () => {

@@ -3,6 +3,7 @@
 // caller leaves. Errors before the answer starts are thrown as GatewayError for the transport to render.
 import { expiresInHeader } from '../contract/key-expiry.ts';
 import { NO_USAGE } from '../translate/types.ts';
+import type { UsageEvent } from '../usage/event.ts';
 import { admit } from './admit.ts';
 import { authenticate } from './authenticate.ts';
 import type { CallSpec } from './call-spec.ts';
@@ -39,17 +40,17 @@ export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, cli
   );
 }
 
-/** The call's own deps while tracing: its trace, and its usage event seen by the trace on the way to the metrics. */
+/**
+ * The call's own deps while tracing: its trace, and its usage event seen by the trace on the way to the metrics.
+ * Every other metric goes to the process's metrics unchanged (they are the prototype), whatever CallMetrics gains.
+ */
 function traced(deps: GatewayDeps, trace: CallTrace): GatewayDeps {
   const m = deps.metrics;
-  const metrics: CallMetrics = {
-    observe: (e) => {
-      trace.outcome(e);
-      m.observe(e);
-    },
-    addedLatency: m.addedLatency ? (s) => m.addedLatency?.(s) : undefined,
-    keySeen: m.keySeen ? (k) => m.keySeen?.(k) : undefined,
+  const observe = (e: UsageEvent): void => {
+    trace.outcome(e);
+    m.observe(e);
   };
+  const metrics = Object.create(m, { observe: { value: observe } }) as CallMetrics;
   return { ...deps, trace, metrics };
 }
 
