@@ -36,6 +36,8 @@ describe('rate limits across 3 gateway processes', () => {
     const key = s.keys['tpm-key'] as string;
     const results = await Promise.all(Array.from({ length: 150 }, (_, i) => chat(ctx.fleet.urls[i % 3] as string, key, { max_tokens: 200 })));
     const byStatus = countBy(results, (r) => r.status);
+    // Settles run after the answer is sent: wait (bounded) until no hold is open before reading the usage events.
+    for (let i = 0; i < 150 && (await ctx.store.ledger('acme')).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
     const events = (await ctx.store.usageEvents('acme')).filter((e) => e.apiKey === 'tpm-key' && e.status === 200);
     const tokens = events.reduce((sum, e) => sum + e.inputTokens + e.outputTokens, 0);
     console.log(
