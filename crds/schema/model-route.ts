@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { API_VERSION, baseStatus, cel, listMapKeys, metadata, objectName } from './common.ts';
 
-export const PROVIDERS = ['openai', 'anthropic', 'mock'] as const;
+export const PROVIDERS = ['openai', 'anthropic', 'mock', 'bedrock', 'azure-openai', 'vertex', 'gemini'] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
+/** The clouds' provider kinds (docs/clouds.md): credentials from the cloud's own chain, endpoints from region/project. */
+export const CLOUD_PROVIDERS = ['bedrock', 'azure-openai', 'vertex', 'gemini'] as const;
 
 const positiveMs = z.number().int().positive();
 
@@ -14,13 +16,40 @@ export const target = z
       .max(63)
       .regex(/^[a-zA-Z0-9][-a-zA-Z0-9_.]*$/)
       .describe('Name of the target (x-svc-upstream).'),
-    provider: z.enum(PROVIDERS).describe('Wire protocol of the upstream.'),
+    provider: z
+      .enum(PROVIDERS)
+      .describe('Wire protocol of the upstream: openai, anthropic, mock, or a cloud: bedrock, azure-openai, vertex, gemini (docs/clouds.md).'),
     baseUrl: z
       .url({ protocol: /^https?$/ })
       // zod's protocol check, which JSON Schema's `format: uri` does not carry.
       .meta(cel({ rule: "self.startsWith('http://') || self.startsWith('https://')", message: 'must be an http or https URL' }))
       .optional()
-      .describe('Base URL as the provider SDK takes it (OpenAI-compatible ends in /v1).'),
+      .describe(
+        "Base URL as the provider SDK takes it (OpenAI-compatible ends in /v1). azure-openai: the resource endpoint (https://{resource}.openai.azure.com). bedrock, vertex, gemini: optional, the cloud's endpoint for the region is the default.",
+      ),
+    region: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(/^[a-z0-9-]+$/)
+      .optional()
+      .describe('bedrock: the AWS region (us-east-1); vertex: the location (us-central1, or global).'),
+    project: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[a-z0-9][-a-z0-9.:]*$/)
+      .optional()
+      .describe('vertex: the Google Cloud project id.'),
+    apiVersion: z
+      .string()
+      .min(1)
+      .max(40)
+      .regex(/^[0-9a-z.-]+$/)
+      .optional()
+      .describe(
+        'azure-openai: the dated API version (2024-10-21), which selects the deployment URL shape /openai/deployments/{upstreamModel}/...; absent, the v1 API (/openai/v1/..., the deployment name in model).',
+      ),
     upstreamModel: z.string().min(1).max(200).optional().describe('Model id sent upstream; default the route model.'),
     responsesApi: z
       .boolean()
@@ -30,15 +59,37 @@ export const target = z
       ),
     credentials: z
       .object({
-        secretKeyRef: z.object({ name: objectName, key: z.string().min(1) }).optional(),
+        secretKeyRef: z
+          .object({
+            name: objectName,
+            key: z
+              .string()
+              .min(1)
+              .optional()
+              .describe('The key holding the API key. Clouds: absent, the whole Secret is read, with the keys docs/clouds.md lists per cloud.'),
+          })
+          .optional(),
         env: z
           .string()
           .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
           .optional()
           .describe('Environment variable (standalone).'),
+        ambient: z
+          .object({})
+          .strict()
+          .optional()
+          .describe(
+            "Clouds only: the cloud's default credential chain of the process (workload identity in a cluster: EKS IRSA or Pod Identity, AKS Workload Identity, GKE metadata server).",
+          ),
       })
+      .meta(
+        cel({
+          rule: '[has(self.secretKeyRef), has(self.env), has(self.ambient)].filter(x, x).size() <= 1',
+          message: 'takes one of secretKeyRef, env, ambient',
+        }),
+      )
       .optional()
-      .describe('Where the upstream API key comes from.'),
+      .describe('Where the upstream credential comes from.'),
     weight: z.number().int().nonnegative().default(1).describe('Relative weight among targets.'),
     timeouts: z
       .object({
@@ -60,10 +111,31 @@ export const target = z
   .meta(
     cel(
       {
-        // The same check as the config compiler's, made at apply time.
-        rule: "self.provider == 'mock' || has(self.baseUrl)",
+        // The same checks as the config compiler's (compile-routes.ts), made at apply time.
+        rule: "!(self.provider in ['openai', 'anthropic', 'azure-openai']) || has(self.baseUrl)",
         messageExpression: "'baseUrl is required for provider ' + self.provider",
       },
+      {
+        rule: "!(self.provider in ['bedrock', 'vertex']) || has(self.region)",
+        messageExpression: "'region is required for provider ' + self.provider",
+        fieldPath: '.region',
+      },
+      {
+        rule: "self.provider != 'vertex' || has(self.project)",
+        message: 'project is required for provider vertex',
+        fieldPath: '.project',
+      },
+      {
+        rule: "!has(self.credentials) || !has(self.credentials.ambient) || self.provider in ['bedrock', 'azure-openai', 'vertex', 'gemini']",
+        message: 'credentials.ambient applies to the cloud providers only (bedrock, azure-openai, vertex, gemini)',
+        fieldPath: '.credentials.ambient',
+      },
+      {
+        rule: "!has(self.credentials) || !has(self.credentials.secretKeyRef) || has(self.credentials.secretKeyRef.key) || self.provider in ['bedrock', 'azure-openai', 'vertex']",
+        message: 'credentials.secretKeyRef.key is required for this provider (only bedrock, azure-openai and vertex read a whole Secret)',
+        fieldPath: '.credentials.secretKeyRef',
+      },
+
       {
         rule: "!has(self.responsesApi) || !self.responsesApi || self.provider == 'openai'",
         message: 'responsesApi applies to provider openai only',

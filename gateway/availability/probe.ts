@@ -4,7 +4,8 @@
 import { costNano } from '../contract/money.ts';
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { UpstreamFailure, type Operation } from '../providers/types.ts';
+import { UpstreamFailure, type Operation, type Protocol } from '../providers/types.ts';
+import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import type { ProbeResult } from './types.ts';
 
 interface ProbeRequest {
@@ -12,19 +13,30 @@ interface ProbeRequest {
   body: string;
 }
 
-export function probeRequest(model: CompiledModel, target: CompiledTarget, protocol: 'openai' | 'anthropic'): ProbeRequest {
+export function probeRequest(model: CompiledModel, target: CompiledTarget, protocol: Protocol): ProbeRequest {
   const messages = [{ role: 'user', content: 'ping' }];
+  if (protocol === 'converse' || protocol === 'gemini') {
+    // The clouds' own protocols: the same minimal call, built by the translator a client's call would take.
+    const body = model.type === 'embeddings' ? { model: model.id, input: 'ping' } : { model: model.id, messages, max_tokens: 1 };
+    const r = (model.type === 'embeddings' ? embeddingsTranslation(body) : chatTranslation(body))(protocol).request(target, model);
+    return { operation: r.operation, body: r.body };
+  }
   if (protocol === 'anthropic') return { operation: 'messages', body: JSON.stringify({ model: target.upstreamModel, max_tokens: 1, messages }) };
   if (model.type === 'embeddings') return { operation: 'embeddings', body: JSON.stringify({ model: target.upstreamModel, input: 'ping' }) };
   return { operation: 'chat', body: JSON.stringify({ model: target.upstreamModel, messages, max_tokens: 1 }) };
 }
 
-/** Tokens the upstream reported (OpenAI or Anthropic usage), 0 when it said nothing readable. */
+/** Tokens the upstream reported (OpenAI, Anthropic, Bedrock Converse or Gemini usage), 0 when it said nothing readable. */
 export function probeTokens(body: string): { input: number; output: number } {
   try {
-    const u = (JSON.parse(body) as { usage?: Record<string, unknown> }).usage ?? {};
+    const parsed = JSON.parse(body) as { usage?: Record<string, unknown>; usageMetadata?: Record<string, unknown> };
+    const u = parsed.usage ?? {};
+    const g = parsed.usageMetadata ?? {};
     const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
-    return { input: n(u.prompt_tokens ?? u.input_tokens), output: n(u.completion_tokens ?? u.output_tokens) };
+    return {
+      input: n(u.prompt_tokens ?? u.input_tokens ?? u.inputTokens ?? g.promptTokenCount),
+      output: n(u.completion_tokens ?? u.output_tokens ?? u.outputTokens ?? g.candidatesTokenCount),
+    };
   } catch {
     return { input: 0, output: 0 };
   }

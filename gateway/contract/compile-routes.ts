@@ -2,7 +2,7 @@
 // it missing, no baseUrl) is left out of the snapshot: the route's other targets
 // serve, and a route with none left stays published with no targets, so its calls get 503 no_target_available
 // (gateway/pipeline/dispatch.ts) rather than an upstream call without credentials.
-import type { ModelRoute, Target } from '../../crds/schema/index.ts';
+import { CLOUD_PROVIDERS, type ModelRoute, type Target } from '../../crds/schema/index.ts';
 import { perMTokToNanoPerToken } from './money.ts';
 import type { CompiledModel, CompiledTarget, CredentialRef } from './snapshot.ts';
 import { accepted, inScope, type RouteVerdict, type TargetVerdict } from './verdict.ts';
@@ -11,24 +11,44 @@ import type { Problem } from './problem.ts';
 type Secrets = Map<string, Record<string, string>>;
 type Refusal = { field: string; reason: string; message: string };
 
+const isCloud = (p: Target['provider']): boolean => (CLOUD_PROVIDERS as readonly string[]).includes(p);
+/** Providers that read a whole Secret when secretKeyRef names no key (docs/clouds.md lists the keys per cloud). */
+const WHOLE_SECRET: ReadonlySet<Target['provider']> = new Set(['bedrock', 'azure-openai', 'vertex']);
+
 function credentialOf(t: Target, secrets: Secrets, scope: string | undefined): CredentialRef | Refusal {
   const c = t.credentials;
+  const field = 'credentials';
+  const given = [c?.secretKeyRef, c?.env, c?.ambient].filter((x) => x !== undefined).length;
+  if (given > 1) return { field, reason: 'InvalidSpec', message: 'credentials takes one of secretKeyRef, env, ambient' };
   if (c?.secretKeyRef) {
     const { name, key } = c.secretKeyRef;
     const field = 'credentials.secretKeyRef';
     const secret = secrets.get(name);
     if (!secret) return { field, reason: 'MissingSecret', message: `Secret ${name} does not exist${inScope(scope)}` };
+    if (key === undefined) {
+      if (!WHOLE_SECRET.has(t.provider)) return { field, reason: 'InvalidSpec', message: `provider ${t.provider} needs secretKeyRef.key` };
+      return { kind: 'bundle', value: JSON.stringify(secret) };
+    }
     const value = secret[key];
     if (value === undefined) return { field, reason: 'MissingSecretKey', message: `Secret ${name} has no key ${key}` };
     return { kind: 'value', value };
   }
   if (c?.env) return { kind: 'env', name: c.env };
+  if (c?.ambient) {
+    if (!isCloud(t.provider))
+      return { field: 'credentials.ambient', reason: 'InvalidSpec', message: `credentials.ambient applies to the cloud providers only, not ${t.provider}` };
+    return { kind: 'ambient' };
+  }
   return { kind: 'none' };
 }
 
 /** Why a target cannot be served as written, or its credential. */
 function checkTarget(t: Target, secrets: Secrets, scope: string | undefined): CredentialRef | Refusal {
-  if (t.provider !== 'mock' && !t.baseUrl) return { field: 'baseUrl', reason: 'MissingBaseUrl', message: `provider ${t.provider} needs a baseUrl` };
+  const needsBaseUrl = t.provider === 'openai' || t.provider === 'anthropic' || t.provider === 'azure-openai';
+  if (needsBaseUrl && !t.baseUrl) return { field: 'baseUrl', reason: 'MissingBaseUrl', message: `provider ${t.provider} needs a baseUrl` };
+  if ((t.provider === 'bedrock' || t.provider === 'vertex') && !t.region)
+    return { field: 'region', reason: 'InvalidSpec', message: `provider ${t.provider} needs a region` };
+  if (t.provider === 'vertex' && !t.project) return { field: 'project', reason: 'InvalidSpec', message: 'provider vertex needs a project' };
   return credentialOf(t, secrets, scope);
 }
 
@@ -40,6 +60,9 @@ function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): Com
     provider: t.provider,
     baseUrl: t.baseUrl ? t.baseUrl.replace(/\/+$/, '') : null,
     upstreamModel: t.upstreamModel ?? r.spec.model ?? r.metadata.name,
+    ...(t.region !== undefined ? { region: t.region } : {}),
+    ...(t.project !== undefined ? { project: t.project } : {}),
+    ...(t.apiVersion !== undefined ? { apiVersion: t.apiVersion } : {}),
     ...(t.responsesApi === true && t.provider === 'openai' ? { responsesApi: true } : {}),
     credential,
     weight: t.weight,

@@ -1,7 +1,8 @@
 // Upstream credentials never sit in Redis in clear: the publisher (operator, or a standalone process publishing its
 // manifests) seals each `credential.value` of the compiled snapshot with AES-256-GCM before writing it; gateways
 // unseal it when they load the snapshot. The snapshot's shape and version do not change (the version is the hash of
-// the compiled config, credentials in clear): a sealed value is still `{ kind: 'value', value }`, with
+// the compiled config, credentials in clear): a sealed value is still `{ kind: 'value', value }` (or a whole Secret's
+// `{ kind: 'bundle', value }`), with
 //
 //   value = "svc-sealed:v1:<kid>:<base64url(iv | ciphertext | tag)>"
 //
@@ -99,7 +100,9 @@ function mapValues(snap: Snapshot, f: (value: string, aad: string) => string): S
       {
         ...m,
         targets: m.targets.map((t) =>
-          t.credential.kind === 'value' ? { ...t, credential: { kind: 'value' as const, value: f(t.credential.value, `${id}/${t.name}`) } } : t,
+          t.credential.kind === 'value' || t.credential.kind === 'bundle'
+            ? { ...t, credential: { kind: t.credential.kind, value: f(t.credential.value, `${id}/${t.name}`) } }
+            : t,
         ),
       },
     ]),

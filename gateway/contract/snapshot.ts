@@ -1,5 +1,6 @@
 // The compiled config contract between operator (writer) and gateways (readers). No Kubernetes here.
 import { z } from 'zod';
+import { PROVIDERS } from '../../crds/schema/index.ts';
 
 export const SNAPSHOT_SCHEMA = 1;
 
@@ -14,12 +15,22 @@ export const credentialRef = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('none') }),
   z.object({ kind: z.literal('value'), value: z.string() }),
   z.object({ kind: z.literal('env'), name: z.string() }),
+  /** A whole Secret (a cloud's key pair, client secret or service-account JSON): JSON of its data, sealed like a value. */
+  z.object({ kind: z.literal('bundle'), value: z.string() }),
+  /** The cloud's default credential chain of the process (workload identity). */
+  z.object({ kind: z.literal('ambient') }),
 ]);
 
 export const compiledTarget = z.object({
   name: z.string(),
-  provider: z.enum(['openai', 'anthropic', 'mock']),
+  provider: z.enum(PROVIDERS),
   baseUrl: z.string().nullable(),
+  /** bedrock: AWS region; vertex: location. Absent for the other kinds, so their snapshots hash as before. */
+  region: z.string().optional(),
+  /** vertex: project id. */
+  project: z.string().optional(),
+  /** azure-openai: dated API version (deployment URL shape); absent: the v1 API. */
+  apiVersion: z.string().optional(),
   upstreamModel: z.string(),
   /** Set (true) only when the upstream serves the Responses API too; absent otherwise, so older snapshots hash the same. */
   responsesApi: z.boolean().optional(),

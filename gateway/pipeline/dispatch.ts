@@ -3,7 +3,7 @@
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { credentialValue, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
+import { credentialSecrets, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
 import { reasonForStatus, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
 import { weightedOrder } from '../routing/order.ts';
 import { SseParser, type SseEvent } from '../sse/parser.ts';
@@ -119,6 +119,7 @@ function exhausted(last: AttemptFailure | null): GatewayError {
     case 'unavailable':
       return new GatewayError('no_target_available', `No upstream can take the call now: ${last.message}`, { retryAfterSec: last.retryAfterSec ?? 5 });
     case 'connect_error':
+    case 'credential_error':
     case 'upstream_5xx':
       return new GatewayError('upstream_error', `Every upstream failed: ${last.message}`);
     default: {
@@ -205,8 +206,9 @@ function upstreamError(route: Attempt, o: Extract<UpstreamOutcome, { kind: 'erro
 
 /** Never echo a provider credential that an upstream put into its error text. */
 function scrub(message: string, target: CompiledTarget): string {
-  const cred = credentialValue(target);
-  return cred && cred.length >= 4 ? message.split(cred).join('[redacted]') : message;
+  let out = message;
+  for (const cred of credentialSecrets(target)) if (cred.length >= 4) out = out.split(cred).join('[redacted]');
+  return out;
 }
 
 async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | string>, ctrl: AbortController): Promise<Served | AttemptFailure> {

@@ -3,7 +3,23 @@ import type { ProviderKind } from '../../crds/schema/index.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
 import { MockProvider } from './mock/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
-import type { Provider } from './types.ts';
+import type { Provider, UpstreamOutcome } from './types.ts';
+import { UpstreamFailure } from './types.ts';
+
+/** A cloud kind whose provider is not built yet: every attempt fails over with a clear reason. */
+class UnbuiltProvider implements Provider {
+  readonly protocol = 'openai' as const;
+  private readonly kind: string;
+  constructor(kind: string) {
+    this.kind = kind;
+  }
+  send(): Promise<UpstreamOutcome> {
+    return Promise.reject(new UpstreamFailure('connect_error', `provider ${this.kind} is not available in this build`));
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
 
 export class ProviderRegistry {
   private readonly providers = new Map<ProviderKind, Provider>();
@@ -24,6 +40,11 @@ export class ProviderRegistry {
         return new MockProvider();
       case 'anthropic':
         return new AnthropicProvider();
+      case 'bedrock':
+      case 'azure-openai':
+      case 'vertex':
+      case 'gemini':
+        return new UnbuiltProvider(kind);
       default: {
         const never: never = kind;
         throw new Error(`unknown provider ${String(never)}`);

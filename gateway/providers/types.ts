@@ -1,7 +1,12 @@
 // What every provider offers the pipeline: send one request in its own wire protocol, report the outcome.
 import type { CompiledTarget } from '../contract/snapshot.ts';
 
-export type Protocol = 'openai' | 'anthropic';
+/**
+ * The wire protocol a provider speaks, which picks the translators (gateway/translate/select.ts). Clouds reuse the two
+ * first where they carry them (Azure OpenAI: openai; Claude on Bedrock Invoke and on Vertex rawPredict: anthropic);
+ * converse is Bedrock's Converse API, gemini the generateContent API of Vertex and the Gemini API.
+ */
+export type Protocol = 'openai' | 'anthropic' | 'converse' | 'gemini';
 export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses';
 
 export interface UpstreamCall {
@@ -20,10 +25,13 @@ export type UpstreamOutcome =
   | { kind: 'stream'; status: number; body: AsyncIterable<Uint8Array | string> }
   | { kind: 'error'; status: number; body: string; retryAfter: string | undefined };
 
-/** A failure before any answer: the connection could not be made or a timeout struck. */
+/**
+ * A failure before any answer: the connection could not be made, a timeout struck, or the target's cloud credential
+ * could not be obtained (credential_error: the message says why without the credential).
+ */
 export class UpstreamFailure extends Error {
-  readonly reason: 'timeout' | 'connect_error';
-  constructor(reason: 'timeout' | 'connect_error', message: string) {
+  readonly reason: 'timeout' | 'connect_error' | 'credential_error';
+  constructor(reason: 'timeout' | 'connect_error' | 'credential_error', message: string) {
     super(message);
     this.reason = reason;
   }
@@ -35,6 +43,20 @@ export interface Provider {
   close(): Promise<void>;
 }
 
+/** Every secret string of a target's credential (to scrub from upstream error texts). */
+export function credentialSecrets(target: CompiledTarget, env: NodeJS.ProcessEnv = process.env): string[] {
+  const c = target.credential;
+  if (c.kind === 'bundle') {
+    try {
+      return Object.values(JSON.parse(c.value) as Record<string, string>).filter((v) => typeof v === 'string');
+    } catch {
+      return [];
+    }
+  }
+  const v = credentialValue(target, env);
+  return v === undefined ? [] : [v];
+}
+
 export function credentialValue(target: CompiledTarget, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const c = target.credential;
   switch (c.kind) {
@@ -44,6 +66,9 @@ export function credentialValue(target: CompiledTarget, env: NodeJS.ProcessEnv =
       return c.value;
     case 'env':
       return env[c.name];
+    case 'bundle':
+    case 'ambient':
+      return undefined;
     default: {
       const never: never = c;
       return never;

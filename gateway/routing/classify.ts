@@ -1,7 +1,7 @@
 // Why an attempt failed, and whether the next target may be tried (only before the client saw a byte).
 import type { UpstreamOutcome } from '../providers/types.ts';
 
-export type FallbackReason = 'timeout' | 'connect_error' | 'upstream_5xx' | 'upstream_429' | 'unavailable';
+export type FallbackReason = 'timeout' | 'connect_error' | 'credential_error' | 'upstream_5xx' | 'upstream_429' | 'unavailable';
 
 /** The fallback reason an upstream error status stands for, or null when it must reach the client as it is. */
 export function reasonForStatus(status: number): FallbackReason | null {

@@ -13,8 +13,24 @@ import type { UsageEvent } from '../usage/event.ts';
 const propagator = new W3CTraceContextPropagator();
 
 /** gen_ai.provider.name of each provider kind (the well-known values where one exists). */
-const PROVIDER_NAMES: Record<CompiledTarget['provider'], string> = { openai: 'openai', anthropic: 'anthropic', mock: 'svc.mock' };
-const DEFAULT_HOSTS: Record<CompiledTarget['provider'], string> = { openai: 'api.openai.com', anthropic: 'api.anthropic.com', mock: 'localhost' };
+const PROVIDER_NAMES: Record<CompiledTarget['provider'], string> = {
+  openai: 'openai',
+  anthropic: 'anthropic',
+  mock: 'svc.mock',
+  bedrock: 'aws.bedrock',
+  'azure-openai': 'azure.ai.openai',
+  vertex: 'gcp.vertex_ai',
+  gemini: 'gcp.gemini',
+};
+const DEFAULT_HOSTS: Record<CompiledTarget['provider'], string> = {
+  openai: 'api.openai.com',
+  anthropic: 'api.anthropic.com',
+  mock: 'localhost',
+  bedrock: 'bedrock-runtime.amazonaws.com',
+  'azure-openai': 'openai.azure.com',
+  vertex: 'aiplatform.googleapis.com',
+  gemini: 'generativelanguage.googleapis.com',
+};
 
 const hosts = new WeakMap<CompiledTarget, string>();
 function serverAddress(t: CompiledTarget): string {

@@ -14,6 +14,11 @@ import type { Translation } from './types.ts';
 
 export type TranslationFor = (protocol: Protocol) => Translation;
 
+/** A protocol whose translators for this operation are not built yet: a configuration the route cannot serve. */
+function notYet(p: Protocol): never {
+  throw new GatewayError('upstream_error', `This model is routed to a ${p} upstream, which this operation cannot be translated to yet.`);
+}
+
 function unreachable(p: never): never {
   throw new Error(`unknown protocol ${String(p)}`);
 }
@@ -26,6 +31,9 @@ export function chatTranslation(body: Json): TranslationFor {
         return openAIChatPassThrough(body);
       case 'anthropic':
         return openAIFromAnthropic(body);
+      case 'converse':
+      case 'gemini':
+        return notYet(p);
       default:
         return unreachable(p);
     }
@@ -40,6 +48,9 @@ export function responsesTranslation(body: Json): TranslationFor {
         return responsesFromOpenAI(body);
       case 'anthropic':
         return responsesFromAnthropic(body);
+      case 'converse':
+      case 'gemini':
+        return notYet(p);
       default:
         return unreachable(p);
     }
@@ -54,6 +65,9 @@ export function embeddingsTranslation(body: Json): TranslationFor {
         return openAIEmbeddingsPassThrough(body);
       case 'anthropic':
         throw new GatewayError('upstream_error', 'This embeddings model is routed to an Anthropic upstream, which has no embeddings API.');
+      case 'converse':
+      case 'gemini':
+        return notYet(p);
       default:
         return unreachable(p);
     }
@@ -68,6 +82,9 @@ export function messagesTranslation(body: Json, headers: AnthropicHeaders): Tran
         return anthropicMessagesPassThrough(body, headers);
       case 'openai':
         return anthropicFromOpenAI(body);
+      case 'converse':
+      case 'gemini':
+        return notYet(p);
       default:
         return unreachable(p);
     }
@@ -82,6 +99,9 @@ export function countTokensTranslation(body: Json, headers: AnthropicHeaders): T
         return anthropicCountTokensPassThrough(body, headers);
       case 'openai':
         return anthropicCountTokensEstimate(body);
+      case 'converse':
+      case 'gemini':
+        return notYet(p);
       default:
         return unreachable(p);
     }

@@ -22,7 +22,7 @@ export const usageEventSchema = z.object({
   servedModel: text.nullable(),
   upstream: text.nullable(),
   fallback: z.boolean(),
-  fallbackReason: z.enum(['timeout', 'connect_error', 'upstream_5xx', 'upstream_429', 'unavailable']).nullable(),
+  fallbackReason: z.enum(['timeout', 'connect_error', 'credential_error', 'upstream_5xx', 'upstream_429', 'unavailable']).nullable(),
   status: z.number().int().min(0).max(999),
   errorCode: text.nullable(),
   stream: z.boolean(),
