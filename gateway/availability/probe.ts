@@ -4,7 +4,7 @@
 import { costNano } from '../contract/money.ts';
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { UpstreamFailure, type Operation, type Protocol } from '../providers/types.ts';
+import { protocolOf, UpstreamFailure, type Operation, type Protocol } from '../providers/types.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import type { ProbeResult } from './types.ts';
 
@@ -58,7 +58,7 @@ export async function probeTarget(
   const started = now();
   const base = { model: model.id, target: target.name, at };
   const provider = providers.get(target.provider);
-  const req = probeRequest(model, target, provider.protocol);
+  const req = probeRequest(model, target, protocolOf(provider, target));
   const ctrl = new AbortController();
   const limitMs = Math.min(target.timeouts.totalMs, target.timeouts.connectMs + target.timeouts.firstByteMs);
   const timer = setTimeout(() => ctrl.abort(new UpstreamFailure('timeout', `no answer within ${limitMs} ms`)), limitMs);

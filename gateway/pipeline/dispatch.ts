@@ -3,7 +3,7 @@
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { credentialSecrets, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
+import { credentialSecrets, protocolOf, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
 import { reasonForStatus, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
 import { weightedOrder } from '../routing/order.ts';
 import { SseParser, type SseEvent } from '../sse/parser.ts';
@@ -148,7 +148,7 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
   const abort = (): void => finish(true);
   try {
     const provider = input.providers.get(target.provider);
-    const translation = input.translationFor(provider.protocol);
+    const translation = input.translationFor(protocolOf(provider, target));
     const prepared = input.first;
     const req = prepared && prepared.target === target && prepared.model === route.model ? prepared.request : translation.request(target, route.model);
     const outcome: UpstreamOutcome =

@@ -3,7 +3,7 @@
 // answered 400 before the call costs an RPM slot, a TPM reservation or a hold. The request is reused by dispatch.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import type { Protocol } from '../providers/types.ts';
+import { protocolOf, type Protocol } from '../providers/types.ts';
 import { weightedOrder } from '../routing/order.ts';
 import type { Translation, UpstreamRequest } from '../translate/types.ts';
 
@@ -34,6 +34,6 @@ export function prepareFirst(
   const order = weightedOrder(model.targets, random);
   const target = order[0];
   if (!target) return null;
-  const request = translationFor(providers.get(target.provider).protocol).request(target, model);
+  const request = translationFor(protocolOf(providers.get(target.provider), target)).request(target, model);
   return { model, order, target, request };
 }

@@ -38,9 +38,20 @@ export class UpstreamFailure extends Error {
 }
 
 export interface Provider {
+  /** The protocol of every target of this kind, unless protocolFor says otherwise for one target. */
   readonly protocol: Protocol;
+  /**
+   * A kind whose targets speak different protocols (Bedrock: Claude through Invoke speaks anthropic, the other models
+   * Converse; Vertex: Claude through rawPredict speaks anthropic, Gemini generateContent gemini).
+   */
+  protocolFor?(target: CompiledTarget): Protocol;
   send(call: UpstreamCall): Promise<UpstreamOutcome>;
   close(): Promise<void>;
+}
+
+/** The protocol one target speaks (picks its translators). */
+export function protocolOf(provider: Provider, target: CompiledTarget): Protocol {
+  return provider.protocolFor ? provider.protocolFor(target) : provider.protocol;
 }
 
 /** Every secret string of a target's credential (to scrub from upstream error texts). */
