@@ -84,7 +84,7 @@ export const target = z
       })
       .meta(
         cel({
-          rule: '[has(self.secretKeyRef), has(self.env), has(self.ambient)].filter(x, x).size() <= 1',
+          rule: '(has(self.secretKeyRef) ? 1 : 0) + (has(self.env) ? 1 : 0) + (has(self.ambient) ? 1 : 0) <= 1',
           message: 'takes one of secretKeyRef, env, ambient',
         }),
       )
