@@ -52,7 +52,9 @@ function convertKeyword(key: string, value: JsonValue, defs: Schema, path: strin
       if (!isSchema(value)) throw new Error(`${path}.properties: not an object`);
       const out: Schema = {};
       for (const [name, child] of Object.entries(value)) out[name] = convert(child, defs, `${path}.${name}`);
-      return out;
+      // An empty map is not stored by the API server (omitempty): declaring one makes server-side applies by two
+      // managers (kubectl, then helm) conflict over a field neither can own.
+      return Object.keys(out).length === 0 ? undefined : out;
     }
     case 'items':
       return convert(value, defs, `${path}[]`);
