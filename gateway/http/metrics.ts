@@ -6,7 +6,8 @@ import type { ClampReason } from '../pipeline/bound-usage.ts';
 import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
 import { AlertMetrics } from './alert-metrics.ts';
 import { GenAiMetrics } from './genai-metrics.ts';
-import type { KeyRecord } from '../contract/snapshot.ts';
+import type { CompiledTarget, KeyRecord } from '../contract/snapshot.ts';
+import { exemplarOf, observe } from './exemplars.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -35,8 +36,13 @@ export class Metrics {
   private readonly genai: GenAiMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
-  constructor(opts: { defaultMetrics?: boolean } = {}) {
+  /** Latency histograms carry the call's trace id as an exemplar (tracing on; shown to OpenMetrics scrapes). */
+  readonly exemplars: boolean;
+
+  constructor(opts: { defaultMetrics?: boolean; exemplars?: boolean } = {}) {
     const registers = [this.registry];
+    const enableExemplars = opts.exemplars === true;
+    this.exemplars = enableExemplars;
     if (opts.defaultMetrics !== false) collectProcessMetrics(this.registry);
     this.requests = new Counter({
       name: 'svc_gateway_requests_total',
@@ -78,6 +84,7 @@ export class Metrics {
       labelNames: ['endpoint', 'model'],
       buckets,
       registers,
+      enableExemplars,
     });
     this.ttft = new Histogram({
       name: 'svc_gateway_time_to_first_token_seconds',
@@ -85,6 +92,7 @@ export class Metrics {
       labelNames: ['endpoint', 'model'],
       buckets,
       registers,
+      enableExemplars,
     });
     this.accountSpend = new Counter({
       name: 'svc_gateway_account_spend_usd_total',
@@ -112,7 +120,7 @@ export class Metrics {
       registers,
     });
     this.alerts = new AlertMetrics(this.registry);
-    this.genai = new GenAiMetrics(this.registry);
+    this.genai = new GenAiMetrics(this.registry, enableExemplars);
   }
 
   /** What became of the sampled spans, when tracing is on (gateway/tracing/bounded.ts). */
@@ -163,7 +171,7 @@ export class Metrics {
     this.clamped.inc({ reason });
   }
 
-  observe(e: UsageEvent): void {
+  observe(e: UsageEvent, provider?: CompiledTarget['provider'] | null, traceId?: string | null): void {
     const model = e.servedModel ?? e.requestedModel;
     this.requests.inc({ endpoint: e.endpoint, model: e.requestedModel, status: String(e.status) });
     if (e.inputTokens) this.tokens.inc({ model, direction: 'input' }, e.inputTokens);
@@ -176,8 +184,9 @@ export class Metrics {
     if (e.errorCode === 'rate_limited') this.rateLimited.inc({ endpoint: e.endpoint });
     if (e.errorCode === 'budget_exceeded' || e.errorCode === 'insufficient_balance') this.refused.inc({ reason: e.errorCode });
     if (e.usageEstimated) this.estimated.inc({ endpoint: e.endpoint });
-    this.latency.observe({ endpoint: e.endpoint, model }, e.latencyMs / 1000);
-    if (e.ttftMs !== null) this.ttft.observe({ endpoint: e.endpoint, model }, e.ttftMs / 1000);
-    this.genai.observe(e);
+    const ex = this.exemplars ? exemplarOf(traceId) : null;
+    observe(this.latency, { endpoint: e.endpoint, model }, e.latencyMs / 1000, ex);
+    if (e.ttftMs !== null) observe(this.ttft, { endpoint: e.endpoint, model }, e.ttftMs / 1000, ex);
+    this.genai.observe(e, provider ?? null, ex);
   }
 }
