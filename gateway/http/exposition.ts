@@ -17,19 +17,24 @@ export function wantsOpenMetrics(accept: string | undefined): boolean {
   return accept !== undefined && /application\/openmetrics-text/i.test(accept);
 }
 
-/** Renders `registry` by the scrape's Accept header; OpenMetrics only when `openMetrics` is on. */
+/**
+ * Renders `registry` by the scrape's Accept header: OpenMetrics only when `openMetrics` is on (a registry made for
+ * exemplars, OpenMetrics-typed), else Prometheus' text format.
+ */
 export function renderer(registry: Registry, openMetrics: boolean): Render {
   if (!openMetrics) return async () => ({ contentType: registry.contentType, text: await registry.metrics() });
+  const reg = registry as unknown as Registry<RegistryContentType>;
+  const base = reg.contentType;
   let turn: Promise<unknown> = Promise.resolve();
   return (accept) => {
     const run = turn.then(async (): Promise<Exposition> => {
-      if (!wantsOpenMetrics(accept)) return { contentType: registry.contentType, text: await registry.metrics() };
-      const names = registry.getMetricsAsArray().map((m) => [m, (m as unknown as Named).name] as const);
-      (registry as unknown as Registry<RegistryContentType>).setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+      const contentType = wantsOpenMetrics(accept) ? Registry.OPENMETRICS_CONTENT_TYPE : Registry.PROMETHEUS_CONTENT_TYPE;
+      const names = reg.getMetricsAsArray().map((m) => [m, (m as unknown as Named).name] as const);
+      reg.setContentType(contentType);
       try {
-        return { contentType: Registry.OPENMETRICS_CONTENT_TYPE, text: await registry.metrics() };
+        return { contentType, text: await reg.metrics() };
       } finally {
-        (registry as unknown as Registry<RegistryContentType>).setContentType(Registry.PROMETHEUS_CONTENT_TYPE);
+        reg.setContentType(base);
         for (const [m, name] of names) (m as unknown as Named).name = name;
       }
     });

@@ -1,6 +1,6 @@
 // Prometheus metrics of the gateway (docs/operations.md: Metrics; every metric in docs/reference/metrics.md). Labels stay bounded: endpoint, configured model
 // ids, status class, fallback reason, configured account names; never key values or task_type.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type RegistryContentType } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
 import type { ClampReason } from '../pipeline/bound-usage.ts';
 import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
@@ -16,7 +16,7 @@ export interface AccountBalance {
 }
 
 export class Metrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly requests: Counter;
   private readonly tokens: Counter;
   private readonly spend: Counter;
@@ -40,9 +40,12 @@ export class Metrics {
   readonly exemplars: boolean;
 
   constructor(opts: { defaultMetrics?: boolean; exemplars?: boolean } = {}) {
-    const registers = [this.registry];
     const enableExemplars = opts.exemplars === true;
     this.exemplars = enableExemplars;
+    // prom-client takes exemplars only on an OpenMetrics registry; scrapes still get the text format they ask for.
+    this.registry = new Registry();
+    if (enableExemplars) (this.registry as unknown as Registry<RegistryContentType>).setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectProcessMetrics(this.registry);
     this.requests = new Counter({
       name: 'svc_gateway_requests_total',
