@@ -12,6 +12,10 @@ import { basics, route } from '../helpers/manifests.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { checkMetrics } from '../helpers/promtool.ts';
 import { until } from '../helpers/until.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CHART } from '../chart/helm.ts';
+import { startPrometheus } from '../chart/prometheus.ts';
 import { startCollector, type ExportedSpan, type TestCollector } from './collector.ts';
 
 let openai: FakeUpstream;
@@ -175,5 +179,48 @@ describe('the answer on each attempt span', () => {
     const lint = await checkMetrics(plain);
     expect(lint.output.trim()).toBe('');
     expect(lint.code).toBe(0);
+  });
+
+  it('gives a real Prometheus (exemplar storage on) the exemplars behind every exemplar query of the traffic dashboard', async () => {
+    interface Target {
+      expr?: string;
+      exemplar?: boolean;
+    }
+    interface Panel {
+      title: string;
+      targets?: Target[];
+      fieldConfig?: { defaults?: { links?: Array<{ internal?: { datasourceUid?: string; query?: { query?: string } } }> } };
+    }
+    const d = JSON.parse(readFileSync(join(CHART, 'dashboards', 'traffic.json'), 'utf8')) as {
+      panels: Panel[];
+      templating: { list: Array<{ name: string; type: string }> };
+    };
+    expect(d.templating.list).toContainEqual(expect.objectContaining({ name: 'traces', type: 'datasource' }));
+    // Each panel showing exemplars links them to the trace, in the data source the `traces` variable names.
+    for (const p of d.panels.filter((x) => (x.targets ?? []).some((t) => t.exemplar === true))) {
+      expect(p.fieldConfig?.defaults?.links?.[0]?.internal, p.title).toMatchObject({
+        datasourceUid: '${traces}',
+        query: { query: '${__data.fields.trace_id}' },
+      });
+    }
+    const queries = d.panels.flatMap((p) => (p.targets ?? []).filter((t) => t.exemplar === true).map((t) => ({ title: p.title, expr: t.expr ?? '' })));
+    expect(queries.length).toBeGreaterThanOrEqual(6);
+    const prom = await startPrometheus([new URL(gw.metricsUrl).host], { namespace: 'svc' }, undefined, ['--enable-feature=exemplar-storage']);
+    try {
+      await until(async () => (await prom.scrapes()) >= 2, 20_000, 'two scrapes');
+      const traced = new Set(collector.spans.map((s) => s.traceId));
+      const now = Date.now() / 1000;
+      for (const q of queries) {
+        const expr = q.expr.replaceAll('$namespace', '.*').replaceAll('$__rate_interval', '1m');
+        const res = await fetch(`${prom.url}/api/v1/query_exemplars?${new URLSearchParams({ query: expr, start: String(now - 600), end: String(now + 60) })}`);
+        const body = (await res.json()) as { status: string; data: Array<{ exemplars: Array<{ labels: { trace_id?: string } }> }> };
+        expect(body.status, q.title).toBe('success');
+        const ids = body.data.flatMap((s) => s.exemplars.map((e) => e.labels.trace_id));
+        expect(ids.length, q.title).toBeGreaterThan(0);
+        for (const id of ids) expect(traced.has(id ?? ''), q.title).toBe(true);
+      }
+    } finally {
+      await prom.stop();
+    }
   });
 });
