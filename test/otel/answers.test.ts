@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import { CHART } from '../chart/helm.ts';
 import { startPrometheus } from '../chart/prometheus.ts';
 import { startCollector, type ExportedSpan, type TestCollector } from './collector.ts';
+import { parse } from 'yaml';
+import { docExample } from '../helpers/docs.ts';
 
 let openai: FakeUpstream;
 let anthropic: FakeAnthropic;
@@ -36,7 +38,8 @@ beforeAll(async () => {
   const config = writeManifests([
     ...b.docs,
     route('plain', [{ name: 'oa-plain', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-up' }]),
-    route('captured', [{ name: 'oa-cap', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-up' }], capture),
+    // The ModelRoute of docs/operations.md, its target pointed at the fake upstream.
+    captured(),
     route('claude', [{ name: 'an-cap', provider: 'anthropic', baseUrl: anthropic.baseUrl, upstreamModel: 'claude-up' }], capture),
     route('resp', [{ name: 'oa-resp', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-up', responsesApi: true }], capture),
   ]);
@@ -50,6 +53,14 @@ afterAll(async () => {
 
 /** One call; the attempt span of its trace once the collector has it (the caller's traceparent names the trace). */
 let n = 0;
+
+/** docs/operations.md's example ModelRoute with spec.tracing.captureContent (model id support-bot). */
+function captured(): object {
+  const doc = parse(docExample('docs/operations.md', 'modelroute-capture')) as { spec: { tracing: unknown; targets: Array<Record<string, unknown>> } };
+  expect(doc.spec.tracing).toEqual({ captureContent: true });
+  for (const t of doc.spec.targets) t.baseUrl = openai.baseUrl;
+  return doc;
+}
 async function call(path: string, body: object, anthropicDialect = false): Promise<{ attempt: ExportedSpan; server: ExportedSpan; text: string }> {
   const trace = (++n).toString(16).padStart(32, 'a');
   const auth: Record<string, string> = anthropicDialect ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${key}` };
@@ -84,7 +95,7 @@ describe('the answer on each attempt span', () => {
   it('OpenAI chat, streamed, captured: the span ends with the stream (usage and finish reason), prompt and completion redacted', async () => {
     openai.enqueue({ kind: 'reply', content: 'Done. Your key sk-proj-Abcdefghijklmnop0123 is safe.', chunkDelayMs: 5 });
     const { attempt, server } = await call('/v1/chat/completions', {
-      model: 'captured',
+      model: 'support-bot',
       stream: true,
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -121,7 +132,7 @@ describe('the answer on each attempt span', () => {
   });
 
   it('Anthropic messages, whole, translated to an OpenAI upstream: the upstream id and finish reason', async () => {
-    const { attempt } = await call('/anthropic/v1/messages', { model: 'captured', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }, true);
+    const { attempt } = await call('/anthropic/v1/messages', { model: 'support-bot', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }, true);
     expect(attempt.attributes).toMatchObject({ 'gen_ai.response.id': 'chatcmpl-fake', 'gen_ai.response.finish_reasons': ['stop'] });
     expect(JSON.parse(String(attempt.attributes['gen_ai.output.messages']))).toEqual([
       { role: 'assistant', parts: [{ type: 'text', content: 'Hello from the fake upstream.' }], finish_reason: 'end_turn' },
@@ -146,7 +157,7 @@ describe('the answer on each attempt span', () => {
   });
 
   it('the Responses API translated to Chat Completions (a target without responsesApi): the chat answer id', async () => {
-    const { attempt } = await call('/v1/responses', { model: 'captured', stream: true, input: 'hi' });
+    const { attempt } = await call('/v1/responses', { model: 'support-bot', stream: true, input: 'hi' });
     expect(attempt.attributes).toMatchObject({ 'gen_ai.response.id': 'chatcmpl-fake', 'gen_ai.response.finish_reasons': ['stop'] });
   });
 

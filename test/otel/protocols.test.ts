@@ -12,7 +12,8 @@ import { writeManifests } from '../helpers/fleet.ts';
 import { basics, route } from '../helpers/manifests.ts';
 import { ROOT, startGatewayProcess } from '../helpers/process.ts';
 import { until } from '../helpers/until.ts';
-import { startCollector, type TestCollector } from './collector.ts';
+import { startCollector, type ExportedSpan, type TestCollector } from './collector.ts';
+import { docExample } from '../helpers/docs.ts';
 
 let upstream: FakeUpstream;
 let collector: TestCollector;
@@ -84,7 +85,7 @@ async function grpcHop(seen: Array<Record<string, unknown>>): Promise<{ url: str
   };
 }
 
-async function tracedCall(env: Record<string, string>, marker: string): Promise<string> {
+async function tracedCall(env: Record<string, string>, marker: string): Promise<ExportedSpan[]> {
   const gw = await startGatewayProcess({ SVC_CONFIG: config, LOG_LEVEL: 'warn', OTEL_SERVICE_NAME: marker, ...env });
   try {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -98,7 +99,7 @@ async function tracedCall(env: Record<string, string>, marker: string): Promise<
     await until(() => mine() >= 2, 15_000, `the server and client spans of ${marker} at the collector`);
     const spans = collector.spans.filter((s) => s.resource['service.name'] === marker);
     expect(spans.map((s) => s.name).sort()).toEqual(['chat smart', 'chat smart']);
-    return spans[0]?.traceId ?? '';
+    return spans;
   } finally {
     await gw.stop();
   }
@@ -139,23 +140,40 @@ describe('OTLP protocols, endpoints and headers as the OpenTelemetry specificati
     for (const r of seen) expect(r).toMatchObject({ path: '/v1/traces', headers: { 'content-type': 'application/x-protobuf', 'x-tenant': 'traces' } });
   });
 
-  it('grpc (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) straight to the receiver, and with the headers as gRPC metadata', async () => {
+  it('grpc (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) straight to the receiver', async () => {
     await tracedCall({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_ENDPOINT: collector.grpcEndpoint }, 'svc-grpc');
+  });
+
+  it("the documented settings: grpc, the headers as gRPC metadata, and the latest GenAI conventions' attributes", async () => {
     const seen: Array<Record<string, unknown>> = [];
     const hop = await grpcHop(seen);
+    let spans: ExportedSpan[];
     try {
-      await tracedCall(
-        { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_ENDPOINT: hop.url, OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=grpc' },
-        'svc-grpc-hop',
+      // docs/operations.md's example settings, its collector address replaced by the hop's.
+      const env = Object.fromEntries(
+        docExample('docs/operations.md', 'otel-env')
+          .trim()
+          .split('\n')
+          .map((l) => l.split(/=(.*)/s).slice(0, 2) as [string, string]),
       );
+      expect(env).toMatchObject({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SEMCONV_STABILITY_OPT_IN: 'gen_ai_latest_experimental' });
+      spans = await tracedCall({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: hop.url }, 'svc-grpc-hop');
     } finally {
       await hop.close();
     }
     expect(seen.length).toBeGreaterThan(0);
     for (const h of seen) {
       expect(h[':path']).toBe('/opentelemetry.proto.collector.trace.v1.TraceService/Export');
-      expect(h['x-tenant']).toBe('grpc');
+      expect(h['x-scope-orgid']).toBe('platform');
     }
+    // gen_ai_latest_experimental: the usage attributes the registry gained after v1.37, on both spans.
+    for (const s of spans) expect(s.attributes).toMatchObject({ 'gen_ai.usage.cache_read.input_tokens': 0, 'gen_ai.usage.cache_creation.input_tokens': 0 });
+  });
+
+  it('emits v1.37.0 without the opt-in: no attribute the registry gained later', async () => {
+    const spans = await tracedCall({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }, 'svc-v137');
+    for (const s of spans) expect(Object.keys(s.attributes).filter((k) => k.startsWith('gen_ai.usage.cache'))).toEqual([]);
+    expect(spans.find((s) => s.kind === 3)?.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.usage.output_tokens': 7 });
   });
 
   it('refuses a protocol it does not know at start, saying which it takes', async () => {
