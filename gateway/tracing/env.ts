@@ -22,14 +22,13 @@ export function otlpProtocol(env: Env): OtlpProtocol {
 
 /** OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT, in ms (the specification's default: 10 s). */
 export function exportTimeoutMs(env: Env): number {
-  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT']) {
-    const raw = env[name]?.trim();
-    if (!raw) continue;
-    const ms = Number(raw);
-    if (!Number.isInteger(ms) || ms <= 0) throw new Error(`${name} must be a whole number of milliseconds above 0, got ${JSON.stringify(raw)}`);
-    return ms;
-  }
-  return 10_000;
+  const specific = env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT?.trim();
+  const generic = env.OTEL_EXPORTER_OTLP_TIMEOUT?.trim();
+  const [name, raw] = specific ? ['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', specific] : ['OTEL_EXPORTER_OTLP_TIMEOUT', generic];
+  if (!raw) return 10_000;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0) throw new Error(`${name} must be a whole number of milliseconds above 0, got ${JSON.stringify(raw)}`);
+  return ms;
 }
 
 /**
