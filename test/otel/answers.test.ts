@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, ANTHROPIC_FAKE_REPLY, type FakeAnthropic } from '../fakes/anthropic-upstream.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { writeManifests } from '../helpers/fleet.ts';
-import { basics, route } from '../helpers/manifests.ts';
+import { basics, route, secret } from '../helpers/manifests.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { checkMetrics } from '../helpers/promtool.ts';
 import { until } from '../helpers/until.ts';
@@ -29,6 +29,8 @@ let key: string;
 const CLIENT = 3;
 const SERVER = 2;
 const capture = { tracing: { captureContent: true } };
+/** The provider credential of the Anthropic target: the upstream sees it, no span may. */
+const PROVIDER_KEY = 'sk-ant-api03-providercanary0123456789';
 const SECRETS = ['sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe', 'AKIAIOSFODNN7EXAMPLE', 'ghp_0123456789abcdefghijABCDEFGHIJ012345'];
 
 beforeAll(async () => {
@@ -40,7 +42,20 @@ beforeAll(async () => {
     route('plain', [{ name: 'oa-plain', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-up' }]),
     // The ModelRoute of docs/operations.md, its target pointed at the fake upstream.
     captured(),
-    route('claude', [{ name: 'an-cap', provider: 'anthropic', baseUrl: anthropic.baseUrl, upstreamModel: 'claude-up' }], capture),
+    secret('anthropic-cred', { apiKey: PROVIDER_KEY }),
+    route(
+      'claude',
+      [
+        {
+          name: 'an-cap',
+          provider: 'anthropic',
+          baseUrl: anthropic.baseUrl,
+          upstreamModel: 'claude-up',
+          credentials: { secretKeyRef: { name: 'anthropic-cred', key: 'apiKey' } },
+        },
+      ],
+      capture,
+    ),
     route('resp', [{ name: 'oa-resp', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-up', responsesApi: true }], capture),
   ]);
   gw = await startGatewayProcess({ SVC_CONFIG: config, OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, LOG_LEVEL: 'warn' });
@@ -163,7 +178,8 @@ describe('the answer on each attempt span', () => {
 
   it('puts no key and no secret of any prompt or completion in any exported span', () => {
     const everything = JSON.stringify(collector.spans);
-    for (const s of [key, key.slice(-12), ...SECRETS, 'sk-proj-Abcdefghijklmnop0123']) expect(everything).not.toContain(s);
+    for (const s of [key, key.slice(-12), PROVIDER_KEY, ...SECRETS, 'sk-proj-Abcdefghijklmnop0123']) expect(everything).not.toContain(s);
+    expect(anthropic.calls.some((c) => c.headers['x-api-key'] === PROVIDER_KEY)).toBe(true);
     expect(everything).toContain('[REDACTED]');
   });
 
