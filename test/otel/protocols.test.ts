@@ -6,6 +6,8 @@
 import { spawnSync } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import http2 from 'node:http2';
+import { createServer as createNetServer } from 'node:net';
+import { metricSum, scrape } from '../helpers/prom.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { writeManifests } from '../helpers/fleet.ts';
@@ -175,6 +177,40 @@ describe('OTLP protocols, endpoints and headers as the OpenTelemetry specificati
     for (const s of spans) expect(Object.keys(s.attributes).filter((k) => k.startsWith('gen_ai.usage.cache'))).toEqual([]);
     expect(spans.find((s) => s.kind === 3)?.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.usage.output_tokens': 7 });
   });
+
+  it.each(['http/protobuf', 'http/json', 'grpc'])(
+    '%s: an export that gets no answer fails after OTEL_EXPORTER_OTLP_TIMEOUT, the call never waits',
+    async (protocol) => {
+      // A collector address that accepts connections and never answers (nor completes an HTTP/2 handshake).
+      const sockets = new Set<import('node:net').Socket>();
+      const silent = createNetServer((sock) => sockets.add(sock));
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+      const gw = await startGatewayProcess({
+        SVC_CONFIG: config,
+        LOG_LEVEL: 'error',
+        OTEL_EXPORTER_OTLP_ENDPOINT: url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_EXPORTER_OTLP_TIMEOUT: '300',
+      });
+      try {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'smart', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+        // Well before the 10 s default: the batch is exported after 1 s, and fails 300 ms later.
+        const failed = async (): Promise<number> => metricSum(await scrape(gw.metricsUrl), 'svc_gateway_trace_spans_total', { result: 'failed' });
+        await until(async () => (await failed()) >= 2, 6_000, `the ${protocol} export failed after its timeout`, 100);
+      } finally {
+        await gw.stop();
+        for (const s of sockets) s.destroy();
+        await new Promise<void>((r) => silent.close(() => r()));
+      }
+    },
+  );
 
   it('refuses a protocol it does not know at start, saying which it takes', async () => {
     await expect(
