@@ -59,7 +59,7 @@ async function grpcHop(seen: Array<Record<string, unknown>>): Promise<{ url: str
     const fwd: http2.OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(headers)) if ((!k.startsWith(':') || k === ':path' || k === ':method') && v !== undefined) fwd[k] = v;
     const up = client.request(fwd);
-    let trailers: http2.OutgoingHttpHeaders = {};
+    const trailers: http2.OutgoingHttpHeaders = {};
     up.on('response', (h) => {
       const out: http2.OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(h)) if (!k.startsWith(':') || k === ':status') out[k] = v;
@@ -74,7 +74,6 @@ async function grpcHop(seen: Array<Record<string, unknown>>): Promise<{ url: str
     up.on('close', () => {
       client.close();
       sessions.delete(client);
-      trailers = {};
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
