@@ -13,7 +13,7 @@ import { build } from './server.ts';
 import { RedisLastUsed, withLastUsed } from './state/last-used.ts';
 import { createRedis } from './state/redis-connect.ts';
 import { redactUrl } from './state/redis-env.ts';
-import { startTracing } from './tracing/sdk.ts';
+import { startTracing } from './tracing/start.ts';
 import { RedisStore } from './state/redis-store.ts';
 
 export { CLUSTER_NEEDS } from './options.ts';
@@ -68,7 +68,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     drain,
     logger,
     timeouts: opts.timeouts,
-    tracing: startTracing(opts.env, 'svc-gateway'),
+    tracing: await startTracing(opts.env, 'svc-gateway'),
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
   // gateway's upstream outcomes are added to the board every 5 s in one pipeline.
@@ -84,7 +84,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   try {
     address = await app.listen({ port: opts.port, host: opts.host });
     // Same readiness as the API port's /readyz; it keeps answering (503 draining) while the API port drains.
-    metrics = await serveGatewayMetrics(gatewayMetrics.registry, opts.metrics, () => (drain.draining ? 'draining' : source.ready()));
+    metrics = await serveGatewayMetrics(gatewayMetrics.registry, opts.metrics, () => (drain.draining ? 'draining' : source.ready()), gatewayMetrics.exemplars);
   } catch (err) {
     await health.close();
     await app.close();

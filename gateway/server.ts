@@ -11,8 +11,7 @@ import { fastifyTrustProxy, type TrustProxy } from './contract/trust-proxy.ts';
 import { dialectErrors, dialectNotFound, frameworkError } from './http/errors.ts';
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
-import { callTracer } from './tracing/call-trace.ts';
-import type { TracingSdk } from './tracing/sdk.ts';
+import type { TracingSdk } from './tracing/start.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
@@ -64,7 +63,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     trustProxy: fastifyTrustProxy(opts.trustProxy ?? false),
   });
   await app.register(jsonBodies);
-  const metrics = opts.metrics ?? new Metrics();
+  const metrics = opts.metrics ?? new Metrics({ exemplars: Boolean(opts.tracing) });
   const deps: GatewayDeps = {
     config: opts.config,
     store: opts.store,
@@ -74,7 +73,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     log: app.log,
     now: opts.now ?? Date.now,
     lifecycle: opts.drain,
-    tracer: opts.tracing ? callTracer(opts.tracing.tracer) : undefined,
+    tracer: opts.tracing?.calls,
   };
   metrics.watchBalances(async () => {
     const now = Date.now();

@@ -20,7 +20,7 @@ import { build } from './server.ts';
 import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './state/last-used.ts';
 import { MemoryStore } from './state/memory-store.ts';
 import { redactUrl, sharedKeys } from './state/redis-env.ts';
-import { startTracing } from './tracing/sdk.ts';
+import { startTracing } from './tracing/start.ts';
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
@@ -56,7 +56,8 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     if (err instanceof ConfigError) throw new Error(err.message, { cause: err });
     throw err;
   }
-  const metrics = new Metrics();
+  const tracing = await startTracing(opts.env, 'svc-gateway');
+  const metrics = new Metrics({ exemplars: tracing !== null });
   const usageLog = forwardingLog();
   const usage = standaloneUsage({
     databaseUrl: opts.databaseUrl,
@@ -79,7 +80,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     logger,
     timeouts: opts.timeouts,
     trustProxy: opts.trustProxy,
-    tracing: startTracing(opts.env, 'svc-gateway'),
+    tracing,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {
@@ -116,7 +117,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const address = await app.listen({ port: opts.port, host: opts.host });
   let metricsServer: Awaited<ReturnType<typeof serveGatewayMetrics>>;
   try {
-    metricsServer = await serveGatewayMetrics(metrics.registry, opts.metrics, () => (drain.draining ? 'draining' : true));
+    metricsServer = await serveGatewayMetrics(metrics.registry, opts.metrics, () => (drain.draining ? 'draining' : true), metrics.exemplars);
   } catch (err) {
     await sla?.stop();
     await app.close();

@@ -167,6 +167,17 @@ export const modelRouteSpec = z.object({
     .object({ intervalSeconds: z.number().int().min(5).max(86_400).default(180).describe('Seconds between two probes of each target (at least 5).') })
     .optional()
     .describe('Availability probes: a minimal real call to every target, billed to no account.'),
+  tracing: z
+    .object({
+      captureContent: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Record prompts and completions on the trace spans of calls to this model (gen_ai.input.messages, gen_ai.system_instructions, gen_ai.output.messages), redacted of anything that looks like a secret and cut to 16,384 characters each. Off by default: prompts are often personal data.',
+        ),
+    })
+    .optional()
+    .describe('OpenTelemetry tracing of calls to this model (tracing itself is on when the gateway has OTEL_EXPORTER_OTLP_ENDPOINT).'),
 });
 
 export const modelRoute = z

@@ -106,6 +106,7 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     ...(r.spec.hostedTools === 'reject' ? { hostedTools: 'reject' as const } : {}),
     // Set only when the route says it, so snapshots of routes without a probe section hash as before.
     ...(r.spec.probe ? { probeIntervalSeconds: r.spec.probe.intervalSeconds } : {}),
+    ...(r.spec.tracing?.captureContent === true ? { captureContent: true as const } : {}),
   };
   return { model, targets };
 }

@@ -53,6 +53,8 @@ export const compiledModel = z.object({
   hostedTools: z.literal('reject').optional(),
   /** ModelRoute spec.probe.intervalSeconds when set (availability probes; absent: the process default). */
   probeIntervalSeconds: z.number().int().optional(),
+  /** ModelRoute spec.tracing.captureContent when true (prompts and completions on spans); absent otherwise. */
+  captureContent: z.literal(true).optional(),
 });
 
 export const compiledPlan = z.object({

@@ -1,9 +1,14 @@
 // The OpenTelemetry GenAI metrics (semantic-conventions v1.37, gen-ai-metrics.md), as Prometheus names them under
 // the OpenTelemetry-to-Prometheus rules (dots to underscores, the unit "s" as _seconds, "{token}" dropped), with the
 // convention's bucket advice. The gateway is the server of its callers (gen_ai.server.*) and the client of its
-// upstreams (gen_ai.client.*). Labels: operation, requested and served model (configured ids), error type (a
-// catalog code) and token type: all bounded. Ours (svc_gateway_*) add what the convention lacks (account, cost).
+// upstreams (gen_ai.client.*). Labels: operation, provider (gen_ai.provider.name of the target that served; empty
+// when none did), requested and served model (configured ids), error type (a catalog code) and token type: all
+// bounded. Ours (svc_gateway_*) add what the convention lacks (account, cost). The duration and time-to-first-token
+// histograms carry the call's trace id as an exemplar while tracing (exemplars.ts).
 import { Histogram, type Registry } from 'prom-client';
+import { genAiProviderName } from '../contract/genai.ts';
+import type { CompiledTarget } from '../contract/snapshot.ts';
+import { observe, type Exemplar } from './exemplars.ts';
 import type { Endpoint, UsageEvent } from '../usage/event.ts';
 
 const DURATION = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
@@ -20,7 +25,7 @@ const OPERATION: Record<Endpoint, string | null> = {
   count_tokens: null,
 };
 
-const MODEL_LABELS = ['gen_ai_operation_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
+const MODEL_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;
 
 export class GenAiMetrics {
   private readonly serverDuration: Histogram;
@@ -29,7 +34,7 @@ export class GenAiMetrics {
   private readonly tokens: Histogram;
   private readonly clientDuration: Histogram;
 
-  constructor(registry: Registry) {
+  constructor(registry: Registry, enableExemplars = false) {
     const registers = [registry];
     this.serverDuration = new Histogram({
       name: 'gen_ai_server_request_duration_seconds',
@@ -37,6 +42,7 @@ export class GenAiMetrics {
       labelNames: [...MODEL_LABELS, 'error_type'],
       buckets: DURATION,
       registers,
+      enableExemplars,
     });
     this.ttft = new Histogram({
       name: 'gen_ai_server_time_to_first_token_seconds',
@@ -44,6 +50,7 @@ export class GenAiMetrics {
       labelNames: MODEL_LABELS,
       buckets: TTFT,
       registers,
+      enableExemplars,
     });
     this.perToken = new Histogram({
       name: 'gen_ai_server_time_per_output_token_seconds',
@@ -65,23 +72,30 @@ export class GenAiMetrics {
       labelNames: [...MODEL_LABELS, 'error_type'],
       buckets: DURATION,
       registers,
+      enableExemplars,
     });
   }
 
-  observe(e: UsageEvent): void {
+  /** `provider`: the kind of the target that served (null: none did); `ex`: the trace id exemplar, if any. */
+  observe(e: UsageEvent, provider: CompiledTarget['provider'] | null = null, ex: Exemplar = null): void {
     const op = OPERATION[e.endpoint];
     if (!op) return;
-    const labels = { gen_ai_operation_name: op, gen_ai_request_model: e.requestedModel, gen_ai_response_model: e.servedModel ?? '' };
+    const labels = {
+      gen_ai_operation_name: op,
+      gen_ai_provider_name: provider ? genAiProviderName(provider) : '',
+      gen_ai_request_model: e.requestedModel,
+      gen_ai_response_model: e.servedModel ?? '',
+    };
     const seconds = e.latencyMs / 1000;
-    this.serverDuration.observe({ ...labels, error_type: e.errorCode ?? '' }, seconds);
+    observe(this.serverDuration, { ...labels, error_type: e.errorCode ?? '' }, seconds, ex);
     // Calls that reached an upstream: the gateway as its client.
     if (e.upstream !== null) {
-      this.clientDuration.observe({ ...labels, error_type: e.errorCode ?? '' }, seconds);
+      observe(this.clientDuration, { ...labels, error_type: e.errorCode ?? '' }, seconds, ex);
       if (e.inputTokens) this.tokens.observe({ ...labels, gen_ai_token_type: 'input' }, e.inputTokens);
       if (e.outputTokens) this.tokens.observe({ ...labels, gen_ai_token_type: 'output' }, e.outputTokens);
     }
     if (e.status !== 200 || e.ttftMs === null) return;
-    this.ttft.observe(labels, e.ttftMs / 1000);
+    observe(this.ttft, labels, e.ttftMs / 1000, ex);
     if (e.outputTokens > 1) this.perToken.observe(labels, (e.latencyMs - e.ttftMs) / 1000 / (e.outputTokens - 1));
   }
 }

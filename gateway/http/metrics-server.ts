@@ -3,6 +3,7 @@
 // usage exporter on its PORT. Plain node:http, no framework: nothing here reads a request body.
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { renderer, type Render } from './exposition.ts';
 import { listenHost } from '../lifecycle/listen-host.ts';
 
 /** What /readyz answers: true (200 ready), false (503 starting), 'draining' (503 draining, after SIGTERM). */
@@ -15,13 +16,20 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function serveMetrics(registry: Registry, port: number, host: string, ready: Readiness = () => true): Promise<MetricsServer> {
+/** `render`: how a scrape is answered (exposition.ts; default: the registry in Prometheus' text format). */
+export async function serveMetrics(
+  registry: Registry,
+  port: number,
+  host: string,
+  ready: Readiness = () => true,
+  render: Render = renderer(registry, false),
+): Promise<MetricsServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD' }).end();
     if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      render(req.headers.accept).then(
+        ({ contentType, text }) => res.writeHead(200, { 'content-type': contentType }).end(text),
         (err: unknown) => res.writeHead(500).end(String(err)),
       );
       return;
@@ -72,11 +80,12 @@ export async function serveGatewayMetrics(
   registry: Registry,
   listen: { port: number; host: string },
   ready: Readiness,
+  openMetrics = false,
 ): Promise<MetricsServer & { url: string }> {
   const { port, host } = listen;
   let srv: MetricsServer;
   try {
-    srv = await serveMetrics(registry, port, host, ready);
+    srv = await serveMetrics(registry, port, host, ready, renderer(registry, openMetrics));
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     throw new Error(`Cannot serve metrics on ${host}:${port} (${why}); set SVC_METRICS_PORT to a free port`, { cause: err });

@@ -1,12 +1,13 @@
 // Prometheus metrics of the gateway (docs/operations.md: Metrics; every metric in docs/reference/metrics.md). Labels stay bounded: endpoint, configured model
 // ids, status class, fallback reason, configured account names; never key values or task_type.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type RegistryContentType } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
 import type { ClampReason } from '../pipeline/bound-usage.ts';
 import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
 import { AlertMetrics } from './alert-metrics.ts';
 import { GenAiMetrics } from './genai-metrics.ts';
-import type { KeyRecord } from '../contract/snapshot.ts';
+import type { CompiledTarget, KeyRecord } from '../contract/snapshot.ts';
+import { exemplarOf, observe } from './exemplars.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -15,7 +16,7 @@ export interface AccountBalance {
 }
 
 export class Metrics {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   private readonly requests: Counter;
   private readonly tokens: Counter;
   private readonly spend: Counter;
@@ -35,7 +36,15 @@ export class Metrics {
   private readonly genai: GenAiMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
-  constructor(opts: { defaultMetrics?: boolean } = {}) {
+  /** Latency histograms carry the call's trace id as an exemplar (tracing on; shown to OpenMetrics scrapes). */
+  readonly exemplars: boolean;
+
+  constructor(opts: { defaultMetrics?: boolean; exemplars?: boolean } = {}) {
+    const enableExemplars = opts.exemplars === true;
+    this.exemplars = enableExemplars;
+    // prom-client takes exemplars only on an OpenMetrics registry; scrapes still get the text format they ask for.
+    this.registry = new Registry();
+    if (enableExemplars) (this.registry as unknown as Registry<RegistryContentType>).setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectProcessMetrics(this.registry);
     this.requests = new Counter({
@@ -78,6 +87,7 @@ export class Metrics {
       labelNames: ['endpoint', 'model'],
       buckets,
       registers,
+      enableExemplars,
     });
     this.ttft = new Histogram({
       name: 'svc_gateway_time_to_first_token_seconds',
@@ -85,6 +95,7 @@ export class Metrics {
       labelNames: ['endpoint', 'model'],
       buckets,
       registers,
+      enableExemplars,
     });
     this.accountSpend = new Counter({
       name: 'svc_gateway_account_spend_usd_total',
@@ -112,7 +123,7 @@ export class Metrics {
       registers,
     });
     this.alerts = new AlertMetrics(this.registry);
-    this.genai = new GenAiMetrics(this.registry);
+    this.genai = new GenAiMetrics(this.registry, enableExemplars);
   }
 
   /** What became of the sampled spans, when tracing is on (gateway/tracing/bounded.ts). */
@@ -163,7 +174,7 @@ export class Metrics {
     this.clamped.inc({ reason });
   }
 
-  observe(e: UsageEvent): void {
+  observe(e: UsageEvent, provider?: CompiledTarget['provider'] | null, traceId?: string | null): void {
     const model = e.servedModel ?? e.requestedModel;
     this.requests.inc({ endpoint: e.endpoint, model: e.requestedModel, status: String(e.status) });
     if (e.inputTokens) this.tokens.inc({ model, direction: 'input' }, e.inputTokens);
@@ -176,8 +187,9 @@ export class Metrics {
     if (e.errorCode === 'rate_limited') this.rateLimited.inc({ endpoint: e.endpoint });
     if (e.errorCode === 'budget_exceeded' || e.errorCode === 'insufficient_balance') this.refused.inc({ reason: e.errorCode });
     if (e.usageEstimated) this.estimated.inc({ endpoint: e.endpoint });
-    this.latency.observe({ endpoint: e.endpoint, model }, e.latencyMs / 1000);
-    if (e.ttftMs !== null) this.ttft.observe({ endpoint: e.endpoint, model }, e.ttftMs / 1000);
-    this.genai.observe(e);
+    const ex = this.exemplars ? exemplarOf(traceId) : null;
+    observe(this.latency, { endpoint: e.endpoint, model }, e.latencyMs / 1000, ex);
+    if (e.ttftMs !== null) observe(this.ttft, { endpoint: e.endpoint, model }, e.ttftMs / 1000, ex);
+    this.genai.observe(e, provider ?? null, ex);
   }
 }

@@ -8,6 +8,7 @@ import { replySink } from './reply-sink.ts';
 
 export async function serveCall(deps: GatewayDeps, req: FastifyRequest, reply: FastifyReply, spec: CallSpec): Promise<FastifyReply> {
   const client = watchClient(reply.raw);
+  if (deps.tracer) spec.body = req.body;
   try {
     await runCall(deps, spec, req.headers, client.signal, replySink(reply));
   } finally {

@@ -20,6 +20,8 @@ export interface CallSpec {
   /** Choices asked for (Chat Completions `n`): the output bound is the cap times this; default 1. */
   choices?: number;
   translationFor: (protocol: Protocol) => Translation;
+  /** The client's parsed body, set only while tracing (a ModelRoute may capture its prompt: tracing/content.ts). */
+  body?: unknown;
   /** Extra gate after the principal is known (the Anthropic endpoint's plan gate). */
   gate?: (p: Principal) => void;
 }

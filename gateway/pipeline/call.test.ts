@@ -154,8 +154,9 @@ describe('runCall without a server', () => {
     const seen: string[] = [];
     const tracer: CallTracer = {
       start: () => ({
-        attempt: () => ({ end: (error) => seen.push(`attempt ${error ?? 'ok'}`) }),
+        attempt: () => ({ capture: false, end: (error) => seen.push(`attempt ${error ?? 'ok'}`) }),
         outcome: (e) => seen.push(`outcome ${e.status}`),
+        traceId: () => null,
         end: () => seen.push('end'),
       }),
     };

@@ -25,7 +25,13 @@ export type { CallSink, StreamWriter } from './sink.ts';
 type Headers = Record<string, string | string[] | undefined>;
 
 export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {
-  const trace = deps.tracer?.start(headers, spec.modelType, spec.modelId);
+  const trace = deps.tracer?.start(headers, {
+    operation: spec.modelType,
+    model: spec.modelId,
+    dialect: spec.dialect,
+    endpoint: spec.endpoint,
+    body: spec.body,
+  });
   const d = trace ? traced(deps, trace) : deps;
   // Counted while in flight, settle included, so a graceful shutdown waits for the hold and the usage event.
   const run = (): Promise<void> => steps(d, spec, headers, client, sink);
@@ -46,9 +52,9 @@ export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, cli
  */
 function traced(deps: GatewayDeps, trace: CallTrace): GatewayDeps {
   const m = deps.metrics;
-  const observe = (e: UsageEvent): void => {
+  const observe = (e: UsageEvent, provider?: Parameters<CallMetrics['observe']>[1]): void => {
     trace.outcome(e);
-    m.observe(e);
+    m.observe(e, provider, trace.traceId());
   };
   const metrics = Object.create(m, { observe: { value: observe } }) as CallMetrics;
   return { ...deps, trace, metrics };

@@ -3,7 +3,9 @@
 import type { CompiledModel, CompiledTarget, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { Store } from '../state/store.ts';
-import type { UsageEvent } from '../usage/event.ts';
+import type { Dialect } from '../errors/catalog.ts';
+import type { AnswerFacts, Usage } from '../translate/types.ts';
+import type { Endpoint, UsageEvent } from '../usage/event.ts';
 import type { ClampReason } from './bound-usage.ts';
 
 /** The part of a pino logger the pipeline writes to (fastify's logger is one). */
@@ -14,7 +16,8 @@ export interface CallLog {
 
 /** Counts each call's outcome (gateway/http/metrics.ts is the Prometheus one). */
 export interface CallMetrics {
-  observe(e: UsageEvent): void;
+  /** `provider`: the served target's provider kind; `traceId`: the call's sampled trace (an exemplar). */
+  observe(e: UsageEvent, provider?: CompiledTarget['provider'] | null, traceId?: string | null): void;
   /** An upstream's usage report above the call's bound, cut to it (bound-usage.ts). */
   usageClamped?(reason: ClampReason): void;
   /** The time a call spent in the gateway before its first upstream request (key, limits, hold, routing), in s. */
@@ -44,20 +47,43 @@ export interface Availability {
 
 /** Traces of calls (gateway/tracing/call-trace.ts): present only when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT). */
 export interface CallTracer {
-  start(headers: Record<string, string | string[] | undefined>, operation: 'chat' | 'embeddings', model: string): CallTrace;
+  start(headers: Record<string, string | string[] | undefined>, call: TracedCall): CallTrace;
+}
+
+/** What the trace knows of a call when it starts. */
+export interface TracedCall {
+  operation: 'chat' | 'embeddings';
+  model: string;
+  dialect: Dialect;
+  endpoint: Endpoint;
+  /** The client's parsed body: read only for an attempt whose ModelRoute captures content (spec.tracing). */
+  body?: unknown;
 }
 
 /** One call's trace: a span per upstream attempt, the usage event's outcome, ended once the call is over. */
 export interface CallTrace {
   attempt(model: CompiledModel, target: CompiledTarget): AttemptTrace;
   outcome(e: UsageEvent): void;
+  /** The trace's id when it is sampled (an exemplar of the call's latency), else null. */
+  traceId(): string | null;
   /** `err`: what the call threw before its answer started, if anything. */
   end(err?: unknown): void;
 }
 
+/** What an attempt that answered got: read when its answer (or stream) is over. */
+export interface AttemptAnswer {
+  usage: Usage;
+  facts: AnswerFacts | null;
+  /** The answer as the client got it (a JSON body, or the stream's SSE text): only when `capture` is set. */
+  output?: string;
+  stream?: boolean;
+}
+
 export interface AttemptTrace {
-  /** `error`: why the attempt failed (a fallback reason or an error code), null when it answered. */
-  end(error: string | null): void;
+  /** The attempt's ModelRoute captures prompts and completions (spec.tracing.captureContent). */
+  readonly capture: boolean;
+  /** `error`: why the attempt failed (a fallback reason or an error code), null when it answered (then `answer`). */
+  end(error: string | null, answer?: AttemptAnswer): void;
 }
 
 export interface GatewayDeps {

@@ -8,9 +8,9 @@ import { reasonForStatus, retryAfterSeconds, type FallbackReason } from '../rout
 import { weightedOrder } from '../routing/order.ts';
 import { SseParser, type SseEvent } from '../sse/parser.ts';
 import type { Protocol } from '../providers/types.ts';
-import type { Translation, Usage } from '../translate/types.ts';
+import type { AnswerFacts, Translation, Usage } from '../translate/types.ts';
 import type { FirstAttempt } from './prepare.ts';
-import type { Availability, CallTrace } from './context.ts';
+import type { AttemptTrace, Availability, CallTrace } from './context.ts';
 
 export interface Route {
   model: CompiledModel;
@@ -24,10 +24,12 @@ export interface Route {
 interface Attempt extends Route {
   translation: Translation;
   abort: () => void;
+  /** The attempt's span while tracing: ended by respond once the answer is over (a stream's last event). */
+  span?: AttemptTrace;
 }
 
 export type Served =
-  | (Attempt & { kind: 'json'; body: string; usage: Usage })
+  | (Attempt & { kind: 'json'; body: string; usage: Usage; facts?: AnswerFacts })
   | (Attempt & { kind: 'stream'; first: SseEvent[]; parser: SseParser; rest: AsyncIterator<Uint8Array | string> });
 
 /** Dispatch failed after every target and fallback; carries what the headers report. */
@@ -81,9 +83,12 @@ export async function dispatch(input: DispatchInput): Promise<Served> {
       span?.end(err instanceof GatewayError ? err.code : 'client_closed');
       throw err;
     }
-    span?.end('kind' in result ? null : result.reason);
     input.health?.record(model.id, target.name, !('kind' in result) && result.reason !== 'upstream_429');
-    if ('kind' in result) return result;
+    if ('kind' in result) {
+      if (span) result.span = span;
+      return result;
+    }
+    span?.end(result.reason);
     first ??= result;
     last = result;
   }
@@ -177,8 +182,8 @@ function failure(reason: FallbackReason, message: string, retryAfterSec?: number
 async function accept(a: Attempt, o: UpstreamOutcome, ctrl: AbortController): Promise<Served | AttemptFailure> {
   switch (o.kind) {
     case 'json': {
-      const { body, usage } = a.translation.response(o.body, a.model.id);
-      return { ...a, kind: 'json', body, usage };
+      const { body, usage, facts } = a.translation.response(o.body, a.model.id);
+      return { ...a, kind: 'json', body, usage, facts };
     }
     case 'error':
       return upstreamError(a, o);

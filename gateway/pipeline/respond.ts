@@ -12,6 +12,7 @@ import type { Settle } from './settle.ts';
 import type { CallSignal } from './signals.ts';
 import type { CallSink } from './sink.ts';
 import { pipeStream, type StreamResult } from './stream-out.ts';
+import { StreamTee } from './stream-tee.ts';
 
 export interface RespondInput {
   modelId: string;
@@ -57,8 +58,13 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
   }
   const ttftMs = deps.now() - started;
   const headers = routeHeaders(modelId, served);
+  const span = served.span;
   if (served.kind === 'json') {
     sink.json(200, headers, served.body);
+    if (span) {
+      const facts = served.facts ?? served.translation.factsOf?.(served.body) ?? null;
+      span.end(null, { usage: served.usage, facts, output: span.capture ? served.body : undefined });
+    }
     // What was served bounds the estimate when the upstream reported no usage: a quarter of the answer's bytes.
     await settle({
       status: 200,
@@ -71,8 +77,12 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
     });
     return;
   }
-  const out = await pipeStream(served, served.translation.stream(served.model.id), sink.stream(headers), sig.clientGone, sig.signal);
+  const tr = served.translation.stream(served.model.id, span !== undefined);
+  const writer = sink.stream(headers);
+  const tee = span?.capture ? new StreamTee(writer) : null;
+  const out = await pipeStream(served, tr, tee ?? writer, sig.clientGone, sig.signal);
   const { status, code } = STREAM_OUTCOMES[out.outcome];
+  span?.end(code, { usage: out.usage, facts: tr.facts(), output: tee?.text(), stream: true });
   // A usage report that never came (cut or abort) or came malformed is estimated from the events (settle.ts).
   await settle({ status, errorCode: code, route: served, usage: out.usage, ttftMs, contacted: true, servedOutput: out.events > 0 ? out.events : undefined });
 }

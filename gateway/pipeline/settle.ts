@@ -36,7 +36,7 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Re
         'The upstream reported more tokens than the request could have used; the charge was cut to the bound',
       );
     }
-    deps.metrics.observe(e);
+    deps.metrics.observe(e, o.route?.target.provider ?? null);
     try {
       await deps.store.settle(hold, {
         costNano: cost,

@@ -1,12 +1,13 @@
-// The OpenTelemetry SDK as every OpenTelemetry SDK is configured, from the standard environment variables only: off
-// until OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, or when OTEL_SDK_DISABLED=true.
-// Spans leave through a BatchSpanProcessor (a bounded queue: a collector that is down or slow drops spans, never
-// slows a call) and the OTLP http/protobuf exporter, which reads OTEL_EXPORTER_OTLP_*ENDPOINT and _HEADERS itself.
-// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES make the resource; OTEL_TRACES_SAMPLER/_ARG the sampler
-// (parentbased_always_on by default, as the specification says).
-import type { Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+// The OpenTelemetry SDK as every OpenTelemetry SDK is configured, from the standard environment variables only
+// (loaded by start.ts only when tracing is on). Spans leave through a BatchSpanProcessor behind a bounded queue of
+// our own (a collector that is down or slow drops spans, never slows a call) and the OTLP exporter of the protocol
+// asked for (exporters.ts). OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES make the resource;
+// OTEL_TRACES_SAMPLER/_ARG the sampler (parentbased_always_on by default, as the specification says).
 import { BoundedProcessor, countingExporter, type SpanCounts } from './bounded.ts';
+import { callTracer } from './call-trace.ts';
+import { exportTimeoutMs, genAiLatest, otlpProtocol } from './env.ts';
+import { traceExporter } from './exporters.ts';
+import type { TracingSdk } from './start.ts';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
@@ -22,20 +23,6 @@ type Env = Record<string, string | undefined>;
 
 /** Sampled spans waiting for export, at most: past it they are dropped (and counted), never waited for. */
 export const QUEUE = 2048;
-
-export interface TracingSdk {
-  tracer: Tracer;
-  /** What became of the sampled spans (svc_gateway_trace_spans_total). */
-  counts: SpanCounts;
-  /** Exports what is queued and stops (at shutdown, after the calls in flight). */
-  shutdown(): Promise<void>;
-}
-
-/** True when the environment turns tracing on. */
-export function tracingWanted(env: Env): boolean {
-  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
-}
 
 /** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, as the specification names them; unknown names throw. */
 export function samplerFromEnv(env: Env): Sampler {
@@ -64,20 +51,22 @@ export function samplerFromEnv(env: Env): Sampler {
   }
 }
 
-/** The SDK for one process, or null when tracing is off. `service`: the default service.name of the component. */
-export function startTracing(env: Env, service: string): TracingSdk | null {
-  if (!tracingWanted(env)) return null;
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
-  if (protocol !== 'http/protobuf') throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL ${JSON.stringify(protocol)} is not supported yet: use http/protobuf`);
+export async function createTracing(env: Env, service: string): Promise<TracingSdk> {
+  const timeout = exportTimeoutMs(env);
+  const sampler = samplerFromEnv(env);
   const resource = resourceFromAttributes({ 'service.name': service }).merge(detectResources({ detectors: [envDetector] }));
   const counts: SpanCounts = { exported: 0, failed: 0, dropped: 0 };
   let bounded: BoundedProcessor | null = null;
-  const exporter = countingExporter(new OTLPTraceExporter(), counts, (n) => bounded?.left(n));
+  const exporter = countingExporter(await traceExporter(otlpProtocol(env), timeout), counts, (n) => bounded?.left(n));
   bounded = new BoundedProcessor(
-    new BatchSpanProcessor({ exporter, maxQueueSize: QUEUE + 1, maxExportBatchSize: 512, scheduledDelayMillis: 1000, exportTimeoutMillis: 5000 }),
+    new BatchSpanProcessor({ exporter, maxQueueSize: QUEUE + 1, maxExportBatchSize: 512, scheduledDelayMillis: 1000, exportTimeoutMillis: timeout }),
     QUEUE,
     counts,
   );
-  const provider = new TracerProvider({ resource, sampler: samplerFromEnv(env), spanProcessors: [bounded] });
-  return { tracer: provider.getTracer('svc-gateway'), counts, shutdown: () => provider.shutdown() };
+  const provider = new TracerProvider({ resource, sampler, spanProcessors: [bounded] });
+  return {
+    calls: callTracer(provider.getTracer('svc-gateway'), { latest: genAiLatest(env) }),
+    counts,
+    shutdown: () => provider.shutdown(),
+  };
 }

@@ -3,12 +3,22 @@
 // from message_start and message_delta on streams.
 import type { CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
+import { Facts, scanFacts } from './answer-facts.ts';
 import { rawEvent } from './anthropic-sse.ts';
 import { anthropicErrorMessage, AnthropicStreamUsage, fromAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
 import { rewriteModel, usageOf } from './json-splice.ts';
 import { anthropicStreamError } from './stream-errors.ts';
-import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
+import {
+  NO_USAGE,
+  safeJson,
+  type AnswerFacts,
+  type StreamErrorCode,
+  type StreamTranslator,
+  type Translation,
+  type UpstreamRequest,
+  type Usage,
+} from './types.ts';
 
 /** The protocol headers of the client's request that an Anthropic upstream should see. */
 export interface AnthropicHeaders {
@@ -44,6 +54,7 @@ class AnthropicPassThroughStream implements StreamTranslator {
   complete = false;
   failed = false;
   private readonly seen = new AnthropicStreamUsage();
+  private readonly noted = new Facts();
   private readonly model: string;
 
   constructor(model: string) {
@@ -56,11 +67,13 @@ class AnthropicPassThroughStream implements StreamTranslator {
         const data = safeJson(ev.data) as { message?: Json & { usage?: AnthropicUsage } } | undefined;
         if (!data?.message) return rawEvent(ev);
         this.seen.start(data.message.usage);
+        this.noted.noteId(data.message.id);
         return rawEvent({ event: ev.event, data: JSON.stringify({ ...data, message: { ...data.message, model: this.model } }) });
       }
       case 'message_delta': {
-        const data = safeJson(ev.data) as { usage?: AnthropicUsage } | undefined;
+        const data = safeJson(ev.data) as { usage?: AnthropicUsage; delta?: { stop_reason?: unknown } } | undefined;
         this.seen.end(data?.usage);
+        this.noted.noteReason(data?.delta?.stop_reason);
         return rawEvent(ev);
       }
       case 'content_block_delta': {
@@ -87,6 +100,10 @@ class AnthropicPassThroughStream implements StreamTranslator {
     return this.seen.usage();
   }
 
+  facts(): AnswerFacts {
+    return this.noted.facts();
+  }
+
   error(message: string, code?: StreamErrorCode): string {
     return anthropicStreamError(message, code);
   }
@@ -105,6 +122,7 @@ export function anthropicMessagesPassThrough(client: Json, headers: AnthropicHea
       const usage = usageOf<AnthropicUsage>(upstreamBody) ?? (parseUpstream(upstreamBody).usage as AnthropicUsage | undefined);
       return { body: rewriteModel(upstreamBody, servedModel), usage: fromAnthropicUsage(usage) };
     },
+    factsOf: (body: string) => scanFacts(body, 'stop_reason'),
     stream: (servedModel: string) => new AnthropicPassThroughStream(servedModel),
     errorMessage: anthropicErrorMessage,
   };

@@ -4,12 +4,13 @@
 import type { SseEvent } from '../sse/parser.ts';
 import { anthropicErrorEvent, anthropicEvent } from './anthropic-sse.ts';
 import { toAnthropicUsage } from './anthropic-usage.ts';
+import { Facts } from './answer-facts.ts';
 import { messageId } from './ids.ts';
 import { isObject, type Json } from './json-read.ts';
 import { fromOpenAIUsage } from './openai-usage.ts';
 import { stopReasonOf, type StopReason } from './stop-reasons.ts';
 import { anthropicStreamError } from './stream-errors.ts';
-import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
+import { NO_USAGE, safeJson, type AnswerFacts, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
 
 type Open = { kind: 'text'; index: number } | { kind: 'tool'; index: number; tool: number } | null;
 
@@ -24,6 +25,7 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
   private readonly tools = new Map<number, number>();
   private stop: StopReason | null = null;
   private seen: Usage = NO_USAGE;
+  private readonly noted = new Facts();
 
   constructor(model: string) {
     this.model = model;
@@ -51,6 +53,7 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
       });
     }
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+      this.noted.noteReason(choice.finish_reason, typeof choice.index === 'number' ? choice.index : 0);
       this.stop = stopReasonOf(choice.finish_reason);
       out += this.close();
     }
@@ -60,6 +63,7 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
   private start(chunk: Json): string {
     if (this.started) return '';
     this.started = true;
+    this.noted.noteId(chunk.id);
     const message = {
       id: messageId(chunk.id),
       type: 'message',
@@ -130,6 +134,10 @@ export class AnthropicFromOpenAIStream implements StreamTranslator {
 
   usage(): Usage {
     return this.seen;
+  }
+
+  facts(): AnswerFacts {
+    return this.noted.facts();
   }
 
   error(message: string, code?: StreamErrorCode): string {

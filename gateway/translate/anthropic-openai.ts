@@ -4,6 +4,7 @@ import type { CompiledTarget } from '../contract/snapshot.ts';
 import { toOpenAIChat } from './anthropic-openai-request.ts';
 import { AnthropicFromOpenAIStream } from './anthropic-openai-stream.ts';
 import { toAnthropicUsage } from './anthropic-usage.ts';
+import { completionFacts } from './answer-facts.ts';
 import { messageId } from './ids.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
 import { fromOpenAIUsage, openAIErrorMessage } from './openai-usage.ts';
@@ -56,8 +57,9 @@ export function anthropicFromOpenAI(client: Json): Translation {
       return { operation: 'chat', body: JSON.stringify(toOpenAIChat(client, target.upstreamModel)), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {
-      const { message, usage } = toAnthropicMessage(parseUpstream(upstreamBody), servedModel);
-      return { body: JSON.stringify(message), usage };
+      const completion = parseUpstream(upstreamBody);
+      const { message, usage } = toAnthropicMessage(completion, servedModel);
+      return { body: JSON.stringify(message), usage, facts: completionFacts(completion) };
     },
     stream: (servedModel: string) => new AnthropicFromOpenAIStream(servedModel),
     errorMessage: openAIErrorMessage,

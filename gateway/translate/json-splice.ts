@@ -7,7 +7,7 @@ import { safeJson } from './types.ts';
 const MODEL_KEY = '"model":"';
 
 /** Depth of `at` in `json` (1 = directly inside the outermost object), strings skipped. */
-function depthAt(json: string, at: number): number {
+export function depthAt(json: string, at: number): number {
   let depth = 0;
   for (let i = 0; i < at; i++) {
     const c = json.charCodeAt(i);

@@ -4,12 +4,13 @@
 // the usage chunk (when the client asked for it) and [DONE]. Thinking deltas and pings are not passed on.
 import type { SseEvent } from '../sse/parser.ts';
 import { AnthropicStreamUsage, type AnthropicUsage } from './anthropic-usage.ts';
+import { Facts } from './answer-facts.ts';
 import { completionId } from './ids.ts';
 import { isObject, type Json } from './json-read.ts';
 import { toOpenAIUsage } from './openai-usage.ts';
 import { finishReasonOf } from './stop-reasons.ts';
 import { openAIStreamError } from './stream-errors.ts';
-import { safeJson, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
+import { safeJson, type AnswerFacts, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
 
 export class OpenAIFromAnthropicStream implements StreamTranslator {
   complete = false;
@@ -19,6 +20,7 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
   private readonly created: number;
   private id = completionId('');
   private readonly seen = new AnthropicStreamUsage();
+  private readonly noted = new Facts();
   /** OpenAI tool-call index of each Anthropic block index holding a tool_use. */
   private readonly tools = new Map<number, number>();
 
@@ -45,6 +47,7 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
       case 'message_start': {
         const message = isObject(data.message) ? data.message : {};
         this.id = completionId(message.id);
+        this.noted.noteId(message.id);
         this.seen.start(message.usage as AnthropicUsage | undefined);
         return this.delta({ role: 'assistant', content: '' });
       }
@@ -56,6 +59,7 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
       case 'message_delta': {
         this.seen.end(data.usage as AnthropicUsage | undefined);
         const delta = isObject(data.delta) ? data.delta : {};
+        this.noted.noteReason(delta.stop_reason);
         return delta.stop_reason ? this.delta({}, finishReasonOf(delta.stop_reason)) : '';
       }
       case 'message_stop':
@@ -104,6 +108,10 @@ export class OpenAIFromAnthropicStream implements StreamTranslator {
 
   usage(): Usage {
     return this.seen.usage();
+  }
+
+  facts(): AnswerFacts {
+    return this.noted.facts();
   }
 
   error(message: string, code?: StreamErrorCode): string {

@@ -3,6 +3,7 @@
 // them); text and tool_use blocks are.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import { anthropicErrorMessage, fromAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
+import { messageFacts } from './answer-facts.ts';
 import { completionId } from './ids.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
 import { toAnthropicMessages } from './openai-anthropic-request.ts';
@@ -46,8 +47,9 @@ export function openAIFromAnthropic(client: Json, now: () => number = Date.now):
       return { operation: 'messages', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {
-      const { completion, usage } = toCompletion(parseUpstream(upstreamBody), servedModel, Math.floor(now() / 1000));
-      return { body: JSON.stringify(completion), usage };
+      const message = parseUpstream(upstreamBody);
+      const { completion, usage } = toCompletion(message, servedModel, Math.floor(now() / 1000));
+      return { body: JSON.stringify(completion), usage, facts: messageFacts(message) };
     },
     stream: (servedModel: string) => new OpenAIFromAnthropicStream(servedModel, wantsUsage, Math.floor(now() / 1000)),
     errorMessage: anthropicErrorMessage,

@@ -2,10 +2,20 @@
 // forced usage on streams, and metadata the upstream would reject.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
+import { Facts, scanFacts } from './answer-facts.ts';
 import { rewriteModel, usageOf } from './json-splice.ts';
 import { fromOpenAIUsage, openAIErrorMessage } from './openai-usage.ts';
 import { openAIStreamError } from './stream-errors.ts';
-import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
+import {
+  NO_USAGE,
+  safeJson,
+  type AnswerFacts,
+  type StreamErrorCode,
+  type StreamTranslator,
+  type Translation,
+  type UpstreamRequest,
+  type Usage,
+} from './types.ts';
 
 type Body = Record<string, unknown>;
 
@@ -33,10 +43,13 @@ class OpenAIPassThroughStream implements StreamTranslator {
   private seen: Usage = NO_USAGE;
   private readonly model: string;
   private readonly clientWantsUsage: boolean;
+  /** Traced: the chunks that carry a finish reason are read too (the others never are). */
+  private readonly noted: Facts | null;
 
-  constructor(model: string, clientWantsUsage: boolean) {
+  constructor(model: string, clientWantsUsage: boolean, watch: boolean) {
     this.model = model;
     this.clientWantsUsage = clientWantsUsage;
+    this.noted = watch ? new Facts() : null;
   }
 
   event(ev: SseEvent): string {
@@ -45,6 +58,7 @@ class OpenAIPassThroughStream implements StreamTranslator {
       this.complete = true;
       return 'data: [DONE]\n\n';
     }
+    if (this.noted && data.includes('"finish_reason":"')) this.note(data);
     // Only the chunk that carries usage is parsed; the others are passed on with the model name set.
     if (data.includes('"usage":{')) {
       const chunk = safeJson(data) as { usage?: OpenAIUsage; choices?: unknown[] } | undefined;
@@ -60,12 +74,22 @@ class OpenAIPassThroughStream implements StreamTranslator {
     return `data: ${rewriteModel(data, this.model)}\n\n`;
   }
 
+  private note(data: string): void {
+    const chunk = safeJson(data) as { id?: unknown; choices?: Array<{ index?: unknown; finish_reason?: unknown }> } | undefined;
+    this.noted?.noteId(chunk?.id);
+    if (Array.isArray(chunk?.choices)) for (const c of chunk.choices) this.noted?.noteReason(c?.finish_reason, typeof c?.index === 'number' ? c.index : 0);
+  }
+
   finish(): string {
     return '';
   }
 
   usage(): Usage {
     return this.seen;
+  }
+
+  facts(): AnswerFacts {
+    return this.noted ? this.noted.facts() : { id: null, finishReasons: [] };
   }
 
   error(message: string, code?: StreamErrorCode): string {
@@ -87,7 +111,8 @@ export function openAIChatPassThrough(client: Body): Translation {
     response(upstreamBody: string, servedModel: string) {
       return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(usageOf<OpenAIUsage>(upstreamBody)) };
     },
-    stream: (servedModel: string) => new OpenAIPassThroughStream(servedModel, wantsUsage),
+    factsOf: (body: string) => scanFacts(body, 'finish_reason'),
+    stream: (servedModel: string, watch?: boolean) => new OpenAIPassThroughStream(servedModel, wantsUsage, watch === true),
     errorMessage: openAIErrorMessage,
   };
 }

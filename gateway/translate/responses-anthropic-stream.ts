@@ -3,12 +3,13 @@
 // message_delta -> the stop reason and final usage, message_stop -> response.completed. Thinking and pings are
 // not passed on (a reasoning item would need the upstream's own encrypted content).
 import type { SseEvent } from '../sse/parser.ts';
+import { Facts } from './answer-facts.ts';
 import { AnthropicStreamUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import { isObject, type Json } from './json-read.ts';
 import type { ToolNames } from './responses-chat-request.ts';
 import { ResponsesEventWriter } from './responses-events.ts';
 import { finishReasonOf } from './stop-reasons.ts';
-import { safeJson, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
+import { safeJson, type AnswerFacts, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
 
 export class ResponsesFromAnthropicStream implements StreamTranslator {
   complete = false;
@@ -16,6 +17,7 @@ export class ResponsesFromAnthropicStream implements StreamTranslator {
   private readonly w: ResponsesEventWriter;
   private readonly seen = new AnthropicStreamUsage();
   private finishReason: string | null = null;
+  private readonly noted = new Facts();
 
   constructor(client: Json, tools: ToolNames, model: string, createdAt: number) {
     this.w = new ResponsesEventWriter(client, tools, model, createdAt);
@@ -28,6 +30,7 @@ export class ResponsesFromAnthropicStream implements StreamTranslator {
       case 'message_start': {
         const message = isObject(data.message) ? data.message : {};
         this.seen.start(message.usage as AnthropicUsage | undefined);
+        this.noted.noteId(message.id);
         return this.w.start(message.id);
       }
       case 'content_block_start':
@@ -39,6 +42,7 @@ export class ResponsesFromAnthropicStream implements StreamTranslator {
         this.seen.end(data.usage as AnthropicUsage | undefined);
         const delta = isObject(data.delta) ? data.delta : {};
         if (delta.stop_reason) this.finishReason = finishReasonOf(delta.stop_reason);
+        this.noted.noteReason(delta.stop_reason);
         return '';
       }
       case 'message_stop':
@@ -78,6 +82,10 @@ export class ResponsesFromAnthropicStream implements StreamTranslator {
 
   usage(): Usage {
     return this.seen.usage();
+  }
+
+  facts(): AnswerFacts {
+    return this.noted.facts();
   }
 
   error(message: string, code?: StreamErrorCode): string {

@@ -3,6 +3,7 @@
 // so every mapping lives once. What Anthropic refuses is checked first on the Responses fields, so the 400 names
 // the field the client sent. The stream is in responses-anthropic-stream.ts.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
+import { messageFacts } from './answer-facts.ts';
 import { anthropicErrorMessage } from './anthropic-usage.ts';
 import { hostedToolsMode } from './hosted-tools.ts';
 import { isObject, parseUpstream, unsupported, type Json } from './json-read.ts';
@@ -49,9 +50,10 @@ export function responsesFromAnthropic(client: Json, now: () => number = Date.no
     },
     response(upstreamBody: string, servedModel: string) {
       const created = Math.floor(now() / 1000);
-      const { completion, usage } = toCompletion(parseUpstream(upstreamBody), servedModel, created);
+      const message = parseUpstream(upstreamBody);
+      const { completion, usage } = toCompletion(message, servedModel, created);
       const { response } = fromCompletion(client, completion, tools, servedModel, created);
-      return { body: JSON.stringify(response), usage };
+      return { body: JSON.stringify(response), usage, facts: messageFacts(message) };
     },
     stream: (servedModel: string) => new ResponsesFromAnthropicStream(client, tools, servedModel, Math.floor(now() / 1000)),
     errorMessage: anthropicErrorMessage,

@@ -2,11 +2,12 @@
 // text, delta.tool_calls[i] -> one function_call item per call index (id and name, then argument fragments),
 // finish_reason and the usage chunk (forced upstream) -> response.completed, [DONE] -> the end.
 import type { SseEvent } from '../sse/parser.ts';
+import { Facts } from './answer-facts.ts';
 import { isObject, type Json } from './json-read.ts';
 import { fromOpenAIUsage } from './openai-usage.ts';
 import type { ToolNames } from './responses-chat-request.ts';
 import { ResponsesEventWriter } from './responses-events.ts';
-import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
+import { NO_USAGE, safeJson, type AnswerFacts, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
 
 export class ResponsesFromChatStream implements StreamTranslator {
   complete = false;
@@ -15,6 +16,7 @@ export class ResponsesFromChatStream implements StreamTranslator {
   private seen: Usage = NO_USAGE;
   private finishReason: unknown = null;
   private readonly started = new Set<number>();
+  private readonly noted = new Facts();
 
   constructor(client: Json, tools: ToolNames, model: string, createdAt: number) {
     this.w = new ResponsesEventWriter(client, tools, model, createdAt);
@@ -33,6 +35,7 @@ export class ResponsesFromChatStream implements StreamTranslator {
       const message = typeof chunk.error.message === 'string' ? chunk.error.message : 'The upstream failed mid-stream.';
       return this.w.start(chunk.id) + this.w.error(message);
     }
+    this.noted.noteId(chunk.id);
     let out = this.w.start(chunk.id);
     if (isObject(chunk.usage)) this.seen = fromOpenAIUsage(chunk.usage as Parameters<typeof fromOpenAIUsage>[0]);
     const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : null;
@@ -44,7 +47,10 @@ export class ResponsesFromChatStream implements StreamTranslator {
         if (isObject(c)) out += this.toolDelta(c, position);
       });
     }
-    if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason;
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+      this.finishReason = choice.finish_reason;
+      this.noted.noteReason(choice.finish_reason, typeof choice.index === 'number' ? choice.index : 0);
+    }
     return out;
   }
 
@@ -66,6 +72,10 @@ export class ResponsesFromChatStream implements StreamTranslator {
 
   usage(): Usage {
     return this.seen;
+  }
+
+  facts(): AnswerFacts {
+    return this.noted.facts();
   }
 
   error(message: string, code?: StreamErrorCode): string {

@@ -4,12 +4,22 @@
 // .incomplete or .failed). Only the lifecycle events, which carry the response object, are parsed.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
+import { responseFacts } from './answer-facts.ts';
 import { rawEvent } from './anthropic-sse.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
 import { openAIErrorMessage } from './openai-usage.ts';
 import { responsesStreamError } from './responses-events.ts';
 import { fromResponsesUsage, type ResponsesUsage } from './responses-usage.ts';
-import { NO_USAGE, safeJson, type StreamErrorCode, type StreamTranslator, type Translation, type UpstreamRequest, type Usage } from './types.ts';
+import {
+  NO_USAGE,
+  safeJson,
+  type AnswerFacts,
+  type StreamErrorCode,
+  type StreamTranslator,
+  type Translation,
+  type UpstreamRequest,
+  type Usage,
+} from './types.ts';
 
 export function upstreamResponsesBody(client: Json, upstreamModel: string): Json {
   const out: Json = { ...client, model: upstreamModel };
@@ -28,6 +38,7 @@ class ResponsesPassThroughStream implements StreamTranslator {
   complete = false;
   failed = false;
   private seen: Usage = NO_USAGE;
+  private noted: AnswerFacts = { id: null, finishReasons: [] };
   private readonly model: string;
   private at = { id: 'resp_', createdAt: 0, seq: 0 };
 
@@ -54,6 +65,7 @@ class ResponsesPassThroughStream implements StreamTranslator {
       this.complete = true;
       this.failed = head === 'response.failed';
       if (isObject(response.usage)) this.seen = fromResponsesUsage(response.usage as ResponsesUsage);
+      this.noted = responseFacts(response);
     }
     return rawEvent({ event: ev.event, data: JSON.stringify({ ...data, response: { ...response, model: this.model } }) });
   }
@@ -64,6 +76,10 @@ class ResponsesPassThroughStream implements StreamTranslator {
 
   usage(): Usage {
     return this.seen;
+  }
+
+  facts(): AnswerFacts {
+    return this.noted.id === null && this.at.id !== 'resp_' ? { ...this.noted, id: this.at.id } : this.noted;
   }
 
   error(message: string, code?: StreamErrorCode): string {
@@ -83,7 +99,11 @@ export function responsesPassThrough(client: Json): Translation {
     },
     response(upstreamBody: string, servedModel: string) {
       const body = parseUpstream(upstreamBody);
-      return { body: JSON.stringify({ ...body, model: servedModel }), usage: fromResponsesUsage(body.usage as ResponsesUsage | undefined) };
+      return {
+        body: JSON.stringify({ ...body, model: servedModel }),
+        usage: fromResponsesUsage(body.usage as ResponsesUsage | undefined),
+        facts: responseFacts(body),
+      };
     },
     stream: (servedModel: string) => new ResponsesPassThroughStream(servedModel),
     errorMessage: openAIErrorMessage,

@@ -4,6 +4,7 @@
 // every target of a call for this protocol; dispatch tries targets one at a time and reads the answer of the one
 // whose request it built last, so the translation follows the mode of that request.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
+import { completionFacts } from './answer-facts.ts';
 import { hostedToolsMode } from './hosted-tools.ts';
 import { parseUpstream, type Json } from './json-read.ts';
 import { openAIErrorMessage } from './openai-usage.ts';
@@ -26,8 +27,9 @@ export function responsesViaChat(client: Json, now: () => number = Date.now): Tr
       return { operation: 'chat', body: JSON.stringify(chat.body), stream: client.stream === true, headers: {}, droppedTools: chat.dropped };
     },
     response(upstreamBody: string, servedModel: string) {
-      const { response, usage } = fromCompletion(client, parseUpstream(upstreamBody), tools, servedModel, Math.floor(now() / 1000));
-      return { body: JSON.stringify(response), usage };
+      const completion = parseUpstream(upstreamBody);
+      const { response, usage } = fromCompletion(client, completion, tools, servedModel, Math.floor(now() / 1000));
+      return { body: JSON.stringify(response), usage, facts: completionFacts(completion) };
     },
     stream: (servedModel: string) => new ResponsesFromChatStream(client, tools, servedModel, Math.floor(now() / 1000)),
     errorMessage: openAIErrorMessage,
@@ -46,7 +48,8 @@ export function responsesFromOpenAI(client: Json, now: () => number = Date.now):
       return current.request(target, model);
     },
     response: (upstreamBody, servedModel) => current.response(upstreamBody, servedModel),
-    stream: (servedModel) => current.stream(servedModel),
+    factsOf: (body) => current.factsOf?.(body) ?? { id: null, finishReasons: [] },
+    stream: (servedModel, watch) => current.stream(servedModel, watch),
     errorMessage: openAIErrorMessage,
   };
 }

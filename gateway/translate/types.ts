@@ -23,6 +23,16 @@ export function tokenCount(v: unknown): number | null {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
 }
 
+/**
+ * What an answer says of itself, as the upstream wrote it (for the trace: gen_ai.response.id and
+ * gen_ai.response.finish_reasons). Each translator records them from what it already reads; nothing is parsed for it.
+ */
+export interface AnswerFacts {
+  id: string | null;
+  /** One reason per choice, in the upstream's words (stop, end_turn, length, max_tokens, completed, ...). */
+  finishReasons: string[];
+}
+
 export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 export interface UpstreamRequest {
@@ -50,6 +60,8 @@ export interface StreamTranslator {
   finish(): string;
   /** Token usage seen so far. */
   usage(): Usage;
+  /** The answer's id and finish reasons seen so far. */
+  facts(): AnswerFacts;
   /**
    * An explicit error event in the client's dialect: a cut stream never ends cleanly. `code` says why: the upstream
    * failed (the default) or the gateway is shutting down and ended the call.
@@ -62,9 +74,15 @@ export interface Translation {
   readonly protocol: Protocol;
   /** The upstream request for one target of one model (the model's maxOutputTokens fills a missing max_tokens). */
   request(target: CompiledTarget, model: CompiledModel): UpstreamRequest;
-  /** A 2xx non-streaming upstream body to the client's body (model set to the served model) and its usage. */
-  response(upstreamBody: string, servedModel: string): { body: string; usage: Usage };
-  stream(servedModel: string): StreamTranslator;
+  /**
+   * A 2xx non-streaming upstream body to the client's body (model set to the served model) and its usage; `facts`
+   * when the translation parsed the answer anyway (a pass-through does not: answerFacts() reads them when traced).
+   */
+  response(upstreamBody: string, servedModel: string): { body: string; usage: Usage; facts?: AnswerFacts };
+  /** A pass-through's facts of a whole answer it did not parse (scanned, only when the call is traced). */
+  factsOf?(body: string): AnswerFacts;
+  /** `watch`: the call is traced, so a pass-through also notes the answer's facts (translators note them anyway). */
+  stream(servedModel: string, watch?: boolean): StreamTranslator;
   /** The message of an upstream error body, safe to show the client. */
   errorMessage(upstreamBody: string, status: number): string;
 }

@@ -23,6 +23,7 @@ describe('otel values', () => {
     ]);
     const by = Object.fromEntries(env.map((e) => [e.name, e]));
     expect(by.OTEL_EXPORTER_OTLP_ENDPOINT?.value).toBe('http://otel-collector.monitoring:4318');
+    expect(by.OTEL_EXPORTER_OTLP_PROTOCOL?.value).toBe('http/protobuf');
     expect(by.OTEL_SERVICE_NAME?.value).toBe('svc-gateway');
     expect([by.OTEL_TRACES_SAMPLER?.value, by.OTEL_TRACES_SAMPLER_ARG?.value]).toEqual(['parentbased_traceidratio', '0.25']);
     expect(by.OTEL_EXPORTER_OTLP_HEADERS?.valueFrom).toEqual({ secretKeyRef: { name: 'otel-auth', key: 'headers' } });
@@ -40,9 +41,15 @@ describe('otel values', () => {
     ]);
   });
 
+  it('with otel.protocol=grpc, pass it as OTEL_EXPORTER_OTLP_PROTOCOL', async () => {
+    const env = await gatewayEnv(['otel.endpoint=http://otel-collector.monitoring:4317', 'otel.protocol=grpc']);
+    expect(env.find((e) => e.name === 'OTEL_EXPORTER_OTLP_PROTOCOL')?.value).toBe('grpc');
+  });
+
   it.each([
     ['otel.endpoint=collector:4318', 'endpoint'],
     ['otel.sampler=sometimes', 'sampler'],
+    ['otel.protocol=http/thrift', 'protocol'],
     ['otel.headersSecret.name=x', 'key'],
     ['otel.resourceAttributes.team=a\\,b', 'team'],
   ])('refuses %s (values.schema.json)', async (set, field) => {

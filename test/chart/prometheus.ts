@@ -25,8 +25,14 @@ export interface TestPrometheus {
 }
 
 /** labels: target labels, as the ServiceMonitor's discovery adds them (namespace, container, pod); with `scrapeConfigs`
- * those jobs instead of the static targets (e.g. the pods a Service's endpoints name). */
-export async function startPrometheus(targets: string[], labels: Record<string, string> = {}, scrapeConfigs?: object[]): Promise<TestPrometheus> {
+ * those jobs instead of the static targets (e.g. the pods a Service's endpoints name); `flags`: more command-line flags
+ * (e.g. --enable-feature=exemplar-storage). */
+export async function startPrometheus(
+  targets: string[],
+  labels: Record<string, string> = {},
+  scrapeConfigs?: object[],
+  flags: string[] = [],
+): Promise<TestPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-prom-'));
   const port = await freePort();
   const config = join(dir, 'prometheus.yml');
@@ -39,7 +45,7 @@ export async function startPrometheus(targets: string[], labels: Record<string, 
   );
   const child: ChildProcess = spawn(
     process.env.SVC_PROMETHEUS || 'prometheus',
-    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn', ...flags],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

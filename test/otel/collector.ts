@@ -33,6 +33,8 @@ export interface ExportedSpan {
 export interface TestCollector {
   /** OTEL_EXPORTER_OTLP_ENDPOINT for a process (OTLP/HTTP). */
   endpoint: string;
+  /** The OTLP/gRPC receiver, as a URL (OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_EXPORTER_OTLP_PROTOCOL=grpc). */
+  grpcEndpoint: string;
   spans: ExportedSpan[];
   stop(): Promise<void>;
 }
@@ -117,6 +119,7 @@ export async function startCollector(): Promise<TestCollector> {
   });
   return {
     endpoint,
+    grpcEndpoint: `http://127.0.0.1:${grpcPort}`,
     spans,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {

@@ -161,6 +161,8 @@ service.name per component; k8s.* resource attributes from the downward API. Cal
 {{- if $o.endpoint -}}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ $o.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $o.protocol | default "http/protobuf" | quote }}
 - name: OTEL_SERVICE_NAME
   value: {{ printf "svc-%s" .component | quote }}
 - name: OTEL_TRACES_SAMPLER
