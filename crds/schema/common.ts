@@ -43,7 +43,7 @@ export const spendStatus = {
     .datetime({ offset: true })
     .optional()
     .describe(
-      'When the operator last wrote the spend figures (at least every 10 refresh intervals while they stay the same): an old time means stale figures.',
+      'When the operator last wrote the spend figures (while they stay the same, again after 10 refresh intervals or 10 minutes, whichever is longer): an old time means stale figures.',
     ),
 };
 

@@ -17,8 +17,8 @@ import { statusDiff } from './status.ts';
 const READ_CONCURRENCY = 8;
 /** Status patches at most per tick; the rest follow on the next (they still differ then). */
 export const MAX_WRITES = 500;
-/** An unchanged status gets a new spendObservedTime after this many intervals, so an old time means stale figures. */
-const OBSERVED_REFRESH_INTERVALS = 10;
+/** An unchanged status gets a new spendObservedTime after 10 intervals, 10 minutes at least: an old time means stale figures. */
+const observedRefreshMs = (intervalMs: number): number => Math.max(10 * intervalMs, 600_000);
 
 interface Write {
   kind: CrKind;
@@ -181,7 +181,7 @@ export class SpendStatus {
   private due(w: Write, prev: Record<string, unknown>): Write | null {
     if (statusDiff(prev, w.fields).length > 0) return w;
     const observed = typeof prev.spendObservedTime === 'string' ? Date.parse(prev.spendObservedTime) : NaN;
-    const stale = !Number.isFinite(observed) || this.ctx.now().getTime() - observed >= OBSERVED_REFRESH_INTERVALS * this.intervalMs;
+    const stale = !Number.isFinite(observed) || this.ctx.now().getTime() - observed >= observedRefreshMs(this.intervalMs);
     return stale ? w : null;
   }
 
