@@ -202,7 +202,13 @@ describe('spend in status', () => {
       'The key has used 80% ($8.00 of its $10.00 monthly budget) this month: at 100% its calls are refused with budget_exceeded until the month ends (UTC) or spec.monthlyBudgetUsd is raised.',
     ]);
 
-    await charge('ci-bot', 2 * USD);
+    // Further spend below 100% changes the figures, not the level: no second Event.
+    await charge('ci-bot', 1 * USD);
+    expect(await statusOf('apikey', 'ci-bot', (x) => x.monthSpendUsd === '9.00')).toMatchObject({ budgetUsedPercent: 90, budgetAlertLevel: 'Warning' });
+    await moreRefreshes(operator, 2);
+    expect(await events('ci-bot', 'KeyBudgetWarning')).toHaveLength(1);
+
+    await charge('ci-bot', 1 * USD);
     expect(await statusOf('apikey', 'ci-bot', (x) => x.monthSpendUsd === '10.00')).toMatchObject({ budgetUsedPercent: 100, budgetAlertLevel: 'Exhausted' });
     await moreRefreshes(operator, 3);
     expect(await events('ci-bot', 'KeyBudgetExhausted')).toEqual([
@@ -239,7 +245,7 @@ describe('spend in status', () => {
     expect(accounts[1]?.split(/\s+/).slice(0, 5)).toEqual(['acme', 'builder', spend, balance, 'True']);
   });
 
-  it('writes nothing while no figure changes, and repeats no Event after a restart', { timeout: 180_000 }, async () => {
+  it('writes nothing while no figure changes, and tells no crossing again after a restart', { timeout: 180_000 }, async () => {
     await moreRefreshes(operator, 1);
     const writes = await operator.metric('svc_operator_spend_status_writes_total');
     await moreRefreshes(operator, 3);
@@ -248,7 +254,12 @@ describe('spend in status', () => {
     await operator.kill('SIGTERM');
     operator = await inst.startOperator('op-1', OPERATOR_ENV);
     await waitFor('op-1 leading', async () => (await operator.metric('svc_operator_leader')) === 1, SLOW, 200);
-    await moreRefreshes(operator, 3);
+    await moreRefreshes(operator, 2);
+    // The new leader writes changed figures (the balance drops further) without telling a crossing again.
+    await charge('batch', 100_000_000);
+    const view = await store.view('acme', '', Date.now());
+    await statusOf('account', 'acme', (x) => x.balanceUsd === formatUsd(view.balanceNano));
+    await moreRefreshes(operator, 2);
     expect(await events('ci-bot', 'KeyBudgetWarning')).toHaveLength(1);
     expect(await events('ci-bot', 'KeyBudgetExhausted')).toHaveLength(1);
     expect(await events('frozen', 'KeyBudgetExhausted')).toHaveLength(1);
