@@ -55,6 +55,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   const manager = new ControllerManager(ctx, metrics, opts.resyncMs);
   // Spend, budget used and balance in status: read from the ledger on a cadence by the leader, never per call.
   const spend = new SpendStatus(ctx, metrics, opts.spendStatusMs);
+  manager.onPublished(() => spend.soon());
   metrics.watchKeyExpiry(() => {
     if (!manager.synced) return [];
     const c = compiled(ctx);

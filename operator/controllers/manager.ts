@@ -26,6 +26,7 @@ export class ControllerManager {
   private resyncTimer: NodeJS.Timeout | undefined;
   private allSynced = false;
   private readonly generations = new Map<string, number>();
+  private published: () => void = () => {};
 
   constructor(ctx: ControllerContext, metrics: OperatorMetrics, resyncMs: number) {
     this.ctx = ctx;
@@ -36,6 +37,7 @@ export class ControllerManager {
       // Key records and credits just changed in Redis: let the Accounts' statuses catch up (balance and spend come
       // from the spend refresh, spend-status.ts, on its own cadence).
       for (const a of ctx.caches.Account.list()) this.enqueue(['Account', a.metadata?.name ?? '']);
+      this.published();
     });
     const reconcilers: Reconciler[] = [
       new PlanController(ctx),
@@ -47,6 +49,11 @@ export class ControllerManager {
     const queues: Partial<Record<QueueKind, WorkQueue>> = {};
     for (const r of reconcilers) queues[r.kind] = this.queueFor(r);
     this.queues = queues as Record<QueueKind, WorkQueue>;
+  }
+
+  /** Called after each config publish (credits and keys may have reached the ledger). */
+  onPublished(fn: () => void): void {
+    this.published = fn;
   }
 
   get synced(): boolean {

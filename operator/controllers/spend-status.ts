@@ -13,6 +13,8 @@ import { objectKey, type ControllerContext } from './context.ts';
 import { accountSpend, budgetMessage, budgetPercent, keySpend, lowBalanceMessage } from './spend.ts';
 import { statusDiff } from './status.ts';
 
+/** After a config publish (a new account, a top-up, a new key), the next refresh comes this soon. */
+const SOON_MS = 1000;
 /** Accounts read at once (each one round trip). */
 const READ_CONCURRENCY = 8;
 /** Status patches at most per tick; the rest follow on the next (they still differ then). */
@@ -34,6 +36,11 @@ export class SpendStatus {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private started = false;
+  /** A publish asked for an early refresh while one was running. */
+  private soonAfter = false;
+  /** When the scheduled refresh runs (ms). */
+  private nextAt = 0;
   /** What this process last wrote, by object uid: the informer cache may not have seen it yet. */
   private readonly written = new Map<string, Record<string, unknown>>();
 
@@ -45,14 +52,38 @@ export class SpendStatus {
 
   /** First refresh now, then one every interval after the previous ended (never two at once). */
   start(): void {
-    const loop = (): void => {
-      if (this.stopped) return;
-      this.running = this.tick().finally(() => {
-        this.running = null;
-        if (!this.stopped) this.timer = setTimeout(loop, this.intervalMs);
-      });
-    };
-    loop();
+    this.started = true;
+    this.loop();
+  }
+
+  /**
+   * An early refresh, SOON_MS from now (not later than the one scheduled): a new account shows its balance without
+   * waiting a whole interval. Publishes are not per call, so this stays bounded (at most one refresh a second).
+   */
+  soon(): void {
+    if (!this.started || this.stopped) return;
+    if (this.running) {
+      this.soonAfter = true;
+      return;
+    }
+    if (this.nextAt <= Date.now() + SOON_MS) return;
+    this.schedule(SOON_MS);
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.nextAt = Date.now() + ms;
+    this.timer = setTimeout(() => this.loop(), ms);
+  }
+
+  private loop(): void {
+    if (this.stopped) return;
+    this.running = this.tick().finally(() => {
+      this.running = null;
+      const wait = this.soonAfter ? SOON_MS : this.intervalMs;
+      this.soonAfter = false;
+      if (!this.stopped) this.schedule(wait);
+    });
   }
 
   async stop(): Promise<void> {

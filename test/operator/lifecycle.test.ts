@@ -20,8 +20,8 @@ const MODEL = 'gpt-4o-mini';
 beforeAll(async () => {
   [cluster, upstream, other] = await Promise.all([startCluster('life'), startFakeUpstream('openai-a'), startFakeUpstream('openai-b')]);
   inst = await install(cluster, 'life');
-  // Spend and balance in status every second (the default is a minute).
-  await inst.startOperator('op-0', { SVC_SPEND_STATUS_SECONDS: '1' });
+  // The default spend refresh (a minute): the balance of a new account shows by the early refresh after a publish.
+  await inst.startOperator('op-0');
   await Promise.all([inst.startGateway(), inst.startGateway()]);
   await Promise.all(inst.gateways.map((g) => gatewayReady(g, 20_000, () => inst.operators[0]?.output() ?? '')));
 }, 120_000);
