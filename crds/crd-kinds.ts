@@ -60,8 +60,8 @@ export const CRD_KINDS: readonly CrdKind[] = [
     schema: CR_SCHEMAS.Account,
     columns: [
       { name: 'Plan', type: 'string', jsonPath: '.spec.planRef' },
-      { name: 'Balance', type: 'number', jsonPath: '.status.balanceUsd', description: 'Balance in USD.' },
-      { name: 'Month Spend', type: 'number', jsonPath: '.status.monthSpendUsd', description: 'Spend this month in USD.' },
+      { name: 'Spend', type: 'string', jsonPath: '.status.monthSpendUsd', description: 'Spend this month (UTC) in USD.' },
+      { name: 'Balance', type: 'string', jsonPath: '.status.balanceUsd', description: 'Balance (credits minus spend) in USD.' },
       READY,
       AGE,
     ],
@@ -78,7 +78,8 @@ export const CRD_KINDS: readonly CrdKind[] = [
       { name: 'Key', type: 'string', jsonPath: '.status.displayedKey', description: 'The displayed form of the key.' },
       { name: 'Account', type: 'string', jsonPath: '.spec.accountRef' },
       { name: 'Budget', type: 'number', jsonPath: '.spec.monthlyBudgetUsd', description: 'Monthly budget in USD.' },
-      { name: 'Month Spend', type: 'number', jsonPath: '.status.monthSpendUsd', priority: 1 },
+      { name: 'Spend', type: 'string', jsonPath: '.status.monthSpendUsd', description: 'Spend this month (UTC) in USD.' },
+      { name: 'Budget%', type: 'integer', jsonPath: '.status.budgetUsedPercent', description: 'Percent of the monthly budget spent this month.' },
       { name: 'Secret', type: 'string', jsonPath: '.status.secretName', priority: 1 },
       AGE,
       // A string: kubectl prints a future time in a `date` column as <invalid>.

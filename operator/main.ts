@@ -27,6 +27,8 @@ Environment:
   SVC_LEASE_RENEW_DEADLINE_MS  the leader exits if it could not renew for this long (10000)
   SVC_LEASE_RETRY_PERIOD_MS    time between attempts to acquire or renew (2000)
   SVC_RESYNC_SECONDS           everything is reconciled again this often (300)
+  SVC_SPEND_STATUS_SECONDS     the leader reads every account's ledger this often and writes month spend, budget
+                               used and balance into the Accounts' and ApiKeys' status when a figure changed (60)
 
 Only the replica holding the Lease writes; if it cannot renew within the deadline it exits, and another replica
 takes over once the lease has expired. RBAC: operator/rbac/role.yaml.`;

@@ -15,6 +15,9 @@ export class OperatorMetrics {
   readonly leader: Gauge;
   readonly watchRestarts: Counter<'kind'>;
   readonly queueDepth: Gauge<'kind'>;
+  readonly spendRefreshes: Counter<'result'>;
+  readonly spendRefreshDuration: Histogram;
+  readonly spendStatusWrites: Counter<'kind'>;
   private expiring: () => Array<{ account: string; keys: number }> = () => [];
 
   constructor() {
@@ -43,6 +46,24 @@ export class OperatorMetrics {
       registers,
     });
     this.queueDepth = new Gauge({ name: 'svc_operator_queue_depth', help: 'Keys waiting or being reconciled, by kind.', labelNames: ['kind'], registers });
+    this.spendRefreshes = new Counter({
+      name: 'svc_operator_spend_refresh_total',
+      help: 'Spend refreshes of Account and ApiKey status, by result (error: some ledger could not be read from Redis; its status was left alone).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.spendRefreshDuration = new Histogram({
+      name: 'svc_operator_spend_refresh_duration_seconds',
+      help: 'Time of one spend refresh: the ledger reads and the status writes.',
+      registers,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    });
+    this.spendStatusWrites = new Counter({
+      name: 'svc_operator_spend_status_writes_total',
+      help: 'Status patches made by the spend refresh (only when a figure changed), by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
     const source = (): Array<{ account: string; keys: number }> => this.expiring();
     new Gauge({
       name: 'svc_gateway_keys_expiring',

@@ -16,6 +16,7 @@ import type { Caches } from './controllers/context.ts';
 import { compiled } from './controllers/compiled.ts';
 import { expiringByAccount } from './controllers/key-expiry.ts';
 import { ControllerManager } from './controllers/manager.ts';
+import { SpendStatus } from './controllers/spend-status.ts';
 import { startProbes, type ProbeServer } from './http/probes.ts';
 import { startProber, type OperatorProber } from './availability.ts';
 
@@ -52,6 +53,9 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
     events: new EventRecorder(clients, opts.identity, log),
   };
   const manager = new ControllerManager(ctx, metrics, opts.resyncMs);
+  // Spend, budget used and balance in status: read from the ledger on a cadence by the leader, never per call.
+  const spend = new SpendStatus(ctx, metrics, opts.spendStatusMs);
+  manager.onPublished(() => spend.soon());
   metrics.watchKeyExpiry(() => {
     if (!manager.synced) return [];
     const c = compiled(ctx);
@@ -73,6 +77,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
       manager
         .start()
         .then(async () => {
+          spend.start();
           prober = await startProber(ctx, store.prefix, process.env);
         })
         .catch((err: unknown) => onLostLeadership(`controllers failed to start: ${String(err)}`));
@@ -90,6 +95,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
     probes,
     stop: async () => {
       await prober?.stop();
+      await spend.stop();
       if (leading) await manager.stop();
       await elector.release();
       metrics.leader.set(0);

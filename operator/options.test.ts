@@ -20,7 +20,10 @@ describe('operatorOptions', () => {
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
       resyncMs: 300_000,
+      spendStatusMs: 60_000,
     });
+    expect(operatorOptions({ ...base, SVC_SPEND_STATUS_SECONDS: '5' }, NO_FILE).spendStatusMs).toBe(5_000);
+    expect(() => operatorOptions({ ...base, SVC_SPEND_STATUS_SECONDS: '0' }, NO_FILE)).toThrow(/SVC_SPEND_STATUS_SECONDS must be an integer >= 1/);
   });
 
   it.each([

@@ -20,6 +20,8 @@ export interface OperatorOptions extends LeaseTiming {
   port: number;
   leaseName: string;
   resyncMs: number;
+  /** How often the leader refreshes spend, budget and balance in the Accounts' and ApiKeys' status (60 s). */
+  spendStatusMs: number;
   logLevel: string | undefined;
 }
 
@@ -74,6 +76,7 @@ export function operatorOptions(env: Env, nsFile = IN_CLUSTER_NAMESPACE): Operat
     port: int(env, 'PORT', 8080, 0),
     leaseName: env.SVC_LEASE_NAME || 'svc-gateway-operator',
     resyncMs: int(env, 'SVC_RESYNC_SECONDS', 300) * 1000,
+    spendStatusMs: int(env, 'SVC_SPEND_STATUS_SECONDS', 60) * 1000,
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -33,7 +33,7 @@ interface ApiKeyObject {
     displayedKey?: string;
     expiresAt?: string;
   };
-  status?: { state?: string; displayedKey?: string; monthSpendUsd?: number; expiresAt?: string };
+  status?: { state?: string; displayedKey?: string; monthSpendUsd?: string | number; expiresAt?: string };
 }
 
 function iso(t: string | Date | undefined): string | null {
@@ -106,7 +106,8 @@ export class ClusterKeys implements KeyBackend {
         createdAt: iso(k.metadata.creationTimestamp),
         createdBy: a[CREATED_BY] ?? null,
         lastUsedAt: h ? (used.get(h) ?? null) : null,
-        monthSpendNano: usdToNano(k.status?.monthSpendUsd ?? 0),
+        // The operator's spend refresh writes "12.34" (older versions a number); to the cent either way.
+        monthSpendNano: usdToNano(Number(k.status?.monthSpendUsd ?? 0) || 0),
         monthlyBudgetNano: k.spec.monthlyBudgetUsd === undefined ? null : usdToNano(k.spec.monthlyBudgetUsd),
         rpm: minLimit(k.spec.limits?.rpm ?? null, plan.rpm),
         tpm: minLimit(k.spec.limits?.tpm ?? null, plan.tpm),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_VERSION, baseStatus, cel, listMapKeys, metadata, objectName, usd } from './common.ts';
+import { API_VERSION, baseStatus, cel, listMapKeys, metadata, objectName, spendStatus, usd, usdString } from './common.ts';
 
 export const credit = z
   .object({
@@ -80,6 +80,9 @@ export const accountSpec = z.object({
     }),
   billing: billing.optional().describe('Enterprise billing: what monthly statements carry, and the uptime SLA.'),
   keyPolicy: keyPolicy.optional(),
+  lowBalanceThresholdUsd: usd
+    .optional()
+    .describe('When the balance drops below this many USD, the operator records one Event LowBalance (again after a top-up lifts it and it drops again).'),
 });
 
 export const account = z.object({
@@ -87,7 +90,17 @@ export const account = z.object({
   kind: z.literal('Account'),
   metadata,
   spec: accountSpec,
-  status: z.object({ ...baseStatus, balanceUsd: z.number().optional(), monthSpendUsd: z.number().optional() }).optional(),
+  status: z
+    .object({
+      ...baseStatus,
+      ...spendStatus,
+      balanceUsd: usdString.optional().describe('Credits minus spend, as the ledger holds them (USD, to the cent; negative possible).'),
+      lowBalance: z
+        .boolean()
+        .optional()
+        .describe('Whether the balance is below spec.lowBalanceThresholdUsd (an Event LowBalance was recorded when it dropped).'),
+    })
+    .optional(),
 });
 
 export type Account = z.infer<typeof account>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_VERSION, baseStatus, cel, limits, metadata, modelPattern, objectName, usd } from './common.ts';
+import { API_VERSION, baseStatus, cel, limits, metadata, modelPattern, objectName, spendStatus, usd } from './common.ts';
 
 export const apiKeySpec = z.object({
   accountRef: objectName.describe('Name of the Account this key bills to.'),
@@ -48,7 +48,19 @@ export const apiKey = z.object({
       secretName: z.string().optional(),
       revokedAt: z.string().optional(),
       expiringSoon: z.boolean().optional().describe('True from 14 days before the expiry (an Event KeyExpiringSoon was recorded then).'),
-      monthSpendUsd: z.number().optional(),
+      ...spendStatus,
+      budgetUsedPercent: z
+        .number()
+        .int()
+        .nonnegative()
+        .optional()
+        .describe('Whole percent of spec.monthlyBudgetUsd spent this month, rounded down (100 with a budget of 0); absent without a budget.'),
+      budgetAlertLevel: z
+        .enum(['Warning', 'Exhausted'])
+        .optional()
+        .describe(
+          'The budget level reached in spendMonth (Warning from 80%, Exhausted at 100%); each was told once by an Event KeyBudgetWarning or KeyBudgetExhausted.',
+        ),
     })
     .optional(),
 });

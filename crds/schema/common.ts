@@ -28,6 +28,25 @@ export const metadata = z.object({
 /** Non-negative USD amount as written in manifests; converted to integer micro-USD when compiled. */
 export const usd = z.number().nonnegative().describe('Amount in USD.');
 
+/** An amount in status: USD with cents as a string ("12.34", "-0.50"), as `kubectl get` prints it. */
+export const usdString = z.string().regex(/^-?\d+\.\d{2}$/);
+
+/** What the operator's spend refresh writes into Account and ApiKey status (operator/controllers/spend-status.ts). */
+export const spendStatus = {
+  spendMonth: z
+    .string()
+    .regex(/^\d{4}-\d{2}$/)
+    .optional()
+    .describe('The UTC month (YYYY-MM) the spend figures are of.'),
+  monthSpendUsd: usdString.optional().describe('Spend this month (UTC) in USD, to the cent, as the ledger the gateways charge holds it.'),
+  spendObservedTime: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      'When the operator last wrote the spend figures (while they stay the same, again after 10 refresh intervals or 10 minutes, whichever is longer): an old time means stale figures.',
+    ),
+};
+
 export const modelPattern = z.string().min(1).max(200).describe('A model id, or a glob where * matches any run of characters.');
 
 export const limits = z

@@ -5,7 +5,7 @@ import { publishSnapshot, readCurrentVersion } from '../contract/config-channel.
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { RedisClient } from './redis-connect.ts';
 import { RedisStore, type RedisStoreOptions } from './redis-store.ts';
-import type { AccountView, Ledger } from './store.ts';
+import type { AccountView, Ledger, MonthSpend } from './store.ts';
 
 export interface ConfigPublisher {
   /** Key records, revocations and credits first, then the snapshot (credentials sealed) becomes `current`. */
@@ -23,6 +23,8 @@ export interface KeyAdmin {
 export interface LedgerReader {
   ledger(account: string): Promise<Ledger>;
   view(account: string, keyName: string, now: number): Promise<AccountView>;
+  /** Credited, spent and this month's spend of the account and of the named keys, in one round trip. */
+  monthSpend(account: string, keyNames: readonly string[], month: string): Promise<MonthSpend>;
 }
 
 export interface OperatorState extends ConfigPublisher, KeyAdmin, LedgerReader {
@@ -71,6 +73,10 @@ class RedisOperatorState implements OperatorState {
 
   view(account: string, keyName: string, now: number): Promise<AccountView> {
     return this.store.view(account, keyName, now);
+  }
+
+  monthSpend(account: string, keyNames: readonly string[], month: string): Promise<MonthSpend> {
+    return this.store.monthSpend(account, keyNames, month);
   }
 
   close(): Promise<void> {

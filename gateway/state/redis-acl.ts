@@ -61,7 +61,8 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       ...SCRIPTED_CALLS,
     ],
     // Operator (and the standalone gateway's publish): config snapshots and announcements, key records and their
-    // registry, the streams' registry, credits, revocations and key expiries of each account; the prober's target states.
+    // registry, the streams' registry, credits, revocations and key expiries of each account; the prober's target states;
+    // this month's spend (read-only) for the spend refresh of status.
     operator: [
       `~${p}:config:*`,
       `~${p}:key:*`,
@@ -71,6 +72,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `~${p}:{a:*}:credits`,
       `~${p}:{a:*}:revoked`,
       `~${p}:{a:*}:keyexp`,
+      `%R~${p}:{a:*}:spend`,
       `~${p}:{avail}:*`,
       `&${p}:config:changed`,
       '+get',
@@ -87,6 +89,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       '+smembers',
       '+srem',
       '+hget',
+      '+hmget',
       '+hset',
       '+hdel',
       '+hgetall',

@@ -102,6 +102,28 @@ describe('RedisStore specifics', () => {
     }
   });
 
+  it("reads an account's money for status in one pipeline: credited, spent, this month's spend of it and of each key", async () => {
+    const prefix = `${redis.prefix}-spend`;
+    const store = await RedisStore.connect({ url: redis.url, prefix });
+    try {
+      const acme = { name: 'acme', plan: 'p', trialCreditNano: 700, credits: [{ id: 'c1', amountNano: 300 }] };
+      await store.applyConfig({ schema: 1, version: 'x', plans: {}, models: {}, accounts: { acme } }, []);
+      // As settle.lua keeps them (gateway/contract/redis-keys.ts): spent in acct, "<month>" and "<month>|<key>" in spend.
+      const a = accountKeys(prefix, 'acme');
+      await redis.client.hset(a.acct, 'spent', '450');
+      await redis.client.hset(a.spend, '2026-10', '200', '2026-10|k1', '200', '2026-11', '250', '2026-11|k1', '240', '2026-11|k2', '10');
+      expect(await store.monthSpend('acme', ['k1', 'k2', 'k3'], '2026-11')).toEqual({
+        creditedNano: 1000,
+        spentNano: 450,
+        accountMonthNano: 250,
+        keyMonthNano: { k1: 240, k2: 10, k3: 0 },
+      });
+      expect(await store.monthSpend('nobody', [], '2026-11')).toEqual({ creditedNano: 0, spentNano: 0, accountMonthNano: 0, keyMonthNano: {} });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('publishes the compiled snapshot for cluster-mode gateways', async () => {
     const prefix = `${redis.prefix}-snap`;
     const store = await RedisStore.connect({ url: redis.url, prefix });

@@ -38,6 +38,7 @@ import {
   type FoundKey,
   type Hold,
   type Ledger,
+  type MonthSpend,
   type Settlement,
   type Store,
   type StoreAdmin,
@@ -309,6 +310,32 @@ export class RedisStore implements Store, StoreAdmin {
     const r = await SCRIPTS.ledger.run(this.redis, { acct: a.acct, holds: a.holds }, {});
     const [creditedNano = 0, spentNano = 0, feeNano = 0, heldNano = 0, openHolds = 0] = Array.isArray(r) ? r.map(int) : [];
     return { creditedNano, spentNano, feeNano, heldNano, openHolds };
+  }
+
+  /**
+   * One account's money for status (the operator's spend refresh): credited and spent as the ledger holds them, and
+   * this month's spend of the account and of each named key. Two reads in one pipeline (one round trip; both keys in
+   * the account's hash slot, so Redis Cluster takes it too).
+   */
+  async monthSpend(account: string, keyNames: readonly string[], month: string): Promise<MonthSpend> {
+    const a = this.k.account(account);
+    const replies = await this.redis
+      .pipeline()
+      .hmget(a.acct, 'credited', 'spent')
+      .hmget(a.spend, month, ...keyNames.map((k) => `${month}|${k}`))
+      .exec();
+    const values = (replies ?? []).map(([err, v]) => {
+      if (err) throw err;
+      return (v as Array<string | null>).map((x) => int(x ?? '0'));
+    });
+    const [credited = 0, spent = 0] = values[0] ?? [];
+    const [accountMonth = 0, ...keys] = values[1] ?? [];
+    return {
+      creditedNano: credited,
+      spentNano: spent,
+      accountMonthNano: accountMonth,
+      keyMonthNano: Object.fromEntries(keyNames.map((k, i) => [k, keys[i] ?? 0])),
+    };
   }
 
   /** Usage events of one account's stream, oldest first (tests and tools; the exporter uses a consumer group). */

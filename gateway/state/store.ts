@@ -64,6 +64,15 @@ export interface Ledger {
   openHolds: number;
 }
 
+/** One account's money as status shows it: the ledger's credited and spent, and this month's spend (nano-USD). */
+export interface MonthSpend {
+  creditedNano: number;
+  spentNano: number;
+  accountMonthNano: number;
+  /** This month's spend of each key asked for (0 when it has none). */
+  keyMonthNano: Record<string, number>;
+}
+
 /** Writes and reads beside the request path: revocation (standalone publish, operator) and the ledger. */
 export interface StoreAdmin {
   /** Revokes a key by its HMAC hash, for good: no later write makes it active again. */

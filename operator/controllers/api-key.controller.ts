@@ -2,7 +2,6 @@
 // or generated there), revocation in Redis when spec.revoked is set (irreversible), and a status that shows only
 // the displayed form of the key. Deletion revokes the key in Redis before the finalizer is removed.
 import { displayKey, hashKey, KEY_PREFIX } from '../../gateway/contract/keys.ts';
-import { nanoToUsd } from '../../gateway/contract/money.ts';
 import { keySecretName, type ApiKey } from '../../crds/schema/index.ts';
 import type { KeyRecord } from '../../gateway/contract/snapshot.ts';
 import type { CustomObject } from '../kube/clients.ts';
@@ -52,7 +51,7 @@ export class ApiKeyController implements Reconciler {
     const revoked = parsed.value.spec.revoked || record?.revoked === true;
     const expiry = expiryView(revoked ? null : judged.expiresAt, this.ctx.now().getTime());
     const verdict = expiry.expired && judged.verdict.ready ? expiredVerdict(expiry.expiresAt) : judged.verdict;
-    const fields = await this.fields(obj, parsed.value, state, record, secretName);
+    const fields = this.fields(obj, parsed.value, state, record, secretName);
     await this.warnExpiring(obj, expiry, judged.expiresAt);
     await writeStatus(this.ctx, 'ApiKey', obj, verdict, {
       ...fields,
@@ -138,15 +137,11 @@ export class ApiKeyController implements Reconciler {
     return { verdict: { ready: true, reason: 'Active', message: v.message }, requeue: false };
   }
 
-  private async fields(obj: CustomObject, k: ApiKey, state: KeyState, record: KeyRecord | null, secretName: string): Promise<Record<string, unknown>> {
+  /** Spend and budget in status come from the leader's spend refresh (spend-status.ts), not from here. */
+  private fields(obj: CustomObject, k: ApiKey, state: KeyState, record: KeyRecord | null, secretName: string): Record<string, unknown> {
     const status = obj.status ?? {};
     const revoked = k.spec.revoked || record?.revoked === true;
-    let monthSpendUsd: number | null = null;
     const known = state.kind === 'key' || state.kind === 'hashed';
-    if (known && this.ctx.caches.Account.get(k.spec.accountRef)) {
-      const view = await this.ctx.store.view(k.spec.accountRef, k.metadata.name, this.ctx.now().getTime());
-      monthSpendUsd = Math.round(nanoToUsd(view.keyMonthSpendNano) * 1e6) / 1e6;
-    }
     return {
       state: revoked ? 'Revoked' : known ? 'Active' : null,
       // A revoked key whose Secret is gone keeps the display it had.
@@ -159,7 +154,6 @@ export class ApiKeyController implements Reconciler {
             .toISOString()
             .replace(/\.\d+Z$/, 'Z'))
         : null,
-      monthSpendUsd,
     };
   }
 }

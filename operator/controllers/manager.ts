@@ -1,6 +1,6 @@
 // Runs the controllers: one informer per kind (and Secrets), one work queue per controller, events mapped to the
-// keys they affect, and a periodic resync that reconciles everything again (watches can go quiet; status such as
-// balances moves without events). Nothing is reconciled before every cache has listed once: a half-filled cache
+// keys they affect, and a periodic resync that reconciles everything again (watches can go quiet; expiry moves
+// without events). Nothing is reconciled before every cache has listed once: a half-filled cache
 // would publish a config without the keys it has not seen yet.
 import type { CrKind } from '../kube/clients.ts';
 import type { OperatorMetrics } from '../metrics.ts';
@@ -26,6 +26,7 @@ export class ControllerManager {
   private resyncTimer: NodeJS.Timeout | undefined;
   private allSynced = false;
   private readonly generations = new Map<string, number>();
+  private published: () => void = () => {};
 
   constructor(ctx: ControllerContext, metrics: OperatorMetrics, resyncMs: number) {
     this.ctx = ctx;
@@ -33,8 +34,10 @@ export class ControllerManager {
     this.resyncMs = resyncMs;
     this.config = new ConfigController(ctx, () => {
       metrics.publishes.inc();
-      // Balances and key records just changed in Redis: let the statuses that show them catch up.
+      // Key records and credits just changed in Redis: let the Accounts' statuses catch up (balance and spend come
+      // from the spend refresh, spend-status.ts, on its own cadence).
       for (const a of ctx.caches.Account.list()) this.enqueue(['Account', a.metadata?.name ?? '']);
+      this.published();
     });
     const reconcilers: Reconciler[] = [
       new PlanController(ctx),
@@ -46,6 +49,11 @@ export class ControllerManager {
     const queues: Partial<Record<QueueKind, WorkQueue>> = {};
     for (const r of reconcilers) queues[r.kind] = this.queueFor(r);
     this.queues = queues as Record<QueueKind, WorkQueue>;
+  }
+
+  /** Called after each config publish (credits and keys may have reached the ledger). */
+  onPublished(fn: () => void): void {
+    this.published = fn;
   }
 
   get synced(): boolean {

@@ -10,9 +10,14 @@ export type Parsed<K extends CrKind> = CrOf<K>;
 
 export type ParseResult<K extends CrKind> = { ok: true; value: Parsed<K> } | { ok: false; message: string };
 
+/**
+ * Spec and metadata, validated; the status is left out (the operator writes it, and one written by an older version,
+ * say a number where a string is now, must not make the object invalid).
+ */
 export function parseCr<K extends CrKind>(kind: K, obj: CustomObject): ParseResult<K> {
   const schema: z.ZodType<Parsed<K>> = CR_SCHEMAS[kind] as unknown as z.ZodType<Parsed<K>>;
-  const r = schema.safeParse({ ...obj, apiVersion: API_VERSION, kind });
+  const { status: _status, ...rest } = obj;
+  const r = schema.safeParse({ ...rest, apiVersion: API_VERSION, kind });
   if (r.success) return { ok: true, value: r.data };
   const first = r.error.issues[0];
   return { ok: false, message: `${first?.path.join('.') ?? ''}: ${first?.message ?? 'invalid'}` };

@@ -19,12 +19,14 @@ import { CHART, FULL_VALUES, helmOk, template } from './helm.ts';
 
 let cp: ControlPlane;
 const SERVICE_MONITOR_CRD = join(import.meta.dirname, 'fixtures', 'servicemonitor-crd.yaml');
+const PROMETHEUS_RULE_CRD = join(import.meta.dirname, 'fixtures', 'prometheusrule-crd.yaml');
 
 beforeAll(async () => {
   cp = await startControlPlane();
   const crds = join(CHART, 'crds');
-  await kubectlOk(cp, ['apply', '--server-side', '-f', crds, '-f', SERVICE_MONITOR_CRD]);
-  await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', '-f', crds, '-f', SERVICE_MONITOR_CRD]);
+  const files = ['-f', crds, '-f', SERVICE_MONITOR_CRD, '-f', PROMETHEUS_RULE_CRD];
+  await kubectlOk(cp, ['apply', '--server-side', ...files]);
+  await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...files]);
 }, 180_000);
 
 afterAll(async () => {
@@ -58,10 +60,46 @@ describe('server-side dry run of every rendered object', () => {
           'ServiceMonitor: validated against test/chart/fixtures/servicemonitor-crd.yaml (the fields the chart writes, typed as in the Prometheus Operator CRD)',
         );
       }
+      if (docs.some((d) => d.kind === 'PrometheusRule')) {
+        console.log('PrometheusRule: validated against test/chart/fixtures/prometheusrule-crd.yaml (typed as in the Prometheus Operator v0.82.2 CRD)');
+      }
       console.log(`dry run (${what}): ${docs.length} objects accepted: ${[...new Set(docs.map((d) => d.kind))].join(', ')}`);
     },
     60_000,
   );
+
+  it('stores the PrometheusRule (metrics.prometheusRule.enabled) as rendered; the CRD refuses a bad duration or an unknown field', async () => {
+    const ns = await createNamespace(cp, 'rules');
+    const rule = find(parseDocs(await template(ns, [], ['metrics.prometheusRule.enabled=true'])), 'PrometheusRule', 'svc-gateway');
+    const text = stringify(rule);
+    await kubectlOk(cp, ['apply', '--validate=strict', '-n', ns, '-f', '-'], text);
+    const stored = JSON.parse(await kubectlOk(cp, ['get', 'prometheusrules.monitoring.coreos.com', '-n', ns, rule.metadata.name, '-o', 'json'])) as K8sObject;
+    // Every expression, duration and templated annotation ({{ $labels.account }}) comes back exactly as Prometheus will read it.
+    expect(stored.spec).toEqual(rule.spec);
+    const groups = (stored.spec as { groups: Array<{ rules: Array<{ alert: string }> }> }).groups;
+    expect(groups.flatMap((g) => g.rules.map((r) => r.alert))).toContain('SvcGatewayKeyBudgetNearlyUsed');
+    // The fixture validates: a duration Prometheus would not parse, and a field the CRD does not have, are refused.
+    const bad = (mutate: (r: { for?: string; severity?: string }) => void): string => {
+      const copy = structuredClone(rule) as K8sObject & { spec: { groups: Array<{ rules: Array<{ for?: string; severity?: string }>; name: string }> } };
+      copy.metadata.name = 'bad';
+      mutate(copy.spec.groups[0]?.rules[0] as { for?: string });
+      return stringify(copy);
+    };
+    const badFor = await kubectl(
+      cp,
+      ['apply', '--validate=strict', '-n', ns, '-f', '-'],
+      bad((r) => (r.for = '5 minutes')),
+    );
+    expect(badFor.code).not.toBe(0);
+    expect(badFor.stderr).toContain('spec.groups[0].rules[0].for');
+    const unknown = await kubectl(
+      cp,
+      ['apply', '--validate=strict', '-n', ns, '-f', '-'],
+      bad((r) => (r.severity = 'critical')),
+    );
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('unknown field "spec.groups[0].rules[0].severity"');
+  });
 
   it('accepts the sample manifests test/e2e/kind.sh applies', async () => {
     const ns = await createNamespace(cp, 'sample');

@@ -62,6 +62,7 @@ describe('helm lint and template', () => {
       'Deployment/svc-svc-gateway-exporter',
       'Service/svc-svc-gateway-exporter-metrics',
       'ServiceMonitor/svc-svc-gateway',
+      'PrometheusRule/svc-svc-gateway',
       'Ingress/svc-svc-gateway-gateway',
       'NetworkPolicy/svc-svc-gateway-gateway',
       'NetworkPolicy/svc-svc-gateway-operator',

@@ -118,9 +118,9 @@ describe('kubectl get', () => {
     const ns = await createNamespace(cp);
     for (const f of validFixtures()) await kubectlOk(cp, ['create', '-n', ns, '-f', '-'], f.yaml);
     const header = async (resource: string): Promise<string[]> => (await kubectlOk(cp, ['get', '-n', ns, resource])).split('\n')[0]!.split(/\s{2,}/);
-    expect(await header('apikeys')).toEqual(['NAME', 'STATE', 'KEY', 'ACCOUNT', 'BUDGET', 'AGE', 'EXPIRES']);
+    expect(await header('apikeys')).toEqual(['NAME', 'STATE', 'KEY', 'ACCOUNT', 'BUDGET', 'SPEND', 'BUDGET%', 'AGE', 'EXPIRES']);
     expect(await header('plans')).toEqual(['NAME', 'TIER', 'ANTHROPIC', 'RPM', 'TPM', 'READY', 'AGE']);
-    expect(await header('accounts')).toEqual(['NAME', 'PLAN', 'BALANCE', 'MONTH SPEND', 'READY', 'AGE']);
+    expect(await header('accounts')).toEqual(['NAME', 'PLAN', 'SPEND', 'BALANCE', 'READY', 'AGE']);
     expect(await header('modelroutes')).toEqual(['NAME', 'MODEL', 'TYPE', 'MIN TIER', 'INPUT $/MTOK', 'OUTPUT $/MTOK', 'READY', 'STATE', 'AGE']);
     expect(await header('incidents')).toEqual(['NAME', 'TITLE', 'MODELS', 'IMPACT', 'STATUS', 'AGE']);
     const row = (await kubectlOk(cp, ['get', '-n', ns, 'apikey', 'ci-bot', '--no-headers'])).trim().split(/\s+/);

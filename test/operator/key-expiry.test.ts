@@ -93,7 +93,7 @@ describe('key expiry in a cluster', () => {
     expect(soon?.status?.state).toBe('Active');
     const table = await inst.kubectlOk(['get', 'apikeys', 'soon']);
     const [head, row] = table.trim().split('\n');
-    expect(head?.split(/\s+/)).toEqual(['NAME', 'STATE', 'KEY', 'ACCOUNT', 'BUDGET', 'AGE', 'EXPIRES']);
+    expect(head?.split(/\s+/)).toEqual(['NAME', 'STATE', 'KEY', 'ACCOUNT', 'BUDGET', 'SPEND', 'BUDGET%', 'AGE', 'EXPIRES']);
     expect(row?.split(/\s+/).at(-1)).toBe(soon?.status?.expiresAt);
     expect(row?.split(/\s+/).at(-2)).toMatch(/^\d+s$/);
     const events = await inst.kubectlOk([

@@ -53,6 +53,9 @@ describe('RedisStore on a Redis Cluster', () => {
         ports.add((await cluster.masterOf(`${prefix}:{a:${a}}:acct`)).port);
         expect((await store.ledger(a)).creditedNano).toBe(1005);
       }
+      // The operator's spend refresh: one pipeline per account (both keys in its slot), many accounts at once.
+      const spends = await Promise.all(Object.keys(accounts).map((a) => store.monthSpend(a, ['k1'], '2026-11')));
+      expect(spends.map((s) => s.creditedNano)).toEqual(Object.keys(accounts).map(() => 1005));
       expect(ports.size).toBeGreaterThan(1);
       expect((await cluster.client.smembers(`${prefix}:usage:streams`)).length).toBe(12);
       expect((await scanAll(cluster.client, `${prefix}:*`)).length).toBeGreaterThan(12);
