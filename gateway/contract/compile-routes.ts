@@ -52,7 +52,9 @@ function checkTarget(t: Target, secrets: Secrets, scope: string | undefined): Cr
   return credentialOf(t, secrets, scope);
 }
 
-const RESPONSES_API_OPENAI_ONLY = 'applies to provider openai only';
+const RESPONSES_API_OPENAI_ONLY = 'applies to provider openai, and to azure-openai without apiVersion, only';
+/** The targets that may pass /v1/responses through: OpenAI, and Azure OpenAI's v1 API (the dated API has no Responses). */
+const servesResponses = (t: Target): boolean => t.provider === 'openai' || (t.provider === 'azure-openai' && t.apiVersion === undefined);
 
 function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): CompiledTarget {
   return {
@@ -63,7 +65,7 @@ function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): Com
     ...(t.region !== undefined ? { region: t.region } : {}),
     ...(t.project !== undefined ? { project: t.project } : {}),
     ...(t.apiVersion !== undefined ? { apiVersion: t.apiVersion } : {}),
-    ...(t.responsesApi === true && t.provider === 'openai' ? { responsesApi: true } : {}),
+    ...(t.responsesApi === true && servesResponses(t) ? { responsesApi: true } : {}),
     credential,
     weight: t.weight,
     timeouts: t.timeouts,
@@ -87,7 +89,7 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     }
     compiled.push(compileTarget(r, t, checked));
     // Served without the option (the CRD's CEL rule refuses it; standalone refuses to start on it).
-    if (t.responsesApi === true && t.provider !== 'openai') {
+    if (t.responsesApi === true && !servesResponses(t)) {
       problems.push({ object, field: `spec.targets[${i}].responsesApi`, message: RESPONSES_API_OPENAI_ONLY });
       return { name: t.name, ready: false, served: true, reason: 'InvalidSpec', message: `Target ${t.name}: responsesApi ${RESPONSES_API_OPENAI_ONLY}.` };
     }
