@@ -7,6 +7,7 @@
 // follow published Azure answers (the openai-cookbook's Azure examples and answers recorded in public test suites).
 import type { ServerResponse } from 'node:http';
 import { startRecordingServer, type RecordedCall } from '../recording-server.ts';
+import { isProbe } from '../upstream.ts';
 import type { FakeEntra } from './entra.ts';
 
 export const FILTER_PROMPT = 'forbidden-topic';
@@ -103,7 +104,8 @@ export async function startFakeAzureOpenAI(opts: { apiKey: string; entra?: FakeE
     if (!kind || (kind === 'embeddings') !== (op === 'embeddings')) {
       return azureError(res, 404, 'DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.');
     }
-    const b = queue.shift() ?? { kind: 'reply' };
+    // A probe of the gateway's availability job (it comes at any moment) never takes a queued behaviour.
+    const b = (isProbe(call) ? undefined : queue.shift()) ?? { kind: 'reply' };
     if (b.kind === 'status') {
       return send(res, b.status, b.body ?? { error: { code: String(b.status), message: `fake Azure failed with ${b.status}` } }, b.retryAfter ? { 'retry-after': b.retryAfter } : {});
     }
