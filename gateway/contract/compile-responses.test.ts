@@ -29,7 +29,9 @@ describe('compile: responsesApi', () => {
 
   it('is refused on another provider, naming the field', () => {
     const r = compiled({ name: 'an', provider: 'anthropic', baseUrl: 'https://api.anthropic.com', responsesApi: true });
-    expect(r.problems).toEqual([{ object: 'ModelRoute/m', field: 'spec.targets[0].responsesApi', message: 'applies to provider openai, and to azure-openai without apiVersion, only' }]);
+    expect(r.problems).toEqual([
+      { object: 'ModelRoute/m', field: 'spec.targets[0].responsesApi', message: 'applies to provider openai, and to azure-openai without apiVersion, only' },
+    ]);
     expect(r.snapshot.models.m?.targets[0]?.responsesApi).toBeUndefined();
   });
 

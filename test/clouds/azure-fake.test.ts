@@ -106,7 +106,8 @@ describe('the fake Azure OpenAI, as the OpenAI client sees its v1 API', () => {
     const r = await client.responses.create({ model: 'gpt-4o-prod', input: 'hi' });
     expect(r.output_text).toBe(AZURE_REPLY);
     let text = '';
-    for await (const e of await client.responses.create({ model: 'gpt-4o-prod', input: 'hi', stream: true })) if (e.type === 'response.output_text.delta') text += e.delta;
+    for await (const e of await client.responses.create({ model: 'gpt-4o-prod', input: 'hi', stream: true }))
+      if (e.type === 'response.output_text.delta') text += e.delta;
     expect(text).toBe(AZURE_REPLY);
     expect(azure.answered.v1 - before).toBe(5);
     expect(azure.calls.at(-1)?.path).toBe('/openai/v1/responses');

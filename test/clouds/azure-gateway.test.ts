@@ -13,7 +13,7 @@ import { startFakeEntra, type FakeEntra } from '../fakes/azure/entra.ts';
 import { AZURE_REPLY, FILTER_COMPLETION, FILTER_PROMPT, startFakeAzureOpenAI, type FakeAzureOpenAI } from '../fakes/azure/openai.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { eventually, startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { basics, route, secret } from '../helpers/manifests.ts';
+import { basics, route, secret, type TargetSpec } from '../helpers/manifests.ts';
 
 const KEY = 'azure-gw-test-api-key-5f1e2d3c4b5a';
 const SP_SECRET = 'sp-client-secret-9a8b7c6d5e4f';
@@ -39,7 +39,7 @@ beforeAll(async () => {
     startFakeUpstream('backup'),
   ]);
   const b = basics();
-  const az = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  const az = (name: string, extra: Partial<TargetSpec> = {}): TargetSpec => ({
     name,
     provider: 'azure-openai',
     baseUrl: azure.url,
@@ -62,7 +62,7 @@ beforeAll(async () => {
     route('embed-az', [az('az-embed', { upstreamModel: 'embed-small', apiVersion: '2024-10-21' })], { type: 'embeddings' }),
     route('gpt-az-fallback', [az('az-first', { weight: 1 }), backupTarget]),
     route('gpt-az-badcred', [az('az-badcred', { weight: 1, credentials: { secretKeyRef: { name: 'azure-sp-wrong' } } }), backupTarget]),
-  ] as object[]);
+  ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: `${gw.url}/anthropic`, apiKey: b.keys.builder, authToken: null, maxRetries: 0 });
 });
@@ -80,7 +80,10 @@ beforeEach(() => {
 const lastEvent = (model: string) => gw.sink.events.filter((e) => e.requestedModel === model).at(-1);
 const cost = (input: number, output: number): number => input * IN_NANO + output * OUT_NANO;
 
-async function streamedText(model: string, content: string): Promise<{ text: string; finish: string | null; usage: OpenAI.CompletionUsage | null | undefined }> {
+async function streamedText(
+  model: string,
+  content: string,
+): Promise<{ text: string; finish: string | null; usage: OpenAI.CompletionUsage | null | undefined }> {
   let text = '';
   let finish: string | null = null;
   let usage: OpenAI.CompletionUsage | null | undefined;
@@ -104,7 +107,13 @@ describe('the openai SDK through the gateway to Azure OpenAI', () => {
     expect(done.model).toBe(model);
     expect(done.usage).toMatchObject({ prompt_tokens: 13, completion_tokens: 9 });
     const plain = lastEvent(model);
-    expect(plain).toMatchObject({ status: 200, inputTokens: 13, outputTokens: 9, costNano: cost(13, 9), upstream: model === 'gpt-az-dated' ? 'az-dated' : expect.any(String) });
+    expect(plain).toMatchObject({
+      status: 200,
+      inputTokens: 13,
+      outputTokens: 9,
+      costNano: cost(13, 9),
+      upstream: model === 'gpt-az-dated' ? 'az-dated' : expect.any(String),
+    });
     const s = await streamedText(model, 'hi');
     expect(s).toMatchObject({ text: AZURE_REPLY, finish: 'stop' });
     expect(s.usage).toMatchObject({ prompt_tokens: 13, completion_tokens: 9 });
@@ -123,7 +132,9 @@ describe('the openai SDK through the gateway to Azure OpenAI', () => {
   });
 
   it('tools: a tool call comes back parsed, plain and streamed', async () => {
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    ];
     azure.enqueue({ kind: 'reply', toolCalls: [{ name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
     const done = await openai.chat.completions.create({ model: 'gpt-az', messages: [{ role: 'user', content: 'weather?' }], tools });
     expect(done.choices[0]?.finish_reason).toBe('tool_calls');
@@ -150,7 +161,8 @@ describe('the openai SDK through the gateway to Azure OpenAI', () => {
     expect(r.output_text).toBe(AZURE_REPLY);
     expect(lastEvent('gpt-az')).toMatchObject({ endpoint: 'responses', inputTokens: 13, outputTokens: 9, costNano: cost(13, 9) });
     let text = '';
-    for await (const e of await openai.responses.create({ model: 'gpt-az', input: 'hi', stream: true })) if (e.type === 'response.output_text.delta') text += e.delta;
+    for await (const e of await openai.responses.create({ model: 'gpt-az', input: 'hi', stream: true }))
+      if (e.type === 'response.output_text.delta') text += e.delta;
     expect(text).toBe(AZURE_REPLY);
     expect(azure.calls.map((c) => c.path)).toEqual(['/openai/v1/responses', '/openai/v1/responses']);
   });
@@ -180,7 +192,9 @@ describe('the Anthropic SDK through the gateway to Azure OpenAI', () => {
 
 describe("Azure's content filter", () => {
   it('a filtered prompt is a 400 content_filter in the OpenAI dialect, and no other target is tried', async () => {
-    const err = await openai.chat.completions.create({ model: 'gpt-az-fallback', messages: [{ role: 'user', content: `about ${FILTER_PROMPT}` }] }).catch((e: unknown) => e);
+    const err = await openai.chat.completions
+      .create({ model: 'gpt-az-fallback', messages: [{ role: 'user', content: `about ${FILTER_PROMPT}` }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('content_filter');
     expect((err as Error).message).toContain('content management policy');
@@ -192,11 +206,14 @@ describe("Azure's content filter", () => {
   it('a filtered prompt is a 400 invalid_request_error in the Anthropic dialect, and no other target is tried', async () => {
     const res = await fetch(`${gw.url}/anthropic/v1/messages`, {
       method: 'POST',
-      headers: { 'x-api-key': openai.apiKey, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      headers: { 'x-api-key': openai.apiKey ?? '', 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
       body: JSON.stringify({ model: 'gpt-az-fallback', max_tokens: 50, messages: [{ role: 'user', content: FILTER_PROMPT }] }),
     });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('content management policy') } });
+    expect(await res.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining('content management policy') },
+    });
     expect(backup.calls).toHaveLength(0);
   });
 
@@ -206,7 +223,9 @@ describe("Azure's content filter", () => {
     expect((await streamedText('gpt-az', FILTER_COMPLETION)).finish).toBe('content_filter');
     const msg = await anthropic.messages.create({ model: 'gpt-az', max_tokens: 50, messages: [{ role: 'user', content: FILTER_COMPLETION }] });
     expect(msg.stop_reason).toBe('refusal');
-    const streamed = await anthropic.messages.stream({ model: 'gpt-az', max_tokens: 50, messages: [{ role: 'user', content: FILTER_COMPLETION }] }).finalMessage();
+    const streamed = await anthropic.messages
+      .stream({ model: 'gpt-az', max_tokens: 50, messages: [{ role: 'user', content: FILTER_COMPLETION }] })
+      .finalMessage();
     expect(streamed.stop_reason).toBe('refusal');
     expect(backup.calls).toHaveLength(0);
   });
@@ -217,7 +236,14 @@ describe('fallback from Azure OpenAI', () => {
     [429, 'upstream_429'],
     [503, 'upstream_5xx'],
   ])('an Azure target answering %i falls back to the next target (%s)', async (status, reason) => {
-    azure.enqueue({ kind: 'status', status, body: { error: { code: status === 429 ? '429' : 'ServiceUnavailable', message: 'Requests to the ChatCompletions_Create Operation have exceeded a limit.' } }, retryAfter: '2' });
+    azure.enqueue({
+      kind: 'status',
+      status,
+      body: {
+        error: { code: status === 429 ? '429' : 'ServiceUnavailable', message: 'Requests to the ChatCompletions_Create Operation have exceeded a limit.' },
+      },
+      retryAfter: '2',
+    });
     const { data, response } = await openai.chat.completions.create({ model: 'gpt-az-fallback', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
     expect(data.choices[0]?.message.content).toBe('Hello from the fake upstream.');
     expect(response.headers.get('x-svc-upstream')).toBe('backup');
@@ -244,7 +270,12 @@ describe('probes of Azure OpenAI targets', () => {
       expect(ok).toMatchObject({ ok: true, status: 200 });
       expect(azure.calls.at(-1)?.path).toBe('/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21');
       const bad = gw.snapshot.models['gpt-az-badcred'];
-      const refused = await probeTarget(providers, bad!, bad!.targets.find((t) => t.name === 'az-badcred')!, Date.now());
+      const refused = await probeTarget(
+        providers,
+        bad!,
+        bad!.targets.find((t) => t.name === 'az-badcred')!,
+        Date.now(),
+      );
       expect(refused).toMatchObject({ ok: false, message: expect.stringContaining('credential error') });
       expect(refused.message).toContain('AADSTS7000215');
       expect(refused.message).not.toContain(WRONG_SECRET);

@@ -1,7 +1,7 @@
 // The auth header of an azure-openai target: `api-key` (a key from a Secret or the environment, or the `api-key`
 // key of a whole Secret) or `Authorization: Bearer` with an Entra ID token (the process's workload or managed
 // identity, or a service principal's client secret from a whole Secret). One token cache per credential, shared by
-// every target and call that uses it.
+// every target, call and probe of the process that uses it.
 import { createHash } from 'node:crypto';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import { UpstreamFailure } from '../types.ts';
@@ -17,9 +17,13 @@ function whyNoToken(err: unknown): string {
   return aadsts ? `${name} ${aadsts}` : name;
 }
 
-export class AzureAuth {
-  private readonly caches = new Map<string, TokenCache>();
+/**
+ * Token caches by credential, for the whole process: the call pipeline and the availability probes have provider
+ * registries of their own, and still share one token per credential.
+ */
+const caches = new Map<string, TokenCache>();
 
+export class AzureAuth {
   async headers(target: CompiledTarget, env: NodeJS.ProcessEnv = process.env): Promise<Record<string, string>> {
     const c = target.credential;
     switch (c.kind) {
@@ -61,11 +65,11 @@ export class AzureAuth {
   }
 
   private async bearer(target: CompiledTarget, id: string, make: () => Promise<import('@azure/identity').TokenCredential>): Promise<Record<string, string>> {
-    let cache = this.caches.get(id);
+    let cache = caches.get(id);
     if (!cache) {
       let credential: Promise<import('@azure/identity').TokenCredential> | null = null;
       cache = new TokenCache(async () => cognitiveServicesToken(await (credential ??= make())));
-      this.caches.set(id, cache);
+      caches.set(id, cache);
     }
     try {
       return { authorization: `Bearer ${await cache.get()}` };

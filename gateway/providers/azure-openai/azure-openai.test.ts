@@ -99,7 +99,9 @@ describe('TokenCache', () => {
 
   it('a failed fetch reaches the callers, and the next call tries again', async () => {
     let n = 0;
-    const cache = new TokenCache(() => (++n === 1 ? Promise.reject(new Error('no')) : Promise.resolve({ token: 'ok', expiresOnTimestamp: Date.now() + 3_600_000 })));
+    const cache = new TokenCache(() =>
+      ++n === 1 ? Promise.reject(new Error('no')) : Promise.resolve({ token: 'ok', expiresOnTimestamp: Date.now() + 3_600_000 }),
+    );
     await expect(cache.get()).rejects.toThrow('no');
     expect(await cache.get()).toBe('ok');
   });

@@ -4,7 +4,8 @@
 // client credentials (a client secret, or workload identity's client_assertion read from AZURE_FEDERATED_TOKEN_FILE).
 // The fake Azure OpenAI checks bearer tokens against the ones issued here, expiry included.
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { loopbackCert } from './tls.ts';
 

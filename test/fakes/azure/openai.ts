@@ -15,7 +15,12 @@ export const FILTER_COMPLETION = 'filtered-completion';
 export const AZURE_REPLY = 'Hello from the fake Azure OpenAI.';
 
 export type AzureBehavior =
-  | { kind: 'reply'; content?: string; usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }; toolCalls?: Array<{ name: string; arguments: string }> }
+  | {
+      kind: 'reply';
+      content?: string;
+      usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+      toolCalls?: Array<{ name: string; arguments: string }>;
+    }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string };
 
 export interface FakeAzureOpenAI {
@@ -33,7 +38,12 @@ export interface FakeAzureOpenAI {
   close(): Promise<void>;
 }
 
-const SAFE = { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: false, severity: 'safe' } };
+const SAFE = {
+  hate: { filtered: false, severity: 'safe' },
+  self_harm: { filtered: false, severity: 'safe' },
+  sexual: { filtered: false, severity: 'safe' },
+  violence: { filtered: false, severity: 'safe' },
+};
 const PROMPT_FILTER_RESULTS = [{ prompt_index: 0, content_filter_results: { ...SAFE, jailbreak: { filtered: false, detected: false } } }];
 const VIOLENT = { ...SAFE, violence: { filtered: true, severity: 'medium' } };
 
@@ -50,7 +60,11 @@ function textOf(body: Record<string, unknown>): string {
   return JSON.stringify([body.messages ?? null, body.input ?? null]);
 }
 
-export async function startFakeAzureOpenAI(opts: { apiKey: string; entra?: FakeEntra; deployments: Record<string, 'chat' | 'embeddings'> }): Promise<FakeAzureOpenAI> {
+export async function startFakeAzureOpenAI(opts: {
+  apiKey: string;
+  entra?: FakeEntra;
+  deployments: Record<string, 'chat' | 'embeddings'>;
+}): Promise<FakeAzureOpenAI> {
   const queue: AzureBehavior[] = [];
   const http = await startRecordingServer((call, res) => answer(fake, call, res));
   const fake: FakeAzureOpenAI = {
@@ -102,12 +116,22 @@ export async function startFakeAzureOpenAI(opts: { apiKey: string; entra?: FakeE
     }
     const kind = f.deployments.get(deployment);
     if (!kind || (kind === 'embeddings') !== (op === 'embeddings')) {
-      return azureError(res, 404, 'DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.');
+      return azureError(
+        res,
+        404,
+        'DeploymentNotFound',
+        'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.',
+      );
     }
     // A probe of the gateway's availability job (it comes at any moment) never takes a queued behaviour.
     const b = (isProbe(call) ? undefined : queue.shift()) ?? { kind: 'reply' };
     if (b.kind === 'status') {
-      return send(res, b.status, b.body ?? { error: { code: String(b.status), message: `fake Azure failed with ${b.status}` } }, b.retryAfter ? { 'retry-after': b.retryAfter } : {});
+      return send(
+        res,
+        b.status,
+        b.body ?? { error: { code: String(b.status), message: `fake Azure failed with ${b.status}` } },
+        b.retryAfter ? { 'retry-after': b.retryAfter } : {},
+      );
     }
     if (op !== 'embeddings' && textOf(call.body).includes(FILTER_PROMPT)) {
       return send(res, 400, {
@@ -165,7 +189,13 @@ function chat(f: FakeAzureOpenAI, call: RecordedCall, res: ServerResponse, b: Ex
           index: 0,
           finish_reason: finish,
           logprobs: null,
-          message: { role: 'assistant', content: toolCalls.length > 0 && content === '' ? null : content, refusal: null, annotations: [], ...(calls.length ? { tool_calls: calls } : {}) },
+          message: {
+            role: 'assistant',
+            content: toolCalls.length > 0 && content === '' ? null : content,
+            refusal: null,
+            annotations: [],
+            ...(calls.length ? { tool_calls: calls } : {}),
+          },
           content_filter_results: completionFilter,
         },
       ],
@@ -179,17 +209,32 @@ function chat(f: FakeAzureOpenAI, call: RecordedCall, res: ServerResponse, b: Ex
   const frames: object[] = [
     // Azure's first chunk: no choices, no id or model, the prompt's filter results.
     { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: PROMPT_FILTER_RESULTS },
-    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, finish_reason: null, logprobs: null, content_filter_results: {} }], ...u },
+    {
+      ...base,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, finish_reason: null, logprobs: null, content_filter_results: {} }],
+      ...u,
+    },
     ...content
       .split(/(?<= )/)
       .filter((p) => p !== '')
       .map((p) => ({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null, logprobs: null, content_filter_results: SAFE }], ...u })),
-    ...calls.map((c, index) => ({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, ...c }] }, finish_reason: null, logprobs: null, content_filter_results: {} }], ...u })),
+    ...calls.map((c, index) => ({
+      ...base,
+      choices: [{ index: 0, delta: { tool_calls: [{ index, ...c }] }, finish_reason: null, logprobs: null, content_filter_results: {} }],
+      ...u,
+    })),
     { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish, logprobs: null, content_filter_results: {} }], ...u },
     // The completion's filter results for the last stretch of text: a choice with no delta.
     {
       ...base,
-      choices: [{ index: 0, finish_reason: null, content_filter_offsets: { check_offset: 0, start_offset: 0, end_offset: content.length }, content_filter_results: completionFilter }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: null,
+          content_filter_offsets: { check_offset: 0, start_offset: 0, end_offset: content.length },
+          content_filter_results: completionFilter,
+        },
+      ],
       ...u,
     },
     ...(withUsage ? [{ ...base, choices: [], usage: usageOf(usage) }] : []),

@@ -19,11 +19,27 @@ export function loopbackCert(): LoopbackCert {
   try {
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
       { stdio: 'pipe' },
     );
   } catch (err) {
-    throw new Error(`the fake Entra ID needs the openssl command line for its certificate (apt-get install openssl): ${String(err)}`);
+    throw new Error(`the fake Entra ID needs the openssl command line for its certificate (apt-get install openssl): ${String(err)}`, { cause: err });
   }
   return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), certFile };
 }
