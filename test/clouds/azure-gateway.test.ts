@@ -34,6 +34,8 @@ beforeAll(async () => {
   entra = await startFakeEntra();
   tls.setDefaultCACertificates([...tls.getCACertificates('default'), entra.cert]);
   entra.register({ tenant: 'tenant-gw', clientId: 'sp-client', secret: SP_SECRET });
+  entra.register({ tenant: 'tenant-gw', clientId: 'sp-stalled', secret: SP_SECRET });
+  entra.stalled.add('sp-stalled');
   [azure, backup] = await Promise.all([
     startFakeAzureOpenAI({ apiKey: KEY, entra, deployments: { 'gpt-4o-prod': 'chat', 'embed-small': 'embeddings' } }),
     startFakeUpstream('backup'),
@@ -48,19 +50,24 @@ beforeAll(async () => {
     timeouts: fast,
     ...extra,
   });
-  const spSecret = (name: string, clientSecret: string): object =>
-    secret(name, { AZURE_TENANT_ID: 'tenant-gw', AZURE_CLIENT_ID: 'sp-client', AZURE_CLIENT_SECRET: clientSecret, AZURE_AUTHORITY_HOST: entra.url });
+  const spSecret = (name: string, clientSecret: string, clientId = 'sp-client'): object =>
+    secret(name, { AZURE_TENANT_ID: 'tenant-gw', AZURE_CLIENT_ID: clientId, AZURE_CLIENT_SECRET: clientSecret, AZURE_AUTHORITY_HOST: entra.url });
   const backupTarget = { name: 'backup', provider: 'openai' as const, baseUrl: backup.baseUrl, upstreamModel: 'gpt-backup', weight: 0, timeouts: fast };
   gw = await startGateway([
     ...b.docs,
     secret('azure-key', { 'api-key': KEY }),
     spSecret('azure-sp', SP_SECRET),
     spSecret('azure-sp-wrong', WRONG_SECRET),
+    spSecret('azure-sp-stalled', SP_SECRET, 'sp-stalled'),
     route('gpt-az', [az('az-v1', { responsesApi: true })]),
     route('gpt-az-dated', [az('az-dated', { apiVersion: '2024-10-21' })]),
     route('gpt-az-sp', [az('az-sp', { credentials: { secretKeyRef: { name: 'azure-sp' } } })]),
     route('embed-az', [az('az-embed', { upstreamModel: 'embed-small', apiVersion: '2024-10-21' })], { type: 'embeddings' }),
     route('gpt-az-fallback', [az('az-first', { weight: 1 }), backupTarget]),
+    route('gpt-az-slowcred', [
+      az('az-slowcred', { weight: 1, credentials: { secretKeyRef: { name: 'azure-sp-stalled' } }, timeouts: { ...fast, totalMs: 1000 } }),
+      backupTarget,
+    ]),
     route('gpt-az-badcred', [az('az-badcred', { weight: 1, credentials: { secretKeyRef: { name: 'azure-sp-wrong' } } }), backupTarget]),
   ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
@@ -258,6 +265,14 @@ describe('fallback from Azure OpenAI', () => {
     expect(azure.calls).toHaveLength(0);
     expect(JSON.stringify([data, [...response.headers]])).not.toContain(WRONG_SECRET);
     expect(entra.tokenRequests.at(-1)).toMatchObject({ clientId: 'sp-client', proof: 'bad' });
+  });
+
+  it("a token endpoint that never answers ends with the target's total timeout, and the call falls back", async () => {
+    const { data, response } = await openai.chat.completions.create({ model: 'gpt-az-slowcred', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(data.choices[0]?.message.content).toBe('Hello from the fake upstream.');
+    expect(response.headers.get('x-svc-fallback-reason')).toBe('timeout');
+    expect(entra.tokenRequests.some((r) => r.clientId === 'sp-stalled')).toBe(true);
+    expect(azure.calls).toHaveLength(0);
   });
 });
 

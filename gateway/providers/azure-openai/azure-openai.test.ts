@@ -105,4 +105,15 @@ describe('TokenCache', () => {
     await expect(cache.get()).rejects.toThrow('no');
     expect(await cache.get()).toBe('ok');
   });
+
+  it('gives up a fetch that never answers, so the next call tries again', async () => {
+    let n = 0;
+    const cache = new TokenCache(
+      () => (++n === 1 ? new Promise<AccessTokenLike>(() => undefined) : Promise.resolve({ token: 'ok', expiresOnTimestamp: Date.now() + 3_600_000 })),
+      Date.now,
+      20,
+    );
+    await expect(cache.get()).rejects.toThrow('no token within 20 ms');
+    expect(await cache.get()).toBe('ok');
+  });
 });

@@ -12,7 +12,8 @@ export class AzureOpenAIProvider implements Provider {
 
   async send(call: UpstreamCall): Promise<UpstreamOutcome> {
     const url = azureUrl(call.target, call.operation);
-    const auth = await this.auth.headers(call.target);
+    // The call's timeouts and its client's departure also end a wait for a token (a slow Entra ID or IMDS).
+    const auth = await untilAborted(this.auth.headers(call.target), call.signal);
     return this.http.send({
       target: call.target,
       url,
@@ -26,4 +27,14 @@ export class AzureOpenAIProvider implements Provider {
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/** The promise's outcome, or the signal's reason once it aborts first (the fetch goes on for the next calls). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -19,6 +19,8 @@ interface Held {
 
 /** After a failed background refresh, calls keep the current token this long before trying again. */
 const RETRY_MS = 5_000;
+/** A fetch still unanswered after this is given up, so a stalled token endpoint cannot hold every later call. */
+const FETCH_TIMEOUT_MS = 30_000;
 
 export class TokenCache {
   private held: Held | null = null;
@@ -26,10 +28,12 @@ export class TokenCache {
   private retryAt = 0;
   private readonly fetchToken: () => Promise<AccessTokenLike>;
   private readonly now: () => number;
+  private readonly fetchTimeoutMs: number;
 
-  constructor(fetchToken: () => Promise<AccessTokenLike>, now: () => number = Date.now) {
+  constructor(fetchToken: () => Promise<AccessTokenLike>, now: () => number = Date.now, fetchTimeoutMs = FETCH_TIMEOUT_MS) {
     this.fetchToken = fetchToken;
     this.now = now;
+    this.fetchTimeoutMs = fetchTimeoutMs;
   }
 
   get(): Promise<string> {
@@ -49,7 +53,12 @@ export class TokenCache {
   private refresh(): Promise<string> {
     const p = (async (): Promise<string> => {
       const obtained = this.now();
-      const at = await this.fetchToken();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no token within ${this.fetchTimeoutMs} ms`)), this.fetchTimeoutMs);
+        timer.unref();
+      });
+      const at = await Promise.race([this.fetchToken(), deadline]).finally(() => clearTimeout(timer));
       const life = Math.max(0, at.expiresOnTimestamp - obtained);
       this.held = {
         token: at.token,

@@ -41,6 +41,8 @@ export interface FakeEntra {
   /** Every token issued (the fake Azure checks with `valid`). */
   readonly issued: ReadonlyMap<string, number>;
   register(c: EntraClient): void;
+  /** Client ids whose token requests are never answered (a stalled endpoint). */
+  stalled: Set<string>;
   /** An issued token for the Cognitive Services scope, not expired. */
   valid(token: string): boolean;
   close(): Promise<void>;
@@ -86,6 +88,7 @@ export async function startFakeEntra(tokenLifetimeSec = 3600): Promise<FakeEntra
     requests: [],
     tokenLifetimeSec,
     issued,
+    stalled: new Set(),
     register: (c) => clients.push(c),
     valid: (t) => (issued.get(t) ?? 0) > Date.now(),
     close: async () => {
@@ -144,6 +147,7 @@ export async function startFakeEntra(tokenLifetimeSec = 3600): Promise<FakeEntra
               ? 'assertion'
               : 'bad';
         fake.tokenRequests.push({ tenant, clientId, grant, scope, proof });
+        if (fake.stalled.has(clientId)) return;
         if (grant !== 'client_credentials') return aadError(res, 400, 'unsupported_grant_type', 70003, 'The app requested an unsupported grant type.');
         if (!client) return aadError(res, 400, 'unauthorized_client', 700016, `Application with identifier '${clientId}' was not found in the directory.`);
         if (proof === 'bad' && secret !== null) return aadError(res, 401, 'invalid_client', 7000215, 'Invalid client secret provided.');
