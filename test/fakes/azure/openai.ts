@@ -21,7 +21,9 @@ export type AzureBehavior =
       usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
       toolCalls?: Array<{ name: string; arguments: string }>;
     }
-  | { kind: 'status'; status: number; body?: unknown; retryAfter?: string };
+  | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
+  /** An answer given byte for byte (a recording of real Azure traffic), once the request passed the fake's checks. */
+  | { kind: 'raw'; status: number; body: string; contentType: string };
 
 export interface FakeAzureOpenAI {
   /** The resource endpoint (https://{resource}.openai.azure.com in real life). */
@@ -132,6 +134,11 @@ export async function startFakeAzureOpenAI(opts: {
         b.body ?? { error: { code: String(b.status), message: `fake Azure failed with ${b.status}` } },
         b.retryAfter ? { 'retry-after': b.retryAfter } : {},
       );
+    }
+    if (b.kind === 'raw') {
+      f.answered[shape]++;
+      res.writeHead(b.status, { 'content-type': b.contentType }).end(b.body);
+      return;
     }
     if (op !== 'embeddings' && textOf(call.body).includes(FILTER_PROMPT)) {
       return send(res, 400, {
