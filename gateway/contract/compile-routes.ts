@@ -15,6 +15,13 @@ const isCloud = (p: Target['provider']): boolean => (CLOUD_PROVIDERS as readonly
 /** Providers that read a whole Secret when secretKeyRef names no key (docs/clouds.md lists the keys per cloud). */
 const WHOLE_SECRET: ReadonlySet<Target['provider']> = new Set(['bedrock', 'azure-openai', 'vertex']);
 
+/** An azure-openai whole Secret holds an api-key, or a service principal (docs/clouds.md, Azure OpenAI). */
+function azureSecretLacks(secret: Record<string, string>): string | null {
+  if (secret['api-key']) return null;
+  const missing = ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'].filter((k) => !secret[k]);
+  return missing.length === 0 ? null : `neither api-key nor ${missing.join(', ')}`;
+}
+
 function credentialOf(t: Target, secrets: Secrets, scope: string | undefined): CredentialRef | Refusal {
   const c = t.credentials;
   const field = 'credentials';
@@ -27,6 +34,8 @@ function credentialOf(t: Target, secrets: Secrets, scope: string | undefined): C
     if (!secret) return { field, reason: 'MissingSecret', message: `Secret ${name} does not exist${inScope(scope)}` };
     if (key === undefined) {
       if (!WHOLE_SECRET.has(t.provider)) return { field, reason: 'InvalidSpec', message: `provider ${t.provider} needs secretKeyRef.key` };
+      const lacking = t.provider === 'azure-openai' ? azureSecretLacks(secret) : null;
+      if (lacking) return { field, reason: 'MissingSecretKey', message: `Secret ${name} has ${lacking}` };
       return { kind: 'bundle', value: JSON.stringify(secret) };
     }
     const value = secret[key];

@@ -138,6 +138,12 @@ describe('the openai SDK through the gateway to Azure OpenAI', () => {
     }
   });
 
+  it('GET /v1/models lists the Azure models like any other', async () => {
+    const ids = [];
+    for await (const m of openai.models.list()) ids.push(m.id);
+    expect(ids).toEqual(expect.arrayContaining(['gpt-az', 'gpt-az-dated', 'gpt-az-sp', 'embed-az']));
+  });
+
   it('tools: a tool call comes back parsed, plain and streamed', async () => {
     const tools: OpenAI.ChatCompletionTool[] = [
       { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
