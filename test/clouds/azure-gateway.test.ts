@@ -180,10 +180,18 @@ describe('the openai SDK through the gateway to Azure OpenAI', () => {
     expect(azure.calls.map((c) => c.path)).toEqual(['/openai/v1/responses', '/openai/v1/responses']);
   });
 
-  it('responses to a dated-API target are translated to chat', async () => {
+  it("responses to a dated-API target are translated to chat, streamed too (past Azure's first chunk without choices)", async () => {
     const r = await openai.responses.create({ model: 'gpt-az-dated', input: 'hi' });
     expect(r.output_text).toBe(AZURE_REPLY);
-    expect(azure.calls[0]?.path).toBe('/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21');
+    let text = '';
+    let usage: OpenAI.Responses.ResponseUsage | undefined;
+    for await (const e of await openai.responses.create({ model: 'gpt-az-dated', input: 'hi', stream: true })) {
+      if (e.type === 'response.output_text.delta') text += e.delta;
+      if (e.type === 'response.completed') usage = e.response.usage;
+    }
+    expect(text).toBe(AZURE_REPLY);
+    expect(usage).toMatchObject({ input_tokens: 13, output_tokens: 9 });
+    expect(azure.calls.map((c) => c.path)).toEqual(Array(2).fill('/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21'));
   });
 });
 
@@ -200,6 +208,20 @@ describe('the Anthropic SDK through the gateway to Azure OpenAI', () => {
     expect(final.stop_reason).toBe('end_turn');
     await eventually(() => lastEvent('gpt-az-dated')?.endpoint === 'messages');
     expect(lastEvent('gpt-az-dated')?.costNano).toBe(plain?.costNano);
+  });
+
+  it('tools through the Anthropic translation, streamed: a tool_use block with its input', async () => {
+    azure.enqueue({ kind: 'reply', toolCalls: [{ name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
+    const final = await anthropic.messages
+      .stream({
+        model: 'gpt-az',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'weather?' }],
+        tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      })
+      .finalMessage();
+    expect(final.stop_reason).toBe('tool_use');
+    expect(final.content).toEqual([expect.objectContaining({ type: 'tool_use', name: 'get_weather', input: { city: 'Oslo' } })]);
   });
 });
 
