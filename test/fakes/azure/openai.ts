@@ -20,6 +20,8 @@ export type AzureBehavior =
       content?: string;
       usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
       toolCalls?: Array<{ name: string; arguments: string }>;
+      /** Streams: the pause between chunks. */
+      chunkDelayMs?: number;
     }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
   /** An answer given byte for byte (a recording of real Azure traffic), once the request passed the fake's checks. */
@@ -34,9 +36,14 @@ export interface FakeAzureOpenAI {
   deployments: Map<string, 'chat' | 'embeddings'>;
   /** Calls answered with a model's answer (not refused for auth, shape or filter), by URL shape. */
   answered: { v1: number; dated: number };
-  /** Tokens of the answers it gave (probes included), to check the gateway's usage. */
+  /** Tokens of the answers it gave in full (probes included; a stream counts once it ended), to check usage. */
   served: { prompt: number; completion: number };
+  /** Requests whose answer has not closed yet, and TCP connections open to it (idle keep-alive ones included). */
+  readonly open: number;
+  readonly sockets: number;
   enqueue(...b: AzureBehavior[]): void;
+  /** The behaviour when the queue is empty (a reply by default). */
+  fallback: (call: RecordedCall) => AzureBehavior;
   close(): Promise<void>;
 }
 
@@ -76,7 +83,14 @@ export async function startFakeAzureOpenAI(opts: {
     deployments: new Map(Object.entries(opts.deployments)),
     answered: { v1: 0, dated: 0 },
     served: { prompt: 0, completion: 0 },
+    get open() {
+      return http.open;
+    },
+    get sockets() {
+      return http.sockets;
+    },
     enqueue: (...b) => queue.push(...b),
+    fallback: () => ({ kind: 'reply' }),
     close: http.close,
   };
 
@@ -126,7 +140,7 @@ export async function startFakeAzureOpenAI(opts: {
       );
     }
     // A probe of the gateway's availability job (it comes at any moment) never takes a queued behaviour.
-    const b = (isProbe(call) ? undefined : queue.shift()) ?? { kind: 'reply' };
+    const b = (isProbe(call) ? undefined : queue.shift()) ?? f.fallback(call);
     if (b.kind === 'status') {
       return send(
         res,
@@ -178,12 +192,15 @@ function chat(f: FakeAzureOpenAI, call: RecordedCall, res: ServerResponse, b: Ex
   const usage = b.usage ?? { prompt_tokens: 13, completion_tokens: filtered ? 5 : 9 };
   const finish = filtered ? 'content_filter' : toolCalls.length > 0 ? 'tool_calls' : 'stop';
   const completionFilter = filtered ? VIOLENT : SAFE;
-  f.served.prompt += usage.prompt_tokens;
-  f.served.completion += usage.completion_tokens;
+  const count = (): void => {
+    f.served.prompt += usage.prompt_tokens;
+    f.served.completion += usage.completion_tokens;
+  };
   // Azure names the model behind the deployment, not the deployment.
   const model = 'gpt-4o-2024-11-20';
   const calls = toolCalls.map((t, i) => ({ id: `call_az_${i}`, type: 'function', function: { name: t.name, arguments: t.arguments } }));
   if (call.body.stream !== true) {
+    count();
     return send(res, 200, {
       id: 'chatcmpl-AzFake1',
       object: 'chat.completion',
@@ -246,8 +263,15 @@ function chat(f: FakeAzureOpenAI, call: RecordedCall, res: ServerResponse, b: Ex
     },
     ...(withUsage ? [{ ...base, choices: [], usage: usageOf(usage) }] : []),
   ];
-  for (const fr of frames) res.write(`data: ${JSON.stringify(fr)}\n\n`);
-  res.end('data: [DONE]\n\n');
+  void (async () => {
+    for (const fr of frames) {
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify(fr)}\n\n`);
+      if (b.chunkDelayMs) await new Promise((r) => setTimeout(r, b.chunkDelayMs));
+    }
+    count();
+    res.end('data: [DONE]\n\n');
+  })();
 }
 
 function embeddings(f: FakeAzureOpenAI, call: RecordedCall, res: ServerResponse): void {
