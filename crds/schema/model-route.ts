@@ -55,7 +55,7 @@ export const target = z
       .boolean()
       .optional()
       .describe(
-        'provider openai only: the upstream also serves the Responses API ({baseUrl}/responses, as OpenAI does), so /v1/responses calls pass through instead of being translated to Chat Completions.',
+        'provider openai, and azure-openai on the v1 API (no apiVersion): the upstream also serves the Responses API ({baseUrl}/responses, as OpenAI does; Azure: /openai/v1/responses), so /v1/responses calls pass through instead of being translated to Chat Completions.',
       ),
     credentials: z
       .object({
@@ -137,8 +137,8 @@ export const target = z
       },
 
       {
-        rule: "!has(self.responsesApi) || !self.responsesApi || self.provider == 'openai'",
-        message: 'responsesApi applies to provider openai only',
+        rule: "!has(self.responsesApi) || !self.responsesApi || self.provider == 'openai' || (self.provider == 'azure-openai' && !has(self.apiVersion))",
+        message: 'responsesApi applies to provider openai, and to azure-openai without apiVersion, only',
         fieldPath: '.responsesApi',
       },
     ),

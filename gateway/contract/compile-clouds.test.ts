@@ -61,6 +61,18 @@ describe('cloud targets', () => {
     }
   });
 
+  it('reads a whole Secret for azure-openai with an api-key or a service principal, and refuses one with neither', () => {
+    const az = (name: string) => route({ provider: 'azure-openai', baseUrl: 'https://r.openai.azure.com', credentials: { secretKeyRef: { name } } });
+    const sp = { AZURE_TENANT_ID: 't', AZURE_CLIENT_ID: 'c', AZURE_CLIENT_SECRET: 's' };
+    expect(compileDocs([az('key'), secret('key', { 'api-key': 'k' })]).problems).toEqual([]);
+    expect(compileDocs([az('sp'), secret('sp', sp)]).problems).toEqual([]);
+    const { snapshot, problems } = compileDocs([az('half'), secret('half', { AZURE_TENANT_ID: 't', AZURE_CLIENT_ID: 'c' })]);
+    expect(snapshot.models.m?.targets).toEqual([]);
+    expect(problems).toMatchObject([
+      { field: 'spec.targets[0].credentials.secretKeyRef', message: 'target t: Secret half has neither api-key nor AZURE_CLIENT_SECRET' },
+    ]);
+  });
+
   it('reads a whole Secret for a cloud (a key pair), refuses it for an API-key provider, and seals it in the snapshot', () => {
     const keys = { AWS_ACCESS_KEY_ID: 'AKIAEXAMPLEKEYID0001', AWS_SECRET_ACCESS_KEY: 'secret/example+key/0123456789abcdefghij' };
     const { snapshot, problems } = compileDocs([

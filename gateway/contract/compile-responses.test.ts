@@ -29,7 +29,20 @@ describe('compile: responsesApi', () => {
 
   it('is refused on another provider, naming the field', () => {
     const r = compiled({ name: 'an', provider: 'anthropic', baseUrl: 'https://api.anthropic.com', responsesApi: true });
-    expect(r.problems).toEqual([{ object: 'ModelRoute/m', field: 'spec.targets[0].responsesApi', message: 'applies to provider openai only' }]);
+    expect(r.problems).toEqual([
+      { object: 'ModelRoute/m', field: 'spec.targets[0].responsesApi', message: 'applies to provider openai, and to azure-openai without apiVersion, only' },
+    ]);
     expect(r.snapshot.models.m?.targets[0]?.responsesApi).toBeUndefined();
+  });
+
+  it('is set on an azure-openai target of the v1 API, refused on one of a dated API', () => {
+    const v1 = compiled({ name: 'az', provider: 'azure-openai', baseUrl: 'https://r.openai.azure.com', responsesApi: true });
+    expect(v1.problems).toEqual([]);
+    expect(v1.snapshot.models.m?.targets[0]?.responsesApi).toBe(true);
+    const dated = compiled({ name: 'az', provider: 'azure-openai', baseUrl: 'https://r.openai.azure.com', apiVersion: '2024-10-21', responsesApi: true });
+    expect(dated.problems).toEqual([
+      { object: 'ModelRoute/m', field: 'spec.targets[0].responsesApi', message: 'applies to provider openai, and to azure-openai without apiVersion, only' },
+    ]);
+    expect(dated.snapshot.models.m?.targets[0]?.responsesApi).toBeUndefined();
   });
 });

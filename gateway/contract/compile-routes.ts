@@ -15,6 +15,13 @@ const isCloud = (p: Target['provider']): boolean => (CLOUD_PROVIDERS as readonly
 /** Providers that read a whole Secret when secretKeyRef names no key (docs/clouds.md lists the keys per cloud). */
 const WHOLE_SECRET: ReadonlySet<Target['provider']> = new Set(['bedrock', 'azure-openai', 'vertex']);
 
+/** An azure-openai whole Secret holds an api-key, or a service principal (docs/clouds.md, Azure OpenAI). */
+function azureSecretLacks(secret: Record<string, string>): string | null {
+  if (secret['api-key']) return null;
+  const missing = ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'].filter((k) => !secret[k]);
+  return missing.length === 0 ? null : `neither api-key nor ${missing.join(', ')}`;
+}
+
 function credentialOf(t: Target, secrets: Secrets, scope: string | undefined): CredentialRef | Refusal {
   const c = t.credentials;
   const field = 'credentials';
@@ -27,6 +34,8 @@ function credentialOf(t: Target, secrets: Secrets, scope: string | undefined): C
     if (!secret) return { field, reason: 'MissingSecret', message: `Secret ${name} does not exist${inScope(scope)}` };
     if (key === undefined) {
       if (!WHOLE_SECRET.has(t.provider)) return { field, reason: 'InvalidSpec', message: `provider ${t.provider} needs secretKeyRef.key` };
+      const lacking = t.provider === 'azure-openai' ? azureSecretLacks(secret) : null;
+      if (lacking) return { field, reason: 'MissingSecretKey', message: `Secret ${name} has ${lacking}` };
       return { kind: 'bundle', value: JSON.stringify(secret) };
     }
     const value = secret[key];
@@ -52,7 +61,9 @@ function checkTarget(t: Target, secrets: Secrets, scope: string | undefined): Cr
   return credentialOf(t, secrets, scope);
 }
 
-const RESPONSES_API_OPENAI_ONLY = 'applies to provider openai only';
+const RESPONSES_API_OPENAI_ONLY = 'applies to provider openai, and to azure-openai without apiVersion, only';
+/** The targets that may pass /v1/responses through: OpenAI, and Azure OpenAI's v1 API (the dated API has no Responses). */
+const servesResponses = (t: Target): boolean => t.provider === 'openai' || (t.provider === 'azure-openai' && t.apiVersion === undefined);
 
 function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): CompiledTarget {
   return {
@@ -63,7 +74,7 @@ function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): Com
     ...(t.region !== undefined ? { region: t.region } : {}),
     ...(t.project !== undefined ? { project: t.project } : {}),
     ...(t.apiVersion !== undefined ? { apiVersion: t.apiVersion } : {}),
-    ...(t.responsesApi === true && t.provider === 'openai' ? { responsesApi: true } : {}),
+    ...(t.responsesApi === true && servesResponses(t) ? { responsesApi: true } : {}),
     credential,
     weight: t.weight,
     timeouts: t.timeouts,
@@ -87,7 +98,7 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     }
     compiled.push(compileTarget(r, t, checked));
     // Served without the option (the CRD's CEL rule refuses it; standalone refuses to start on it).
-    if (t.responsesApi === true && t.provider !== 'openai') {
+    if (t.responsesApi === true && !servesResponses(t)) {
       problems.push({ object, field: `spec.targets[${i}].responsesApi`, message: RESPONSES_API_OPENAI_ONLY });
       return { name: t.name, ready: false, served: true, reason: 'InvalidSpec', message: `Target ${t.name}: responsesApi ${RESPONSES_API_OPENAI_ONLY}.` };
     }

@@ -4,7 +4,7 @@ import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { credentialSecrets, protocolOf, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
-import { reasonForStatus, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
+import { isContentFilterRefusal, reasonForStatus, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
 import { weightedOrder } from '../routing/order.ts';
 import { SseParser, type SseEvent } from '../sse/parser.ts';
 import type { Protocol } from '../providers/types.ts';
@@ -205,6 +205,7 @@ function upstreamError(route: Attempt, o: Extract<UpstreamOutcome, { kind: 'erro
     throw new DispatchError(new GatewayError('upstream_error', `The upstream ${route.target.name} refused the gateway's credentials (${o.status}).`), route);
   }
   if (o.status === 413) throw new DispatchError(new GatewayError('request_too_large', message), route);
+  if (isContentFilterRefusal(o.status, o.body)) throw new DispatchError(new GatewayError('content_filter', message), route);
   if (o.status === 404) throw new DispatchError(new GatewayError('upstream_error', message), route);
   throw new DispatchError(new GatewayError('invalid_request', message), route);
 }

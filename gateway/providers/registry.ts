@@ -1,6 +1,7 @@
 // Provider registry: one instance per provider kind, chosen by an exhaustive switch.
 import type { ProviderKind } from '../../crds/schema/index.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
+import { AzureOpenAIProvider } from './azure-openai/index.ts';
 import { MockProvider } from './mock/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
 import type { Provider, UpstreamOutcome } from './types.ts';
@@ -40,8 +41,9 @@ export class ProviderRegistry {
         return new MockProvider();
       case 'anthropic':
         return new AnthropicProvider();
-      case 'bedrock':
       case 'azure-openai':
+        return new AzureOpenAIProvider();
+      case 'bedrock':
       case 'vertex':
       case 'gemini':
         return new UnbuiltProvider(kind);

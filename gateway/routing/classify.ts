@@ -22,3 +22,18 @@ export function retryAfterSeconds(header: string | undefined, now = Date.now()):
   if (!Number.isFinite(secs)) return undefined;
   return Math.min(3600, Math.max(1, Math.ceil(secs)));
 }
+
+/**
+ * An upstream's content filter refused the prompt (Azure OpenAI: 400 with error.code content_filter, innererror
+ * ResponsibleAIPolicyViolation). That is the answer to the request, not a failure of the upstream: it reaches the
+ * client as the content_filter error and no other target is tried.
+ */
+export function isContentFilterRefusal(status: number, body: string): boolean {
+  if (status !== 400 || !body.includes('content_filter')) return false;
+  try {
+    const e = (JSON.parse(body) as { error?: { code?: unknown; innererror?: { code?: unknown } } }).error;
+    return e?.code === 'content_filter' || e?.innererror?.code === 'ResponsibleAIPolicyViolation';
+  } catch {
+    return false;
+  }
+}

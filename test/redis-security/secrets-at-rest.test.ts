@@ -19,6 +19,8 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 
 const CANARY = `sk-canary-${randomBytes(16).toString('hex')}`;
+/** A cloud credential read as a whole Secret (an Azure service principal's client secret): sealed the same way. */
+const SP_CANARY = `sp-canary-${randomBytes(16).toString('hex')}`;
 const key = apiKey('k1', 'acme');
 const KEY_BODY = key.key.slice('sk-svc-'.length);
 let up: FakeUpstream;
@@ -32,6 +34,10 @@ function docs(): object[] {
     ...key.docs,
     secret('upstream-cred', { apiKey: CANARY }),
     route('gpt-x', [{ name: 'up', provider: 'openai', baseUrl: up.baseUrl, credentials: { secretKeyRef: { name: 'upstream-cred', key: 'apiKey' } } }]),
+    secret('azure-sp', { AZURE_TENANT_ID: 'tenant', AZURE_CLIENT_ID: 'client', AZURE_CLIENT_SECRET: SP_CANARY }),
+    route('gpt-az', [
+      { name: 'az', provider: 'azure-openai', baseUrl: up.url, upstreamModel: 'deployment', credentials: { secretKeyRef: { name: 'azure-sp' } } },
+    ]),
   ];
 }
 
@@ -89,6 +95,7 @@ describe('no provider credential in clear in Redis', () => {
     expect(keys).toBeGreaterThan(10);
     expect(text).toContain('svc-sealed:v1:');
     expect(hits(text, CANARY)).toBe(0);
+    expect(hits(text, SP_CANARY)).toBe(0);
     expect(hits(text, KEY_BODY)).toBe(0);
   });
 
@@ -121,6 +128,7 @@ describe('no provider credential in clear in Redis', () => {
       expect(up.calls[before]?.headers.authorization).toBe(`Bearer ${CANARY}`);
       const { text } = await keyspaceText(cluster.client, prefix);
       expect(hits(text, CANARY)).toBe(0);
+      expect(hits(text, SP_CANARY)).toBe(0);
     } finally {
       await gw.stop();
       await op.close();
@@ -163,7 +171,9 @@ describe('no provider credential in clear in Redis', () => {
       expect(credential(both)).toEqual({ kind: 'value', value: CANARY });
       // A gateway left on the old key alone refuses r2 with a reason and keeps serving r1.
       expect(onlyOld.version()).toBe('r1');
-      expect(wOld.join('\n')).toMatch(/Ignored config version r2: the credential of gpt-x\/up is sealed with key [0-9a-f]{8}, which is not in SVC_CONFIG_KEY/);
+      expect(wOld.join('\n')).toMatch(
+        /Ignored config version r2: the credential of (gpt-x\/up|gpt-az\/az) is sealed with key [0-9a-f]{8}, which is not in SVC_CONFIG_KEY/,
+      );
       expect(wBoth).toEqual([]);
     } finally {
       await both.close();

@@ -1,0 +1,40 @@
+// Azure OpenAI: the OpenAI wire protocol (so the openai translators apply unchanged) at Azure's URLs, with an
+// api-key or an Entra ID bearer token (urls.ts, auth.ts).
+import { HttpTransport } from '../http-send.ts';
+import type { Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
+import { AzureAuth } from './auth.ts';
+import { azureUrl } from './urls.ts';
+
+export class AzureOpenAIProvider implements Provider {
+  readonly protocol = 'openai' as const;
+  private readonly http = new HttpTransport();
+  private readonly auth = new AzureAuth();
+
+  async send(call: UpstreamCall): Promise<UpstreamOutcome> {
+    const url = azureUrl(call.target, call.operation);
+    // The call's timeouts and its client's departure also end a wait for a token (a slow Entra ID or IMDS).
+    const auth = await untilAborted(this.auth.headers(call.target), call.signal);
+    return this.http.send({
+      target: call.target,
+      url,
+      headers: { 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...auth },
+      body: call.body,
+      stream: call.stream,
+      signal: call.signal,
+    });
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
+
+/** The promise's outcome, or the signal's reason once it aborts first (the fetch goes on for the next calls). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
