@@ -96,8 +96,9 @@ function blocksOf(content: unknown, path: string, role: 'user' | 'assistant'): J
 
 function imageBlock(b: Json, path: string): Json {
   const source = objectAt(b.source, `${path}.source`);
-  if (source.type === 'base64') return imageOf(stringAt(source.media_type, `${path}.source.media_type`), stringAt(source.data, `${path}.source.data`), `${path}.source`);
-  if (source.type === 'url') throw unsupported(`${path}.source`, `an image by URL ${NO_CONVERSE}, which fetches no URL: send it as base64`);
+  if (source.type === 'base64')
+    return imageOf(stringAt(source.media_type, `${path}.source.media_type`), stringAt(source.data, `${path}.source.data`), `${path}.source`);
+  if (source.type === 'url') throw unsupported(`${path}.source`, 'Bedrock fetches no image URL: send the image as base64');
   throw unsupported(`${path}.source`, `an image source of type ${String(source.type)} ${NO_CONVERSE}`);
 }
 
@@ -137,7 +138,11 @@ function toolOf(raw: unknown, path: string): Json {
 function toolConfigOf(tools: Json[], choice: unknown, conversationUsesTools: boolean): Json | null {
   const type = isObject(choice) ? choice.type : undefined;
   if (type === 'none') {
-    if (conversationUsesTools) throw unsupported('tool_choice', `none ${NO_CONVERSE} while the conversation holds tool calls (Converse needs the tools then)`);
+    if (conversationUsesTools)
+      throw unsupported(
+        'tool_choice',
+        'none cannot be sent to a Bedrock Converse upstream while the conversation holds tool calls (Converse has no none, and needs the tools then)',
+      );
     return null;
   }
   if (tools.length === 0) return null;

@@ -19,7 +19,7 @@ export function imageOf(mediaType: string, data: string, path: string): Json {
 export function imageOfUrl(url: string, path: string): Json {
   const m = DATA_URL.exec(url);
   if (m?.[1] !== undefined && m[2] !== undefined) return imageOf(m[1], m[2], path);
-  if (/^https?:\/\//i.test(url)) throw unsupported(path, `an image by URL ${NO_CONVERSE}, which fetches no URL: send the image as a base64 data URL`);
+  if (/^https?:\/\//i.test(url)) throw unsupported(path, 'Bedrock fetches no image URL: send the image as a base64 data URL');
   throw invalid(path, 'must be an http(s) URL or a base64 data URL');
 }
 

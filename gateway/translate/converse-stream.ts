@@ -119,7 +119,7 @@ export class ConverseToAnthropic {
     this.complete = true;
     this.failed = true;
     const message = typeof data.message === 'string' ? data.message : 'The upstream failed mid-stream.';
-    return [...this.start(), this.ev('error', { error: { type: errorTypeOf(data.type), message } })];
+    return [this.ev('error', { error: { type: errorTypeOf(data.type), message } })];
   }
 
   private openBlock(at: number, kind: Block, block: Json): SseEvent[] {

@@ -115,7 +115,10 @@ function userBlocks(content: unknown, path: string): Json[] {
         break;
       case 'file': {
         const file = objectAt(p.file, `${where}.file`);
-        const doc = typeof file.file_data === 'string' ? pdfOfDataUrl(file.file_data, optionalString(file.filename, `${where}.file.filename`), `document ${i + 1}`) : null;
+        const doc =
+          typeof file.file_data === 'string'
+            ? pdfOfDataUrl(file.file_data, optionalString(file.filename, `${where}.file.filename`), `document ${i + 1}`)
+            : null;
         if (!doc) throw unsupported(`${where}.file`, `only inline PDFs (file_data) can be sent to a Bedrock Converse upstream`);
         out.push(doc);
         break;
@@ -142,7 +145,11 @@ function assistantBlocks(m: Json, path: string): Json[] {
       throw invalid(`${where}.function.arguments`, 'must be a JSON object (Converse tool inputs are objects)');
     }
     blocks.push({
-      toolUse: { toolUseId: stringAt(c.id, `${where}.id`), name: stringAt(fn.name, `${where}.function.name`), input: objectAt(input, `${where}.function.arguments`) },
+      toolUse: {
+        toolUseId: stringAt(c.id, `${where}.id`),
+        name: stringAt(fn.name, `${where}.function.name`),
+        input: objectAt(input, `${where}.function.arguments`),
+      },
     });
   });
   return blocks;
@@ -161,7 +168,11 @@ function toolOf(raw: unknown, path: string): Json {
  */
 function toolConfigOf(tools: Json[], choice: unknown, conversationUsesTools: boolean): Json | null {
   if (choice === 'none') {
-    if (conversationUsesTools) throw unsupported('tool_choice', `none ${NO_CONVERSE} while the conversation holds tool calls (Converse needs the tools then)`);
+    if (conversationUsesTools)
+      throw unsupported(
+        'tool_choice',
+        'none cannot be sent to a Bedrock Converse upstream while the conversation holds tool calls (Converse has no none, and needs the tools then)',
+      );
     return null;
   }
   if (tools.length === 0) return null;

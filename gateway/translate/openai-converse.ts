@@ -29,7 +29,10 @@ export function openAIFromConverse(client: Json, now: () => number = Date.now, n
       return { body: JSON.stringify(completion), usage };
     },
     stream: (servedModel: string) =>
-      new ConverseStream(new ConverseToAnthropic(servedModel, newId(), stops), new OpenAIFromAnthropicStream(servedModel, wantsUsage, Math.floor(now() / 1000))),
+      new ConverseStream(
+        new ConverseToAnthropic(servedModel, newId(), stops),
+        new OpenAIFromAnthropicStream(servedModel, wantsUsage, Math.floor(now() / 1000)),
+      ),
     errorMessage: converseErrorMessage,
   };
 }

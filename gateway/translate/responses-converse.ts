@@ -4,7 +4,7 @@
 // mapping lives once. What Converse refuses is checked first on the Responses fields, so the 400 names the field
 // the client sent.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
-import { NO_CONVERSE } from './converse-blocks.ts';
+import { imageOfUrl, NO_CONVERSE } from './converse-blocks.ts';
 import { anthropicMessageOfConverse, converseMessageId } from './converse-output.ts';
 import { ConverseStream, ConverseToAnthropic } from './converse-stream.ts';
 import { converseErrorMessage } from './converse-usage.ts';
@@ -18,7 +18,6 @@ import { fromCompletion } from './responses-output.ts';
 import { safeJson, type Translation, type UpstreamRequest } from './types.ts';
 
 const PDF = /^data:application\/pdf;base64,/;
-const DATA_IMAGE = /^data:image\/(png|jpe?g|gif|webp);base64,/i;
 
 function refuseForConverse(client: Json): void {
   const format = isObject(client.text) && isObject(client.text.format) ? client.text.format : undefined;
@@ -35,9 +34,8 @@ function refuseForConverse(client: Json): void {
       if (p.type === 'input_file' && !(typeof p.file_data === 'string' && PDF.test(p.file_data))) {
         throw unsupported(`input[${i}].content[${j}]`, 'only inline PDFs (file_data) can be sent to a Bedrock Converse upstream');
       }
-      if (p.type === 'input_image' && typeof p.image_url === 'string' && !DATA_IMAGE.test(p.image_url)) {
-        throw unsupported(`input[${i}].content[${j}].image_url`, `an image by URL ${NO_CONVERSE}, which fetches no URL: send a base64 data URL (png, jpeg, gif, webp)`);
-      }
+      // Bedrock fetches no URL and takes four image types: refused here, naming the client's field.
+      if (p.type === 'input_image' && typeof p.image_url === 'string') imageOfUrl(p.image_url, `input[${i}].content[${j}].image_url`);
     });
   });
 }
@@ -61,7 +59,10 @@ export function responsesFromConverse(client: Json, now: () => number = Date.now
       return { body: JSON.stringify(response), usage };
     },
     stream: (servedModel: string) =>
-      new ConverseStream(new ConverseToAnthropic(servedModel, newId(), []), new ResponsesFromAnthropicStream(client, tools, servedModel, Math.floor(now() / 1000))),
+      new ConverseStream(
+        new ConverseToAnthropic(servedModel, newId(), []),
+        new ResponsesFromAnthropicStream(client, tools, servedModel, Math.floor(now() / 1000)),
+      ),
     errorMessage: converseErrorMessage,
   };
 }
