@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeRequest } from '../../gateway/availability/probe.ts';
 import { anthropicFromConverse } from '../../gateway/translate/anthropic-converse.ts';
 import { openAIFromConverse } from '../../gateway/translate/openai-converse.ts';
 import { responsesFromConverse } from '../../gateway/translate/responses-converse.ts';
@@ -192,5 +193,13 @@ describe('a Converse exception mid-stream', () => {
     next = { type: 'text/event-stream', body: text };
     const openai = new OpenAI({ baseURL: base, apiKey: 'k', maxRetries: 0 });
     await expect(openai.responses.stream({ model: 'm', input: 'Hi' }).finalResponse()).rejects.toThrow(/The model stream failed/);
+  });
+});
+
+describe('the availability probe of a Converse target', () => {
+  it('is the minimal call a client would make, translated: one user message, maxTokens 1, no model in the body', () => {
+    const req = probeRequest(MODEL, CONVERSE, 'converse');
+    expect(req.operation).toBe('chat');
+    expect(JSON.parse(req.body)).toEqual({ messages: [{ role: 'user', content: [{ text: 'ping' }] }], inferenceConfig: { maxTokens: 1 } });
   });
 });
