@@ -2,7 +2,7 @@
 // Bedrock serves through Converse (Claude goes through Invoke, in Anthropic's own protocol). Consecutive turns of
 // one role are merged (Converse requires alternating roles). Dropped (hints that do not change the conversation):
 // cache_control, metadata, service_tier, output_config.effort, context_management, disable_parallel_tool_use,
-// strict and other tool hints, thinking/redacted_thinking blocks of earlier turns (only the model that wrote them
+// tool hints other than strict, thinking/redacted_thinking blocks of earlier turns (only the model that wrote them
 // reads them). Refused: top_k and thinking (no model-independent Converse field), images by URL (Bedrock fetches
 // no URL), documents other than base64 PDFs, server tools, MCP servers, containers, tool_choice none on a
 // conversation that holds tool calls.
@@ -131,7 +131,7 @@ function toolResult(b: Json, path: string): Json {
 function toolOf(raw: unknown, path: string): Json {
   const t = objectAt(raw, path);
   if (t.type !== undefined && t.type !== null && t.type !== 'custom') throw unsupported(path, `the server tool ${String(t.type)} ${NO_CONVERSE}`);
-  return toolSpecOf(stringAt(t.name, `${path}.name`), optionalString(t.description, `${path}.description`), t.input_schema);
+  return toolSpecOf(stringAt(t.name, `${path}.name`), optionalString(t.description, `${path}.description`), t.input_schema, t.strict);
 }
 
 /** tool_choice auto/any/tool -> {auto}/{any}/{tool}; none leaves the tools out (Converse has no none). */

@@ -44,10 +44,12 @@ export function pdfOfDataUrl(url: string, name: string | undefined, fallback: st
   return m?.[1] === 'application/pdf' && m[2] !== undefined ? pdfOf(m[2], name, fallback) : null;
 }
 
-export function toolSpecOf(name: string, description: string | undefined, schema: unknown): Json {
+/** A tool -> toolSpec; strict (the input must follow the schema) is passed on, Converse has it. */
+export function toolSpecOf(name: string, description: string | undefined, schema: unknown, strict: unknown): Json {
   const spec: Json = { name };
   if (description !== undefined && description !== '') spec.description = description;
   spec.inputSchema = { json: isObject(schema) ? schema : { type: 'object', properties: {} } };
+  if (strict === true) spec.strict = true;
   return { toolSpec: spec };
 }
 

@@ -3,8 +3,7 @@
 // turn; consecutive turns of one role are merged (Converse requires alternating roles); maxTokens is always sent:
 // the client's max_completion_tokens / max_tokens, else the model's maxOutputTokens (the cap the gateway reserved).
 // Dropped (hints without a Converse equivalent): seed, penalties, logit_bias, logprobs, reasoning_effort,
-// verbosity, service_tier, store, metadata, user, prediction, prompt_cache_key, parallel_tool_calls, strict on
-// tools. Refused: n > 1, audio, legacy functions, json_object, web search, images by URL (Bedrock fetches no URL),
+// verbosity, service_tier, store, metadata, user, prediction, prompt_cache_key, parallel_tool_calls. Refused: n > 1, audio, legacy functions, json_object, web search, images by URL (Bedrock fetches no URL),
 // files other than inline PDFs, tool_choice none on a conversation that holds tool calls.
 import type { CompiledModel } from '../contract/snapshot.ts';
 import { alternating, imageOfUrl, inferenceConfigOf, NO_CONVERSE, outputConfigOf, pdfOfDataUrl, toolSpecOf, usesTools, type Turn } from './converse-blocks.ts';
@@ -159,7 +158,7 @@ function toolOf(raw: unknown, path: string): Json {
   const t = objectAt(raw, path);
   if (t.type !== 'function') throw unsupported(path, `a ${String(t.type)} tool ${NO_CONVERSE}`);
   const fn = objectAt(t.function, `${path}.function`);
-  return toolSpecOf(stringAt(fn.name, `${path}.function.name`), optionalString(fn.description, `${path}.function.description`), fn.parameters);
+  return toolSpecOf(stringAt(fn.name, `${path}.function.name`), optionalString(fn.description, `${path}.function.description`), fn.parameters, fn.strict);
 }
 
 /**
