@@ -12,16 +12,19 @@ import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupp
 
 export function toConverseFromAnthropic(client: Json, model: CompiledModel): Json {
   refuseAnthropicOnly(client);
-  const turns: Turn[] = arrayAt(client.messages, 'messages').map((raw, i) => {
+  const system = client.system === undefined || client.system === null ? [] : systemOf(client.system, 'system');
+  const turns: Turn[] = [];
+  arrayAt(client.messages, 'messages').forEach((raw, i) => {
     const m = objectAt(raw, `messages[${i}]`);
     const path = `messages[${i}].content`;
-    if (m.role === 'user') return { role: 'user', content: blocksOf(m.content, path, 'user') };
-    if (m.role === 'assistant') return { role: 'assistant', content: blocksOf(m.content, path, 'assistant') };
-    throw unsupported(`messages[${i}].role`, `the role ${String(m.role)} is not known`);
+    // A system message inside `messages` (some clients send one): Converse has no system turn, it joins `system`.
+    if (m.role === 'system') system.push(...systemOf(m.content, path));
+    else if (m.role === 'user') turns.push({ role: 'user', content: blocksOf(m.content, path, 'user') });
+    else if (m.role === 'assistant') turns.push({ role: 'assistant', content: blocksOf(m.content, path, 'assistant') });
+    else throw unsupported(`messages[${i}].role`, `the role ${String(m.role)} is not known`);
   });
   const messages = alternating(turns);
   const out: Json = { messages };
-  const system = client.system === undefined || client.system === null ? [] : systemOf(client.system);
   if (system.length > 0) out.system = system;
   const maxTokens = typeof client.max_tokens === 'number' ? client.max_tokens : model.maxOutputTokens;
   out.inferenceConfig = inferenceConfigOf(maxTokens, client.temperature, client.top_p, stopSequencesOfAnthropic(client));
@@ -47,11 +50,11 @@ function refuseAnthropicOnly(client: Json): void {
 }
 
 /** System: a string, or text blocks (their cache_control dropped); blank text left out, Converse refuses it. */
-function systemOf(content: unknown): Json[] {
+function systemOf(content: unknown, path: string): Json[] {
   if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
-  return blocksAt(content, 'system').flatMap((b, i) => {
-    if (b.type !== 'text') throw unsupported(`system[${i}]`, `a system prompt holds text blocks only, not ${String(b.type)}`);
-    const text = stringAt(b.text, `system[${i}].text`);
+  return blocksAt(content, path).flatMap((b, i) => {
+    if (b.type !== 'text') throw unsupported(`${path}[${i}]`, `a system prompt holds text blocks only, not ${String(b.type)}`);
+    const text = stringAt(b.text, `${path}[${i}].text`);
     return text === '' ? [] : [{ text }];
   });
 }

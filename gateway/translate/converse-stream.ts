@@ -131,12 +131,10 @@ export class ConverseToAnthropic {
   private blockStart(data: Json): SseEvent[] {
     const at = typeof data.contentBlockIndex === 'number' ? data.contentBlockIndex : this.blocks;
     const start = isObject(data.start) ? data.start : {};
-    if (this.open.has(at)) return [];
-    if (isObject(start.toolUse)) {
-      const u = start.toolUse;
-      return this.openBlock(at, 'tool', { type: 'tool_use', id: String(u.toolUseId ?? ''), name: String(u.name ?? ''), input: {} });
-    }
-    return [];
+    if (!isObject(start.toolUse)) return [];
+    const u = start.toolUse;
+    // A model that reuses the index of the text before the call: that text block ends here.
+    return [...this.blockStop(at), ...this.openBlock(at, 'tool', { type: 'tool_use', id: String(u.toolUseId ?? ''), name: String(u.name ?? ''), input: {} })];
   }
 
   private blockDelta(data: Json): SseEvent[] {
@@ -144,6 +142,12 @@ export class ConverseToAnthropic {
     const delta = isObject(data.delta) ? data.delta : {};
     const out: SseEvent[] = [];
     let block = this.open.get(at);
+    const kind: Block | null = typeof delta.text === 'string' ? 'text' : isObject(delta.reasoningContent) ? 'thinking' : null;
+    if (block && kind && block.kind !== kind && !(kind === 'thinking' && block.kind === 'redacted')) {
+      // Text or reasoning at the index of a block of another kind: that block ends, a new one opens.
+      out.push(...this.blockStop(at));
+      block = undefined;
+    }
     const delta_ = (d: Json): SseEvent => {
       this.seen.delta();
       return this.ev('content_block_delta', { index: block?.index ?? 0, delta: d });
