@@ -1,9 +1,10 @@
 // Anthropic Messages request -> Bedrock Converse request (the body only; see anthropic-converse.ts), for the models
 // Bedrock serves through Converse (Claude goes through Invoke, in Anthropic's own protocol). Consecutive turns of
 // one role are merged (Converse requires alternating roles). Dropped (hints that do not change the conversation):
-// cache_control, metadata, service_tier, output_config.effort, context_management, disable_parallel_tool_use,
+// cache_control, thinking (no model-independent Converse field: the model reasons as it does by default, as for
+// an OpenAI-protocol upstream), metadata, service_tier, output_config.effort, context_management, disable_parallel_tool_use,
 // tool hints other than strict, thinking/redacted_thinking blocks of earlier turns (only the model that wrote them
-// reads them). Refused: top_k and thinking (no model-independent Converse field), images by URL (Bedrock fetches
+// reads them). Refused: top_k (no model-independent Converse field), images by URL (Bedrock fetches
 // no URL), documents other than base64 PDFs, server tools, MCP servers, containers, tool_choice none on a
 // conversation that holds tool calls.
 import type { CompiledModel } from '../contract/snapshot.ts';
@@ -42,9 +43,6 @@ export function stopSequencesOfAnthropic(client: Json): string[] {
 
 function refuseAnthropicOnly(client: Json): void {
   if (typeof client.top_k === 'number') throw unsupported('top_k', `top_k ${NO_CONVERSE} (no model-independent field)`);
-  if (isObject(client.thinking) && client.thinking.type !== 'disabled') {
-    throw unsupported('thinking', `extended thinking ${NO_CONVERSE} (no model-independent field): the model reasons as it does by default`);
-  }
   if (Array.isArray(client.mcp_servers) && client.mcp_servers.length > 0) throw unsupported('mcp_servers', `MCP servers ${NO_CONVERSE}`);
   if (client.container !== undefined && client.container !== null) throw unsupported('container', `containers ${NO_CONVERSE}`);
 }
