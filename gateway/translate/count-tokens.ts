@@ -1,8 +1,9 @@
-// count_tokens for an Anthropic client whose model an OpenAI-protocol upstream serves: OpenAI has no such
-// endpoint, so the gateway answers itself with an estimate (about 4 characters per token, a fixed cost per
+// count_tokens for an Anthropic client whose model an OpenAI-protocol or Bedrock Converse upstream serves: neither
+// has such an endpoint, so the gateway answers itself with an estimate (about 4 characters per token, a fixed cost per
 // message and per image). It is free, as Anthropic's own count_tokens is.
 import { anthropicErrorMessage } from './anthropic-usage.ts';
 import { isObject, type Json } from './json-read.ts';
+import type { Protocol } from '../providers/types.ts';
 import { NO_USAGE, type StreamTranslator, type Translation, type UpstreamRequest } from './types.ts';
 
 const PER_MESSAGE = 4;
@@ -31,10 +32,10 @@ export function estimateInputTokens(client: Json): number {
   return Math.max(1, Math.ceil(acc.chars / 4) + messages * PER_MESSAGE + acc.images * PER_IMAGE);
 }
 
-export function anthropicCountTokensEstimate(client: Json): Translation {
+export function anthropicCountTokensEstimate(client: Json, protocol: Protocol = 'openai'): Translation {
   return {
     dialect: 'anthropic',
-    protocol: 'openai',
+    protocol,
     request(): UpstreamRequest {
       return { operation: 'count_tokens', body: '', stream: false, headers: {}, local: JSON.stringify({ input_tokens: estimateInputTokens(client) }) };
     },

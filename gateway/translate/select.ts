@@ -3,12 +3,15 @@
 import { GatewayError } from '../errors/catalog.ts';
 import type { Protocol } from '../providers/types.ts';
 import { anthropicCountTokensPassThrough, anthropicMessagesPassThrough, type AnthropicHeaders } from './anthropic-anthropic.ts';
+import { anthropicFromConverse } from './anthropic-converse.ts';
 import { anthropicFromOpenAI } from './anthropic-openai.ts';
 import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
 import { openAIFromAnthropic } from './openai-anthropic.ts';
+import { openAIFromConverse } from './openai-converse.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
+import { responsesFromConverse } from './responses-converse.ts';
 import { responsesFromOpenAI } from './responses-openai.ts';
 import type { Translation } from './types.ts';
 
@@ -32,6 +35,7 @@ export function chatTranslation(body: Json): TranslationFor {
       case 'anthropic':
         return openAIFromAnthropic(body);
       case 'converse':
+        return openAIFromConverse(body);
       case 'gemini':
         return notYet(p);
       default:
@@ -49,6 +53,7 @@ export function responsesTranslation(body: Json): TranslationFor {
       case 'anthropic':
         return responsesFromAnthropic(body);
       case 'converse':
+        return responsesFromConverse(body);
       case 'gemini':
         return notYet(p);
       default:
@@ -83,6 +88,7 @@ export function messagesTranslation(body: Json, headers: AnthropicHeaders): Tran
       case 'openai':
         return anthropicFromOpenAI(body);
       case 'converse':
+        return anthropicFromConverse(body);
       case 'gemini':
         return notYet(p);
       default:
@@ -100,6 +106,7 @@ export function countTokensTranslation(body: Json, headers: AnthropicHeaders): T
       case 'openai':
         return anthropicCountTokensEstimate(body);
       case 'converse':
+        return anthropicCountTokensEstimate(body, p);
       case 'gemini':
         return notYet(p);
       default:
