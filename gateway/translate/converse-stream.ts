@@ -10,7 +10,8 @@ import { stopReasonOfConverse, stopSequenceOf } from './converse-output.ts';
 import { ConverseStreamUsage, converseToAnthropicUsage, type ConverseUsage } from './converse-usage.ts';
 import { isObject, type Json } from './json-read.ts';
 import type { StopReason } from './stop-reasons.ts';
-import { safeJson, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
+import { safeJson, type AnswerFacts, type StreamErrorCode, type StreamTranslator, type Usage } from './types.ts';
+import { Facts } from './answer-facts.ts';
 
 /** Bedrock exception types -> Anthropic error types (what the SDKs raise). */
 function errorTypeOf(type: unknown): string {
@@ -240,6 +241,10 @@ export class ConverseStream implements StreamTranslator {
   error(message: string, code?: StreamErrorCode): string {
     return this.to.error(message, code);
   }
+
+  facts(): AnswerFacts {
+    return this.to.facts();
+  }
 }
 
 /** The Anthropic client's side: the synthesized events written as they are. */
@@ -252,9 +257,18 @@ export class AnthropicEventWriter implements StreamTranslator {
     this.fail = fail;
   }
 
+  private readonly noted = new Facts();
+
   event(ev: SseEvent): string {
     const data = safeJson(ev.data);
-    return isObject(data) && ev.event !== undefined ? anthropicEvent(ev.event, data) : '';
+    if (!isObject(data) || ev.event === undefined) return '';
+    if (ev.event === 'message_start' && isObject(data.message)) this.noted.noteId(data.message.id);
+    else if (ev.event === 'message_delta' && isObject(data.delta)) this.noted.noteReason(data.delta.stop_reason);
+    return anthropicEvent(ev.event, data);
+  }
+
+  facts(): AnswerFacts {
+    return this.noted.facts();
   }
 
   finish(): string {
