@@ -3,12 +3,15 @@
 import { GatewayError } from '../errors/catalog.ts';
 import type { Protocol } from '../providers/types.ts';
 import { anthropicCountTokensPassThrough, anthropicMessagesPassThrough, type AnthropicHeaders } from './anthropic-anthropic.ts';
+import { anthropicFromGemini } from './anthropic-gemini.ts';
 import { anthropicFromOpenAI } from './anthropic-openai.ts';
 import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
 import { openAIFromAnthropic } from './openai-anthropic.ts';
+import { openAIFromGemini } from './openai-gemini.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
+import { responsesFromGemini } from './responses-gemini.ts';
 import { responsesFromOpenAI } from './responses-openai.ts';
 import type { Translation } from './types.ts';
 
@@ -31,8 +34,9 @@ export function chatTranslation(body: Json): TranslationFor {
         return openAIChatPassThrough(body);
       case 'anthropic':
         return openAIFromAnthropic(body);
-      case 'converse':
       case 'gemini':
+        return openAIFromGemini(body);
+      case 'converse':
         return notYet(p);
       default:
         return unreachable(p);
@@ -48,8 +52,9 @@ export function responsesTranslation(body: Json): TranslationFor {
         return responsesFromOpenAI(body);
       case 'anthropic':
         return responsesFromAnthropic(body);
-      case 'converse':
       case 'gemini':
+        return responsesFromGemini(body);
+      case 'converse':
         return notYet(p);
       default:
         return unreachable(p);
@@ -82,8 +87,9 @@ export function messagesTranslation(body: Json, headers: AnthropicHeaders): Tran
         return anthropicMessagesPassThrough(body, headers);
       case 'openai':
         return anthropicFromOpenAI(body);
-      case 'converse':
       case 'gemini':
+        return anthropicFromGemini(body);
+      case 'converse':
         return notYet(p);
       default:
         return unreachable(p);
@@ -98,9 +104,9 @@ export function countTokensTranslation(body: Json, headers: AnthropicHeaders): T
       case 'anthropic':
         return anthropicCountTokensPassThrough(body, headers);
       case 'openai':
-        return anthropicCountTokensEstimate(body);
-      case 'converse':
       case 'gemini':
+        return anthropicCountTokensEstimate(body, p);
+      case 'converse':
         return notYet(p);
       default:
         return unreachable(p);

@@ -1,0 +1,137 @@
+// Pieces of a Gemini generateContent request shared by the client dialects (openai-, anthropic-, responses-gemini):
+// turns merged by role, media parts, function declarations and calls, tool config. The body carries no model:
+// the provider puts target.upstreamModel in the URL.
+//
+// Media: a base64 data URL becomes `inlineData`. A URL becomes `fileData{fileUri, mimeType}` on Vertex only, which
+// fetches gs:// objects and public https URLs; its mimeType, which Vertex requires, is read from the URL's
+// extension, and a URL without a known one is refused. The Gemini API fetches no URLs but its own Files API's, so
+// a URL is refused there: the client sends the data instead.
+import type { CompiledTarget } from '../contract/snapshot.ts';
+import { decodeCallId } from './gemini-ids.ts';
+import { isObject, unsupported, invalid, type Json } from './json-read.ts';
+
+export const NO_GEMINI = 'has no equivalent on a Gemini upstream, which serves this model';
+
+/** Gemini takes at most 5 stop sequences. */
+export const MAX_STOP = 5;
+
+/**
+ * Gemini 3 refuses a turn whose function calls lost their signature; Google documents this value for calls it did
+ * not write (a conversation begun on another model, or a client that lost the id we gave): put on the first call of
+ * such a model turn.
+ */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
+
+export type Role = 'user' | 'model';
+
+/** The conversation's turns: consecutive parts of one role go in one turn, as Gemini wants them alternating. */
+export class Turns {
+  readonly contents: Json[] = [];
+
+  push(role: Role, parts: Json[]): void {
+    if (parts.length === 0) return;
+    const last = this.contents.at(-1);
+    if (last?.role === role) (last.parts as Json[]).push(...parts);
+    else this.contents.push({ role, parts: [...parts] });
+  }
+
+  /** The contents, each model turn whose calls carry no signature given the documented placeholder on its first. */
+  done(): Json[] {
+    for (const c of this.contents) {
+      if (c.role !== 'model') continue;
+      const calls = (c.parts as Json[]).filter((p) => isObject(p.functionCall));
+      if (calls.length > 0 && !calls.some((p) => typeof p.thoughtSignature === 'string')) calls[0]!.thoughtSignature = SKIP_SIGNATURE;
+    }
+    return this.contents;
+  }
+}
+
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+const MIME_BY_EXT: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic', heif: 'image/heif',
+  pdf: 'application/pdf', txt: 'text/plain', mp3: 'audio/mp3', wav: 'audio/wav', flac: 'audio/flac', ogg: 'audio/ogg', mp4: 'video/mp4',
+  mov: 'video/mov', webm: 'video/webm',
+};
+
+/** A data URL -> inlineData; a URL -> fileData on Vertex (see the header); `path` names the client's field. */
+export function mediaPart(url: string, target: CompiledTarget, path: string): Json {
+  const m = DATA_URL.exec(url);
+  if (m) return { inlineData: { mimeType: m[1], data: m[2] } };
+  if (!/^(https?|gs):\/\//.test(url)) throw invalid(path, 'must be a URL or a base64 data URL');
+  if (target.provider !== 'vertex' || url.startsWith('http://')) {
+    throw unsupported(path, `a file by URL ${NO_GEMINI} (only Vertex AI fetches gs:// and https:// URLs): send it as a base64 data URL`);
+  }
+  const ext = /\.([A-Za-z0-9]+)$/.exec(new URL(url).pathname)?.[1]?.toLowerCase();
+  const mimeType = ext ? MIME_BY_EXT[ext] : undefined;
+  if (!mimeType) throw unsupported(path, 'Vertex AI needs the media type of a file by URL, which this URL does not tell by its extension: send it as a base64 data URL');
+  return { fileData: { fileUri: url, mimeType } };
+}
+
+/** Inline data of a known media type (a PDF, audio). */
+export function inlinePart(mimeType: string, data: string): Json {
+  return { inlineData: { mimeType, data } };
+}
+
+/** A function declaration: the client's JSON Schema goes whole in parametersJsonSchema (no OpenAPI-subset rewrite). */
+export function functionDeclaration(name: string, description: string | undefined, schema: unknown): Json {
+  const out: Json = { name };
+  if (description !== undefined) out.description = description;
+  if (isObject(schema)) out.parametersJsonSchema = schema;
+  return out;
+}
+
+/** A call of an earlier assistant turn: its Gemini id and thoughtSignature back from the call id we gave. */
+export function functionCallPart(name: string, args: Json, callId: string): Json {
+  const ref = decodeCallId(callId);
+  const part: Json = { functionCall: { name, args, ...(ref.id ? { id: ref.id } : {}) } };
+  if (ref.signature) part.thoughtSignature = ref.signature;
+  return part;
+}
+
+/** A tool's result: Gemini's convention is `{output}` for a result and `{error}` for a failure. */
+export function functionResponsePart(name: string, callId: string, text: string, isError = false): Json {
+  const ref = decodeCallId(callId);
+  return { functionResponse: { ...(ref.id ? { id: ref.id } : {}), name, response: isError ? { error: text } : { output: text } } };
+}
+
+/** Tool arguments (a JSON string) as the object Gemini's args are. */
+export function argsObject(args: string, path: string): Json {
+  let v: unknown;
+  try {
+    v = JSON.parse(args.trim() === '' ? '{}' : args);
+  } catch {
+    throw invalid(path, 'must be a JSON object (Gemini function call arguments are objects)');
+  }
+  if (!isObject(v)) throw invalid(path, 'must be a JSON object (Gemini function call arguments are objects)');
+  return v;
+}
+
+/** toolConfig for a mode: AUTO, ANY (optionally one function), NONE. */
+export function toolConfig(mode: 'AUTO' | 'ANY' | 'NONE', only?: string): Json {
+  return { functionCallingConfig: { mode, ...(only !== undefined ? { allowedFunctionNames: [only] } : {}) } };
+}
+
+export function stopSequences(list: unknown[], path: string): string[] {
+  if (list.length > MAX_STOP) throw unsupported(path, `Gemini takes at most ${MAX_STOP} stop sequences`);
+  return list.map((s, i) => {
+    if (typeof s !== 'string') throw invalid(`${path}[${i}]`, 'must be a string');
+    return s;
+  });
+}
+
+/** The names of the calls by id, filled as the assistant turns are read, for the results that follow. */
+export class CallNames {
+  private readonly names = new Map<string, string>();
+
+  add(id: string, name: string): void {
+    this.names.set(id, name);
+  }
+
+  /** Gemini names a function's response by the function's name. */
+  nameOf(id: string, path: string): string {
+    const name = this.names.get(id);
+    if (name === undefined) throw invalid(path, `${id} is not the id of a tool call of an earlier assistant turn (Gemini needs the function's name for its result)`);
+    return name;
+  }
+}
