@@ -21,6 +21,7 @@ export function messageOfGemini(r: Json, servedModel: string): { message: Json; 
     else if (content.at(-1)?.type === 'text') content.at(-1)!.text = `${String(content.at(-1)!.text)}${p.text}`;
     else content.push({ type: 'text', text: p.text });
   }
+  if (content.length === 0) content.push({ type: 'text', text: '' }); // as the stream's one empty text block
   const hasCalls = content.some((b) => b.type === 'tool_use');
   const usage = fromGeminiUsage(isObject(r.usageMetadata) ? (r.usageMetadata as GeminiUsage) : undefined);
   return {
