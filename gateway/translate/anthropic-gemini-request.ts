@@ -11,7 +11,16 @@
 // read them). Refused: server tools, MCP servers, containers, blocks Gemini cannot receive.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import {
-  CallNames, functionCallPart, functionDeclaration, functionResponsePart, inlinePart, mediaPart, NO_GEMINI, stopSequences, toolConfig, Turns,
+  CallNames,
+  functionCallPart,
+  functionDeclaration,
+  functionResponsePart,
+  inlinePart,
+  mediaPart,
+  NO_GEMINI,
+  stopSequences,
+  toolConfig,
+  Turns,
 } from './gemini-request.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
 

@@ -48,8 +48,16 @@ export class AnthropicFromGeminiStream implements StreamTranslator {
         const index = this.blocks++;
         this.calls++;
         out +=
-          anthropicEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: p.id, name: p.name, input: {} } }) +
-          anthropicEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(p.args) } }) +
+          anthropicEvent('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: p.id, name: p.name, input: {} },
+          }) +
+          anthropicEvent('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: JSON.stringify(p.args) },
+          }) +
           anthropicEvent('content_block_stop', { type: 'content_block_stop', index });
       }
     }
@@ -61,7 +69,16 @@ export class AnthropicFromGeminiStream implements StreamTranslator {
     if (this.started) return '';
     this.started = true;
     const usage = toAnthropicUsage({ ...this.seen.usage(), outputTokens: 0 });
-    const message = { id: geminiMessageId(r.responseId), type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage };
+    const message = {
+      id: geminiMessageId(r.responseId),
+      type: 'message',
+      role: 'assistant',
+      model: this.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage,
+    };
     return anthropicEvent('message_start', { type: 'message_start', message }) + anthropicEvent('ping', { type: 'ping' });
   }
 

@@ -67,7 +67,10 @@ export function geminiCompletionId(responseId: unknown): string {
 export function geminiStreamError(data: Json): { message: string; status: string } | null {
   if (!isObject(data.error)) return null;
   const e = data.error;
-  return { message: typeof e.message === 'string' ? e.message : 'The upstream failed mid-stream.', status: typeof e.status === 'string' ? e.status : 'api_error' };
+  return {
+    message: typeof e.message === 'string' ? e.message : 'The upstream failed mid-stream.',
+    status: typeof e.status === 'string' ? e.status : 'api_error',
+  };
 }
 
 /** An Anthropic message id (msg_…) for a Gemini responseId. */

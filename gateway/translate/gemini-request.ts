@@ -49,9 +49,22 @@ export class Turns {
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 
 const MIME_BY_EXT: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic', heif: 'image/heif',
-  pdf: 'application/pdf', txt: 'text/plain', mp3: 'audio/mp3', wav: 'audio/wav', flac: 'audio/flac', ogg: 'audio/ogg', mp4: 'video/mp4',
-  mov: 'video/mov', webm: 'video/webm',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  heic: 'image/heic',
+  heif: 'image/heif',
+  pdf: 'application/pdf',
+  txt: 'text/plain',
+  mp3: 'audio/mp3',
+  wav: 'audio/wav',
+  flac: 'audio/flac',
+  ogg: 'audio/ogg',
+  mp4: 'video/mp4',
+  mov: 'video/mov',
+  webm: 'video/webm',
 };
 
 /** A data URL -> inlineData; a URL -> fileData on Vertex (see the header); `path` names the client's field. */
@@ -64,7 +77,8 @@ export function mediaPart(url: string, target: CompiledTarget, path: string): Js
   }
   const ext = /\.([A-Za-z0-9]+)$/.exec(new URL(url).pathname)?.[1]?.toLowerCase();
   const mimeType = ext ? MIME_BY_EXT[ext] : undefined;
-  if (!mimeType) throw unsupported(path, 'Vertex AI needs the media type of a file by URL, which this URL does not tell by its extension: send it as a base64 data URL');
+  if (!mimeType)
+    throw unsupported(path, 'Vertex AI needs the media type of a file by URL, which this URL does not tell by its extension: send it as a base64 data URL');
   return { fileData: { fileUri: url, mimeType } };
 }
 
@@ -131,7 +145,8 @@ export class CallNames {
   /** Gemini names a function's response by the function's name. */
   nameOf(id: string, path: string): string {
     const name = this.names.get(id);
-    if (name === undefined) throw invalid(path, `${id} is not the id of a tool call of an earlier assistant turn (Gemini needs the function's name for its result)`);
+    if (name === undefined)
+      throw invalid(path, `${id} is not the id of a tool call of an earlier assistant turn (Gemini needs the function's name for its result)`);
     return name;
   }
 }

@@ -9,7 +9,17 @@
 // functions, web search, uploaded file ids, files by URL where Gemini fetches none (gemini-request.ts).
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import {
-  argsObject, CallNames, functionCallPart, functionDeclaration, functionResponsePart, inlinePart, mediaPart, NO_GEMINI, stopSequences, toolConfig, Turns,
+  argsObject,
+  CallNames,
+  functionCallPart,
+  functionDeclaration,
+  functionResponsePart,
+  inlinePart,
+  mediaPart,
+  NO_GEMINI,
+  stopSequences,
+  toolConfig,
+  Turns,
 } from './gemini-request.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
 

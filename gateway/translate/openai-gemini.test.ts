@@ -71,7 +71,10 @@ describe('openai -> gemini: streams', () => {
       .join('');
     const final = await openAIAccumulated(text);
     const last = JSON.parse(c.upstream.at(-1) as string) as { candidates: Array<{ content: { parts: unknown[] } }> };
-    const whole = { ...last, candidates: [{ ...last.candidates[0], content: { role: 'model', parts: [{ text: 'Checking.' }, ...last.candidates[0]!.content.parts] } }] };
+    const whole = {
+      ...last,
+      candidates: [{ ...last.candidates[0], content: { role: 'model', parts: [{ text: 'Checking.' }, ...last.candidates[0]!.content.parts] } }],
+    };
     const unstreamed = JSON.parse(openAIFromGemini({}, NOW).response(JSON.stringify(whole), 'public-model').body) as OpenAI.Chat.Completions.ChatCompletion;
     expect(final.choices[0]?.message.content).toBe('Checking.');
     expect(final.choices[0]?.finish_reason).toBe('tool_calls');

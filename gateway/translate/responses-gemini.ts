@@ -26,7 +26,10 @@ function refuseForGemini(client: Json, target: CompiledTarget): void {
       }
     }
     if (raw.type === 'function_call_output' && typeof raw.call_id === 'string' && !calls.has(raw.call_id)) {
-      throw invalid(`input[${i}].call_id`, `${raw.call_id} is not the call_id of an earlier function_call item (Gemini needs the function's name for its output)`);
+      throw invalid(
+        `input[${i}].call_id`,
+        `${raw.call_id} is not the call_id of an earlier function_call item (Gemini needs the function's name for its output)`,
+      );
     }
     if (Array.isArray(raw.content)) {
       raw.content.forEach((p, j) => {

@@ -6,8 +6,8 @@ import OpenAI from 'openai';
 import type { CompiledTarget } from '../../../contract/snapshot.ts';
 import { TARGET } from '../golden.ts';
 
-export function targetOf(c: { target?: { provider?: string } }): CompiledTarget {
-  const provider = c.target?.provider === 'vertex' ? 'vertex' : 'gemini';
+export function targetOf(c: object): CompiledTarget {
+  const provider = (c as { target?: { provider?: string } }).target?.provider === 'vertex' ? 'vertex' : 'gemini';
   return { ...TARGET, provider, upstreamModel: 'gemini-2.5-flash' } as CompiledTarget;
 }
 

@@ -1,0 +1,140 @@
+// The Gemini pieces every dialect shares: call ids that carry Gemini's id and thought signature through a client and
+// back, usage read defensively, Google's error bodies, and the selection of the translators for protocol gemini.
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../errors/catalog.ts';
+import { anthropicFromGemini } from './anthropic-gemini.ts';
+import { decodeCallId, encodeCallId } from './gemini-ids.ts';
+import { fromGeminiUsage, geminiErrorMessage } from './gemini-usage.ts';
+import { openAIFromGemini } from './openai-gemini.ts';
+import { responsesFromGemini } from './responses-gemini.ts';
+import { chatTranslation, countTokensTranslation, messagesTranslation, responsesTranslation } from './select.ts';
+import { MODEL, TARGET } from './testdata/golden.ts';
+
+const GEMINI = { ...TARGET, provider: 'gemini' as const, upstreamModel: 'gemini-3-pro-preview' };
+const SIG = 'Cq0CAdHtim+/9x==';
+
+describe('call ids', () => {
+  it('carry Gemini id and signature, and nothing when there is nothing to carry', () => {
+    expect(encodeCallId('abc', 0, {})).toBe('call_abc0');
+    const id = encodeCallId('abc', 1, { id: 'fc-1', signature: SIG });
+    expect(id).toMatch(/^call_abc1_[A-Za-z0-9_-]+$/); // accepted as an id by every client dialect
+    expect(decodeCallId(id)).toEqual({ id: 'fc-1', signature: SIG });
+  });
+
+  it.each(['call_abc0', 'toolu_01A', 'call_x_!!', 'call_x_bm90IGpzb24', `call_x_${Buffer.from('[1]').toString('base64url')}`, ''])(
+    'a foreign or damaged id (%s) carries nothing',
+    (id) => {
+      expect(decodeCallId(id)).toEqual({});
+    },
+  );
+
+  it('a signed call answered to an OpenAI client comes back with its signature on the next turn', () => {
+    const answer = {
+      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: SIG }] }, finishReason: 'STOP' }],
+      responseId: 'r-1',
+    };
+    const completion = JSON.parse(openAIFromGemini({}).response(JSON.stringify(answer), 'm').body) as {
+      choices: Array<{ message: { tool_calls: Array<{ id: string; function: { name: string; arguments: string } }> } }>;
+    };
+    const call = completion.choices[0]!.message.tool_calls[0]!;
+    const next = {
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: call.function }] },
+        { role: 'tool', tool_call_id: call.id, content: 'ok' },
+      ],
+    };
+    const body = JSON.parse(openAIFromGemini(next).request(GEMINI, MODEL).body) as { contents: unknown[] };
+    expect(body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'go' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: SIG }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'f', response: { output: 'ok' } } }] },
+    ]);
+  });
+
+  it('a call with Gemini id answered to an Anthropic client returns that id in the function response', () => {
+    const answer = { candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'fc-9', name: 'f', args: {} } }] }, finishReason: 'STOP' }] };
+    const message = JSON.parse(anthropicFromGemini({}).response(JSON.stringify(answer), 'm').body) as { content: Array<{ id: string }> };
+    const id = message.content[0]!.id;
+    const next = {
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [{ type: 'tool_use', id, name: 'f', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'ok' }] },
+      ],
+    };
+    const body = JSON.parse(anthropicFromGemini(next).request(GEMINI, MODEL).body) as { contents: Array<{ parts: unknown[] }> };
+    expect(body.contents[1]!.parts).toEqual([{ functionCall: { name: 'f', args: {}, id: 'fc-9' }, thoughtSignature: 'skip_thought_signature_validator' }]);
+    expect(body.contents[2]!.parts).toEqual([{ functionResponse: { id: 'fc-9', name: 'f', response: { output: 'ok' } } }]);
+  });
+});
+
+describe('usage', () => {
+  const BAD: unknown[] = [null, -5, '12', 0.5, Infinity, Number.NaN, {}, true];
+  it.each(BAD)('a count that is not a whole non-negative number (%s) is flagged missing, never read as 0', (v) => {
+    expect(fromGeminiUsage({ promptTokenCount: v, candidatesTokenCount: v })).toMatchObject({
+      inputTokens: 0,
+      outputTokens: 0,
+      inputMissing: true,
+      outputMissing: true,
+    });
+  });
+
+  it('input counts the tool-use prompt, output the thoughts; an absent candidates count is read from the total', () => {
+    expect(
+      fromGeminiUsage({ promptTokenCount: 100, toolUsePromptTokenCount: 7, candidatesTokenCount: 20, thoughtsTokenCount: 30, cachedContentTokenCount: 64 }),
+    ).toEqual({
+      inputTokens: 107,
+      outputTokens: 50,
+      cacheReadTokens: 64,
+      cacheWriteTokens: 0,
+      reasoningTokens: 30,
+    });
+    expect(fromGeminiUsage({ promptTokenCount: 10, thoughtsTokenCount: 5, totalTokenCount: 15 })).toEqual({
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 5,
+    });
+    expect(fromGeminiUsage({ promptTokenCount: 10 })).toMatchObject({ inputTokens: 10, outputMissing: true });
+    expect(fromGeminiUsage(undefined)).toMatchObject({ inputMissing: true, outputMissing: true });
+  });
+});
+
+describe('error bodies', () => {
+  it("reads Google's error JSON, also as a list, and nothing else", () => {
+    const e = { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } };
+    expect(geminiErrorMessage(JSON.stringify(e), 429)).toBe('upstream answered 429 RESOURCE_EXHAUSTED: Resource has been exhausted (e.g. check quota).');
+    expect(geminiErrorMessage(JSON.stringify([e]), 429)).toBe('upstream answered 429 RESOURCE_EXHAUSTED: Resource has been exhausted (e.g. check quota).');
+    expect(geminiErrorMessage('<html>bad gateway</html>', 502)).toBe('upstream answered 502');
+    expect(geminiErrorMessage(JSON.stringify({ error: { message: 'x'.repeat(900) } }), 400)).toHaveLength('upstream answered 400: '.length + 500);
+  });
+});
+
+describe('select', () => {
+  it('serves chat, responses and messages on gemini with the Gemini translators, count_tokens with the local estimate', () => {
+    expect(chatTranslation({ messages: [] })('gemini').protocol).toBe('gemini');
+    expect(responsesTranslation({ input: 'x' })('gemini').protocol).toBe('gemini');
+    expect(messagesTranslation({ messages: [] }, {})('gemini').protocol).toBe('gemini');
+    const count = countTokensTranslation({ messages: [{ role: 'user', content: 'Hello there' }] }, {})('gemini').request(GEMINI, MODEL);
+    expect(count.local).toBeDefined();
+    expect(JSON.parse(count.local!)).toEqual({ input_tokens: expect.any(Number) as number });
+  });
+
+  it('a refusal happens before any upstream call, as a 400 in the client dialect', () => {
+    for (const t of [
+      () => openAIFromGemini({ n: 3, messages: [] }).request(GEMINI, MODEL),
+      () => responsesFromGemini({ input: [{ type: 'function_call_output', call_id: 'x', output: '' }] }).request(GEMINI, MODEL),
+      () => anthropicFromGemini({ max_tokens: 1, mcp_servers: [{}], messages: [] }).request(GEMINI, MODEL),
+    ]) {
+      expect(t).toThrow(GatewayError);
+      try {
+        t();
+      } catch (e) {
+        expect((e as GatewayError).status).toBe(400);
+      }
+    }
+  });
+});
