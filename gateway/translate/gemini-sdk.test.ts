@@ -76,7 +76,11 @@ describe('requests equal what @google/genai sends for the same parameters', () =
 
   it('OpenAI client: tools with JSON Schema, forced function, signed calls, function responses, response JSON schema (Gemini API)', async () => {
     const c = caseOf(openai.request, 'tools, forced function');
-    const ours = JSON.parse(openAIFromGemini(c.client).request(targetOf(c), MODEL).body) as { contents: unknown; tools: unknown; generationConfig: { responseJsonSchema: unknown } };
+    const ours = JSON.parse(openAIFromGemini(c.client).request(targetOf(c), MODEL).body) as {
+      contents: unknown;
+      tools: unknown;
+      generationConfig: { responseJsonSchema: unknown };
+    };
     const sdk = await sdkBody(geminiApi(), {
       model: 'gemini-2.5-flash',
       contents: ours.contents as never, // the parts themselves are compared through the converters below
@@ -118,7 +122,11 @@ describe('requests equal what @google/genai sends for the same parameters', () =
         tools: [
           {
             functionDeclarations: [
-              { name: 'get_weather', description: 'Current weather of a city', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+              {
+                name: 'get_weather',
+                description: 'Current weather of a city',
+                parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+              },
               { name: 'screenshot', parametersJsonSchema: { type: 'object', properties: {} } },
             ],
           },
@@ -174,7 +182,9 @@ describe('@google/genai parses the golden answers as the translators read them',
     };
     const message = ours.choices[0]!.message;
     expect(r.text ?? '').toBe(message.content ?? '');
-    expect((r.functionCalls ?? []).map((f) => ({ name: f.name, arguments: JSON.stringify(f.args) }))).toEqual((message.tool_calls ?? []).map((t) => t.function));
+    expect((r.functionCalls ?? []).map((f) => ({ name: f.name, arguments: JSON.stringify(f.args) }))).toEqual(
+      (message.tool_calls ?? []).map((t) => t.function),
+    );
   });
 
   it.each(openai.stream.filter((s) => !s.name.startsWith('an error')))('stream: $name', async (c) => {
