@@ -28,10 +28,7 @@ export function readChunk(r: Json, callIndex = 0): Chunk {
       if (p.text !== '') parts.push({ kind: 'text', text: p.text });
     } else if (isObject(p.functionCall)) {
       const fc = p.functionCall;
-      const id = encodeCallId(nonce, callIndex++, {
-        ...(typeof fc.id === 'string' && fc.id !== '' ? { id: fc.id } : {}),
-        ...(typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? { signature: p.thoughtSignature } : {}),
-      });
+      const id = encodeCallId(nonce, callIndex++, fc.id);
       parts.push({ kind: 'call', id, name: String(fc.name ?? ''), args: isObject(fc.args) ? fc.args : {} });
     }
   }

@@ -1,41 +1,26 @@
-// Tool-call ids for Gemini answers. Gemini names a function call by its name and place (an `id` only sometimes), and
-// Gemini 3 signs its calls (`thoughtSignature` on the part) and refuses a later turn whose calls lost their signature.
-// Clients keep nothing but the call id, so the id carries both: `call_<nonce>` when there is nothing to carry, else
-// `call_<nonce>_<base64url of {"id","s"}>`, which a later request decodes to put the id and signature back. Only
-// [A-Za-z0-9_-] is used, which every client dialect accepts for a call id.
-import { isObject } from './json-read.ts';
-import { safeJson } from './types.ts';
+// Tool-call ids for Gemini answers. Gemini names a function call by its name and place, with an `id` only sometimes;
+// clients need an id per call and send it back with the result. Ours: `call_g_<Gemini's id>` when Gemini gave a
+// short one (letters, digits, _ and -), which the next request puts back on the call and its response; else
+// `call_<nonce><index>`, which carries nothing. Every id stays within 40 characters of [A-Za-z0-9_-], which every
+// client dialect and upstream accepts (OpenAI refuses longer tool-call ids), so a conversation begun on a Gemini
+// target can fall back to any other. Gemini 3's thought signatures are therefore not carried (they run to hundreds
+// of bytes): gemini-request.ts sends Google's documented placeholder in their place.
 
-export interface CallRef {
-  /** Gemini's own id of the call, when it gave one. */
-  id?: string;
-  /** The part's thoughtSignature. */
-  signature?: string;
-}
+/** Gemini ids longer than this do not fit in 40 characters with the prefix: such a call gets one of ours. */
+const MAX_CARRIED = 33;
 
-/** The nonce part of the ids of one answer: its responseId (letters and digits only) or the time. */
+/** The nonce part of the ids of one answer: the start of its responseId (letters and digits) or the time. */
 export function callNonce(responseId: unknown): string {
-  const tail = typeof responseId === 'string' ? responseId.replace(/[^A-Za-z0-9]/g, '') : '';
+  const tail = typeof responseId === 'string' ? responseId.replace(/[^A-Za-z0-9]/g, '').slice(0, 24) : '';
   return tail || Date.now().toString(36);
 }
 
-export function encodeCallId(nonce: string, index: number, ref: CallRef): string {
-  const head = `call_${nonce}${index}`;
-  const carried: Record<string, string> = {};
-  if (ref.id) carried.id = ref.id;
-  if (ref.signature) carried.s = ref.signature;
-  if (Object.keys(carried).length === 0) return head;
-  return `${head}_${Buffer.from(JSON.stringify(carried)).toString('base64url')}`;
+export function encodeCallId(nonce: string, index: number, geminiId?: unknown): string {
+  if (typeof geminiId === 'string' && geminiId.length <= MAX_CARRIED && /^[A-Za-z0-9_-]+$/.test(geminiId)) return `call_g_${geminiId}`;
+  return `call_${nonce}${index}`;
 }
 
-/** What an id of ours carries; any other id carries nothing. */
-export function decodeCallId(callId: string): CallRef {
-  const m = /^call_[A-Za-z0-9]+_([A-Za-z0-9_-]+)$/.exec(callId);
-  if (!m) return {};
-  const v = safeJson(Buffer.from(m[1]!, 'base64url').toString('utf8'));
-  if (!isObject(v)) return {};
-  const out: CallRef = {};
-  if (typeof v.id === 'string') out.id = v.id;
-  if (typeof v.s === 'string') out.signature = v.s;
-  return out;
+/** Gemini's id of the call an id of ours names, if it carries one. */
+export function geminiIdOf(callId: string): string | undefined {
+  return /^call_g_([A-Za-z0-9_-]+)$/.exec(callId)?.[1];
 }

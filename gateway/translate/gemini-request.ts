@@ -7,7 +7,7 @@
 // extension, and a URL without a known one is refused. The Gemini API fetches no URLs but its own Files API's, so
 // a URL is refused there: the client sends the data instead.
 import type { CompiledTarget } from '../contract/snapshot.ts';
-import { decodeCallId } from './gemini-ids.ts';
+import { geminiIdOf } from './gemini-ids.ts';
 import { isObject, unsupported, invalid, type Json } from './json-read.ts';
 
 export const NO_GEMINI = 'has no equivalent on a Gemini upstream, which serves this model';
@@ -16,9 +16,9 @@ export const NO_GEMINI = 'has no equivalent on a Gemini upstream, which serves t
 export const MAX_STOP = 5;
 
 /**
- * Gemini 3 refuses a turn whose function calls lost their signature; Google documents this value for calls it did
- * not write (a conversation begun on another model, or a client that lost the id we gave): put on the first call of
- * such a model turn.
+ * Gemini 3 refuses a turn whose function calls come back without their thought signature; clients keep no signature
+ * (gemini-ids.ts), so the first call of each model turn gets the value Google documents for calls whose signature
+ * is not at hand (history from another model or another client).
  */
 export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
 
@@ -35,12 +35,12 @@ export class Turns {
     else this.contents.push({ role, parts: [...parts] });
   }
 
-  /** The contents, each model turn whose calls carry no signature given the documented placeholder on its first. */
+  /** The contents, each model turn with calls given the documented placeholder signature on its first call. */
   done(): Json[] {
     for (const c of this.contents) {
       if (c.role !== 'model') continue;
       const calls = (c.parts as Json[]).filter((p) => isObject(p.functionCall));
-      if (calls.length > 0 && !calls.some((p) => typeof p.thoughtSignature === 'string')) calls[0]!.thoughtSignature = SKIP_SIGNATURE;
+      if (calls.length > 0) calls[0]!.thoughtSignature = SKIP_SIGNATURE;
     }
     return this.contents;
   }
@@ -95,18 +95,16 @@ export function functionDeclaration(name: string, description: string | undefine
   return out;
 }
 
-/** A call of an earlier assistant turn: its Gemini id and thoughtSignature back from the call id we gave. */
+/** A call of an earlier assistant turn, with Gemini's id back when the call id we gave carries it. */
 export function functionCallPart(name: string, args: Json, callId: string): Json {
-  const ref = decodeCallId(callId);
-  const part: Json = { functionCall: { name, args, ...(ref.id ? { id: ref.id } : {}) } };
-  if (ref.signature) part.thoughtSignature = ref.signature;
-  return part;
+  const id = geminiIdOf(callId);
+  return { functionCall: { name, args, ...(id ? { id } : {}) } };
 }
 
 /** A tool's result: Gemini's convention is `{output}` for a result and `{error}` for a failure. */
 export function functionResponsePart(name: string, callId: string, text: string, isError = false): Json {
-  const ref = decodeCallId(callId);
-  return { functionResponse: { ...(ref.id ? { id: ref.id } : {}), name, response: isError ? { error: text } : { output: text } } };
+  const id = geminiIdOf(callId);
+  return { functionResponse: { ...(id ? { id } : {}), name, response: isError ? { error: text } : { output: text } } };
 }
 
 /** Tool arguments (a JSON string) as the object Gemini's args are. */
