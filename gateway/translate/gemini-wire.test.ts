@@ -28,7 +28,9 @@ describe('call ids', () => {
 
   it('a call answered to an OpenAI client comes back on the next turn with the placeholder signature Gemini 3 needs', () => {
     const answer = {
-      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'Cq0CAdHtim+/9x==' }] }, finishReason: 'STOP' }],
+      candidates: [
+        { content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'Cq0CAdHtim+/9x==' }] }, finishReason: 'STOP' },
+      ],
       responseId: 'r-1',
     };
     const completion = JSON.parse(openAIFromGemini({}).response(JSON.stringify(answer), 'm').body) as {
