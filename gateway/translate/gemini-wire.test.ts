@@ -1,6 +1,7 @@
 // The Gemini pieces every dialect shares: call ids that carry Gemini's id through a client and back, usage read defensively, Google's error bodies, and the selection of the translators for protocol gemini.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/catalog.ts';
+import { SseParser } from '../sse/parser.ts';
 import { anthropicFromGemini } from './anthropic-gemini.ts';
 import { callNonce, encodeCallId, geminiIdOf } from './gemini-ids.ts';
 import { fromGeminiUsage, geminiErrorMessage } from './gemini-usage.ts';
@@ -104,6 +105,33 @@ describe('usage', () => {
   });
 });
 
+describe('streams as Google frames them', () => {
+  it('data lines separated by CRLF, parsed by the gateway SSE parser, end complete in every dialect', () => {
+    const chunks = [
+      {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'Hel' }] } }],
+        usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 },
+        responseId: 'x',
+      },
+      {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'lo' }] }, finishReason: 'STOP' }],
+        usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2, totalTokenCount: 5 },
+        responseId: 'x',
+      },
+    ];
+    const wireText = chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join('');
+    for (const t of [openAIFromGemini({ stream: true }), anthropicFromGemini({ stream: true }), responsesFromGemini({ input: 'hi', stream: true })]) {
+      const tr = t.stream('m');
+      const parser = new SseParser();
+      // Split mid-line, as TCP reads may.
+      const out = [...parser.push(wireText.slice(0, 50)), ...parser.push(wireText.slice(50))].map((e) => tr.event(e)).join('');
+      expect(tr.complete && !tr.failed).toBe(true);
+      expect(out).toContain('lo');
+      expect(tr.usage()).toEqual({ inputTokens: 3, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    }
+  });
+});
+
 describe('error bodies', () => {
   it("reads Google's error JSON, also as a list, and nothing else", () => {
     const e = { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' } };
@@ -122,6 +150,11 @@ describe('select', () => {
     const count = countTokensTranslation({ messages: [{ role: 'user', content: 'Hello there' }] }, {})('gemini').request(GEMINI, MODEL);
     expect(count.local).toBeDefined();
     expect(JSON.parse(count.local!)).toEqual({ input_tokens: expect.any(Number) as number });
+  });
+
+  it('the availability probe (max_tokens 1) asks Gemini for one token', () => {
+    const req = chatTranslation({ model: 'public-model', messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 })('gemini').request(GEMINI, MODEL);
+    expect(JSON.parse(req.body)).toEqual({ contents: [{ role: 'user', parts: [{ text: 'ping' }] }], generationConfig: { maxOutputTokens: 1 } });
   });
 
   it('a refusal happens before any upstream call, as a 400 in the client dialect', () => {
