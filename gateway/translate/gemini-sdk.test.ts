@@ -8,6 +8,10 @@ import { FinishReason, FunctionCallingConfigMode, GoogleGenAI, type GenerateCont
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicFromGemini } from './anthropic-gemini.ts';
 import { openAIFromGemini } from './openai-gemini.ts';
+import { geminiEmbedMethod } from './gemini-embed-method.ts';
+import { openAIEmbeddingsFromGemini } from './openai-gemini-embeddings.ts';
+import type { Usage } from './types.ts';
+import { expectConforms } from '../../test/helpers/openapi.ts';
 import { loadGolden, MODEL } from './testdata/golden.ts';
 import { targetOf } from './testdata/gemini/harness.ts';
 
@@ -170,6 +174,59 @@ describe('requests equal what @google/genai sends for the same parameters', () =
       const sdk = (await sdkBody(ai, { model: 'gemini-2.5-flash', contents: ours.contents as never })) as { contents: unknown[] };
       expect(sdk.contents).toEqual(ours.contents);
     }
+  });
+});
+
+describe('embeddings: the bodies @google/genai sends for embedContent, and its answers read', () => {
+  const tokens = (n: number): Usage => ({ inputTokens: n, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  it.each([
+    {
+      name: 'the Gemini API: batchEmbedContents',
+      ai: geminiApi,
+      target: { provider: 'gemini', upstreamModel: 'gemini-embedding-001' },
+      inputs: ['first text', 'second text'],
+      answer: { embeddings: [{ values: [0, 0.5] }, { values: [1, 0.5] }] },
+      usage: { ...tokens(0), inputMissing: true },
+    },
+    {
+      name: 'Vertex AI, gemini-embedding-001: predict',
+      ai: vertex,
+      target: { provider: 'vertex', upstreamModel: 'gemini-embedding-001' },
+      inputs: ['first text', 'second text'],
+      answer: { predictions: [0, 1].map((i) => ({ embeddings: { values: [i, 0.5], statistics: { token_count: 2 + i, truncated: false } } })) },
+      usage: tokens(5),
+    },
+    {
+      name: 'Vertex AI, a later Gemini embedding model: embedContent, one input',
+      ai: vertex,
+      target: { provider: 'vertex', upstreamModel: 'gemini-embedding-2-preview' },
+      inputs: ['only text'],
+      answer: { embedding: { values: [0.25, 0.5] }, usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } },
+      usage: tokens(3),
+    },
+  ] as const)('$name', async (c) => {
+    const target = { ...targetOf({ target: { provider: c.target.provider } }), upstreamModel: c.target.upstreamModel };
+    const client = { model: 'public-model', input: [...c.inputs], dimensions: 256 };
+    const req = openAIEmbeddingsFromGemini(client).request(target, MODEL);
+    reply = { sse: false, text: JSON.stringify(c.answer) };
+    const r = await c.ai().models.embedContent({ model: c.target.upstreamModel, contents: [...c.inputs], config: { outputDimensionality: 256 } });
+    expect(JSON.parse(req.body)).toEqual(seen?.body);
+    expect(req.operation).toBe('embeddings');
+    expect(seen?.url).toMatch(new RegExp(`/models/${c.target.upstreamModel}:${geminiEmbedMethod(target)}$`));
+    const out = openAIEmbeddingsFromGemini(client).response(JSON.stringify(c.answer), 'public-model');
+    const body = JSON.parse(out.body) as { data: Array<{ embedding: number[] }> };
+    expectConforms('CreateEmbeddingResponse', body);
+    expect(body.data.map((d) => d.embedding)).toEqual(r.embeddings?.map((e) => e.values));
+    expect(out.usage).toEqual(c.usage);
+  });
+
+  it('base64 vectors are the little-endian float32 bytes OpenAI sends; token ids and a second input to a one-input model are refused', () => {
+    const out = openAIEmbeddingsFromGemini({ input: 'x', encoding_format: 'base64' }).response(JSON.stringify({ embeddings: [{ values: [1, -0.5] }] }), 'm');
+    const b64 = (JSON.parse(out.body) as { data: Array<{ embedding: string }> }).data[0]!.embedding;
+    expect(Array.from(new Float32Array(new Uint8Array(Buffer.from(b64, 'base64')).buffer))).toEqual([1, -0.5]);
+    expect(() => openAIEmbeddingsFromGemini({ input: [[1, 2]] }).request(targetOf({}), MODEL)).toThrow(/^input: token ids/);
+    const v2 = { ...targetOf({ target: { provider: 'vertex' } }), upstreamModel: 'gemini-embedding-2-preview' };
+    expect(() => openAIEmbeddingsFromGemini({ input: ['a', 'b'] }).request(v2, MODEL)).toThrow(/^input: several inputs/);
   });
 });
 

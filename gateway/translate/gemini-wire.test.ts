@@ -7,7 +7,7 @@ import { callNonce, encodeCallId, geminiIdOf } from './gemini-ids.ts';
 import { fromGeminiUsage, geminiErrorMessage } from './gemini-usage.ts';
 import { openAIFromGemini } from './openai-gemini.ts';
 import { responsesFromGemini } from './responses-gemini.ts';
-import { chatTranslation, countTokensTranslation, messagesTranslation, responsesTranslation } from './select.ts';
+import { chatTranslation, countTokensTranslation, embeddingsTranslation, messagesTranslation, responsesTranslation } from './select.ts';
 import { MODEL, TARGET } from './testdata/golden.ts';
 
 const GEMINI = { ...TARGET, provider: 'gemini' as const, upstreamModel: 'gemini-3-pro-preview' };
@@ -143,10 +143,11 @@ describe('error bodies', () => {
 });
 
 describe('select', () => {
-  it('serves chat, responses and messages on gemini with the Gemini translators, count_tokens with the local estimate', () => {
+  it('serves chat, responses, messages and embeddings on gemini with the Gemini translators, count_tokens with the local estimate', () => {
     expect(chatTranslation({ messages: [] })('gemini').protocol).toBe('gemini');
     expect(responsesTranslation({ input: 'x' })('gemini').protocol).toBe('gemini');
     expect(messagesTranslation({ messages: [] }, {})('gemini').protocol).toBe('gemini');
+    expect(embeddingsTranslation({ input: 'ping' })('gemini').request(GEMINI, MODEL).operation).toBe('embeddings');
     const count = countTokensTranslation({ messages: [{ role: 'user', content: 'Hello there' }] }, {})('gemini').request(GEMINI, MODEL);
     expect(count.local).toBeDefined();
     expect(JSON.parse(count.local!)).toEqual({ input_tokens: expect.any(Number) as number });

@@ -9,6 +9,7 @@ import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
 import { openAIFromAnthropic } from './openai-anthropic.ts';
 import { openAIFromGemini } from './openai-gemini.ts';
+import { openAIEmbeddingsFromGemini } from './openai-gemini-embeddings.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
 import { responsesFromGemini } from './responses-gemini.ts';
@@ -70,8 +71,9 @@ export function embeddingsTranslation(body: Json): TranslationFor {
         return openAIEmbeddingsPassThrough(body);
       case 'anthropic':
         throw new GatewayError('upstream_error', 'This embeddings model is routed to an Anthropic upstream, which has no embeddings API.');
-      case 'converse':
       case 'gemini':
+        return openAIEmbeddingsFromGemini(body);
+      case 'converse':
         return notYet(p);
       default:
         return unreachable(p);
