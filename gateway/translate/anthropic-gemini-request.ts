@@ -35,7 +35,7 @@ export function toGeminiFromMessages(client: Json, target: CompiledTarget, model
     else if (m.role === 'assistant') turns.push('model', assistantParts(m.content, path, names));
     else throw unsupported(`messages[${i}].role`, `the role ${String(m.role)} is not known`);
   });
-  const out: Json = { contents: turns.done() };
+  const out: Json = { contents: turns.done('messages') };
   if (client.system !== undefined && client.system !== null) {
     const system = systemTexts(client.system, 'system').filter((t) => t !== '');
     if (system.length > 0) out.systemInstruction = { parts: system.map((text) => ({ text })) };

@@ -24,19 +24,27 @@ export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
 
 export type Role = 'user' | 'model';
 
-/** The conversation's turns: consecutive parts of one role go in one turn, as Gemini wants them alternating. */
+/**
+ * The conversation's turns: consecutive parts of one role go in one turn, as Gemini wants them alternating. Empty
+ * text parts are left out (Gemini refuses them), and so is a turn left with no part.
+ */
 export class Turns {
   readonly contents: Json[] = [];
 
-  push(role: Role, parts: Json[]): void {
+  push(role: Role, all: Json[]): void {
+    const parts = all.filter((p) => p.text !== '');
     if (parts.length === 0) return;
     const last = this.contents.at(-1);
     if (last?.role === role) (last.parts as Json[]).push(...parts);
     else this.contents.push({ role, parts: [...parts] });
   }
 
-  /** The contents, each model turn with calls given the documented placeholder signature on its first call. */
-  done(): Json[] {
+  /**
+   * The contents, each model turn with calls given the documented placeholder signature on its first call. A
+   * conversation with nothing to send is refused (`path` names the client's field), as Gemini would refuse it.
+   */
+  done(path: string): Json[] {
+    if (this.contents.length === 0) throw invalid(path, 'holds no content to send: Gemini needs at least one turn with content');
     for (const c of this.contents) {
       if (c.role !== 'model') continue;
       const calls = (c.parts as Json[]).filter((p) => isObject(p.functionCall));

@@ -23,10 +23,11 @@ import {
 } from './gemini-request.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
 
-export function toGeminiFromChat(client: Json, target: CompiledTarget, model: CompiledModel): Json {
+/** `contentPath` names the client's field that holds the conversation (messages; input for a Responses client). */
+export function toGeminiFromChat(client: Json, target: CompiledTarget, model: CompiledModel, contentPath = 'messages'): Json {
   refuseOpenAIOnly(client);
   const { system, turns } = contentsOf(arrayAt(client.messages, 'messages'), target);
-  const out: Json = { contents: turns.done() };
+  const out: Json = { contents: turns.done(contentPath) };
   if (system.length > 0) out.systemInstruction = { parts: system.map((text) => ({ text })) };
   const tools = Array.isArray(client.tools) ? client.tools.map((t, i) => declarationOf(t, `tools[${i}]`)) : [];
   if (tools.length > 0) {

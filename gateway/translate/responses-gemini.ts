@@ -50,7 +50,7 @@ export function responsesFromGemini(client: Json, now: () => number = Date.now):
       refuseForGemini(client, target);
       const chat = toChatRequest(client, target.upstreamModel, hostedToolsMode(model));
       tools = chat.tools;
-      const body = toGeminiFromChat(chat.body, target, model);
+      const body = toGeminiFromChat(chat.body, target, model, 'input');
       return { operation: 'chat', body: JSON.stringify(body), stream: client.stream === true, headers: {}, droppedTools: chat.dropped };
     },
     response(upstreamBody: string, servedModel: string) {
