@@ -1,7 +1,6 @@
-// count_tokens for an Anthropic client whose model an OpenAI-protocol or Gemini upstream serves: OpenAI has no such
-// endpoint (and Gemini's countTokens is not called yet), so the gateway answers itself with an estimate (about 4
-// characters per token, a fixed cost per message and per image). It is free, as Anthropic's own count_tokens is.
-import type { Protocol } from '../providers/types.ts';
+// count_tokens for an Anthropic client whose model an OpenAI-protocol upstream serves: OpenAI has no such
+// endpoint, so the gateway answers itself with an estimate (about 4 characters per token, a fixed cost per
+// message and per image). It is free, as Anthropic's own count_tokens is.
 import { anthropicErrorMessage } from './anthropic-usage.ts';
 import { isObject, type Json } from './json-read.ts';
 import { NO_USAGE, type StreamTranslator, type Translation, type UpstreamRequest } from './types.ts';
@@ -32,11 +31,10 @@ export function estimateInputTokens(client: Json): number {
   return Math.max(1, Math.ceil(acc.chars / 4) + messages * PER_MESSAGE + acc.images * PER_IMAGE);
 }
 
-/** `protocol`: the upstream's, which has no count_tokens the gateway calls (OpenAI's; Gemini's is not used yet). */
-export function anthropicCountTokensEstimate(client: Json, protocol: Protocol = 'openai'): Translation {
+export function anthropicCountTokensEstimate(client: Json): Translation {
   return {
     dialect: 'anthropic',
-    protocol,
+    protocol: 'openai',
     request(): UpstreamRequest {
       return { operation: 'count_tokens', body: '', stream: false, headers: {}, local: JSON.stringify({ input_tokens: estimateInputTokens(client) }) };
     },

@@ -7,10 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { FinishReason, FunctionCallingConfigMode, GoogleGenAI, type GenerateContentParameters } from '@google/genai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicFromGemini } from './anthropic-gemini.ts';
+import { anthropicCountTokensFromGemini } from './anthropic-gemini-count.ts';
+import { estimateInputTokens } from './count-tokens.ts';
 import { openAIFromGemini } from './openai-gemini.ts';
 import { geminiEmbedMethod } from './gemini-embed-method.ts';
 import { openAIEmbeddingsFromGemini } from './openai-gemini-embeddings.ts';
-import type { Usage } from './types.ts';
+import { NO_USAGE, type Usage } from './types.ts';
 import { expectConforms } from '../../test/helpers/openapi.ts';
 import { loadGolden, MODEL } from './testdata/golden.ts';
 import { targetOf } from './testdata/gemini/harness.ts';
@@ -227,6 +229,49 @@ describe('embeddings: the bodies @google/genai sends for embedContent, and its a
     expect(() => openAIEmbeddingsFromGemini({ input: [[1, 2]] }).request(targetOf({}), MODEL)).toThrow(/^input: token ids/);
     const v2 = { ...targetOf({ target: { provider: 'vertex' } }), upstreamModel: 'gemini-embedding-2-preview' };
     expect(() => openAIEmbeddingsFromGemini({ input: ['a', 'b'] }).request(v2, MODEL)).toThrow(/^input: several inputs/);
+  });
+});
+
+describe("count_tokens: Gemini's countTokens", () => {
+  const client = {
+    model: 'public-model',
+    system: 'Be brief.',
+    tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+    messages: [{ role: 'user', content: 'Weather in Paris?' }],
+  };
+
+  it('Vertex AI: the body @google/genai sends for countTokens, and its answer', async () => {
+    const req = anthropicCountTokensFromGemini(client).request(targetOf({ target: { provider: 'vertex' } }), MODEL);
+    reply = { sse: false, text: JSON.stringify({ totalTokens: 31, promptTokensDetails: [{ modality: 'TEXT', tokenCount: 31 }] }) };
+    const r = await vertex().models.countTokens({
+      model: 'gemini-2.5-flash',
+      contents: [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }],
+      config: {
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        tools: [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } } }] }],
+      },
+    });
+    expect(req.operation).toBe('count_tokens');
+    expect(JSON.parse(req.body)).toEqual(seen?.body);
+    expect(seen?.url).toMatch(/\/models\/gemini-2\.5-flash:countTokens$/);
+    const out = anthropicCountTokensFromGemini(client).response(reply.text, 'public-model');
+    expect(JSON.parse(out.body)).toEqual({ input_tokens: r.totalTokens });
+    expect(out.usage).toEqual(NO_USAGE); // free, as Anthropic's own count_tokens is
+  });
+
+  it('the Gemini API: system prompt and tools counted inside generateContentRequest; an answer without a count falls back to the estimate', () => {
+    const req = anthropicCountTokensFromGemini(client).request(targetOf({}), MODEL);
+    expect(JSON.parse(req.body)).toEqual({
+      generateContentRequest: {
+        model: 'models/gemini-2.5-flash',
+        contents: [{ role: 'user', parts: [{ text: 'Weather in Paris?' }] }],
+        systemInstruction: { parts: [{ text: 'Be brief.' }] },
+        tools: [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } } }] }],
+        generationConfig: { maxOutputTokens: 4096 },
+      },
+    });
+    expect(JSON.parse(anthropicCountTokensFromGemini(client).response('{}', 'm').body)).toEqual({ input_tokens: estimateInputTokens(client) });
+    expect(() => anthropicCountTokensFromGemini({ ...client, mcp_servers: [{}] }).request(targetOf({}), MODEL)).toThrow(/^mcp_servers:/);
   });
 });
 

@@ -4,6 +4,7 @@ import { GatewayError } from '../errors/catalog.ts';
 import type { Protocol } from '../providers/types.ts';
 import { anthropicCountTokensPassThrough, anthropicMessagesPassThrough, type AnthropicHeaders } from './anthropic-anthropic.ts';
 import { anthropicFromGemini } from './anthropic-gemini.ts';
+import { anthropicCountTokensFromGemini } from './anthropic-gemini-count.ts';
 import { anthropicFromOpenAI } from './anthropic-openai.ts';
 import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
@@ -106,8 +107,9 @@ export function countTokensTranslation(body: Json, headers: AnthropicHeaders): T
       case 'anthropic':
         return anthropicCountTokensPassThrough(body, headers);
       case 'openai':
+        return anthropicCountTokensEstimate(body);
       case 'gemini':
-        return anthropicCountTokensEstimate(body, p);
+        return anthropicCountTokensFromGemini(body);
       case 'converse':
         return notYet(p);
       default:
