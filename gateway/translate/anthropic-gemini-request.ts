@@ -167,7 +167,7 @@ function assistantParts(content: unknown, path: string, names: CallNames): Json[
 function declarationOf(raw: unknown, path: string): Json {
   const t = objectAt(raw, path);
   if (t.type !== undefined && t.type !== null && t.type !== 'custom') throw unsupported(path, `the server tool ${String(t.type)} ${NO_GEMINI}`);
-  return functionDeclaration(stringAt(t.name, `${path}.name`), optionalString(t.description, `${path}.description`), t.input_schema);
+  return functionDeclaration(stringAt(t.name, `${path}.name`), `${path}.name`, optionalString(t.description, `${path}.description`), t.input_schema);
 }
 
 /** auto/any/tool/none -> AUTO/ANY/ANY with that one function allowed/NONE. */

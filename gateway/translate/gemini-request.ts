@@ -95,8 +95,19 @@ export function inlinePart(mimeType: string, data: string): Json {
   return { inlineData: { mimeType, data } };
 }
 
-/** A function declaration: the client's JSON Schema goes whole in parametersJsonSchema (no OpenAPI-subset rewrite). */
-export function functionDeclaration(name: string, description: string | undefined, schema: unknown): Json {
+/** Gemini's function names: letters, digits, `_ . : -`, at most 64 (Google's API refuses others). */
+const FUNCTION_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+export function checkFunctionName(name: string, path: string): void {
+  if (!FUNCTION_NAME.test(name)) throw unsupported(path, 'Gemini takes function names of at most 64 letters, digits, _ . : or -');
+}
+
+/**
+ * A function declaration: the client's JSON Schema goes whole in parametersJsonSchema (no OpenAPI-subset rewrite).
+ * `namePath` names the client's field, for a name Gemini would refuse.
+ */
+export function functionDeclaration(name: string, namePath: string, description: string | undefined, schema: unknown): Json {
+  checkFunctionName(name, namePath);
   const out: Json = { name };
   if (description !== undefined) out.description = description;
   if (isObject(schema)) out.parametersJsonSchema = schema;

@@ -163,7 +163,12 @@ function declarationOf(raw: unknown, path: string): Json {
   const t = objectAt(raw, path);
   if (t.type !== 'function') throw unsupported(path, `a ${String(t.type)} tool ${NO_GEMINI}`);
   const fn = objectAt(t.function, `${path}.function`);
-  return functionDeclaration(stringAt(fn.name, `${path}.function.name`), optionalString(fn.description, `${path}.function.description`), fn.parameters);
+  return functionDeclaration(
+    stringAt(fn.name, `${path}.function.name`),
+    `${path}.function.name`,
+    optionalString(fn.description, `${path}.function.description`),
+    fn.parameters,
+  );
 }
 
 /** auto/required/none/function -> AUTO/ANY/NONE/ANY with that one function allowed. */

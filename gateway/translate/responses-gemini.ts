@@ -3,7 +3,7 @@
 // every mapping lives once. What Gemini refuses is checked first on the Responses fields, so the 400 names the field
 // the client sent. The stream is in responses-gemini-stream.ts.
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
-import { mediaPart } from './gemini-request.ts';
+import { checkFunctionName, mediaPart } from './gemini-request.ts';
 import { geminiErrorMessage } from './gemini-usage.ts';
 import { hostedToolsMode } from './hosted-tools.ts';
 import { invalid, isObject, parseUpstream, unsupported, type Json } from './json-read.ts';
@@ -14,7 +14,22 @@ import { ResponsesFromGeminiStream } from './responses-gemini-stream.ts';
 import { fromCompletion } from './responses-output.ts';
 import { safeJson, type Translation, type UpstreamRequest } from './types.ts';
 
+/** Function names as Gemini will see them (a namespaced one flattened to `<namespace>__<name>`), named by their field. */
+function checkToolNames(tools: unknown): void {
+  if (!Array.isArray(tools)) return;
+  tools.forEach((t, i) => {
+    if (!isObject(t)) return;
+    if (t.type === 'function' && typeof t.name === 'string') checkFunctionName(t.name, `tools[${i}].name`);
+    if (t.type === 'namespace' && typeof t.name === 'string' && Array.isArray(t.tools)) {
+      t.tools.forEach((u, j) => {
+        if (isObject(u) && typeof u.name === 'string') checkFunctionName(`${String(t.name)}__${u.name}`, `tools[${i}].tools[${j}].name`);
+      });
+    }
+  });
+}
+
 function refuseForGemini(client: Json, target: CompiledTarget): void {
+  checkToolNames(client.tools);
   if (!Array.isArray(client.input)) return;
   const calls = new Set<unknown>();
   client.input.forEach((raw, i) => {
