@@ -37,12 +37,15 @@ export function toOpenAIUsage(u: Usage): {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens: number };
 } {
   return {
     prompt_tokens: u.inputTokens,
     completion_tokens: u.outputTokens,
     total_tokens: u.inputTokens + u.outputTokens,
     prompt_tokens_details: { cached_tokens: u.cacheReadTokens, ...(u.cacheWriteTokens > 0 ? { cache_write_tokens: u.cacheWriteTokens } : {}) },
+    // Reasoning tokens (part of completion_tokens) when the upstream reported them (Gemini's thoughtsTokenCount).
+    ...(u.reasoningTokens !== undefined && u.reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: u.reasoningTokens } } : {}),
   };
 }
 

@@ -4,6 +4,8 @@ import { GatewayError } from '../errors/catalog.ts';
 import type { Protocol } from '../providers/types.ts';
 import { anthropicCountTokensPassThrough, anthropicMessagesPassThrough, type AnthropicHeaders } from './anthropic-anthropic.ts';
 import { anthropicFromConverse } from './anthropic-converse.ts';
+import { anthropicFromGemini } from './anthropic-gemini.ts';
+import { anthropicCountTokensFromGemini } from './anthropic-gemini-count.ts';
 import { anthropicFromOpenAI } from './anthropic-openai.ts';
 import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
@@ -12,6 +14,9 @@ import { openAIFromConverse } from './openai-converse.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
 import { responsesFromConverse } from './responses-converse.ts';
+import { openAIFromGemini } from './openai-gemini.ts';
+import { openAIEmbeddingsFromGemini } from './openai-gemini-embeddings.ts';
+import { responsesFromGemini } from './responses-gemini.ts';
 import { responsesFromOpenAI } from './responses-openai.ts';
 import type { Translation } from './types.ts';
 
@@ -37,7 +42,7 @@ export function chatTranslation(body: Json): TranslationFor {
       case 'converse':
         return openAIFromConverse(body);
       case 'gemini':
-        return notYet(p);
+        return openAIFromGemini(body);
       default:
         return unreachable(p);
     }
@@ -55,7 +60,7 @@ export function responsesTranslation(body: Json): TranslationFor {
       case 'converse':
         return responsesFromConverse(body);
       case 'gemini':
-        return notYet(p);
+        return responsesFromGemini(body);
       default:
         return unreachable(p);
     }
@@ -70,8 +75,9 @@ export function embeddingsTranslation(body: Json): TranslationFor {
         return openAIEmbeddingsPassThrough(body);
       case 'anthropic':
         throw new GatewayError('upstream_error', 'This embeddings model is routed to an Anthropic upstream, which has no embeddings API.');
-      case 'converse':
       case 'gemini':
+        return openAIEmbeddingsFromGemini(body);
+      case 'converse':
         return notYet(p);
       default:
         return unreachable(p);
@@ -90,7 +96,7 @@ export function messagesTranslation(body: Json, headers: AnthropicHeaders): Tran
       case 'converse':
         return anthropicFromConverse(body);
       case 'gemini':
-        return notYet(p);
+        return anthropicFromGemini(body);
       default:
         return unreachable(p);
     }
@@ -108,7 +114,7 @@ export function countTokensTranslation(body: Json, headers: AnthropicHeaders): T
       case 'converse':
         return anthropicCountTokensEstimate(body, p);
       case 'gemini':
-        return notYet(p);
+        return anthropicCountTokensFromGemini(body);
       default:
         return unreachable(p);
     }
