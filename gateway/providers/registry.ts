@@ -1,6 +1,8 @@
 // Provider registry: one instance per provider kind, chosen by an exhaustive switch.
 import type { ProviderKind } from '../../crds/schema/index.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
+import { GeminiApiProvider } from './google/gemini-api.ts';
+import { VertexProvider } from './google/vertex.ts';
 import { MockProvider } from './mock/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
 import type { Provider, UpstreamOutcome } from './types.ts';
@@ -40,10 +42,12 @@ export class ProviderRegistry {
         return new MockProvider();
       case 'anthropic':
         return new AnthropicProvider();
+      case 'vertex':
+        return new VertexProvider();
+      case 'gemini':
+        return new GeminiApiProvider();
       case 'bedrock':
       case 'azure-openai':
-      case 'vertex':
-      case 'gemini':
         return new UnbuiltProvider(kind);
       default: {
         const never: never = kind;
