@@ -9,6 +9,13 @@ import { credentialValue, UpstreamFailure } from '../types.ts';
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 /** The Gemini API's own scope, asked for beside cloud-platform when a gemini target uses ambient credentials. */
 export const GENERATIVE_LANGUAGE_SCOPE = 'https://www.googleapis.com/auth/generative-language';
+/** The process's token sources, shared by every registry (the gateway's, the probes'): one per credential. */
+let shared: GoogleTokens | undefined;
+export function sharedGoogleTokens(): GoogleTokens {
+  shared ??= new GoogleTokens();
+  return shared;
+}
+
 /** The key of a whole Secret (secretKeyRef without key) that holds the service-account JSON. */
 export const SERVICE_ACCOUNT_KEY = 'service-account.json';
 /**

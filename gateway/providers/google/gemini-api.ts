@@ -3,7 +3,7 @@
 // with `ambient` an OAuth bearer token of the process's Application Default Credentials.
 import { HttpTransport } from '../http-send.ts';
 import { credentialValue, UpstreamFailure, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
-import { CLOUD_PLATFORM_SCOPE, GENERATIVE_LANGUAGE_SCOPE, GoogleTokens } from './auth.ts';
+import { CLOUD_PLATFORM_SCOPE, GENERATIVE_LANGUAGE_SCOPE, sharedGoogleTokens, type GoogleTokens } from './auth.ts';
 import { geminiApiUrl } from './urls.ts';
 
 export class GeminiApiProvider implements Provider {
@@ -11,7 +11,7 @@ export class GeminiApiProvider implements Provider {
   private readonly http = new HttpTransport();
   private readonly tokens: GoogleTokens;
 
-  constructor(tokens: GoogleTokens = new GoogleTokens()) {
+  constructor(tokens: GoogleTokens = sharedGoogleTokens()) {
     this.tokens = tokens;
   }
 

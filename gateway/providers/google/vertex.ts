@@ -7,7 +7,7 @@
 import { HttpTransport } from '../http-send.ts';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import type { Protocol, Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
-import { GoogleTokens } from './auth.ts';
+import { sharedGoogleTokens, type GoogleTokens } from './auth.ts';
 import { vertexClaudeUrl, vertexGeminiUrl } from './urls.ts';
 
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
@@ -32,7 +32,7 @@ export class VertexProvider implements Provider {
   private readonly http = new HttpTransport();
   private readonly tokens: GoogleTokens;
 
-  constructor(tokens: GoogleTokens = new GoogleTokens()) {
+  constructor(tokens: GoogleTokens = sharedGoogleTokens()) {
     this.tokens = tokens;
   }
 
