@@ -28,7 +28,16 @@ export async function startGoogleGateway(docs: object[], env: Record<string, str
     http_proxy: undefined,
     ...env,
   });
-  await until(() => fetch(`${gw.metricsUrl}/readyz`).then((r) => r.status === 200, () => false), 15_000, 'gateway ready', 50);
+  await until(
+    () =>
+      fetch(`${gw.metricsUrl}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    15_000,
+    'gateway ready',
+    50,
+  );
   return gw;
 }
 

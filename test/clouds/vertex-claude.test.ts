@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-upstream.ts';
 import { startFakeMetadata, type FakeMetadata } from '../fakes/google/metadata.ts';
 import { googleError, startFakeGoogle, type FakeGoogle } from '../fakes/google/vertex.ts';
-import { basics, route, secret } from '../helpers/manifests.ts';
+import { basics, route, secret, type TargetSpec } from '../helpers/manifests.ts';
 import type { GatewayProcess } from '../helpers/process.ts';
 import { until } from '../helpers/until.ts';
 import { monthSpend, spentSince, startGoogleGateway } from './google-harness.ts';
@@ -34,7 +34,7 @@ let keys: { builder: string; free: string };
 let anthropic: Anthropic;
 let openai: OpenAI;
 
-const vertexTarget = (name: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+const vertexTarget = (name: string, extra: Partial<TargetSpec> = {}): TargetSpec => ({
   name,
   provider: 'vertex',
   region: 'us-east5',
@@ -52,7 +52,11 @@ beforeAll(async () => {
   stormVertex = await startFakeGoogle({ bearer: (t) => metadata.valid(t), apiKeys: new Set() }, 'storm-vertex');
   const b = basics();
   keys = b.keys;
-  const brokenKey = JSON.stringify({ type: 'service_account', project_id: 'proj-1', private_key: `-----BEGIN PRIVATE KEY-----\n${CANARY}\n-----END PRIVATE KEY-----\n` });
+  const brokenKey = JSON.stringify({
+    type: 'service_account',
+    project_id: 'proj-1',
+    private_key: `-----BEGIN PRIVATE KEY-----\n${CANARY}\n-----END PRIVATE KEY-----\n`,
+  });
   gw = await startGoogleGateway(
     [
       ...b.docs,
@@ -84,7 +88,10 @@ describe('Claude on Vertex through the Anthropic endpoint', () => {
     const before = await monthSpend(gw, keys.builder);
     google.enqueueClaude({ kind: 'reply', text: 'Hello from Claude on Vertex.', usage });
     const { data, response } = await anthropic.messages
-      .create({ model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: PROMPT }] }, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } })
+      .create(
+        { model: 'claude-vertex', max_tokens: 100, messages: [{ role: 'user', content: PROMPT }] },
+        { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } },
+      )
       .withResponse();
     expect(data.content).toEqual([{ type: 'text', text: 'Hello from Claude on Vertex.' }]);
     expect(data.model).toBe('claude-vertex');
@@ -175,8 +182,14 @@ describe('Claude on Vertex through the OpenAI endpoint', () => {
 
 describe('failures', () => {
   it('falls back to the next target when Vertex throttles (429 RESOURCE_EXHAUSTED)', async () => {
-    google.enqueueClaude({ kind: 'status', status: 429, body: JSON.parse(googleError(429, 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model')) as object });
-    const { data, response } = await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 50, messages: [{ role: 'user', content: PROMPT }] }).withResponse();
+    google.enqueueClaude({
+      kind: 'status',
+      status: 429,
+      body: JSON.parse(googleError(429, 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model')) as object,
+    });
+    const { data, response } = await anthropic.messages
+      .create({ model: 'claude-vertex', max_tokens: 50, messages: [{ role: 'user', content: PROMPT }] })
+      .withResponse();
     expect(data.content[0]).toMatchObject({ type: 'text' });
     expect(response.headers.get('x-svc-upstream')).toBe('spare');
     expect(response.headers.get('x-svc-fallback')).toBe('true');
@@ -210,7 +223,9 @@ describe('failures', () => {
   });
 
   it('fetched one token from the metadata server for all these calls, with the cloud-platform scope, and no token in the logs', async () => {
-    await Promise.all(Array.from({ length: 5 }, () => anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: PROMPT }] })));
+    await Promise.all(
+      Array.from({ length: 5 }, () => anthropic.messages.create({ model: 'claude-vertex', max_tokens: 10, messages: [{ role: 'user', content: PROMPT }] })),
+    );
     expect(metadata.tokenFetches).toBe(1);
     expect(metadata.scopes).toEqual(['https://www.googleapis.com/auth/cloud-platform']);
     for (const token of metadata.issued) expect(gw.output()).not.toContain(token);
@@ -246,7 +261,8 @@ describe('a client that leaves', () => {
 
 describe('probes', () => {
   it('probe the Vertex target with its own token (rawPredict, max_tokens 1), and say why the broken one fails', async () => {
-    const isProbe = (c: FakeGoogle['calls'][number]): boolean => c.body.max_tokens === 1 && JSON.stringify(c.body.messages) === '[{"role":"user","content":"ping"}]';
+    const isProbe = (c: FakeGoogle['calls'][number]): boolean =>
+      c.body.max_tokens === 1 && JSON.stringify(c.body.messages) === '[{"role":"user","content":"ping"}]';
     await until(() => google.calls.some(isProbe), 15_000, 'a probe of the Vertex target');
     const probe = google.calls.find(isProbe);
     expect(probe?.path).toBe(`/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/${MODEL}:rawPredict`);

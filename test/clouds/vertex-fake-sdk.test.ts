@@ -35,7 +35,8 @@ async function vertexClient(): Promise<GoogleGenAI> {
     vertexai: true,
     project: 'proj-1',
     location: 'us-central1',
-    googleAuthOptions: { authClient },
+    // @google/genai bundles google-auth-library 10 (its own types); the client is the same at run time.
+    googleAuthOptions: { authClient: authClient as never },
     httpOptions: { baseUrl: google.url, apiVersion: 'v1' },
   });
 }
@@ -71,7 +72,9 @@ describe('the fake Vertex AI, read by @google/genai', () => {
     const r = await ai.models.generateContent({
       model: 'gemini-2.5-flash',
       contents: 'Weather in Paris?',
-      config: { tools: [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } } }] }] },
+      config: {
+        tools: [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } } }] }],
+      },
     });
     expect(r.functionCalls).toEqual([{ name: 'get_weather', args: { city: 'Paris' } }]);
   });
@@ -94,7 +97,13 @@ describe('the fake Vertex AI, read by @google/genai', () => {
     expect(await res.json()).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED' } });
     const forged = new OAuth2Client();
     forged.setCredentials({ access_token: 'ya29.forged', expiry_date: Date.now() + 3_600_000 });
-    const ai = new GoogleGenAI({ vertexai: true, project: 'p', location: 'global', googleAuthOptions: { authClient: forged }, httpOptions: { baseUrl: google.url, apiVersion: 'v1' } });
+    const ai = new GoogleGenAI({
+      vertexai: true,
+      project: 'p',
+      location: 'global',
+      googleAuthOptions: { authClient: forged as never },
+      httpOptions: { baseUrl: google.url, apiVersion: 'v1' },
+    });
     const err = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'x' }).catch((e: unknown) => e);
     expect((err as { status?: number }).status).toBe(401);
   });
@@ -115,7 +124,9 @@ describe('the fake Gemini API, read by @google/genai with an API key', () => {
   });
 
   it('refuses a wrong key with 400 INVALID_ARGUMENT', async () => {
-    const err = await client('AIza-wrong').models.generateContent({ model: 'gemini-2.5-flash', contents: 'x' }).catch((e: unknown) => e);
+    const err = await client('AIza-wrong')
+      .models.generateContent({ model: 'gemini-2.5-flash', contents: 'x' })
+      .catch((e: unknown) => e);
     expect((err as { status?: number }).status).toBe(400);
     expect(String((err as Error).message)).toContain('API key not valid');
   });

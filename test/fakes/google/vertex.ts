@@ -91,7 +91,8 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     const stream = method === 'streamGenerateContent';
     if (!stream && method !== 'generateContent') return fail(res, 404, `Method ${method} not found.`);
     if (stream && !/(^|&)alt=sse(&|$)/.test(query)) return fail(res, 400, 'This fake streams with alt=sse only.');
-    if (!Array.isArray(call.body.contents) || call.body.contents.length === 0) return fail(res, 400, '* GenerateContentRequest.contents: contents is not specified');
+    if (!Array.isArray(call.body.contents) || call.body.contents.length === 0)
+      return fail(res, 400, '* GenerateContentRequest.contents: contents is not specified');
     if ('model' in call.body) return fail(res, 400, 'Invalid JSON payload received. Unknown name "model": Cannot find field.');
     void gemini(fake, res, model, stream, geminiQueue.shift() ?? fake.geminiFallback(call));
   });
@@ -123,13 +124,17 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     const token = /^Bearer (.+)$/.exec(String(call.headers.authorization ?? ''))?.[1];
     if (token && auth.bearer(token)) return true;
     fake.refused++;
-    fail(res, 403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
+    fail(
+      res,
+      403,
+      "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+    );
     return false;
   }
 
   function claude(call: RecordedCall, res: ServerResponse, model: string, method: string): void {
     const body = call.body;
-    if (body.anthropic_version !== 'vertex-2023-10-16') return anthropicInvalid(res, 'anthropic_version: Input should be \'vertex-2023-10-16\'');
+    if (body.anthropic_version !== 'vertex-2023-10-16') return anthropicInvalid(res, "anthropic_version: Input should be 'vertex-2023-10-16'");
     if (model === 'count-tokens') {
       if (method !== 'rawPredict') return fail(res, 404, `Method ${method} not found.`);
       if (typeof body.model !== 'string') return anthropicInvalid(res, 'model: Field required');
@@ -138,7 +143,8 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     }
     if (method !== 'rawPredict' && method !== 'streamRawPredict') return fail(res, 404, `Method ${method} not found.`);
     if ('model' in body) return anthropicInvalid(res, 'model: Extra inputs are not permitted');
-    if ((method === 'streamRawPredict') !== (body.stream === true)) return anthropicInvalid(res, `stream must be ${method === 'streamRawPredict'} for ${method}`);
+    if ((method === 'streamRawPredict') !== (body.stream === true))
+      return anthropicInvalid(res, `stream must be ${method === 'streamRawPredict'} for ${method}`);
     const b = claudeQueue.shift() ?? fake.claudeFallback(call);
     void answerMessages(fake, name, { ...call, body: { ...body, model } }, b, res);
   }
@@ -228,7 +234,9 @@ async function gemini(fake: FakeGoogle, res: ServerResponse, model: string, stre
       return void res.socket?.destroy();
     }
     const last = i === chunks.length - 1;
-    res.write(`data: ${JSON.stringify(responseOf(model, [chunks[i] as object as Record<string, unknown>], last ? finish : null, last ? usage : null))}\r\n\r\n`);
+    res.write(
+      `data: ${JSON.stringify(responseOf(model, [chunks[i] as object as Record<string, unknown>], last ? finish : null, last ? usage : null))}\r\n\r\n`,
+    );
     if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
   }
   res.end();
@@ -236,7 +244,10 @@ async function gemini(fake: FakeGoogle, res: ServerResponse, model: string, stre
 
 /** One text part for the whole text in a non-streamed answer (as Gemini answers), function calls after it. */
 function mergeText(parts: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
-  const text = parts.filter((p) => typeof p.text === 'string').map((p) => p.text as string).join('');
+  const text = parts
+    .filter((p) => typeof p.text === 'string')
+    .map((p) => p.text as string)
+    .join('');
   const rest = parts.filter((p) => typeof p.text !== 'string');
   return text === '' ? rest : [{ text }, ...rest];
 }
