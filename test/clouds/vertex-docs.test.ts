@@ -22,7 +22,6 @@ import { basics } from '../helpers/manifests.ts';
 import { ROOT, type GatewayProcess } from '../helpers/process.ts';
 import { startGoogleGateway } from './google-harness.ts';
 
-const PAGE = 'docs/clouds.md';
 type Doc = { kind: string; metadata: { name: string }; spec?: { targets: Array<Record<string, unknown>> }; stringData?: Record<string, string> };
 
 let metadata: FakeMetadata;
@@ -32,15 +31,15 @@ let gw: GatewayProcess;
 const b = basics();
 const sa = makeServiceAccount('my-project');
 
-function docsOf(name: string): Doc[] {
-  return parseAllDocuments(docExample(PAGE, name)).map((d) => d.toJS() as Doc);
+function docsOf(example: string): Doc[] {
+  return parseAllDocuments(example).map((d) => d.toJS() as Doc);
 }
 
 beforeAll(async () => {
   [metadata, oauth] = await Promise.all([startFakeMetadata(), startFakeOAuth([sa])]);
-  const apiKey = docsOf('google-routes').find((d) => d.kind === 'Secret')?.stringData?.['api-key'] ?? '';
+  const apiKey = docsOf(docExample('docs/clouds.md', 'google-routes')).find((d) => d.kind === 'Secret')?.stringData?.['api-key'] ?? '';
   google = await startFakeGoogle({ bearer: (t) => metadata.valid(t) || oauth.valid(t), apiKeys: new Set([apiKey]) });
-  const docs = [...docsOf('google-routes'), ...docsOf('vertex-service-account')].map((d) => {
+  const docs = [...docsOf(docExample('docs/clouds.md', 'google-routes')), ...docsOf(docExample('docs/clouds.md', 'vertex-service-account'))].map((d) => {
     if (d.kind === 'ModelRoute') for (const t of d.spec?.targets ?? []) t.baseUrl = google.url;
     if (d.kind === 'Secret' && d.stringData?.[SERVICE_ACCOUNT_KEY]) d.stringData[SERVICE_ACCOUNT_KEY] = sa.json;
     return d;
@@ -66,7 +65,7 @@ describe('docs/clouds.md: Google Vertex AI and the Gemini API', () => {
 
   it('answers the SDK example through Claude on Vertex (ambient credentials of the GKE metadata server)', async () => {
     const port = new URL(gw.url).port;
-    const code = docExample(PAGE, 'google-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+    const code = docExample('docs/clouds.md', 'google-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
     // Not execFileSync: the fakes run in this process and must answer meanwhile.
     const { stdout: out } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], {
       cwd: ROOT,
@@ -93,7 +92,7 @@ describe('docs/clouds.md: Google Vertex AI and the Gemini API', () => {
 
   it('renders the chart values: the Workload Identity annotation on the service accounts the IAM example binds', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-gke-'));
-    writeFileSync(join(dir, 'values.yaml'), docExample(PAGE, 'gke-values'));
+    writeFileSync(join(dir, 'values.yaml'), docExample('docs/clouds.md', 'gke-values'));
     const rendered = parseDocs(await helmOk(['template', 'svc-gateway', CHART, '-n', 'ai', '-f', join(dir, 'values.yaml')]));
     const accounts = rendered.filter((d) => d.kind === 'ServiceAccount' && (d.metadata.annotations ?? {})['iam.gke.io/gcp-service-account']);
     expect(accounts.map((d) => d.metadata.name).sort()).toEqual(['svc-gateway-gateway', 'svc-gateway-operator']);
@@ -101,7 +100,9 @@ describe('docs/clouds.md: Google Vertex AI and the Gemini API', () => {
     // The IAM example, run with a gcloud that records its arguments.
     writeFileSync(join(dir, 'gcloud'), `#!/bin/sh\necho "$*" >> "${join(dir, 'calls')}"\n`);
     chmodSync(join(dir, 'gcloud'), 0o755);
-    execFileSync('bash', ['-euo', 'pipefail', '-c', docExample(PAGE, 'gke-iam')], { env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } });
+    execFileSync('bash', ['-euo', 'pipefail', '-c', docExample('docs/clouds.md', 'gke-iam')], {
+      env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` },
+    });
     const calls = readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n');
     const gsa = 'svc-gateway@my-project.iam.gserviceaccount.com';
     expect(accounts.every((d) => (d.metadata.annotations ?? {})['iam.gke.io/gcp-service-account'] === gsa)).toBe(true);
