@@ -125,7 +125,13 @@ function usageOf(r: Reply): Required<AnthropicFakeUsage> {
 }
 
 /** Answers one Messages call as the fake would (also used by the Vertex fake for Claude's rawPredict). */
-export async function answerMessages(fake: Pick<FakeAnthropic, 'served'>, name: string, call: RecordedCall, b: AnthropicBehavior, res: ServerResponse): Promise<void> {
+export async function answerMessages(
+  fake: Pick<FakeAnthropic, 'served'>,
+  name: string,
+  call: RecordedCall,
+  b: AnthropicBehavior,
+  res: ServerResponse,
+): Promise<void> {
   if (b.kind === 'status') {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (b.retryAfter) headers['retry-after'] = b.retryAfter;
