@@ -25,6 +25,11 @@ export const SERVICE_ACCOUNT_KEY = 'service-account.json';
  */
 export const EARLY_REFRESH_MS = 60_000;
 const MAX_SOURCES = 64;
+/**
+ * After a failure, calls of that credential fail over at once for this long instead of each asking the token source
+ * again (a refused key or a failing metadata server would otherwise get one request per call).
+ */
+export const FAILURE_HOLD_MS = 2000;
 
 type Auth = Pick<GoogleAuth, 'getAccessToken'>;
 type Library = typeof import('google-auth-library');
@@ -41,24 +46,33 @@ type Source = { kind: 'adc'; scopes: string[] } | { kind: 'json'; json: string; 
 /** Access tokens per credential; `bearer` throws UpstreamFailure('credential_error') when none can be had. */
 export class GoogleTokens {
   private readonly sources = new Map<string, Promise<Auth>>();
+  /** The last failure per source, until when it is answered again without asking. */
+  private readonly failures = new Map<string, { until: number; error: UpstreamFailure }>();
 
   async bearer(target: CompiledTarget, scopes: string[] = [CLOUD_PLATFORM_SCOPE]): Promise<string> {
     const source = sourceOf(target, scopes);
+    const id = sourceId(source);
+    const held = this.failures.get(id);
+    if (held && held.until > Date.now()) throw held.error;
     const what = source.kind === 'adc' ? 'Application Default Credentials' : 'the service-account JSON';
     let token: string | null | undefined;
+    let reason = 'the library returned none';
     try {
-      token = await (await this.auth(source, target)).getAccessToken();
+      token = await (await this.auth(id, source, target)).getAccessToken();
     } catch (err) {
-      throw new UpstreamFailure('credential_error', `could not obtain a Google access token from ${what}: ${safeReason(err)}`);
+      reason = safeReason(err);
     }
-    if (!token) throw new UpstreamFailure('credential_error', `could not obtain a Google access token from ${what}: the library returned none`);
+    if (!token) {
+      const error = new UpstreamFailure('credential_error', `could not obtain a Google access token from ${what}: ${reason}`);
+      if (this.failures.size >= MAX_SOURCES) this.failures.clear();
+      this.failures.set(id, { until: Date.now() + FAILURE_HOLD_MS, error });
+      throw error;
+    }
+    this.failures.delete(id);
     return token;
   }
 
-  private auth(source: Source, target: CompiledTarget): Promise<Auth> {
-    const id = createHash('sha256')
-      .update(`${source.kind}\0${source.scopes.join(' ')}\0${source.kind === 'json' ? source.json : ''}`)
-      .digest('base64url');
+  private auth(id: string, source: Source, target: CompiledTarget): Promise<Auth> {
     let auth = this.sources.get(id);
     if (!auth) {
       if (this.sources.size >= MAX_SOURCES) this.sources.delete(this.sources.keys().next().value as string);
@@ -88,6 +102,13 @@ async function build(source: Source, target: CompiledTarget): Promise<Auth> {
     throw new Error('the credential JSON has no "type" (expected a service-account key, "type": "service_account")');
   const project = projectId ?? (typeof credentials.project_id === 'string' ? credentials.project_id : undefined);
   return new GoogleAuth({ credentials, scopes: source.scopes, clientOptions, ...(project ? { projectId: project } : {}) });
+}
+
+/** A source's identity: a hash, so the map holds no credential as a key. */
+function sourceId(source: Source): string {
+  return createHash('sha256')
+    .update(`${source.kind}\0${source.scopes.join(' ')}\0${source.kind === 'json' ? source.json : ''}`)
+    .digest('base64url');
 }
 
 function sourceOf(target: CompiledTarget, scopes: string[]): Source {
