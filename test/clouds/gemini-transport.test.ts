@@ -174,6 +174,23 @@ describe('the Vertex provider for Gemini models', () => {
     expect(google.calls.at(-1)?.path).toMatch(/:streamGenerateContent\?alt=sse$/);
   });
 
+  it('stops waiting for a token when the call is aborted (its client left, its timeout struck)', async () => {
+    const t = target({ provider: 'vertex', region: 'us-east5', project: 'p', credential: { kind: 'ambient' } });
+    // A fresh token source, so the token cached by the tests above is not used.
+    const fresh = new VertexProvider(new GoogleTokens());
+    metadata.stalling = true;
+    try {
+      const ctrl = new AbortController();
+      const reason = new UpstreamFailure('timeout', 'no answer within 200 ms');
+      setTimeout(() => ctrl.abort(reason), 200);
+      const err = await fresh.send({ target: t, operation: 'chat', body: BODY, stream: false, headers: {}, signal: ctrl.signal }).catch((e: unknown) => e);
+      expect(err).toBe(reason);
+    } finally {
+      metadata.stalling = false;
+      await fresh.close();
+    }
+  });
+
   it('fails with credential_error (and calls nothing) when no token can be had', async () => {
     const calls = google.calls.length;
     const err = await send(vertex, target({ provider: 'vertex', region: 'us-east5', project: 'p', credential: { kind: 'bundle', value: '{}' } })).catch(

@@ -104,6 +104,19 @@ async function build(source: Source, target: CompiledTarget): Promise<Auth> {
   return new GoogleAuth({ credentials, scopes: source.scopes, clientOptions, ...(project ? { projectId: project } : {}) });
 }
 
+/**
+ * A token for a call that may be aborted meanwhile (its client left, its total timeout struck): the call stops waiting
+ * at once; the token, when it comes, stays cached for the next call.
+ */
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** A source's identity: a hash, so the map holds no credential as a key. */
 function sourceId(source: Source): string {
   return createHash('sha256')

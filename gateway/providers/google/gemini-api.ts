@@ -3,7 +3,7 @@
 // with `ambient` an OAuth bearer token of the process's Application Default Credentials.
 import { HttpTransport } from '../http-send.ts';
 import { credentialValue, UpstreamFailure, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
-import { CLOUD_PLATFORM_SCOPE, GENERATIVE_LANGUAGE_SCOPE, sharedGoogleTokens, type GoogleTokens } from './auth.ts';
+import { CLOUD_PLATFORM_SCOPE, GENERATIVE_LANGUAGE_SCOPE, sharedGoogleTokens, untilAborted, type GoogleTokens } from './auth.ts';
 import { geminiApiUrl } from './urls.ts';
 
 export class GeminiApiProvider implements Provider {
@@ -23,7 +23,8 @@ export class GeminiApiProvider implements Provider {
     };
     const c = target.credential;
     if (c.kind === 'ambient') {
-      headers.authorization = `Bearer ${await this.tokens.bearer(target, [CLOUD_PLATFORM_SCOPE, GENERATIVE_LANGUAGE_SCOPE])}`;
+      const token = await untilAborted(this.tokens.bearer(target, [CLOUD_PLATFORM_SCOPE, GENERATIVE_LANGUAGE_SCOPE]), call.signal);
+      headers.authorization = `Bearer ${token}`;
     } else {
       const key = credentialValue(target);
       if (!key) {

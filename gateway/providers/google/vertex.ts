@@ -7,7 +7,7 @@
 import { HttpTransport } from '../http-send.ts';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import type { Protocol, Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
-import { sharedGoogleTokens, type GoogleTokens } from './auth.ts';
+import { sharedGoogleTokens, untilAborted, type GoogleTokens } from './auth.ts';
 import { vertexClaudeUrl, vertexGeminiUrl } from './urls.ts';
 
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
@@ -42,7 +42,7 @@ export class VertexProvider implements Provider {
 
   async send(call: UpstreamCall): Promise<UpstreamOutcome> {
     const { target } = call;
-    const token = await this.tokens.bearer(target);
+    const token = await untilAborted(this.tokens.bearer(target), call.signal);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: call.stream ? 'text/event-stream' : 'application/json',

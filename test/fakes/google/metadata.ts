@@ -18,6 +18,8 @@ export interface FakeMetadata {
   /** Lifetime of the next tokens, seconds. */
   expiresIn: number;
   failing: boolean;
+  /** Token requests are held unanswered (a metadata server that hangs). */
+  stalling: boolean;
   /** True for a token this server issued that has not expired. */
   valid(token: string): boolean;
   /** Every token issued, in order. */
@@ -48,6 +50,7 @@ export async function startFakeMetadata(expiresIn = 3600): Promise<FakeMetadata>
         fake.tokenFetches++;
         fake.scopes.push(url.searchParams.get('scopes') ?? '');
         if (fake.failing) return send(500, 'metadata server: token unavailable');
+        if (fake.stalling) return;
         const token = `ya29.fake-gke-${randomBytes(12).toString('hex')}`;
         expiry.set(token, Date.now() + fake.expiresIn * 1000);
         fake.issued.push(token);
@@ -69,6 +72,7 @@ export async function startFakeMetadata(expiresIn = 3600): Promise<FakeMetadata>
     scopes: [],
     expiresIn,
     failing: false,
+    stalling: false,
     issued: [],
     valid: (token) => (expiry.get(token) ?? 0) > Date.now(),
     close: async () => {
