@@ -6,7 +6,7 @@
 // every target sharing the key; a key the token endpoint refuses fails over with credential_error, the private key
 // never in an answer or a log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAILURE_HOLD_MS } from '../../gateway/providers/google/auth.ts';
+import { EARLY_REFRESH_MS, FAILURE_HOLD_MS } from '../../gateway/providers/google/auth.ts';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-upstream.ts';
 import { startFakeMetadata, type FakeMetadata } from '../fakes/google/metadata.ts';
 import { makeServiceAccount, startFakeOAuth, type FakeOAuth, type ServiceAccount } from '../fakes/google/oauth.ts';
@@ -17,9 +17,9 @@ import { until } from '../helpers/until.ts';
 import { startGoogleGateway } from './google-harness.ts';
 
 const MODEL = 'claude-haiku-4-5@20251001';
-/** The library refreshes a token 60 s before it expires (EARLY_REFRESH_MS): a 65 s token is used for 5 s. */
-const EXPIRES_IN = 65;
-const USED_FOR_MS = (EXPIRES_IN - 60) * 1000;
+/** The library refreshes a token 60 s before it expires (EARLY_REFRESH_MS): a 68 s token is used for 8 s. */
+const EXPIRES_IN = 68;
+const USED_FOR_MS = EXPIRES_IN * 1000 - EARLY_REFRESH_MS;
 
 let metadata: FakeMetadata;
 let oauth: FakeOAuth;
@@ -78,15 +78,20 @@ describe('ambient credentials: the GKE metadata server', () => {
     expect(first.status).toBe(200);
     expect(first.headers.get('x-svc-upstream')).toBe('vertex-global');
     expect(google.calls.at(-1)?.path).toBe(`/v1/projects/proj-1/locations/global/publishers/anthropic/models/${MODEL}:rawPredict`);
+    // Start from a fresh token: one the start-up probe fetched earlier is first let run out.
+    const dueAt = (t: string): number => (metadata.issuedAt(t) ?? 0) + USED_FOR_MS + 500;
+    if (Date.now() - (metadata.issuedAt(lastToken()) ?? 0) > 2000) {
+      await new Promise((r) => setTimeout(r, Math.max(0, dueAt(lastToken()) - Date.now())));
+      expect((await ask(gw, 'claude-gke')).status).toBe(200);
+    }
     const fetches = metadata.tokenFetches;
     const token = lastToken();
-    const issuedAt = Date.now();
     for (let i = 0; i < 3; i++) expect((await ask(gw, 'claude-gke')).status).toBe(200);
     expect(metadata.tokenFetches).toBe(fetches);
     expect(lastToken()).toBe(token);
 
     // Past the token's useful life: the library asks the metadata server again, once.
-    await new Promise((r) => setTimeout(r, Math.max(0, issuedAt + USED_FOR_MS + 500 - Date.now())));
+    await new Promise((r) => setTimeout(r, Math.max(0, dueAt(token) - Date.now())));
     await Promise.all(Array.from({ length: 3 }, () => ask(gw, 'claude-gke')));
     expect(metadata.tokenFetches).toBe(fetches + 1);
     expect(lastToken()).not.toBe(token);

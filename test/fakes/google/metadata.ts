@@ -22,6 +22,8 @@ export interface FakeMetadata {
   stalling: boolean;
   /** True for a token this server issued that has not expired. */
   valid(token: string): boolean;
+  /** When a token was issued (ms), or undefined. */
+  issuedAt(token: string): number | undefined;
   /** Every token issued, in order. */
   issued: string[];
   close(): Promise<void>;
@@ -31,6 +33,7 @@ export const FAKE_METADATA_PROJECT = 'fake-gke-project';
 
 export async function startFakeMetadata(expiresIn = 3600): Promise<FakeMetadata> {
   const expiry = new Map<string, number>();
+  const issued = new Map<string, number>();
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://metadata');
@@ -52,6 +55,7 @@ export async function startFakeMetadata(expiresIn = 3600): Promise<FakeMetadata>
         if (fake.failing) return send(500, 'metadata server: token unavailable');
         if (fake.stalling) return;
         const token = `ya29.fake-gke-${randomBytes(12).toString('hex')}`;
+        issued.set(token, Date.now());
         expiry.set(token, Date.now() + fake.expiresIn * 1000);
         fake.issued.push(token);
         return send(200, JSON.stringify({ access_token: token, expires_in: fake.expiresIn, token_type: 'Bearer' }), 'application/json');
@@ -75,6 +79,7 @@ export async function startFakeMetadata(expiresIn = 3600): Promise<FakeMetadata>
     stalling: false,
     issued: [],
     valid: (token) => (expiry.get(token) ?? 0) > Date.now(),
+    issuedAt: (token) => issued.get(token),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
