@@ -2,6 +2,8 @@
 import type { ProviderKind } from '../../crds/schema/index.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
 import { AzureOpenAIProvider } from './azure-openai/index.ts';
+import { GeminiApiProvider } from './google/gemini-api.ts';
+import { VertexProvider } from './google/vertex.ts';
 import { MockProvider } from './mock/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
 import type { Provider, UpstreamOutcome } from './types.ts';
@@ -43,9 +45,11 @@ export class ProviderRegistry {
         return new AnthropicProvider();
       case 'azure-openai':
         return new AzureOpenAIProvider();
-      case 'bedrock':
       case 'vertex':
+        return new VertexProvider();
       case 'gemini':
+        return new GeminiApiProvider();
+      case 'bedrock':
         return new UnbuiltProvider(kind);
       default: {
         const never: never = kind;

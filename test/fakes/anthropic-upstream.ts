@@ -62,7 +62,7 @@ export async function startFakeAnthropic(name = 'fake-anthropic', host = '127.0.
     if (path === '/v1/messages/count_tokens') return void countTokens(call, res);
     if (call.method !== 'POST' || path !== '/v1/messages') return void notFound(res, call.path);
     if (hasSystemTurn(call.body)) return void systemTurn(res);
-    void answer(fake, name, call, queue.shift() ?? fake.fallback(call), res);
+    void answerMessages(fake, name, call, queue.shift() ?? fake.fallback(call), res);
   }, host);
   const fake: FakeAnthropic = {
     get open() {
@@ -124,7 +124,14 @@ function usageOf(r: Reply): Required<AnthropicFakeUsage> {
   return { cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...u };
 }
 
-async function answer(fake: FakeAnthropic, name: string, call: RecordedCall, b: AnthropicBehavior, res: ServerResponse): Promise<void> {
+/** Answers one Messages call as the fake would (also used by the Vertex fake for Claude's rawPredict). */
+export async function answerMessages(
+  fake: Pick<FakeAnthropic, 'served'>,
+  name: string,
+  call: RecordedCall,
+  b: AnthropicBehavior,
+  res: ServerResponse,
+): Promise<void> {
   if (b.kind === 'status') {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (b.retryAfter) headers['retry-after'] = b.retryAfter;
@@ -194,7 +201,7 @@ function blockEvents(block: Record<string, unknown>, index: number): Array<[stri
   return events;
 }
 
-async function stream(fake: FakeAnthropic, a: StreamArgs): Promise<void> {
+async function stream(fake: Pick<FakeAnthropic, 'served'>, a: StreamArgs): Promise<void> {
   const { res, b } = a;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_fake' });
   res.flushHeaders();
