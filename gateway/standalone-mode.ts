@@ -80,6 +80,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     timeouts: opts.timeouts,
     trustProxy: opts.trustProxy,
     tracing: startTracing(opts.env, 'svc-gateway'),
+    cacheAccountBytes: opts.cacheAccountBytes,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

@@ -6,6 +6,8 @@ import type { ClampReason } from '../pipeline/bound-usage.ts';
 import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
 import { AlertMetrics } from './alert-metrics.ts';
 import { GenAiMetrics } from './genai-metrics.ts';
+import { CacheMetrics } from './cache-metrics.ts';
+import type { CacheCount } from '../pipeline/context.ts';
 import type { KeyRecord } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
@@ -33,6 +35,7 @@ export class Metrics {
   /** Upstream states and key budgets, read at scrape time (alert-metrics.ts). */
   readonly alerts: AlertMetrics;
   private readonly genai: GenAiMetrics;
+  private readonly caching: CacheMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -113,6 +116,7 @@ export class Metrics {
     });
     this.alerts = new AlertMetrics(this.registry);
     this.genai = new GenAiMetrics(this.registry);
+    this.caching = new CacheMetrics(this.registry);
   }
 
   /** What became of the sampled spans, when tracing is on (gateway/tracing/bounded.ts). */
@@ -179,5 +183,10 @@ export class Metrics {
     this.latency.observe({ endpoint: e.endpoint, model }, e.latencyMs / 1000);
     if (e.ttftMs !== null) this.ttft.observe({ endpoint: e.endpoint, model }, e.ttftMs / 1000);
     this.genai.observe(e);
+    this.caching.observe(e);
+  }
+
+  cache(model: string, what: CacheCount, n?: number): void {
+    this.caching.count(model, what, n);
   }
 }

@@ -33,6 +33,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       inputBytes: req.bodyBytes,
       extraInputTokens: nonTextTokens(body.messages) + toolsTokens(body.tools),
       translationFor: chatTranslation(body),
+      cacheBody: body,
     });
   });
 
@@ -51,6 +52,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       maxTokens: 0,
       inputBytes: req.bodyBytes,
       translationFor: embeddingsTranslation(body),
+      cacheBody: body,
     });
   });
 

@@ -20,6 +20,13 @@ export interface CallSpec {
   /** Choices asked for (Chat Completions `n`): the output bound is the cap times this; default 1. */
   choices?: number;
   translationFor: (protocol: Protocol) => Translation;
+  /**
+   * The validated request body, for the response cache's key (pipeline/cache.ts); absent: the call is never cached
+   * (the Responses API, count_tokens).
+   */
+  cacheBody?: Readonly<Record<string, unknown>>;
+  /** Request headers that shape the upstream request (anthropic-version, anthropic-beta): in the cache key too. */
+  cacheVary?: Readonly<Record<string, unknown>>;
   /** Extra gate after the principal is known (the Anthropic endpoint's plan gate). */
   gate?: (p: Principal) => void;
 }

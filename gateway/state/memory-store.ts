@@ -1,6 +1,7 @@
 // In-memory store for one standalone process: the same decisions as the Redis store, exact by construction
 // (JavaScript runs one admission at a time). It mirrors redis-store.ts step by step: holds with a deadline,
 // reclaimed on the account's next admit or settle; settle idempotent per hold id; revocation for good.
+import { MemoryCacheStore, type CacheStore } from './response-cache.ts';
 import { isExpired } from '../contract/key-expiry.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent, UsageSink } from '../usage/event.ts';
@@ -54,6 +55,7 @@ export class MemoryStore implements Store, StoreAdmin {
   private readonly sink: UsageSink;
   private readonly holdTtlMs: number;
   private readonly now: () => number;
+  readonly responseCache: CacheStore = new MemoryCacheStore();
 
   constructor(sink: UsageSink, timing: StoreTiming = {}) {
     this.sink = sink;

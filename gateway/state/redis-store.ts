@@ -23,6 +23,7 @@ import type { UsageEvent } from '../usage/event.ts';
 import { REFUSALS, toDecision, type Refusal } from './admission.ts';
 import { int } from './lua-script.ts';
 import { SCRIPTS } from './scripts.ts';
+import { RedisCacheStore, type CacheStore } from './response-cache.ts';
 import { connectRedis, type RedisClient, type RedisConnection } from './redis-connect.ts';
 import { SettleRetries } from './settle-retries.ts';
 import { WriteBatch } from './write-batch.ts';
@@ -72,6 +73,7 @@ export { accountKeys } from '../contract/redis-keys.ts';
 export class RedisStore implements Store, StoreAdmin {
   readonly redis: RedisClient;
   readonly prefix: string;
+  readonly responseCache: CacheStore;
   private readonly k: RedisKeys;
   private readonly holdTtlMs: number;
   private readonly retryAfterSec: number;
@@ -85,6 +87,7 @@ export class RedisStore implements Store, StoreAdmin {
 
   private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
+    this.responseCache = new RedisCacheStore(redis, opts.prefix ?? 'svc');
     this.batch = new WriteBatch(redis);
     this.prefix = opts.prefix ?? 'svc';
     this.k = redisKeys(this.prefix);

@@ -25,4 +25,6 @@ export const SCRIPTS = {
     keys: ['acct', 'stripe', 'entries'],
     args: ['op', 'eventId', 'objectId', 'paymentIntent', 'amountNano', 'entryJson', 'status'],
   }),
+  cacheGet: new NamedScript('cache-get', { readOnly: true, keys: ['entries', 'index'], args: ['sha', 'now'] }),
+  cachePut: new NamedScript('cache-put', { keys: ['entries', 'index', 'sizes'], args: ['sha', 'entryJson', 'ttlMs', 'now', 'budgetBytes'] }),
 } as const;
