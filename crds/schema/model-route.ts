@@ -109,13 +109,13 @@ export const modelRouteSpec = z.object({
         .min(0)
         .max(1)
         .default(0)
-        .describe(
-          "Share of the original call's cost a hit is charged (0 to 1, read to the millionth): cost = floor(original cost in nano-USD x fraction).",
-        ),
+        .describe("Share of the original call's cost a hit is charged (0 to 1, read to the millionth): cost = floor(original cost in nano-USD x fraction)."),
       allowSampling: z
         .boolean()
         .default(false)
-        .describe('Also cache calls that sample (temperature above 0, or absent: the providers default to 1; n above 1); off: those bypass the cache unless the request says x-svc-cache: force.'),
+        .describe(
+          'Also cache calls that sample (temperature above 0, or absent: the providers default to 1; n above 1); off: those bypass the cache unless the request says x-svc-cache: force.',
+        ),
     })
     .optional()
     .describe('Exact-match response cache (docs/billing.md, Response cache): off when absent.'),

@@ -46,9 +46,15 @@ export function hitHeaders(requestedModel: string, entry: CacheEntry): Record<st
  * Answers a hit, as the original answer (a JSON body, or the same event stream), and settles it with the usage the
  * original call reported. The client gone before the end: settled as 499, like any call.
  */
-export async function serveHit(deps: GatewayDeps, requestedModel: string, entry: CacheEntry, settle: Settle, sig: CallSignal, sink: CallSink): Promise<void> {
+export async function serveHit(
+  deps: GatewayDeps,
+  hit: { requestedModel: string; entry: CacheEntry; settle: Settle },
+  sig: CallSignal,
+  sink: CallSink,
+): Promise<void> {
+  const { entry, settle } = hit;
   const started = deps.now();
-  const headers = hitHeaders(requestedModel, entry);
+  const headers = hitHeaders(hit.requestedModel, entry);
   const note = { servedModel: entry.servedModel };
   if (entry.kind === 'json') {
     sink.json(200, headers, entry.body);

@@ -142,7 +142,7 @@ async function hitCall(deps: GatewayDeps, h: HitInput, client: AbortSignal, sink
   }
   const sig = callSignal(client, deps.lifecycle?.ending);
   try {
-    await serveHit(deps, h.spec.modelId, h.entry, hitSettle, sig, sink);
+    await serveHit(deps, { requestedModel: h.spec.modelId, entry: h.entry, settle: hitSettle }, sig, sink);
   } finally {
     sig.dispose();
   }

@@ -149,6 +149,10 @@ export class MemoryStore implements Store, StoreAdmin {
     acct.feeNano += s.event.feeNano;
     add(acct.monthSpend, h.month, s.costNano);
     add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
+    if (s.event.cache === 'hit') {
+      add(acct.monthSpend, `hits:${h.month}|${h.key}`, 1);
+      add(acct.monthSpend, `saved:${h.month}|${h.key}`, s.event.cacheSavedNano ?? 0);
+    }
     const slot = open?.hold.slot ?? hold.slot;
     if (slot !== undefined) {
       const w = this.window(hold.account, h.key);
@@ -169,6 +173,8 @@ export class MemoryStore implements Store, StoreAdmin {
       balanceNano: acct.creditedNano - acct.spentNano,
       keyMonthSpendNano: acct.monthSpend.get(`${month}|${keyName}`) ?? 0,
       accountMonthSpendNano: acct.monthSpend.get(month) ?? 0,
+      keyMonthCacheHits: acct.monthSpend.get(`hits:${month}|${keyName}`) ?? 0,
+      keyMonthCacheSavedNano: acct.monthSpend.get(`saved:${month}|${keyName}`) ?? 0,
     };
   }
 

@@ -278,6 +278,8 @@ export class RedisStore implements Store, StoreAdmin {
         eventJson: JSON.stringify(s.event),
         streamMaxLen: this.streamMaxLen,
         freeSlot: s.freeSlot ? '1' : '0',
+        cacheHit: s.event.cache === 'hit' ? '1' : '0',
+        savedNano: s.event.cache === 'hit' ? (s.event.cacheSavedNano ?? 0) : 0,
       },
     );
     // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
@@ -303,8 +305,14 @@ export class RedisStore implements Store, StoreAdmin {
   async view(account: string, keyName: string, now: number): Promise<AccountView> {
     const a = this.k.account(account);
     const r = await this.guard('view', () => SCRIPTS.view.run(this.redis, { acct: a.acct, spend: a.spend }, { month: monthOf(now), keyName }));
-    const [credited, spent, keySpend, acctSpend] = Array.isArray(r) ? r.map(int) : [];
-    return { balanceNano: (credited ?? 0) - (spent ?? 0), keyMonthSpendNano: keySpend ?? 0, accountMonthSpendNano: acctSpend ?? 0 };
+    const [credited, spent, keySpend, acctSpend, keyHits, keySaved] = Array.isArray(r) ? r.map(int) : [];
+    return {
+      balanceNano: (credited ?? 0) - (spent ?? 0),
+      keyMonthSpendNano: keySpend ?? 0,
+      accountMonthSpendNano: acctSpend ?? 0,
+      keyMonthCacheHits: keyHits ?? 0,
+      keyMonthCacheSavedNano: keySaved ?? 0,
+    };
   }
 
   async ledger(account: string): Promise<Ledger> {

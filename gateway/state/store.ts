@@ -52,6 +52,9 @@ export interface AccountView {
   balanceNano: number;
   keyMonthSpendNano: number;
   accountMonthSpendNano: number;
+  /** The key's response cache hits this month and what they saved (nano-USD); absent: the store keeps none. */
+  keyMonthCacheHits?: number;
+  keyMonthCacheSavedNano?: number;
 }
 
 /** Money and hold totals of one account, as the ledger keeps them (tests check ledger == sum of usage events). */

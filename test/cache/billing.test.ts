@@ -79,6 +79,23 @@ describe('hit cost', () => {
   });
 });
 
+describe('GET /v1/me', () => {
+  it("shows the key's hits this month and what they saved, equal to its usage events", async () => {
+    const text = 'me check';
+    await rawChat(gw.url, s.keys.a1, body('half-hit', text));
+    await gw.idle();
+    await rawChat(gw.url, s.keys.a1, body('half-hit', text));
+    const events = (await gw.events('acme')).filter((e) => e.apiKey === 'a1');
+    const hits = events.filter((e) => e.cache === 'hit');
+    const saved = hits.reduce((sum, e) => sum + (e.cacheSavedNano ?? 0), 0);
+    const res = await fetch(`${gw.url}/v1/me`, { headers: { authorization: `Bearer ${s.keys.a1}` } });
+    const me = (await res.json()) as Record<string, unknown>;
+    expect(hits.length).toBeGreaterThan(0);
+    expect(me).toMatchObject({ month_cache_hits: hits.length, month_cache_saved_usd: saved / NANO_PER_USD });
+    expect(me.month_spend_usd).toBe(events.reduce((sum, e) => sum + e.costNano, 0) / NANO_PER_USD);
+  });
+});
+
 describe('limits before the cache', () => {
   it('answers 401 to a revoked key on a cached body', async () => {
     const text = 'revoked key check';

@@ -57,9 +57,13 @@ async function states(calls: Array<{ model: string; text: string; extra?: Record
 describe('per request', () => {
   it('cache-control: no-cache reads nothing but stores the new answer', async () => {
     const t = 'no-cache check';
-    expect(await states([{ model: 'cached', text: t }, { model: 'cached', text: t, headers: { 'cache-control': 'no-cache' } }, { model: 'cached', text: t }])).toEqual(
-      ['miss', 'miss', 'hit'],
-    );
+    expect(
+      await states([
+        { model: 'cached', text: t },
+        { model: 'cached', text: t, headers: { 'cache-control': 'no-cache' } },
+        { model: 'cached', text: t },
+      ]),
+    ).toEqual(['miss', 'miss', 'hit']);
     expect(upstreamCalls(up, t)).toBe(2);
   });
 
@@ -95,10 +99,12 @@ describe('per request', () => {
 
   it('caches sampling calls on a route with allowSampling', async () => {
     const t = 'allow sampling check';
-    expect(await states([{ model: 'sampling', text: t, extra: { temperature: 1 } }, { model: 'sampling', text: t, extra: { temperature: 1 } }])).toEqual([
-      'miss',
-      'hit',
-    ]);
+    expect(
+      await states([
+        { model: 'sampling', text: t, extra: { temperature: 1 } },
+        { model: 'sampling', text: t, extra: { temperature: 1 } },
+      ]),
+    ).toEqual(['miss', 'hit']);
   });
 
   it('keys on every sampling parameter and the body, not on key order', async () => {
@@ -117,7 +123,12 @@ describe('per request', () => {
 describe('bounds', () => {
   it('serves an entry until its TTL, then calls upstream again', async () => {
     const t = 'ttl check';
-    expect(await states([{ model: 'short', text: t }, { model: 'short', text: t }])).toEqual(['miss', 'hit']);
+    expect(
+      await states([
+        { model: 'short', text: t },
+        { model: 'short', text: t },
+      ]),
+    ).toEqual(['miss', 'hit']);
     // Past the 1 s TTL (a wait, not a timed assertion).
     await new Promise((r) => setTimeout(r, 1100));
     expect(await states([{ model: 'short', text: t }])).toEqual(['miss']);
@@ -126,11 +137,31 @@ describe('bounds', () => {
 
   it('maxEntryBytes 0 and 1 store nothing; the maximum stores; an answer above the limit is served and not stored', async () => {
     const t = 'size check';
-    expect(await states([{ model: 'zero', text: t }, { model: 'zero', text: t }])).toEqual(['miss', 'miss']);
-    expect(await states([{ model: 'one', text: t }, { model: 'one', text: t }])).toEqual(['miss', 'miss']);
-    expect(await states([{ model: 'max', text: t }, { model: 'max', text: t }])).toEqual(['miss', 'hit']);
+    expect(
+      await states([
+        { model: 'zero', text: t },
+        { model: 'zero', text: t },
+      ]),
+    ).toEqual(['miss', 'miss']);
+    expect(
+      await states([
+        { model: 'one', text: t },
+        { model: 'one', text: t },
+      ]),
+    ).toEqual(['miss', 'miss']);
+    expect(
+      await states([
+        { model: 'max', text: t },
+        { model: 'max', text: t },
+      ]),
+    ).toEqual(['miss', 'hit']);
     // The answer echoes the prompt: about 280 bytes for a short one, over 400 for a long one.
-    expect(await states([{ model: 'small', text: t }, { model: 'small', text: t }])).toEqual(['miss', 'hit']);
+    expect(
+      await states([
+        { model: 'small', text: t },
+        { model: 'small', text: t },
+      ]),
+    ).toEqual(['miss', 'hit']);
     const long = 'size check '.repeat(20);
     const big = await rawChat(gw.url, s.keys.a1, body('small', long));
     expect(big.text.length).toBeGreaterThan(400);
@@ -188,6 +219,11 @@ describe('a failing cache', () => {
     const k = accountKeys(redis.prefix, 'acme');
     const shas = await redis.client.hkeys(k.cache);
     for (const sha of shas) await redis.client.hset(k.cache, sha, '{"v":99}');
-    expect(await states([{ model: 'cached', text: t }, { model: 'cached', text: t }])).toEqual(['miss', 'hit']);
+    expect(
+      await states([
+        { model: 'cached', text: t },
+        { model: 'cached', text: t },
+      ]),
+    ).toEqual(['miss', 'hit']);
   });
 });
