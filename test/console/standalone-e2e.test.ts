@@ -139,7 +139,7 @@ describe('console, standalone, end to end', () => {
     const total = table.at(-1) as string[];
     for (let c = 1; c < total.length; c++) {
       // Exact: the amounts' exact values are in nano-USD steps (9 decimals), so they add up as integers.
-      const nano = (v: string | undefined): number => Math.round(Number(v) * (c === 6 ? 1e9 : 1));
+      const nano = (v: string | undefined): number => Math.round(Number(v) * (c === 6 || c === 8 ? 1e9 : 1));
       expect(rows.reduce((s, r) => s + nano(r[c]), 0)).toBe(nano(total[c]));
     }
     const pg = await db.pool.query<{ n: string; usd: string; tin: string }>(
