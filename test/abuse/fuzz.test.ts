@@ -123,7 +123,14 @@ describe(`fuzz: ${N} hostile requests, seed ${SEED}, concurrency ${CONCURRENCY},
     // With the response cache on: it was used, and its keys and entries hold nothing of the key but answers.
     const hits = events.filter((e) => e.cache === 'hit').length;
     const cacheKeys = await redis.client.keys(`${redis.prefix}:{a:${ACCOUNT}}:cache*`);
-    const dump = (await Promise.all(cacheKeys.map(async (k) => `${k} ${JSON.stringify(await redis.client.dump(k).catch(() => null))} ${JSON.stringify(await redis.client.hgetall(k).catch(() => ({})))}`))).join('\n');
+    const dump = (
+      await Promise.all(
+        cacheKeys.map(
+          async (k) =>
+            `${k} ${JSON.stringify(await redis.client.dump(k).catch(() => null))} ${JSON.stringify(await redis.client.hgetall(k).catch(() => ({})))}`,
+        ),
+      )
+    ).join('\n');
     console.log(`abuse fuzz: response cache ${hits} hits, ${await redis.client.hlen(`${redis.prefix}:{a:${ACCOUNT}}:cache`)} entries`);
     expect(hits).toBeGreaterThan(0);
     expect(dump.length).toBeGreaterThan(0);

@@ -85,10 +85,17 @@ describe('cache hits in the usage views', () => {
     expect(cards).toContain('Saved by cache');
     const header = await page.locator('table thead th').allTextContents();
     expect(header).toEqual(['Model', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)', 'Cache hits', 'Saved by cache (USD)']);
-    const row = await page.getByRole('row', { name: /half-hit/ }).locator('td').allTextContents();
+    const row = await page
+      .getByRole('row', { name: /half-hit/ })
+      .locator('td')
+      .allTextContents();
     expect(row[0]).toBe('3');
     expect(row[6]).toBe('2');
-    const saved = await page.getByRole('row', { name: /half-hit/ }).locator('td data').last().getAttribute('value');
+    const saved = await page
+      .getByRole('row', { name: /half-hit/ })
+      .locator('td data')
+      .last()
+      .getAttribute('value');
     expect(saved).toBe(((2 * (MISS - HIT)) / 1e9).toFixed(9));
     await expectAccessible(page, 'the usage page with cache hits');
     const csv = await (await page.request.get(`${gw.url}/dashboard/usage.csv?account=acme&group=model`)).text();
