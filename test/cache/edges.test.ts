@@ -6,6 +6,7 @@ import { accountKeys } from '../../gateway/contract/redis-keys.ts';
 import { MAX_CACHE_ENTRY_BYTES } from '../../crds/schema/model-route.ts';
 import type { FakeUpstream } from '../fakes/upstream.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { route } from '../helpers/manifests.ts';
 import { cacheGateway, metricValue, type CacheGateway } from './harness.ts';
 import { cachedRoute, cacheSetup, echoUpstream, rawChat, upstreamCalls, type CacheSetup } from './setup.ts';
 
@@ -25,6 +26,7 @@ beforeAll(async () => {
     cachedRoute('one', up, { maxEntryBytes: 1 }),
     cachedRoute('max', up, { maxEntryBytes: MAX_CACHE_ENTRY_BYTES }),
     cachedRoute('small', up, { maxEntryBytes: 400 }),
+    route('embed', [{ name: 'embed-t', provider: 'openai', baseUrl: up.baseUrl, upstreamModel: 'up-embed' }], { type: 'embeddings', cache: {} }),
   ]);
   gw = await cacheGateway(redis, s.docs);
 });
@@ -105,6 +107,21 @@ describe('per request', () => {
         { model: 'sampling', text: t, extra: { temperature: 1 } },
       ]),
     ).toEqual(['miss', 'hit']);
+  });
+
+  it('caches embeddings (they never sample)', async () => {
+    const call = async (): Promise<string | null> => {
+      const res = await fetch(`${gw.url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.keys.a1}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'embed', input: 'embed me' }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      await gw.idle();
+      return res.headers.get('x-svc-cache');
+    };
+    expect([await call(), await call()]).toEqual(['miss', 'hit']);
   });
 
   it('keys on every sampling parameter and the body, not on key order', async () => {
