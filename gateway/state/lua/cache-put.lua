@@ -31,8 +31,9 @@ local sum = tonumber(redis.call('HGET', sizes, '_sum') or '0') or 0
 while sum + size > budget do
   local first = redis.call('ZRANGE', index, 0, 0)
   if #first == 0 then
-    -- Sizes without entries (Redis evicted part of the account's cache): the budget starts over.
-    redis.call('DEL', sizes)
+    -- Sizes without entries (Redis evicted part of the account's cache): the budget starts over. (No DEL: the
+    -- gateway's ACL user runs only the commands of gateway/state/redis-acl.ts; stale sizes expire with the key.)
+    redis.call('HSET', sizes, '_sum', '0')
     sum = 0
     break
   end
