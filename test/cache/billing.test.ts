@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountKeys } from '../../gateway/contract/redis-keys.ts';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import type { FakeUpstream } from '../fakes/upstream.ts';
+import { apiKey } from '../helpers/manifests.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { cacheGateway, type CacheGateway } from './harness.ts';
 import { cachedRoute, cacheSetup, echoUpstream, rawChat, upstreamCalls, type CacheSetup } from './setup.ts';
@@ -13,6 +14,8 @@ let redis: TestRedis;
 let up: FakeUpstream;
 let gw: CacheGateway;
 let s: CacheSetup;
+// A key of the same account whose expiry has passed.
+const old = apiKey('old', 'acme', { expiresAt: '2020-01-01T00:00:00Z' });
 
 beforeAll(async () => {
   redis = await startRedis('cache-billing');
@@ -27,7 +30,7 @@ beforeAll(async () => {
     { trialCreditUsd: 100 },
     { limits: { rpm: 1000, tpm: 1_000_000 } },
   );
-  gw = await cacheGateway(redis, s.docs);
+  gw = await cacheGateway(redis, [...s.docs, ...old.docs]);
 });
 
 afterAll(async () => {
@@ -109,6 +112,16 @@ describe('limits before the cache', () => {
     expect(after.headers.get('x-svc-cache')).toBeNull();
     // The other key of the account still gets the entry.
     expect((await rawChat(gw.url, s.keys.a1, body('free-hit', text))).headers.get('x-svc-cache')).toBe('hit');
+  });
+
+  it('answers 401 key_expired to an expired key of the account on a cached body', async () => {
+    const text = 'expired key check';
+    await rawChat(gw.url, s.keys.a1, body('free-hit', text));
+    await gw.idle();
+    expect((await rawChat(gw.url, s.keys.a1, body('free-hit', text))).headers.get('x-svc-cache')).toBe('hit');
+    const r = await rawChat(gw.url, old.key, body('free-hit', text));
+    expect(r.status).toBe(401);
+    expect(JSON.parse(r.text)).toMatchObject({ error: { code: 'key_expired' } });
   });
 
   it('takes an RPM slot and no TPM', async () => {
