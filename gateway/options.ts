@@ -1,5 +1,6 @@
 // The gateway's settings, parsed once: the command line and the environment, with the --help text. A bad value is
 // an Error that names it, before anything starts (as operator/options.ts does for the operator).
+import { DEFAULT_CACHE_ACCOUNT_BYTES } from './state/response-cache.ts';
 import { randomBytes } from 'node:crypto';
 import { keyringFromEnv, type Keyring } from './contract/sealed-credentials.ts';
 import { DEMO_CONFIG } from './config/standalone.ts';
@@ -39,6 +40,7 @@ Environment:
   REDIS_URL       shared state for several gateway processes: limits, holds, balances, usage stream.
                   Each process publishes its manifests there (idempotent; credits applied once by id).
   SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
+  SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter
@@ -71,6 +73,8 @@ interface CommonOptions {
   /** SVC_TRUST_PROXY: which proxies' X-Forwarded-For to believe (the console's sign-in limit counts that client). */
   trustProxy: TrustProxy;
   logLevel: string;
+  /** SVC_CACHE_ACCOUNT_MAX_BYTES: the response cache's per-account byte budget. */
+  cacheAccountBytes: number;
   /** The environment, for the parts that read settings of their own (the console). */
   env: Env;
 }
@@ -112,6 +116,14 @@ function portOf(args: Args, env: Env): number {
   return n;
 }
 
+function cacheAccountBytes(env: Env): number {
+  const v = env.SVC_CACHE_ACCOUNT_MAX_BYTES;
+  if (v === undefined || v === '') return DEFAULT_CACHE_ACCOUNT_BYTES;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`SVC_CACHE_ACCOUNT_MAX_BYTES must be a whole number of bytes >= 0, got ${JSON.stringify(v)}`);
+  return n;
+}
+
 function pollMs(env: Env): number {
   const v = env.SVC_CONFIG_POLL_MS;
   if (v === undefined || v === '') return 3000;
@@ -129,6 +141,7 @@ function common(args: Args, env: Env): CommonOptions {
     timeouts: timeoutsFromEnv(env),
     trustProxy: trustProxyFromEnv(env),
     logLevel: env.LOG_LEVEL || 'info',
+    cacheAccountBytes: cacheAccountBytes(env),
     env,
   };
 }

@@ -39,6 +39,8 @@ export interface BuildOptions {
   now?: () => number;
   /** The OpenTelemetry SDK (tracing/sdk.ts) when tracing is on; shut down (queued spans exported) when the app closes. */
   tracing?: TracingSdk | null;
+  /** SVC_CACHE_ACCOUNT_MAX_BYTES as parsed: the response cache's per-account byte budget (default 64 MiB). */
+  cacheAccountBytes?: number;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -74,6 +76,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     now: opts.now ?? Date.now,
     lifecycle: opts.drain,
     tracer: opts.tracing?.calls,
+    cacheAccountBytes: opts.cacheAccountBytes,
   };
   metrics.watchBalances(async () => {
     const now = Date.now();

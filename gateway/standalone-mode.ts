@@ -81,6 +81,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     timeouts: opts.timeouts,
     trustProxy: opts.trustProxy,
     tracing,
+    cacheAccountBytes: opts.cacheAccountBytes,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

@@ -102,6 +102,7 @@ export function statementPdf(s: Statement, o: { paper?: Paper } = {}): Promise<B
     amountLine('  of which platform fee (4%)', s.feeNano, R),
     amountLine('Closing balance (opening + credits - usage)', s.closingNano, R, true),
   );
+  if (s.cacheHits > 0) lines.push(amountLine(`Response cache: ${s.cacheHits} ${s.cacheHits === 1 ? 'hit' : 'hits'}, saved (not charged)`, s.cacheSavedNano, R));
   lines.push(GAP, text('Credits, payments and refunds', L, true, 11));
   if (s.credits.length === 0) lines.push(text('None this month.'));
   for (const c of s.credits) {

@@ -24,7 +24,8 @@ ORDER BY 1, 3`;
 const USAGE = `
 SELECT CASE WHEN served_model = '' THEN requested_model ELSE served_model END AS model, api_key, task_type,
        sum(requests)::text AS requests, sum(input_tokens)::text AS input_tokens, sum(output_tokens)::text AS output_tokens,
-       sum(cost_nano)::text AS cost_nano, sum(fee_nano)::text AS fee_nano
+       sum(cost_nano)::text AS cost_nano, sum(fee_nano)::text AS fee_nano,
+       sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano
 FROM usage_daily
 WHERE account = $1 AND day >= $2::date AND day < $3::date
 GROUP BY 1, 2, 3`;
@@ -60,6 +61,8 @@ export class PostgresStatementSource implements StatementSource {
         outputTokens: Number(x.output_tokens),
         costNano: Number(x.cost_nano),
         feeNano: Number(x.fee_nano),
+        cacheHits: Number(x.cache_hits),
+        cacheSavedNano: Number(x.cache_saved_nano),
       })),
     };
   }
@@ -106,12 +109,18 @@ export class MemoryStatementSource implements StatementSource {
       const taskType = e.taskType ?? '';
       const id = `${model}\u0000${e.apiKey}\u0000${taskType}`;
       let u = usage.get(id);
-      if (!u) usage.set(id, (u = { model, apiKey: e.apiKey, taskType, requests: 0, inputTokens: 0, outputTokens: 0, costNano: 0, feeNano: 0 }));
+      if (!u)
+        usage.set(
+          id,
+          (u = { model, apiKey: e.apiKey, taskType, requests: 0, inputTokens: 0, outputTokens: 0, costNano: 0, feeNano: 0, cacheHits: 0, cacheSavedNano: 0 }),
+        );
       u.requests += 1;
       u.inputTokens += e.inputTokens;
       u.outputTokens += e.outputTokens;
       u.costNano += e.costNano;
       u.feeNano += e.feeNano;
+      if (e.cache === 'hit') u.cacheHits = (u.cacheHits ?? 0) + 1;
+      u.cacheSavedNano = (u.cacheSavedNano ?? 0) + (e.cacheSavedNano ?? 0);
     }
     return { openingNano, credits, usage: [...usage.values()] };
   }

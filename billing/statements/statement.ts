@@ -38,6 +38,9 @@ export interface UsageRow {
   outputTokens: number;
   costNano: number;
   feeNano: number;
+  /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
+  cacheHits?: number;
+  cacheSavedNano?: number;
 }
 
 export interface StatementData {
@@ -78,6 +81,9 @@ export interface Statement {
   spendNano: number;
   feeNano: number;
   closingNano: number;
+  /** Response cache hits of the month and what they saved (not charged; shown beside the usage). */
+  cacheHits: number;
+  cacheSavedNano: number;
 }
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
@@ -139,7 +145,14 @@ export function buildStatement(account: string, month: string, billing: AccountB
     spendNano,
     feeNano: sum(detail.map((u) => u.feeNano)),
     closingNano: d.openingNano + creditsNano - spendNano,
+    cacheHits: sum(detail.map((u) => u.cacheHits ?? 0)),
+    cacheSavedNano: sum(detail.map((u) => u.cacheSavedNano ?? 0)),
   };
+}
+
+/** The statement's line about the response cache. */
+export function cacheLine(s: Pick<Statement, 'cacheHits'>): string {
+  return `Saved by the response cache (${s.cacheHits} ${s.cacheHits === 1 ? 'hit' : 'hits'}; not charged, included in usage at their hit cost)`;
 }
 
 /** Nano-USD to cents, half away from zero (exact integer arithmetic). */
@@ -245,5 +258,7 @@ export function statementCsv(s: Statement): string {
   row('total', s.to, 'Usage', null, s.spendNano);
   row('total', s.to, 'of which platform fee (4%)', null, s.feeNano);
   row('closing', s.to, 'Closing balance', null, s.closingNano);
+  // Not money moved: what the month's cache hits would have cost as calls, minus what they were charged.
+  if (s.cacheHits > 0) row('info', s.to, cacheLine(s), { requests: s.cacheHits }, s.cacheSavedNano);
   return `${rows.join('\r\n')}\r\n`;
 }

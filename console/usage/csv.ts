@@ -16,14 +16,21 @@ export function usd(nano: number): string {
   return `${sign}${Math.floor(n / NANO_PER_USD)}.${String(n % NANO_PER_USD).padStart(9, '0')}`;
 }
 
-export const COLUMNS = ['Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)'] as const;
+export const COLUMNS = ['Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)', 'Cache hits', 'Saved by cache (USD)'] as const;
+
+/** The columns of amounts (right-aligned on the page). */
+export const MONEY_COLUMNS: ReadonlySet<string> = new Set(['Spend (USD)', 'Saved by cache (USD)']);
 
 export function toCsv(report: UsageReport, groupBy: GroupBy): string {
   const lines = [[GROUP_LABELS[groupBy], ...COLUMNS].map(cell).join(',')];
   for (const r of report.rows) {
-    lines.push([r.group, r.requests, r.errors, r.fallbacks, r.inputTokens, r.outputTokens, usd(r.costNano)].map(cell).join(','));
+    lines.push(
+      [r.group, r.requests, r.errors, r.fallbacks, r.inputTokens, r.outputTokens, usd(r.costNano), r.cacheHits, usd(r.cacheSavedNano)].map(cell).join(','),
+    );
   }
   const t = report.totals;
-  lines.push(['Total', t.requests, t.errors, t.fallbacks, t.inputTokens, t.outputTokens, usd(t.costNano)].map(cell).join(','));
+  lines.push(
+    ['Total', t.requests, t.errors, t.fallbacks, t.inputTokens, t.outputTokens, usd(t.costNano), t.cacheHits, usd(t.cacheSavedNano)].map(cell).join(','),
+  );
   return `${lines.join('\r\n')}\r\n`;
 }

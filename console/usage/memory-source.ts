@@ -34,6 +34,8 @@ export function cellsOf(events: Iterable<UsageEvent>, q: UsageQuery): Cell[] {
       inputTokens: e.inputTokens,
       outputTokens: e.outputTokens,
       costNano: e.costNano,
+      cacheHits: e.cache === 'hit' ? 1 : 0,
+      cacheSavedNano: e.cacheSavedNano ?? 0,
     });
   }
   return [...cells.values()];

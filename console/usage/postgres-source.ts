@@ -19,7 +19,8 @@ export class PostgresUsageSource implements UsageSource {
   async cells(q: UsageQuery): Promise<Cell[]> {
     const sql = `SELECT to_char(day, 'YYYY-MM-DD') AS day, ${GROUP_SQL[q.groupBy]} AS grp,
        sum(requests)::text AS requests, sum(errors)::text AS errors, sum(fallbacks)::text AS fallbacks,
-       sum(input_tokens)::text AS input_tokens, sum(output_tokens)::text AS output_tokens, sum(cost_nano)::text AS cost_nano
+       sum(input_tokens)::text AS input_tokens, sum(output_tokens)::text AS output_tokens, sum(cost_nano)::text AS cost_nano,
+       sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano
 FROM usage_daily
 WHERE account = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date
 GROUP BY 1, 2`;
@@ -33,6 +34,8 @@ GROUP BY 1, 2`;
       inputTokens: Number(x.input_tokens),
       outputTokens: Number(x.output_tokens),
       costNano: Number(x.cost_nano),
+      cacheHits: Number(x.cache_hits),
+      cacheSavedNano: Number(x.cache_saved_nano),
     }));
   }
 }

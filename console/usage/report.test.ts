@@ -69,7 +69,7 @@ describe('usage report', () => {
   it('exports the table as CSV, formulas defused', () => {
     const csv = toCsv(summarize(cellsOf([ev({ taskType: '=HYPERLINK("x")' })], q), q.from, q.to), 'task');
     expect(csv).toBe(
-      'Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD)\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000\r\nTotal,1,0,0,10,5,0.000001000\r\n',
+      'Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD)\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000,0,0.000000000\r\nTotal,1,0,0,10,5,0.000001000,0,0.000000000\r\n',
     );
   });
 });

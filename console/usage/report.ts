@@ -12,6 +12,9 @@ export interface Figures {
   inputTokens: number;
   outputTokens: number;
   costNano: number;
+  /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
+  cacheHits: number;
+  cacheSavedNano: number;
 }
 
 export interface Cell extends Figures {
@@ -39,7 +42,7 @@ export interface UsageReport {
 }
 
 export function zero(): Figures {
-  return { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, costNano: 0 };
+  return { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, costNano: 0, cacheHits: 0, cacheSavedNano: 0 };
 }
 
 export function addTo(f: Figures, c: Figures): void {
@@ -49,6 +52,8 @@ export function addTo(f: Figures, c: Figures): void {
   f.inputTokens += c.inputTokens;
   f.outputTokens += c.outputTokens;
   f.costNano += c.costNano;
+  f.cacheHits += c.cacheHits;
+  f.cacheSavedNano += c.cacheSavedNano;
 }
 
 /** Every UTC day from `from` to `to`, inclusive (at most 400). */

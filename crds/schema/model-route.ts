@@ -8,6 +8,9 @@ export const CLOUD_PROVIDERS = ['bedrock', 'azure-openai', 'vertex', 'gemini'] a
 
 const positiveMs = z.number().int().positive();
 
+/** The largest cached answer a route may allow (8 MiB). */
+export const MAX_CACHE_ENTRY_BYTES = 8 * 1024 * 1024;
+
 export const target = z
   .object({
     name: z
@@ -163,6 +166,31 @@ export const modelRouteSpec = z.object({
     .describe(
       "Responses API built-in tools that run on OpenAI's side (web_search, file_search, code_interpreter, image_generation, mcp) sent to a target that cannot run them: drop leaves them out of the upstream request (the answer's x-svc-dropped-tools names them), reject answers 400. A tool_choice naming one is refused either way.",
     ),
+  cache: z
+    .object({
+      ttlSeconds: z.number().int().min(1).max(2_592_000).default(300).describe('Seconds a cached answer is served (1 to 30 days).'),
+      maxEntryBytes: z
+        .number()
+        .int()
+        .min(0)
+        .max(MAX_CACHE_ENTRY_BYTES)
+        .default(262_144)
+        .describe('Largest answer stored, in bytes (0 stores nothing; at most 8 MiB). A larger answer is served and not stored.'),
+      hitCostFraction: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0)
+        .describe("Share of the original call's cost a hit is charged (0 to 1, read to the millionth): cost = floor(original cost in nano-USD x fraction)."),
+      allowSampling: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Also cache calls that sample (temperature above 0, or absent: the providers default to 1; n above 1); off: those bypass the cache unless the request says x-svc-cache: force.',
+        ),
+    })
+    .optional()
+    .describe('Exact-match response cache (docs/billing.md, Response cache): off when absent.'),
   probe: z
     .object({ intervalSeconds: z.number().int().min(5).max(86_400).default(180).describe('Seconds between two probes of each target (at least 5).') })
     .optional()

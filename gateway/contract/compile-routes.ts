@@ -115,6 +115,16 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     targets: compiled,
     fallbacks: r.spec.fallbacks,
     ...(r.spec.hostedTools === 'reject' ? { hostedTools: 'reject' as const } : {}),
+    ...(r.spec.cache
+      ? {
+          cache: {
+            ttlSeconds: r.spec.cache.ttlSeconds,
+            maxEntryBytes: r.spec.cache.maxEntryBytes,
+            hitCostPpm: Math.round(r.spec.cache.hitCostFraction * 1_000_000),
+            allowSampling: r.spec.cache.allowSampling,
+          },
+        }
+      : {}),
     // Set only when the route says it, so snapshots of routes without a probe section hash as before.
     ...(r.spec.probe ? { probeIntervalSeconds: r.spec.probe.intervalSeconds } : {}),
     ...(r.spec.tracing?.captureContent === true ? { captureContent: true as const } : {}),

@@ -302,6 +302,21 @@ describe('manifests', () => {
     expect(r.errors).toEqual([expect.objectContaining({ source: 't#1', object: 'Account/acme', field: 'spec.planRef' })]);
   });
 
+  it('compiles spec.cache (hitCostFraction in millionths) and refuses a bad one naming the field', () => {
+    const cached = { ...routeDoc, spec: { ...routeDoc.spec, cache: { ttlSeconds: 60, hitCostFraction: 0.25 } } };
+    const r = parse([plan, acct, cached, upstreamSecret]);
+    expect(r.errors).toEqual([]);
+    const c = compile(r.set, { pepper: 'p' });
+    expect(c.snapshot.models.gpt?.cache).toEqual({ ttlSeconds: 60, maxEntryBytes: 262_144, hitCostPpm: 250_000, allowSampling: false });
+    expect(compile(parse([plan, acct, routeDoc, upstreamSecret]).set, { pepper: 'p' }).snapshot.models.gpt?.cache).toBeUndefined();
+    const bad = (cache: object): Array<{ field: string }> => parse([{ ...routeDoc, spec: { ...routeDoc.spec, cache } }]).errors;
+    expect(bad({ hitCostFraction: 1.5 })).toEqual([expect.objectContaining({ object: 'ModelRoute/gpt', field: 'spec.cache.hitCostFraction' })]);
+    expect(bad({ ttlSeconds: 0 })).toEqual([expect.objectContaining({ field: 'spec.cache.ttlSeconds' })]);
+    expect(bad({ maxEntryBytes: -1 })).toEqual([expect.objectContaining({ field: 'spec.cache.maxEntryBytes' })]);
+    expect(bad({ maxEntryBytes: 8 * 1024 * 1024 + 1 })).toEqual([expect.objectContaining({ field: 'spec.cache.maxEntryBytes' })]);
+    expect(bad({ allowSampling: 'yes' })).toEqual([expect.objectContaining({ field: 'spec.cache.allowSampling' })]);
+  });
+
   it('ignores kinds it does not use, with a warning', () => {
     const r = parse([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }]);
     expect(r.errors).toEqual([]);

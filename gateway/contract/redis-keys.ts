@@ -25,6 +25,9 @@
 //   <p>:{a:<a>}:usage            STREAM  usage events
 //   <p>:{a:<a>}:stripe           HASH    payments: event and object ids applied, refunds per payment (billing.lua)
 //   <p>:{a:<a>}:billing          LIST    ledger entries of payments, refunds, disputes (JSON)
+//   <p>:{a:<a>}:cache           HASH    response cache: sha256 of the request's canonical form -> entry JSON (pipeline/cache.ts)
+//   <p>:{a:<a>}:cachex          ZSET    response cache: sha256 -> expiry (ms); an entry past it is a miss, removed by the next put
+//   <p>:{a:<a>}:cachesz         HASH    response cache: sha256 -> entry bytes, _sum -> the account's cached bytes (its budget)
 //   <p>:{avail}:...              availability: target states, live outcomes per minute, uptime segments, incidents
 //   <p>:console:session:<hash>   STRING  a console session (the id's hash), with its TTL
 //   <p>:console:signin:<addr>    STRING  failed sign-ins of one client address, with its TTL
@@ -42,6 +45,10 @@ export interface AccountKeys {
   usage: string;
   stripe: string;
   billing: string;
+  /** The response cache's entries, expiries and sizes (state/response-cache.ts). */
+  cache: string;
+  cachex: string;
+  cachesz: string;
 }
 
 export interface RedisKeys {
@@ -80,6 +87,9 @@ export function accountKeys(prefix: string, account: string): AccountKeys {
     usage: `${t}:usage`,
     stripe: `${t}:stripe`,
     billing: `${t}:billing`,
+    cache: `${t}:cache`,
+    cachex: `${t}:cachex`,
+    cachesz: `${t}:cachesz`,
   };
 }
 

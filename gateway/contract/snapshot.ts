@@ -51,6 +51,8 @@ export const compiledModel = z.object({
   fallbacks: z.array(z.string()),
   /** ModelRoute spec.hostedTools when it is reject (absent: drop), so snapshots of other routes hash as before. */
   hostedTools: z.literal('reject').optional(),
+  /** ModelRoute spec.cache (the response cache, pipeline/cache.ts); absent: off. hitCostPpm is hitCostFraction in millionths. */
+  cache: z.object({ ttlSeconds: z.number().int(), maxEntryBytes: z.number().int(), hitCostPpm: z.number().int(), allowSampling: z.boolean() }).optional(),
   /** ModelRoute spec.probe.intervalSeconds when set (availability probes; absent: the process default). */
   probeIntervalSeconds: z.number().int().optional(),
   /** ModelRoute spec.tracing.captureContent when true (prompts and completions on spans); absent otherwise. */

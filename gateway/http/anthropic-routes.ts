@@ -65,6 +65,9 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       extraInputTokens: nonTextTokens(body.messages, body.system) + toolsTokens(body.tools),
       translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)),
       gate: anthropicPlanGate,
+      cacheBody: body,
+      // The headers that shape the upstream request are part of the cache key too.
+      cacheVary: { ...anthropicHeadersOf(req.headers) },
     });
   });
 

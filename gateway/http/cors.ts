@@ -9,12 +9,12 @@ export function corsHeaders(): Record<string, string> {
   return {
     'access-control-allow-origin': '*',
     'access-control-expose-headers':
-      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, x-svc-key-expires-in, retry-after',
+      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, x-svc-key-expires-in, x-svc-cache, retry-after',
   };
 }
 
 export const ALLOW_METHODS = 'POST, GET, OPTIONS';
-export const ALLOW_HEADERS = 'authorization, content-type, x-api-key, anthropic-version, x-stainless-*';
+export const ALLOW_HEADERS = 'authorization, content-type, x-api-key, anthropic-version, cache-control, x-svc-cache, x-stainless-*';
 
 const ANTHROPIC_BROWSER = new Set(['anthropic-beta', 'anthropic-dangerous-direct-browser-access']);
 

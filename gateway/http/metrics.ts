@@ -8,6 +8,8 @@ import { AlertMetrics } from './alert-metrics.ts';
 import { GenAiMetrics } from './genai-metrics.ts';
 import type { CompiledTarget, KeyRecord } from '../contract/snapshot.ts';
 import { exemplarOf, observe } from './exemplars.ts';
+import { CacheMetrics } from './cache-metrics.ts';
+import type { CacheCount } from '../pipeline/context.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -34,6 +36,7 @@ export class Metrics {
   /** Upstream states and key budgets, read at scrape time (alert-metrics.ts). */
   readonly alerts: AlertMetrics;
   private readonly genai: GenAiMetrics;
+  private readonly caching: CacheMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   /** Latency histograms carry the call's trace id as an exemplar (tracing on; shown to OpenMetrics scrapes). */
@@ -124,6 +127,7 @@ export class Metrics {
     });
     this.alerts = new AlertMetrics(this.registry);
     this.genai = new GenAiMetrics(this.registry, enableExemplars);
+    this.caching = new CacheMetrics(this.registry);
   }
 
   /** What became of the sampled spans, when tracing is on (gateway/tracing/bounded.ts). */
@@ -191,5 +195,10 @@ export class Metrics {
     observe(this.latency, { endpoint: e.endpoint, model }, e.latencyMs / 1000, ex);
     if (e.ttftMs !== null) observe(this.ttft, { endpoint: e.endpoint, model }, e.ttftMs / 1000, ex);
     this.genai.observe(e, provider ?? null, ex);
+    this.caching.observe(e);
+  }
+
+  cache(model: string, what: CacheCount, n?: number): void {
+    this.caching.count(model, what, n);
   }
 }

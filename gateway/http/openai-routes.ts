@@ -33,6 +33,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       inputBytes: req.bodyBytes,
       extraInputTokens: nonTextTokens(body.messages) + toolsTokens(body.tools),
       translationFor: chatTranslation(body),
+      cacheBody: body,
     });
   });
 
@@ -51,6 +52,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       maxTokens: 0,
       inputBytes: req.bodyBytes,
       translationFor: embeddingsTranslation(body),
+      cacheBody: body,
     });
   });
 
@@ -79,6 +81,8 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       balance_usd: nanoToUsd(v.balanceNano),
       monthly_budget_usd: key.monthlyBudgetNano === null ? null : nanoToUsd(key.monthlyBudgetNano),
       month_spend_usd: nanoToUsd(v.keyMonthSpendNano),
+      month_cache_hits: v.keyMonthCacheHits ?? 0,
+      month_cache_saved_usd: nanoToUsd(v.keyMonthCacheSavedNano ?? 0),
       rpm_limit: key.rpm,
       tpm_limit: key.tpm,
       model_whitelist: key.models,

@@ -22,6 +22,13 @@ export interface CallSpec {
   translationFor: (protocol: Protocol) => Translation;
   /** The client's parsed body, set only while tracing (a ModelRoute may capture its prompt: tracing/content.ts). */
   body?: unknown;
+  /**
+   * The validated request body, for the response cache's key (pipeline/cache.ts); absent: the call is never cached
+   * (the Responses API, count_tokens).
+   */
+  cacheBody?: Readonly<Record<string, unknown>>;
+  /** Request headers that shape the upstream request (anthropic-version, anthropic-beta): in the cache key too. */
+  cacheVary?: Readonly<Record<string, unknown>>;
   /** Extra gate after the principal is known (the Anthropic endpoint's plan gate). */
   gate?: (p: Principal) => void;
 }

@@ -5,17 +5,19 @@ import { expiresInHeader } from '../contract/key-expiry.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { admit } from './admit.ts';
+import { cachePlan, CACHE_HEADER, hitCost, type CacheEntry, type CachePlan } from './cache.ts';
+import { CaptureSink, readCache, serveHit, writeCache } from './cache-run.ts';
 import { authenticate } from './authenticate.ts';
 import type { CallSpec } from './call-spec.ts';
 import type { CallMetrics, CallTrace, GatewayDeps } from './context.ts';
-import { reserve } from './estimate.ts';
-import { keyCacheOf } from './key-cache.ts';
-import { callEvents } from './outcome.ts';
+import { reserve, type Reservation } from './estimate.ts';
+import { keyCacheOf, type KeyCache } from './key-cache.ts';
+import { callEvents, type CallEvents } from './outcome.ts';
 import { prepareFirst, translationCache } from './prepare.ts';
 import { KEY_EXPIRES_IN_HEADER } from './headers.ts';
-import { principal, resolveChain } from './resolve.ts';
+import { principal, resolveChain, type Principal } from './resolve.ts';
 import { respond } from './respond.ts';
-import { settler } from './settle.ts';
+import { settler, type Settle } from './settle.ts';
 import { callSignal } from './signals.ts';
 import type { CallSink } from './sink.ts';
 
@@ -80,11 +82,20 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
   });
+  // The response cache is read before admission (what a hit holds depends on it) and used only after it: the key,
+  // its limits, budget and balance are checked for a hit as for any call.
+  const plan = cachePlan(spec, chain[0], p.account.name, headers);
+  const entry = plan?.state === 'lookup' ? await readCache(deps, p.account.name, plan) : null;
   // A client gone before admission costs nothing and is not admitted.
   if (client.aborted) return;
   const events = callEvents(spec, p, started, deps.now);
+  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, sink);
   const hold = await admit(deps, p, r, events, keys);
-  const settle = settler(deps, hold, events, r);
+  const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(sink, plan.maxEntryBytes) : null;
+  const settle = withCache(settler(deps, hold, events, r), plan, async (e) => {
+    if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
+  });
+  if (plan) sink.headers({ [CACHE_HEADER]: plan.state === 'lookup' ? 'miss' : 'bypass' });
   // The client left while the call was admitted: release the hold now, call no upstream.
   if (client.aborted) {
     await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
@@ -92,7 +103,52 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   }
   const sig = callSignal(client, deps.lifecycle?.ending);
   try {
-    await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, sink);
+    await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? sink);
+  } finally {
+    sig.dispose();
+  }
+}
+
+/** The settle of a call the cache looked at: its event says miss or bypass, and a miss's answer is stored after. */
+function withCache(settle: Settle, plan: CachePlan | null, after: (e: UsageEvent) => Promise<void>): Settle {
+  if (!plan) return settle;
+  const state = plan.state === 'lookup' ? 'miss' : 'bypass';
+  return async (o) => {
+    const e = await settle({ ...o, cache: state });
+    await after(e);
+    return e;
+  };
+}
+
+interface HitInput {
+  spec: CallSpec;
+  p: Principal;
+  r: Reservation;
+  events: CallEvents;
+  keys: KeyCache;
+  entry: CacheEntry;
+  ppm: number;
+}
+
+/**
+ * A hit: admitted like any call (revoked or expired key, RPM, budget and balance, the hold the call would need as a
+ * miss, so nothing a miss would be refused passes as a hit) but reserving no tokens, then answered from the entry
+ * and settled at its share of the original cost.
+ */
+async function hitCall(deps: GatewayDeps, h: HitInput, client: AbortSignal, sink: CallSink): Promise<void> {
+  const charge = hitCost(h.entry.costNano, h.ppm);
+  const r: Reservation = { ...h.r, inputTokens: 0, outputTokens: 0, holdNano: Math.max(h.r.holdNano, charge.costNano) };
+  const hold = await admit(deps, h.p, r, h.events, h.keys);
+  const settle = settler(deps, hold, h.events, r, charge);
+  const hitSettle: Settle = (o) => settle({ ...o, cache: 'hit' });
+  // Gone before anything was served: nothing charged, the slot given back (the outcome has no `hit`).
+  if (client.aborted) {
+    await hitSettle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
+    return;
+  }
+  const sig = callSignal(client, deps.lifecycle?.ending);
+  try {
+    await serveHit(deps, { requestedModel: h.spec.modelId, entry: h.entry, settle: hitSettle }, sig, sink);
   } finally {
     sig.dispose();
   }

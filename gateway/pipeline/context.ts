@@ -24,7 +24,13 @@ export interface CallMetrics {
   addedLatency?(seconds: number): void;
   /** A key that is calling (before admission): the Prometheus metrics track the budgets of keys that have one. */
   keySeen?(key: KeyRecord): void;
+  /** The response cache's writes and failures by route model (hits, misses and bypasses are in the usage events). */
+  cache?(model: string, what: CacheCount, n?: number): void;
 }
+
+/** stored: an entry written (n: its bytes); oversize: an answer above maxEntryBytes or the account budget, not stored;
+ * evicted: entries removed to make room (n); error: a cache read or write failed and the call went on uncached. */
+export type CacheCount = 'stored' | 'oversize' | 'evicted' | 'error';
 
 export interface ConfigSource {
   current(): Snapshot;
@@ -97,6 +103,8 @@ export interface GatewayDeps {
   lifecycle?: CallLifecycle;
   availability?: Availability;
   tracer?: CallTracer;
+  /** Bytes of cached answers one account may hold (SVC_CACHE_ACCOUNT_MAX_BYTES; default 64 MiB). */
+  cacheAccountBytes?: number;
   /** This call's trace (set on the call's own copy of the deps, only while tracing). */
   trace?: CallTrace;
 }

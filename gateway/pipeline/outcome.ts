@@ -2,7 +2,9 @@
 import { feeShareNano } from '../contract/money.ts';
 import type { FallbackReason } from '../routing/classify.ts';
 import type { Usage } from '../translate/types.ts';
+import type { CacheState } from '../usage/event.ts';
 import { newEventId, type UsageEvent } from '../usage/event.ts';
+import { CACHE_UPSTREAM } from './cache.ts';
 import type { CallSpec } from './call-spec.ts';
 import type { Route } from './dispatch.ts';
 import type { Principal } from './resolve.ts';
@@ -17,12 +19,18 @@ export interface Outcome {
   contacted: boolean;
   /** Output tokens estimated from what was served (the answer's size, the stream's events); absent: nothing served. */
   servedOutput?: number;
+  /** The response cache's part in the call (pipeline/cache.ts); absent on routes without a cache. */
+  cache?: CacheState;
+  /** Answered from the cache: the model the cached answer came from (its upstream is `cache`). */
+  hit?: { servedModel: string };
 }
 
 /** How the charged usage departs from the upstream's report (bound-usage.ts). */
 export interface UsageFlags {
   estimated: boolean;
   clamped: boolean;
+  /** A cache hit: the original call's cost minus this one's. */
+  cacheSavedNano?: number;
 }
 
 /** The usage event of one call; its id is made once, before admission, and names the hold too. */
@@ -47,8 +55,8 @@ export function callEvents(spec: CallSpec, p: Principal, started: number, now: (
       taskType: spec.taskType,
       endpoint: spec.endpoint,
       requestedModel: spec.modelId,
-      servedModel: o.route?.model.id ?? null,
-      upstream: o.route?.target.name ?? null,
+      servedModel: o.route?.model.id ?? o.hit?.servedModel ?? null,
+      upstream: o.route?.target.name ?? (o.hit ? CACHE_UPSTREAM : null),
       fallback: o.route?.fallback ?? false,
       fallbackReason: (o.route?.fallbackReason ?? null) as FallbackReason | null,
       status: o.status,
@@ -65,6 +73,8 @@ export function callEvents(spec: CallSpec, p: Principal, started: number, now: (
       ...(o.route?.droppedTools && o.route.droppedTools.length > 0 ? { droppedTools: [...o.route.droppedTools] } : {}),
       usageEstimated: flags?.estimated ?? false,
       usageClamped: flags?.clamped ?? false,
+      ...(o.cache ? { cache: o.cache } : {}),
+      ...(flags?.cacheSavedNano !== undefined ? { cacheSavedNano: flags.cacheSavedNano } : {}),
     }),
   };
 }

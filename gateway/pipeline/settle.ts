@@ -8,10 +8,18 @@ import { chargedUsage } from './bound-usage.ts';
 import type { GatewayDeps } from './context.ts';
 import { inputBound, outputBound, type Reservation } from './estimate.ts';
 import type { CallEvents, Outcome } from './outcome.ts';
+import type { UsageEvent } from '../usage/event.ts';
 
-export type Settle = (o: Outcome) => Promise<void>;
+export type Settle = (o: Outcome) => Promise<UsageEvent>;
 
-export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Reservation): Settle {
+/** A cache hit's charge (pipeline/cache.ts hitCost): what it costs and what it saved against the original call. */
+export interface HitCharge {
+  costNano: number;
+  savedNano: number;
+}
+
+export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Reservation, hit?: HitCharge): Settle {
+  if (hit) return hitSettler(deps, hold, events, hit);
   return async (o) => {
     const served = o.route?.model;
     const bounds = { input: inputBound(r.demand), output: served ? outputBound(served, r.demand) : 0 };
@@ -48,6 +56,29 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Re
       // The hold expires on its own in the store; the usage event is logged so nothing is silently lost.
       deps.log.error({ err, eventId: e.eventId }, 'Failed to settle a hold; it will expire');
     }
+    return e;
+  };
+}
+
+/**
+ * A cache hit settles through the same store step as any call: its hold released, its cost (the route's share of
+ * the original's) charged, one usage event with the tokens the original call reported. It takes no TPM: its window
+ * entry settles at 0 tokens (its RPM slot stays taken).
+ */
+function hitSettler(deps: GatewayDeps, hold: Hold, events: CallEvents, hit: HitCharge): Settle {
+  return async (o) => {
+    // Nothing served (the client left first): nothing charged, nothing saved, the RPM slot given back.
+    const served = o.hit !== undefined;
+    const cost = served ? Math.min(hit.costNano, hold.holdNano) : 0;
+    const saved = served ? hit.savedNano + (hit.costNano - cost) : 0;
+    const e = events.of(o, cost, { estimated: false, clamped: false, cacheSavedNano: saved });
+    deps.metrics.observe(e);
+    try {
+      await deps.store.settle(hold, { costNano: cost, tokens: 0, event: e, freeSlot: !served });
+    } catch (err) {
+      deps.log.error({ err, eventId: e.eventId }, 'Failed to settle a hold; it will expire');
+    }
+    return e;
   };
 }
 

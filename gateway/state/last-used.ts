@@ -75,5 +75,6 @@ export function withLastUsed(store: Store, lastUsed: LastUsed): Store {
     record: (event) => store.record(event),
     view: (account, keyName, now) => store.view(account, keyName, now),
     close: () => store.close(),
+    ...(store.responseCache ? { responseCache: store.responseCache } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // In-memory store for one standalone process: the same decisions as the Redis store, exact by construction
 // (JavaScript runs one admission at a time). It mirrors redis-store.ts step by step: holds with a deadline,
 // reclaimed on the account's next admit or settle; settle idempotent per hold id; revocation for good.
+import { MemoryCacheStore, type CacheStore } from './response-cache.ts';
 import { isExpired } from '../contract/key-expiry.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent, UsageSink } from '../usage/event.ts';
@@ -54,6 +55,7 @@ export class MemoryStore implements Store, StoreAdmin {
   private readonly sink: UsageSink;
   private readonly holdTtlMs: number;
   private readonly now: () => number;
+  readonly responseCache: CacheStore = new MemoryCacheStore();
 
   constructor(sink: UsageSink, timing: StoreTiming = {}) {
     this.sink = sink;
@@ -147,6 +149,10 @@ export class MemoryStore implements Store, StoreAdmin {
     acct.feeNano += s.event.feeNano;
     add(acct.monthSpend, h.month, s.costNano);
     add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
+    if (s.event.cache === 'hit') {
+      add(acct.monthSpend, `hits:${h.month}|${h.key}`, 1);
+      add(acct.monthSpend, `saved:${h.month}|${h.key}`, s.event.cacheSavedNano ?? 0);
+    }
     const slot = open?.hold.slot ?? hold.slot;
     if (slot !== undefined) {
       const w = this.window(hold.account, h.key);
@@ -167,6 +173,8 @@ export class MemoryStore implements Store, StoreAdmin {
       balanceNano: acct.creditedNano - acct.spentNano,
       keyMonthSpendNano: acct.monthSpend.get(`${month}|${keyName}`) ?? 0,
       accountMonthSpendNano: acct.monthSpend.get(month) ?? 0,
+      keyMonthCacheHits: acct.monthSpend.get(`hits:${month}|${keyName}`) ?? 0,
+      keyMonthCacheSavedNano: acct.monthSpend.get(`saved:${month}|${keyName}`) ?? 0,
     };
   }
 

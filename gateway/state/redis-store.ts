@@ -23,6 +23,7 @@ import type { UsageEvent } from '../usage/event.ts';
 import { REFUSALS, toDecision, type Refusal } from './admission.ts';
 import { int } from './lua-script.ts';
 import { SCRIPTS } from './scripts.ts';
+import { RedisCacheStore, type CacheStore } from './response-cache.ts';
 import { connectRedis, type RedisClient, type RedisConnection } from './redis-connect.ts';
 import { SettleRetries } from './settle-retries.ts';
 import { WriteBatch } from './write-batch.ts';
@@ -73,6 +74,7 @@ export { accountKeys } from '../contract/redis-keys.ts';
 export class RedisStore implements Store, StoreAdmin {
   readonly redis: RedisClient;
   readonly prefix: string;
+  readonly responseCache: CacheStore;
   private readonly k: RedisKeys;
   private readonly holdTtlMs: number;
   private readonly retryAfterSec: number;
@@ -86,6 +88,7 @@ export class RedisStore implements Store, StoreAdmin {
 
   private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
+    this.responseCache = new RedisCacheStore(redis, opts.prefix ?? 'svc');
     this.batch = new WriteBatch(redis);
     this.prefix = opts.prefix ?? 'svc';
     this.k = redisKeys(this.prefix);
@@ -276,6 +279,8 @@ export class RedisStore implements Store, StoreAdmin {
         eventJson: JSON.stringify(s.event),
         streamMaxLen: this.streamMaxLen,
         freeSlot: s.freeSlot ? '1' : '0',
+        cacheHit: s.event.cache === 'hit' ? '1' : '0',
+        savedNano: s.event.cache === 'hit' ? (s.event.cacheSavedNano ?? 0) : 0,
       },
     );
     // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
@@ -301,8 +306,14 @@ export class RedisStore implements Store, StoreAdmin {
   async view(account: string, keyName: string, now: number): Promise<AccountView> {
     const a = this.k.account(account);
     const r = await this.guard('view', () => SCRIPTS.view.run(this.redis, { acct: a.acct, spend: a.spend }, { month: monthOf(now), keyName }));
-    const [credited, spent, keySpend, acctSpend] = Array.isArray(r) ? r.map(int) : [];
-    return { balanceNano: (credited ?? 0) - (spent ?? 0), keyMonthSpendNano: keySpend ?? 0, accountMonthSpendNano: acctSpend ?? 0 };
+    const [credited, spent, keySpend, acctSpend, keyHits, keySaved] = Array.isArray(r) ? r.map(int) : [];
+    return {
+      balanceNano: (credited ?? 0) - (spent ?? 0),
+      keyMonthSpendNano: keySpend ?? 0,
+      accountMonthSpendNano: acctSpend ?? 0,
+      keyMonthCacheHits: keyHits ?? 0,
+      keyMonthCacheSavedNano: keySaved ?? 0,
+    };
   }
 
   async ledger(account: string): Promise<Ledger> {

@@ -11,7 +11,7 @@ export const SCRIPTS = {
   settle: new NamedScript('settle', {
     lib: true,
     keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'settled', 'tpmn', 'usage', 'calls'],
-    args: ['id', 'keyName', 'month', 'costNano', 'feeNano', 'tokens', 'now', 'settledKeepMs', 'eventJson', 'streamMaxLen', 'freeSlot'],
+    args: ['id', 'keyName', 'month', 'costNano', 'feeNano', 'tokens', 'now', 'settledKeepMs', 'eventJson', 'streamMaxLen', 'freeSlot', 'cacheHit', 'savedNano'],
   }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
   publishKey: new NamedScript('publish-key', { keys: ['record'], args: ['recordJson', 'revoked'] }),
@@ -25,4 +25,6 @@ export const SCRIPTS = {
     keys: ['acct', 'stripe', 'entries'],
     args: ['op', 'eventId', 'objectId', 'paymentIntent', 'amountNano', 'entryJson', 'status'],
   }),
+  cacheGet: new NamedScript('cache-get', { readOnly: true, keys: ['entries', 'index'], args: ['sha', 'now'] }),
+  cachePut: new NamedScript('cache-put', { keys: ['entries', 'index', 'sizes'], args: ['sha', 'entryJson', 'ttlMs', 'now', 'budgetBytes'] }),
 } as const;

@@ -182,7 +182,13 @@ export function storeSuite(name: string, make: StoreFactory): void {
       await settle(store, a, 2500, T + 1);
       await settle(store, b, 0, T + 1);
       expect(await store.ledger('acme')).toEqual({ creditedNano: 10_000, spentNano: 2500, feeNano: feeShareNano(2500), heldNano: 0, openHolds: 0 });
-      expect(await store.view('acme', 'k1', T + 2)).toEqual({ balanceNano: 7500, keyMonthSpendNano: 2500, accountMonthSpendNano: 2500 });
+      expect(await store.view('acme', 'k1', T + 2)).toEqual({
+        balanceNano: 7500,
+        keyMonthSpendNano: 2500,
+        accountMonthSpendNano: 2500,
+        keyMonthCacheHits: 0,
+        keyMonthCacheSavedNano: 0,
+      });
     });
 
     it('settles each hold once: a retried settle charges nothing more and records no second event', async () => {
@@ -255,7 +261,13 @@ export function storeSuite(name: string, make: StoreFactory): void {
       expect(dec1.month).toBe('2026-12');
       await settle(store, nov2, 3000, dec + 10); // charged to November, whose budget it was held against
       await settle(store, dec1, 2000, dec + 20);
-      expect(await store.view('acme', 'k1', dec + 30)).toEqual({ balanceNano: 1_000_000 - 11_000, keyMonthSpendNano: 2000, accountMonthSpendNano: 2000 });
+      expect(await store.view('acme', 'k1', dec + 30)).toEqual({
+        balanceNano: 1_000_000 - 11_000,
+        keyMonthSpendNano: 2000,
+        accountMonthSpendNano: 2000,
+        keyMonthCacheHits: 0,
+        keyMonthCacheSavedNano: 0,
+      });
       expect(await store.view('acme', 'k1', T)).toMatchObject({ keyMonthSpendNano: 9000, accountMonthSpendNano: 9000 });
       const evs = await events('acme');
       expect(evs.reduce((s, e) => s + e.costNano, 0)).toBe((await store.ledger('acme')).spentNano);
@@ -310,7 +322,13 @@ export function storeSuite(name: string, make: StoreFactory): void {
       expect(await store.ledger('acme')).toMatchObject({ creditedNano: MAX_AMOUNT, heldNano: MAX_AMOUNT, openHolds: 1 });
       expect(await store.admit(request(keyRec(), acct, T, { holdNano: 1 }))).toMatchObject({ ok: false, code: 'insufficient_balance' });
       await settle(store, h, MAX_AMOUNT - 1, T);
-      expect(await store.view('acme', 'k1', T)).toEqual({ balanceNano: 1, keyMonthSpendNano: MAX_AMOUNT - 1, accountMonthSpendNano: MAX_AMOUNT - 1 });
+      expect(await store.view('acme', 'k1', T)).toEqual({
+        balanceNano: 1,
+        keyMonthSpendNano: MAX_AMOUNT - 1,
+        accountMonthSpendNano: MAX_AMOUNT - 1,
+        keyMonthCacheHits: 0,
+        keyMonthCacheSavedNano: 0,
+      });
       held(await store.admit(request(keyRec(), acct, T, { holdNano: 1 })));
       expect(await store.admit(request(keyRec(), acct, T, { holdNano: 1 }))).toMatchObject({ ok: false, code: 'insufficient_balance' });
     });
@@ -348,7 +366,13 @@ export function storeSuite(name: string, make: StoreFactory): void {
       }
       await store.record({ ...usage({ id: 'refused', account: 'acme', key: 'k1', tokens: 0, holdNano: 0, month: '2026-11' }, 0, T), status: 429 });
       const spent = costs.reduce((s, c) => s + c, 0);
-      expect(await store.view('acme', 'k1', T + 10)).toEqual({ balanceNano: 2_001_000_000 - spent, keyMonthSpendNano: spent, accountMonthSpendNano: spent });
+      expect(await store.view('acme', 'k1', T + 10)).toEqual({
+        balanceNano: 2_001_000_000 - spent,
+        keyMonthSpendNano: spent,
+        accountMonthSpendNano: spent,
+        keyMonthCacheHits: 0,
+        keyMonthCacheSavedNano: 0,
+      });
       expect(await store.view('acme', 'other-key', T + 10)).toMatchObject({ keyMonthSpendNano: 0 });
       const evs = await events('acme');
       expect(evs).toHaveLength(5);
@@ -390,6 +414,43 @@ export function storeSuite(name: string, make: StoreFactory): void {
       await store.applyConfig(snapshot([account()]), [{ ...before, expiresAt: null }]);
       expect(await store.findKey(before.hash)).toMatchObject({ expired: false });
       held(await store.admit(request(before, account(), await clock())));
+    });
+
+    it("counts a hit settled with cache: hit in the key's month (hits and saved), beside the spend", async () => {
+      const { store } = await fresh();
+      const h = held(await store.admit(request(keyRec(), account(), T, { tokens: 0 })));
+      await store.settle(h, { costNano: 300, tokens: 0, event: { ...usage(h, 300, T), cache: 'hit', cacheSavedNano: 700 } });
+      const m = held(await store.admit(request(keyRec(), account(), T + 1)));
+      await store.settle(m, { costNano: 1000, tokens: 10, event: { ...usage(m, 1000, T + 1), cache: 'miss' } });
+      expect(await store.view('acme', 'k1', T + 2)).toMatchObject({ keyMonthSpendNano: 1300, keyMonthCacheHits: 1, keyMonthCacheSavedNano: 700 });
+    });
+
+    it('keeps response cache entries per account, until their TTL, within the byte budget', async () => {
+      const { store } = await fresh();
+      const cache = store.responseCache;
+      if (!cache) throw new Error(`${name} has no response cache`);
+      const put = (
+        account: string,
+        sha: string,
+        entry: string,
+        now: number,
+        budget: { bytes: number; ttlMs: number } = { bytes: 1000, ttlMs: 1000 },
+      ): ReturnType<typeof cache.put> => cache.put({ account, sha, entry, ttlMs: budget.ttlMs, now, budgetBytes: budget.bytes });
+      expect(await put('acme', 'a'.repeat(64), 'x'.repeat(400), T)).toEqual({ stored: true, evicted: 0 });
+      expect(await cache.get('acme', 'a'.repeat(64), T + 999)).toBe('x'.repeat(400));
+      expect(await cache.get('other', 'a'.repeat(64), T)).toBeNull();
+      expect(await cache.get('acme', 'a'.repeat(64), T + 1000)).toBeNull();
+      // Above the whole budget: not stored; the budget full: the soonest-expiring entries go first.
+      expect(await put('acme', 'b'.repeat(64), 'y'.repeat(1001), T)).toEqual({ stored: false, evicted: 0 });
+      expect(await put('acme', 'c'.repeat(64), 'c'.repeat(400), T, { bytes: 1000, ttlMs: 5000 })).toMatchObject({ stored: true });
+      // a (expiring at T + 1000) goes before c (T + 5000), then c.
+      expect(await put('acme', 'd'.repeat(64), 'd'.repeat(400), T + 1, { bytes: 1000, ttlMs: 5000 })).toEqual({ stored: true, evicted: 1 });
+      expect(await cache.get('acme', 'a'.repeat(64), T + 2)).toBeNull();
+      expect(await cache.get('acme', 'c'.repeat(64), T + 2)).toBe('c'.repeat(400));
+      expect(await put('acme', 'e'.repeat(64), 'e'.repeat(400), T + 2, { bytes: 1000, ttlMs: 5000 })).toEqual({ stored: true, evicted: 1 });
+      expect(await cache.get('acme', 'c'.repeat(64), T + 3)).toBeNull();
+      expect(await cache.get('acme', 'd'.repeat(64), T + 3)).toBe('d'.repeat(400));
+      expect(await cache.get('acme', 'e'.repeat(64), T + 3)).toBe('e'.repeat(400));
     });
   });
 }

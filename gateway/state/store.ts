@@ -1,6 +1,7 @@
 // The state store: keys, limits, money. Two implementations pass one suite: memory (standalone) and Redis.
 import type { CompiledAccount, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
+import type { CacheStore } from './response-cache.ts';
 
 export type RefusalCode = 'key_revoked' | 'key_expired' | 'rate_limited' | 'request_too_large_for_limit' | 'budget_exceeded' | 'insufficient_balance';
 
@@ -51,6 +52,9 @@ export interface AccountView {
   balanceNano: number;
   keyMonthSpendNano: number;
   accountMonthSpendNano: number;
+  /** The key's response cache hits this month and what they saved (nano-USD); absent: the store keeps none. */
+  keyMonthCacheHits?: number;
+  keyMonthCacheSavedNano?: number;
 }
 
 /** Money and hold totals of one account, as the ledger keeps them (tests check ledger == sum of usage events). */
@@ -108,6 +112,8 @@ export interface Store {
   record(event: UsageEvent): Promise<void>;
   view(account: string, keyName: string, now: number): Promise<AccountView>;
   close(): Promise<void>;
+  /** Where the response cache keeps its entries, beside the account's money (state/response-cache.ts). */
+  readonly responseCache?: CacheStore;
 }
 
 export function monthOf(now: number): string {

@@ -37,6 +37,8 @@ export const usageEventSchema = z.object({
   droppedTools: z.array(z.string().max(64)).max(64).optional(),
   usageEstimated: z.boolean().default(false),
   usageClamped: z.boolean().default(false),
+  cache: z.enum(['hit', 'miss', 'bypass']).optional(),
+  cacheSavedNano: nano.min(0).optional(),
 });
 
 export type PoisonReason = 'bad_format' | 'invalid_json' | 'invalid_event' | 'rejected_by_postgres' | 'too_many_deliveries';

@@ -33,7 +33,15 @@ export interface UsageEvent {
   usageEstimated?: boolean;
   /** The upstream reported more than the request could have used; the charge was cut to the call's bound. */
   usageClamped?: boolean;
+  /** The response cache (pipeline/cache.ts): absent on routes without spec.cache. */
+  cache?: CacheState;
+  /** On a hit: what the original call cost minus what this one was charged (nano-USD). */
+  cacheSavedNano?: number;
 }
+
+/** hit: answered from the cache; miss: looked up, not found, called upstream; bypass: not cacheable this time. */
+export type CacheState = 'hit' | 'miss' | 'bypass';
+export const CACHE_STATES: readonly CacheState[] = ['hit', 'miss', 'bypass'];
 
 export function newEventId(): string {
   return randomUUID();

@@ -11,6 +11,7 @@ import { fuzzCase, MODEL_ENDPOINTS, RESPONSES, type Endpoint, type FuzzCase } fr
 import { prng, startAbuseGateway, within, type AbuseGateway } from './harness.ts';
 import { abuseConfig, ACCOUNT, KEY_NAME } from './manifests.ts';
 import { rawRequest, requestBytes, type RawAnswer } from './raw-http.ts';
+import { TEST_PEPPER } from '../helpers/gateway.ts';
 
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 20_260_118);
 const N = Number(process.env.SVC_FUZZ_N ?? 3000);
@@ -119,5 +120,20 @@ describe(`fuzz: ${N} hostile requests, seed ${SEED}, concurrency ${CONCURRENCY},
     }).toEqual({ fiveXx: 0, outsideDialect: 0, unanswered: 0, slotsOfRefused: 0, refusedSpend: 0, openHolds: 0, heldNano: 0, settled: true });
     // The fuzz must also reach the upstreams, or it tested only the front door.
     expect(t.admitted2xx).toBeGreaterThan(N / 10);
+    // With the response cache on: it was used, and its keys and entries hold nothing of the key but answers.
+    const hits = events.filter((e) => e.cache === 'hit').length;
+    const cacheKeys = await redis.client.keys(`${redis.prefix}:{a:${ACCOUNT}}:cache*`);
+    const dump = (
+      await Promise.all(
+        cacheKeys.map(
+          async (k) =>
+            `${k} ${JSON.stringify(await redis.client.dump(k).catch(() => null))} ${JSON.stringify(await redis.client.hgetall(k).catch(() => ({})))}`,
+        ),
+      )
+    ).join('\n');
+    console.log(`abuse fuzz: response cache ${hits} hits, ${await redis.client.hlen(`${redis.prefix}:{a:${ACCOUNT}}:cache`)} entries`);
+    expect(hits).toBeGreaterThan(0);
+    expect(dump.length).toBeGreaterThan(0);
+    for (const secret of [key, key.slice(7), TEST_PEPPER]) expect(dump.split(secret).length - 1, 'a key or the pepper in the cache').toBe(0);
   }, 120_000);
 });

@@ -28,7 +28,9 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const chatBody = (model: string): string => JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 20 });
+// Each call its own prompt: the routes cache answers (abuse manifests), and this test needs two charged calls.
+let asked = 0;
+const chatBody = (model: string): string => JSON.stringify({ model, messages: [{ role: 'user', content: `Hello ${++asked}` }], max_tokens: 20 });
 
 async function post(gw: AbuseGateway, key: string, path: string, body: string, signal?: AbortSignal): Promise<number> {
   const res = await fetch(`${gw.url}${path}`, {

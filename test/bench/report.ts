@@ -134,11 +134,37 @@ export function targets(rs: SubjectResult[]): string {
       lines.push(`- ${r.name}: added time to first byte p50 ${ms(ttfb)} ms (target < 1 ms): ${mark(ttfb < 1)}`);
     }
     const s = r.stream;
+    // A hit replays a stored stream at once: there is no upstream pace to keep.
+    if (r.name.endsWith('-cache-hit')) continue;
     lines.push(
       `- ${r.name}: paced upstream chunks arriving apart ${s.pacedGaps}/${s.pacedChunks} (target: every chunk written through): ${mark(s.pacedChunks > 0 && s.pacedGaps === s.pacedChunks)}`,
     );
   }
   return lines.join('\n');
+}
+
+/** The response cache's hit next to its miss (and the gateway on Redis without a cache), when they were measured. */
+export function cacheTable(rs: SubjectResult[]): string {
+  const rows = ['gateway-redis', 'gateway-redis-cache-miss', 'gateway-redis-cache-hit'].flatMap((n) => rs.filter((r) => r.name === n));
+  if (!rows.some((r) => r.name.includes('-cache-'))) return '';
+  const head = [
+    'subject',
+    'CPU per request (µs)',
+    'p50 one at a time (ms)',
+    'req/s (saturated)',
+    'CPU per stream (µs)',
+    'TTFB p50 (ms)',
+    'whole stream p50 (ms)',
+  ];
+  return [
+    '### Response cache: a hit next to a miss (one process on Redis)',
+    '',
+    table(
+      head,
+      rows.map((r) => [r.name, cpu(r.json), ms(r.json.serial.p50), int(r.json.sat.rps), cpu(r.stream), ms(r.stream.ttfb.p50), ms(r.stream.total.p50)]),
+    ),
+    '',
+  ].join('\n');
 }
 
 export function report(rs: SubjectResult[]): string {
@@ -152,6 +178,7 @@ export function report(rs: SubjectResult[]): string {
     '',
     streamTable(rs, direct),
     '',
+    cacheTable(rs),
     '### Ratios (per process)',
     '',
     ratios(rs),

@@ -46,7 +46,7 @@ export async function floor(up: Proc): Promise<Subject> {
 }
 
 /** Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. */
-export function manifests(upstreamPort: number, key: string): string {
+export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean } = {}): string {
   const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const target = (name: string): TargetSpec => ({
     name,
@@ -59,8 +59,9 @@ export function manifests(upstreamPort: number, key: string): string {
     plan('bench', { tier: 1, limits: { rpm: 10_000_000, tpm: 10_000_000_000 } }),
     account('bench', 'bench', { credits: [{ id: 'bench-credit', amountUsd: 1_000_000 }] }),
     ...apiKey('bench-key', 'bench', {}, key).docs,
-    route('bench-chat', [target('bench-chat')]),
-    route('bench-paced', [target('bench-paced')]),
+    // With `cache`: the response cache on (docs/billing.md: Response cache); the bench's calls say x-svc-cache: force.
+    route('bench-chat', [target('bench-chat')], opts.cache ? { cache: { ttlSeconds: 3600 } } : {}),
+    route('bench-paced', [target('bench-paced')], opts.cache ? { cache: { ttlSeconds: 3600 } } : {}),
   ]);
 }
 
@@ -92,12 +93,20 @@ export async function redis(): Promise<Proc> {
 /** `redisCluster`: the seed nodes of a Redis Cluster (the processes get SVC_REDIS_CLUSTER=1). */
 export async function gateway(
   up: Proc,
-  opts: { name: string; processes: number; redis?: Proc; redisCluster?: string; env?: Record<string, string> },
+  opts: {
+    name: string;
+    processes: number;
+    redis?: Proc;
+    redisCluster?: string;
+    env?: Record<string, string>;
+    /** The routes' response cache on, and these headers on every call (x-svc-cache: force, cache-control). */
+    cache?: Record<string, string>;
+  },
 ): Promise<Subject> {
   const key = generateKey();
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const config = join(dir, 'bench.yaml');
-  writeFileSync(config, manifests(up.port, key));
+  writeFileSync(config, manifests(up.port, key, { cache: opts.cache !== undefined }));
   const env: Record<string, string> = {
     SVC_CONFIG: config,
     PORT: '0',
@@ -132,8 +141,18 @@ export async function gateway(
     servers: procs.length,
     urls: procs.map((p) => `http://127.0.0.1:${p.port}`),
     metricsUrls,
-    headers: { authorization: `Bearer ${key}` },
+    headers: { authorization: `Bearer ${key}`, ...opts.cache },
   };
+}
+
+/**
+ * The response cache on Redis, side by side: `hit` repeats one cacheable call (every call after the first is
+ * answered from the cache); `miss` sends the same calls with cache-control: no-cache, so each goes upstream and its
+ * answer is written to the cache (the lookup a real miss also makes, one read-only script, is left out).
+ */
+export function gatewayCache(up: Proc, redisProc: Proc, kind: 'hit' | 'miss'): Promise<Subject> {
+  const headers: Record<string, string> = kind === 'hit' ? { 'x-svc-cache': 'force' } : { 'x-svc-cache': 'force', 'cache-control': 'no-cache' };
+  return gateway(up, { name: `gateway-redis-cache-${kind}`, processes: 1, redis: redisProc, cache: headers });
 }
 
 /** The gateway with tracing on (default sampler: every call without a parent is sampled), exporting to a real

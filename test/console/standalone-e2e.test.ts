@@ -139,7 +139,7 @@ describe('console, standalone, end to end', () => {
     const total = table.at(-1) as string[];
     for (let c = 1; c < total.length; c++) {
       // Exact: the amounts' exact values are in nano-USD steps (9 decimals), so they add up as integers.
-      const nano = (v: string | undefined): number => Math.round(Number(v) * (c === 6 ? 1e9 : 1));
+      const nano = (v: string | undefined): number => Math.round(Number(v) * (c === 6 || c === 8 ? 1e9 : 1));
       expect(rows.reduce((s, r) => s + nano(r[c]), 0)).toBe(nano(total[c]));
     }
     const pg = await db.pool.query<{ n: string; usd: string; tin: string }>(
@@ -147,7 +147,7 @@ describe('console, standalone, end to end', () => {
     );
     expect([total[1], total[4], total[6]]).toEqual([pg.rows[0]?.n, pg.rows[0]?.tin, pg.rows[0]?.usd]);
     const cards = await page.locator('.cards').textContent();
-    await expect(page.locator('.cards data').getAttribute('value')).resolves.toBe(total[6]);
+    await expect(page.locator('.cards data').first().getAttribute('value')).resolves.toBe(total[6]);
     expect(cards).toContain('Requests3');
     await expect(page.getByRole('img', { name: /Spend per day/ }).count()).resolves.toBe(1);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download CSV' }).click()]);
@@ -155,7 +155,7 @@ describe('console, standalone, end to end', () => {
       .trim()
       .split('\r\n')
       .map((l) => l.split(','));
-    expect(csv[0]).toEqual(['Task', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)']);
+    expect(csv[0]).toEqual(['Task', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)', 'Cache hits', 'Saved by cache (USD)']);
     expect(csv.slice(1)).toEqual(table);
     await expectAccessible(page, 'the usage page');
     await page.screenshot({ path: join(SHOTS, 'console-usage.png'), fullPage: true });

@@ -152,10 +152,10 @@ describe('CORS', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-allow-methods')).toBe('POST, GET, OPTIONS');
     expect(res.headers.get('access-control-allow-headers')).toBe(
-      'authorization, content-type, x-api-key, anthropic-version, x-stainless-*, x-stainless-os, x-stainless-lang',
+      'authorization, content-type, x-api-key, anthropic-version, cache-control, x-svc-cache, x-stainless-*, x-stainless-os, x-stainless-lang',
     );
     expect(res.headers.get('access-control-expose-headers')).toBe(
-      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, x-svc-key-expires-in, retry-after',
+      'x-svc-upstream, x-svc-fallback, x-svc-original-model, x-svc-served-model, x-svc-fallback-reason, x-svc-dropped-tools, x-svc-key-expires-in, x-svc-cache, retry-after',
     );
   });
 

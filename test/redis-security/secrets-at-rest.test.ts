@@ -16,6 +16,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { chat, FLEET_PEPPER, startFleet, writeManifests, type FleetRedis } from '../helpers/fleet.ts';
 import { account, apiKey, plan, route, secret } from '../helpers/manifests.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { until } from '../helpers/until.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 
 const CANARY = `sk-canary-${randomBytes(16).toString('hex')}`;
@@ -33,7 +34,10 @@ function docs(): object[] {
     account('acme', 'builder', { trialCreditUsd: 5 }),
     ...key.docs,
     secret('upstream-cred', { apiKey: CANARY }),
-    route('gpt-x', [{ name: 'up', provider: 'openai', baseUrl: up.baseUrl, credentials: { secretKeyRef: { name: 'upstream-cred', key: 'apiKey' } } }]),
+    // The response cache on: its entries are in the keyspace searched too.
+    route('gpt-x', [{ name: 'up', provider: 'openai', baseUrl: up.baseUrl, credentials: { secretKeyRef: { name: 'upstream-cred', key: 'apiKey' } } }], {
+      cache: {},
+    }),
     secret('azure-sp', { AZURE_TENANT_ID: 'tenant', AZURE_CLIENT_ID: 'client', AZURE_CLIENT_SECRET: SP_CANARY }),
     route('gpt-az', [
       { name: 'az', provider: 'azure-openai', baseUrl: up.url, upstreamModel: 'deployment', credentials: { secretKeyRef: { name: 'azure-sp' } } },
@@ -87,6 +91,19 @@ describe('no provider credential in clear in Redis', () => {
       const results = await Promise.all(fleet.urls.map((u) => chat(u, key.key, { model: 'gpt-x' })));
       expect(results.map((r) => r.status)).toEqual([200, 200]);
       expect(up.calls.slice(before).map((c) => c.headers.authorization)).toEqual([`Bearer ${CANARY}`, `Bearer ${CANARY}`]);
+      // A cacheable call stored by one gateway is a hit on the other (its settle and the write come after the answer).
+      const cacheable = { model: 'gpt-x', temperature: 0, messages: [{ role: 'user', content: `cached in ${where}` }] };
+      expect((await chat(fleet.urls[0] as string, key.key, cacheable)).status).toBe(200);
+      const hitOn = async (url: string): Promise<string | null> => {
+        const res = await fetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ max_tokens: 50, ...cacheable }),
+        });
+        await res.text();
+        return res.headers.get('x-svc-cache');
+      };
+      await until(async () => (await hitOn(fleet.urls[1] as string)) === 'hit', 5000, 'a hit on the other gateway');
     } finally {
       await fleet.stop();
     }
@@ -94,6 +111,7 @@ describe('no provider credential in clear in Redis', () => {
     console.log(`${where}: ${keys} keys scanned; upstream credential found ${hits(text, CANARY)} times, API key ${hits(text, KEY_BODY)} times`);
     expect(keys).toBeGreaterThan(10);
     expect(text).toContain('svc-sealed:v1:');
+    expect(text).toContain(':{a:acme}:cache');
     expect(hits(text, CANARY)).toBe(0);
     expect(hits(text, SP_CANARY)).toBe(0);
     expect(hits(text, KEY_BODY)).toBe(0);

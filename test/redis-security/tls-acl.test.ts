@@ -17,6 +17,7 @@ import { Registry } from 'prom-client';
 import { setup } from '../billing/fixtures.ts';
 import { chat, me, writeManifests } from '../helpers/fleet.ts';
 import { startSecureRedis, type SecureRedis } from '../helpers/redis-secure.ts';
+import { until } from '../helpers/until.ts';
 
 const PEPPER = 'tls-acl-test-pepper';
 const pw = {
@@ -27,7 +28,15 @@ const pw = {
 };
 let redis: SecureRedis;
 let tlsEnv: Record<string, string>;
-const s = setup([{ name: 'acme', spec: { trialCreditUsd: 5, credits: [{ id: 'c1', amountUsd: 1 }] } }], [{ name: 'k1', account: 'acme' }]);
+const base = setup([{ name: 'acme', spec: { trialCreditUsd: 5, credits: [{ id: 'c1', amountUsd: 1 }] } }], [{ name: 'k1', account: 'acme' }]);
+// The response cache on for mock-fast: its scripts run under the gateway's ACL user too.
+const s = {
+  ...base,
+  docs: base.docs.map((d) => {
+    const o = d as { kind?: string; metadata?: { name?: string }; spec?: Record<string, unknown> };
+    return o.kind === 'ModelRoute' && o.metadata?.name === 'mock-fast' ? { ...o, spec: { ...o.spec, cache: {} } } : d;
+  }),
+};
 
 beforeAll(async () => {
   redis = await startSecureRedis(
@@ -109,6 +118,20 @@ describe('Redis over TLS with ACL users', () => {
         throw new Error(`gateway calls failed: ${calls[0]?.body}; ACL LOG: ${JSON.stringify(log)}`);
       }
       expect((await me(url, key)).status).toBe(200);
+      // The response cache reads and writes with the gateway's user: a repeated cacheable call becomes a hit.
+      let cacheCalls = 0;
+      const cacheState = async (): Promise<string | null> => {
+        cacheCalls++;
+        const res = await fetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'mock-fast', temperature: 0, messages: [{ role: 'user', content: 'cache under ACL' }] }),
+        });
+        await res.text();
+        return res.headers.get('x-svc-cache');
+      };
+      expect(await cacheState()).toBe('miss');
+      await until(async () => (await cacheState()) === 'hit', 5000, 'a cache hit under the ACL user');
       // What the gateway's user must not do.
       const g = await RedisStore.connect(conn('gateway'));
       try {
@@ -149,8 +172,8 @@ describe('Redis over TLS with ACL users', () => {
         const streams = new UsageStreams(ex, 'svc', 'exporter-1');
         expect(await streams.discover()).toBe(1);
         const entries = await streams.readNew(100);
-        expect(entries.length).toBe(10);
-        expect(await streams.ack(entries)).toBe(10);
+        expect(entries.length).toBe(10 + cacheCalls);
+        expect(await streams.ack(entries)).toBe(10 + cacheCalls);
         await maintain(streams, new ExporterMetrics(new Registry()), Date.now());
         expect(await ex.get('svc:config:snapshot')).not.toBeNull();
         expect(await ex.smembers('svc:{a:acme}:credits')).toEqual(['c1']);

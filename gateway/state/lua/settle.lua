@@ -1,7 +1,9 @@
 -- Settlement: release the hold, charge the actual cost to the hold's month, fix the token window, append the
 -- usage event. Idempotent per hold id: a retried settle returns 0 and changes nothing.
 -- KEYS: acct holds holdrec held spend settled tpmn usage calls   (all in the account's hash slot)
--- ARGV: id keyName month costNano feeNano tokens now settledKeepMs eventJson streamMaxLen freeSlot
+-- ARGV: id keyName month costNano feeNano tokens now settledKeepMs eventJson streamMaxLen freeSlot cacheHit savedNano
+-- cacheHit "1": the call was answered from the response cache; the month's hits and what they saved (savedNano)
+-- are counted beside the spend (hits:<month>[|<key>], saved:<month>[|<key>]), for /v1/me.
 -- freeSlot "1": the call was refused after admission (nothing reached an upstream), so it leaves the key's window
 -- (its RPM and TPM slot are given back).
 local acct, holds, holdrec, held, spend, settled, tpmn, usage =
@@ -9,7 +11,7 @@ local acct, holds, holdrec, held, spend, settled, tpmn, usage =
 local id, key, month = ARGV[1], ARGV[2], ARGV[3]
 local cost, fee, tokens, now = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 
-local bad = check_amounts({ 'costNano', 'feeNano', 'tokens' }, { ARGV[4], ARGV[5], ARGV[6] })
+local bad = check_amounts({ 'costNano', 'feeNano', 'tokens', 'savedNano' }, { ARGV[4], ARGV[5], ARGV[6], ARGV[13] })
 if bad then return bad end
 if not now or not tonumber(ARGV[8]) or not tonumber(ARGV[10]) then
   return redis.error_reply('svc: settle needs numeric now, settledKeepMs and streamMaxLen')
@@ -31,6 +33,12 @@ add(acct, 'fee', fee)
 add(spend, month, cost)
 add(spend, month .. '|' .. key, cost)
 add(spend, 'fee:' .. month, fee)
+if ARGV[12] == '1' then
+  add(spend, 'hits:' .. month, '1')
+  add(spend, 'hits:' .. month .. '|' .. key, '1')
+  add(spend, 'saved:' .. month, ARGV[13])
+  add(spend, 'saved:' .. month .. '|' .. key, ARGV[13])
+end
 
 if ARGV[11] == '1' then
   forget_call(KEYS[9], tpmn, id)

@@ -28,6 +28,8 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['dropped_tools', 'text', (e) => (e.droppedTools && e.droppedTools.length > 0 ? e.droppedTools.join(',') : null)],
   ['usage_estimated', 'boolean', (e) => e.usageEstimated ?? false],
   ['usage_clamped', 'boolean', (e) => e.usageClamped ?? false],
+  ['cache', 'text', (e) => e.cache ?? null],
+  ['cache_saved_nano', 'bigint', (e) => e.cacheSavedNano ?? 0],
 ];
 
 const names = COLUMNS.map(([n]) => n).join(', ');
@@ -44,6 +46,8 @@ const SUMS = [
   'cost_nano',
   'fee_nano',
   'latency_ms_sum',
+  'cache_hits',
+  'cache_saved_nano',
 ];
 
 export const INSERT_EVENTS = `
@@ -53,14 +57,16 @@ WITH input AS (
   INSERT INTO usage_events (${names}) SELECT ${names} FROM input
   ON CONFLICT DO NOTHING
   RETURNING created_at, account, api_key, task_type, requested_model, served_model, fallback, fallback_reason, status,
-            input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms
+            input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms,
+            cache, cache_saved_nano
 ), roll AS (
   INSERT INTO usage_daily AS d (${ROLLUP_KEY}, ${SUMS.join(', ')})
   SELECT (created_at AT TIME ZONE 'UTC')::date, account, api_key, coalesce(task_type, ''), requested_model,
          coalesce(served_model, ''), coalesce(fallback_reason, ''),
          count(*), count(*) FILTER (WHERE status >= 400), count(*) FILTER (WHERE fallback),
          sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
-         sum(cost_nano), sum(fee_nano), sum(latency_ms)
+         sum(cost_nano), sum(fee_nano), sum(latency_ms),
+         count(*) FILTER (WHERE cache = 'hit'), sum(cache_saved_nano)
   FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7
   ORDER BY 1, 2, 3, 4, 5, 6, 7  -- one lock order for every writer: concurrent batches cannot deadlock here
   ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET ${SUMS.map((s) => `${s} = d.${s} + excluded.${s}`).join(', ')}
