@@ -1,6 +1,7 @@
 // Provider registry: one instance per provider kind, chosen by an exhaustive switch.
 import type { ProviderKind } from '../../crds/schema/index.ts';
 import { AnthropicProvider } from './anthropic/index.ts';
+import { BedrockProvider } from './bedrock/index.ts';
 import { MockProvider } from './mock/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
 import type { Provider, UpstreamOutcome } from './types.ts';
@@ -41,6 +42,7 @@ export class ProviderRegistry {
       case 'anthropic':
         return new AnthropicProvider();
       case 'bedrock':
+        return new BedrockProvider();
       case 'azure-openai':
       case 'vertex':
       case 'gemini':

@@ -4,6 +4,7 @@ import { GatewayError } from '../errors/catalog.ts';
 import type { Protocol } from '../providers/types.ts';
 import { anthropicCountTokensPassThrough, anthropicMessagesPassThrough, type AnthropicHeaders } from './anthropic-anthropic.ts';
 import { anthropicFromOpenAI } from './anthropic-openai.ts';
+import { openAIBedrockEmbeddings } from './openai-bedrock-embeddings.ts';
 import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
 import { openAIFromAnthropic } from './openai-anthropic.ts';
@@ -66,6 +67,7 @@ export function embeddingsTranslation(body: Json): TranslationFor {
       case 'anthropic':
         throw new GatewayError('upstream_error', 'This embeddings model is routed to an Anthropic upstream, which has no embeddings API.');
       case 'converse':
+        return openAIBedrockEmbeddings(body);
       case 'gemini':
         return notYet(p);
       default:
