@@ -22,7 +22,8 @@ function titanBody(client: Json, target: CompiledTarget): Json {
   const out: Json = { inputText: list[0] };
   if (client.dimensions !== undefined) {
     if (!target.upstreamModel.includes('titan-embed-text-v2')) throw invalid('dimensions', `${target.upstreamModel} has a fixed number of dimensions`);
-    if (typeof client.dimensions !== 'number' || !TITAN_DIMENSIONS.has(client.dimensions)) throw invalid('dimensions', 'Titan Text Embeddings V2 takes 256, 512 or 1024');
+    if (typeof client.dimensions !== 'number' || !TITAN_DIMENSIONS.has(client.dimensions))
+      throw invalid('dimensions', 'Titan Text Embeddings V2 takes 256, 512 or 1024');
     out.dimensions = client.dimensions;
   }
   if (target.upstreamModel.includes('titan-embed-text-v2')) out.normalize = true;

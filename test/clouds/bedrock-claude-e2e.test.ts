@@ -36,7 +36,15 @@ beforeAll(async () => {
   ]);
   const b = basics();
   const aws = { secretKeyRef: { name: 'aws-keys' } };
-  const bedrockTarget = (name: string, extra: object = {}): object => ({ name, provider: 'bedrock', region: 'us-east-1', baseUrl: bedrock.url, upstreamModel: CLAUDE, credentials: aws, ...extra });
+  const bedrockTarget = (name: string, extra: object = {}): object => ({
+    name,
+    provider: 'bedrock',
+    region: 'us-east-1',
+    baseUrl: bedrock.url,
+    upstreamModel: CLAUDE,
+    credentials: aws,
+    ...extra,
+  });
   gw = await startGateway([
     ...b.docs,
     secret('aws-keys', KEYS),
@@ -80,7 +88,12 @@ describe('Claude on Bedrock through the Anthropic endpoint', () => {
     bedrock.enqueue({ kind: 'reply', text: 'Hi from Bedrock.', usage: USAGE });
     const before = gw.sink.events.length;
     const msg = await anthropic.messages.create(
-      { ...ask, max_tokens: 2048, system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }], thinking: { type: 'enabled', budget_tokens: 1024 } },
+      {
+        ...ask,
+        max_tokens: 2048,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+      },
       { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14, context-1m-2025-08-07' } },
     );
     expect(msg.content).toEqual([{ type: 'text', text: 'Hi from Bedrock.' }]);
@@ -100,7 +113,16 @@ describe('Claude on Bedrock through the Anthropic endpoint', () => {
     });
     expect(call.headers['anthropic-beta'], 'betas travel in the body on Bedrock').toBeUndefined();
     await eventually(() => gw.sink.events.length > before);
-    expect(gw.sink.events.at(-1)).toMatchObject({ upstream: 'bedrock-use1', inputTokens: 60, outputTokens: 17, cacheReadTokens: 40, cacheWriteTokens: 8, costNano: COST, usageClamped: false, usageEstimated: false });
+    expect(gw.sink.events.at(-1)).toMatchObject({
+      upstream: 'bedrock-use1',
+      inputTokens: 60,
+      outputTokens: 17,
+      cacheReadTokens: 40,
+      cacheWriteTokens: 8,
+      costNano: COST,
+      usageClamped: false,
+      usageEstimated: false,
+    });
   });
 
   it('streams (Invoke with response stream) the same answer at the same cost, frames split across TCP chunks', async () => {
@@ -149,7 +171,12 @@ describe('Claude on Bedrock through the OpenAI endpoint', () => {
     const plain = await openai.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'hi' }] });
     expect(plain.choices[0]?.message.content).toBe('plain');
     expect(plain.usage).toMatchObject({ prompt_tokens: 60, completion_tokens: 17 });
-    const s = await openai.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const s = await openai.chat.completions.create({
+      model: 'claude',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     for await (const c of s) text += c.choices[0]?.delta.content ?? '';
     expect(text).toBe('plain');
@@ -186,7 +213,11 @@ describe('Bedrock failures', () => {
   const fallbackReason = async (model: string): Promise<{ reason: string | null; upstream: string | null; text: string }> => {
     const { data, response } = await anthropic.messages.create({ ...ask, model }).withResponse();
     const block = data.content[0];
-    return { reason: response.headers.get('x-svc-fallback-reason'), upstream: response.headers.get('x-svc-upstream'), text: block?.type === 'text' ? block.text : '' };
+    return {
+      reason: response.headers.get('x-svc-fallback-reason'),
+      upstream: response.headers.get('x-svc-upstream'),
+      text: block?.type === 'text' ? block.text : '',
+    };
   };
 
   it('falls back on throttling, a model not ready, unavailability and a model timeout', async () => {
@@ -256,10 +287,12 @@ describe('Bedrock failures', () => {
     const ctrls = Array.from({ length: CALLS }, () => new AbortController());
     const counts = ctrls.map(() => 0);
     const done = Promise.all(
-      ctrls.map(async (c, i) => {
-        const s = await anthropic.messages.create({ ...ask, model: 'claude-leaving', stream: true }, { signal: c.signal });
-        for await (const _ev of s) counts[i]!++;
-      }).map((p) => p.catch(() => {})),
+      ctrls
+        .map(async (c, i) => {
+          const s = await anthropic.messages.create({ ...ask, model: 'claude-leaving', stream: true }, { signal: c.signal });
+          for await (const _ev of s) counts[i]!++;
+        })
+        .map((p) => p.catch(() => {})),
     );
     await until(() => counts.every((n) => n >= 3), 5000, 'every stream flowing');
     for (const c of ctrls) c.abort();

@@ -45,7 +45,12 @@ describe('the fake Bedrock runtime, read by @aws-sdk/client-bedrock-runtime', ()
   it('streams ConverseStream events the SDK decodes, frames split across TCP chunks too, tool use included', async () => {
     for (const split of [false, true]) {
       fake.splitFrames = split;
-      fake.enqueue({ kind: 'reply', text: 'one two three', tools: [{ name: 'get_weather', input: { city: 'Paris' } }], usage: { input: 11, output: 5, cacheRead: 3 } });
+      fake.enqueue({
+        kind: 'reply',
+        text: 'one two three',
+        tools: [{ name: 'get_weather', input: { city: 'Paris' } }],
+        usage: { input: 11, output: 5, cacheRead: 3 },
+      });
       const out = await client(TEMP).send(new ConverseStreamCommand({ modelId: LLAMA, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }));
       let text = '';
       let toolInput = '';
@@ -92,11 +97,16 @@ describe('the fake Bedrock runtime, read by @aws-sdk/client-bedrock-runtime', ()
     const titan = await client(KEY).send(new InvokeModelCommand({ modelId: 'amazon.titan-embed-text-v2:0', body: JSON.stringify({ inputText: 'a b c' }) }));
     expect(JSON.parse(Buffer.from(titan.body).toString())).toMatchObject({ inputTextTokenCount: 3 });
     const counted = await client(KEY).send(
-      new CountTokensCommand({ modelId: 'anthropic.claude-sonnet-4-5-20250929-v1:0', input: { invokeModel: { body: Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] })) } } }),
+      new CountTokensCommand({
+        modelId: 'anthropic.claude-sonnet-4-5-20250929-v1:0',
+        input: { invokeModel: { body: Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] })) } },
+      }),
     );
     expect(counted.inputTokens).toBeGreaterThan(0);
     // The SDK's CountTokens wire shape is what the gateway sends: {input: {invokeModel: {body: base64}}}.
-    expect(fake.calls.at(-1)?.body).toEqual({ input: { invokeModel: { body: Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] })).toString('base64') } } });
+    expect(fake.calls.at(-1)?.body).toEqual({
+      input: { invokeModel: { body: Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] })).toString('base64') } },
+    });
   });
 
   it('refuses a wrong secret, an unknown key and an expired session token with AWS error shapes the SDK names', async () => {
@@ -107,7 +117,9 @@ describe('the fake Bedrock runtime, read by @aws-sdk/client-bedrock-runtime', ()
       message: expect.stringContaining('The request signature we calculated does not match') as unknown,
     });
     await expect(client({ accessKeyId: 'AKIAUNKNOWN', secretAccessKey: 'x' }).send(cmd())).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
-    await expect(client({ accessKeyId: 'ASIAEXPIRED000000003', secretAccessKey: 's', sessionToken: 'old' }).send(cmd())).rejects.toMatchObject({ name: 'ExpiredTokenException' });
+    await expect(client({ accessKeyId: 'ASIAEXPIRED000000003', secretAccessKey: 's', sessionToken: 'old' }).send(cmd())).rejects.toMatchObject({
+      name: 'ExpiredTokenException',
+    });
   });
 
   it('fails with the exceptions the SDK models: throttling before, an exception frame inside a stream', async () => {

@@ -109,3 +109,22 @@ export async function identity(target: CompiledTarget, provider: AwsCredentialId
     throw fail(target, `${e.name ?? 'Error'}: ${(e.message ?? '').split('\n')[0]?.slice(0, 300)}`);
   }
 }
+
+/**
+ * One auth per target credential for the whole process (the call path and the availability probes share it), so its
+ * identity is fetched once and refreshed by one provider. An auth that could not be built is tried again next time
+ * (a Secret may be fixed meanwhile).
+ */
+const auths = new Map<string, Promise<BedrockAuth>>();
+
+export function cachedAuth(target: CompiledTarget): Promise<BedrockAuth> {
+  const c = target.credential;
+  const key = c.kind === 'ambient' || c.kind === 'none' ? c.kind : c.kind === 'env' ? `env:${c.name}` : `${c.kind}:${target.region ?? ''}:${c.value}`;
+  let a = auths.get(key);
+  if (!a) {
+    a = authOf(target);
+    a.catch(() => auths.delete(key));
+    auths.set(key, a);
+  }
+  return a;
+}

@@ -2,11 +2,10 @@
 // anthropic translators serve it unchanged) and for the Titan and Cohere embedding models. Calls are signed with SigV4
 // (or carry a Bedrock API key as Bearer); streams are AWS event-stream frames, turned into SSE text here
 // (event-stream.ts) so the pipeline parses them like any other upstream's.
-import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import { HttpTransport } from '../http-send.ts';
 import { type Protocol, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
-import { authOf, identity, type BedrockAuth } from './credentials.ts';
+import { cachedAuth, identity } from './credentials.ts';
 import { bedrockError } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
 import { countTokensAnswer, countTokensBody, invokeBody } from './invoke-body.ts';
@@ -42,31 +41,16 @@ function withTokenCount(body: string, header: string | undefined): string {
 export class BedrockProvider implements Provider {
   readonly protocol = 'converse' as const;
   private readonly http = new HttpTransport();
-  /** One auth per target credential (its provider caches and refreshes the identity). */
-  private readonly auths = new Map<string, Promise<BedrockAuth>>();
 
   protocolFor(target: CompiledTarget): Protocol {
     return bedrockProtocol(target);
   }
 
-  private auth(target: CompiledTarget): Promise<BedrockAuth> {
-    const c = target.credential;
-    const key = c.kind === 'ambient' || c.kind === 'none' ? c.kind : c.kind === 'env' ? `env:${c.name}` : `${c.kind}:${target.region ?? ''}:${c.value}`;
-    let a = this.auths.get(key);
-    if (!a) {
-      a = authOf(target);
-      // A credential that could not be built is tried again on the next call (a Secret may be fixed meanwhile).
-      a.catch(() => this.auths.delete(key));
-      this.auths.set(key, a);
-    }
-    return a;
-  }
-
   private async headers(target: CompiledTarget, url: string, body: string, base: Record<string, string>): Promise<Record<string, string>> {
-    const auth = await this.auth(target);
+    const auth = await cachedAuth(target);
     if (auth.kind === 'bearer') return { ...base, authorization: `Bearer ${auth.token}` };
     await identity(target, auth.credentials);
-    return signedHeaders({ url, region: target.region ?? 'us-east-1', headers: base, body, credentials: auth.credentials as AwsCredentialIdentityProvider });
+    return signedHeaders({ url, region: target.region ?? 'us-east-1', headers: base, body, credentials: auth.credentials });
   }
 
   async send(call: UpstreamCall): Promise<UpstreamOutcome> {
@@ -89,7 +73,8 @@ export class BedrockProvider implements Provider {
         return { ...outcome, body: eventStreamToSse(outcome.body, protocol === 'anthropic' ? 'invoke' : 'converse') };
       case 'json':
         if (action === 'count-tokens') return { ...outcome, body: countTokensAnswer(outcome.body) };
-        if (call.operation === 'embeddings') return { ...outcome, body: withTokenCount(outcome.body, firstHeader(answered['x-amzn-bedrock-input-token-count'])) };
+        if (call.operation === 'embeddings')
+          return { ...outcome, body: withTokenCount(outcome.body, firstHeader(answered['x-amzn-bedrock-input-token-count'])) };
         return outcome;
       default: {
         const never: never = outcome;

@@ -202,7 +202,8 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
   }
 
   function invoke(call: BedrockCall, r: Extract<BedrockBehavior, { kind: 'reply' }>, u: Required<FakeBedrockUsage>, res: ServerResponse): void {
-    if (call.body.anthropic_version !== 'bedrock-2023-05-31') return sendError(res, 400, 'ValidationException', 'anthropic_version: bedrock-2023-05-31 is required');
+    if (call.body.anthropic_version !== 'bedrock-2023-05-31')
+      return sendError(res, 400, 'ValidationException', 'anthropic_version: bedrock-2023-05-31 is required');
     if ('model' in call.body || 'stream' in call.body) return sendError(res, 400, 'ValidationException', 'extraneous key [model] is not permitted');
     bill(u);
     const content = blocksOf({ kind: 'reply', text: r.text ?? (r.tools?.length ? undefined : BEDROCK_FAKE_REPLY), tools: r.tools });
@@ -232,10 +233,23 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
     const events: object[] = [
       {
         type: 'message_start',
-        message: { id: 'msg_bdrk_fake', type: 'message', role: 'assistant', model: 'claude-fake', content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } },
+        message: {
+          id: 'msg_bdrk_fake',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-fake',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...input, output_tokens: 1 },
+        },
       },
       ...content.flatMap((block, i) => blockEvents(block, i).map(([, data]) => data)),
-      { type: 'message_delta', delta: { stop_reason: r.stopReason ?? (r.tools?.length ? 'tool_use' : 'end_turn'), stop_sequence: null }, usage: { output_tokens: u.output } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: r.stopReason ?? (r.tools?.length ? 'tool_use' : 'end_turn'), stop_sequence: null },
+        usage: { output_tokens: u.output },
+      },
       {
         type: 'message_stop',
         'amazon-bedrock-invocationMetrics': { inputTokenCount: u.input, outputTokenCount: u.output, invocationLatency: 12, firstByteLatency: 5 },
@@ -285,7 +299,8 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
         frames.push(eventFrame('contentBlockStart', { contentBlockIndex: i, start: { toolUse: { toolUseId: t.toolUseId, name: t.name } } }));
         const json = JSON.stringify(t.input);
         const half = Math.ceil(json.length / 2);
-        for (const p of [json.slice(0, half), json.slice(half)]) if (p) frames.push(eventFrame('contentBlockDelta', { contentBlockIndex: i, delta: { toolUse: { input: p } } }));
+        for (const p of [json.slice(0, half), json.slice(half)])
+          if (p) frames.push(eventFrame('contentBlockDelta', { contentBlockIndex: i, delta: { toolUse: { input: p } } }));
       }
       frames.push(eventFrame('contentBlockStop', { contentBlockIndex: i }));
     });

@@ -48,7 +48,13 @@ export async function checkAuth(opts: {
   const [, akid, , region, service, signedList, signature] = m as unknown as string[];
   const key = opts.keys.get(akid!);
   if (!key) return { ok: false, status: 403, type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
-  if (service !== (opts.service ?? 'bedrock')) return { ok: false, status: 403, type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: '${opts.service ?? 'bedrock'}'.` };
+  if (service !== (opts.service ?? 'bedrock'))
+    return {
+      ok: false,
+      status: 403,
+      type: 'InvalidSignatureException',
+      message: `Credential should be scoped to correct service: '${opts.service ?? 'bedrock'}'.`,
+    };
   if (key.sessionToken !== undefined) {
     if (one(opts.headers['x-amz-security-token']) !== key.sessionToken) {
       return { ok: false, status: 403, type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
@@ -60,9 +66,22 @@ export async function checkAuth(opts: {
   const headers: Record<string, string> = {};
   for (const h of signed) headers[h] = one(opts.headers[h]);
   const [path, qs = ''] = opts.rawPath.split('?');
-  const signer = new SignatureV4({ service: service!, region: region!, sha256: NodeSha256, credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey, sessionToken: key.sessionToken } });
+  const signer = new SignatureV4({
+    service: service!,
+    region: region!,
+    sha256: NodeSha256,
+    credentials: { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey, sessionToken: key.sessionToken },
+  });
   const again = await signer.sign(
-    { method: opts.method, protocol: 'http:', hostname: headers.host ?? '', path: path!, query: Object.fromEntries(new URLSearchParams(qs)), headers, body: opts.body },
+    {
+      method: opts.method,
+      protocol: 'http:',
+      hostname: headers.host ?? '',
+      path: path!,
+      query: Object.fromEntries(new URLSearchParams(qs)),
+      headers,
+      body: opts.body,
+    },
     { signingDate: date },
   );
   const ours = /Signature=([0-9a-f]{64})/.exec(one(again.headers.authorization))?.[1];
