@@ -6,17 +6,22 @@
 // fakes issued. Credentials are fetched once and reused, refreshed before they expire (a call after the refresh point
 // is signed with new ones, and the old ones, expired at the runtime, are never used again), never per call. A chain
 // that finds nothing makes the target fail over with credential_error, and no credential reaches the answer or the log.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock/runtime.ts';
 import type { FakeAwsKey } from '../fakes/bedrock/sigv4-check.ts';
 import { startFakeAwsIdentity, type FakeAwsIdentity } from '../fakes/bedrock/sts.ts';
+import { parseAllDocuments } from 'yaml';
 import { basics, route, secret, toYaml } from '../helpers/manifests.ts';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { docExample } from '../helpers/docs.ts';
+import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { until } from '../helpers/until.ts';
 
+const run = promisify(execFile);
 const CLAUDE = 'anthropic.claude-haiku-4-5-20251001-v1:0';
 const SA_TOKEN = 'eyJhbGciOiJSUzI1NiJ9.fake-service-account-token.sig';
 const POD_TOKEN = 'fake-pod-identity-authorization-token';
@@ -56,6 +61,17 @@ function config(name: string, docs: object[]): string {
 const target = (name: string, credentials: object): never =>
   ({ name, provider: 'bedrock', region: 'us-east-1', baseUrl: runtime.url, upstreamModel: CLAUDE, credentials }) as never;
 
+/** A docs example's manifests, pointed at the fakes: baseUrl set, the Secret's placeholder key pair replaced. */
+function fromDocs(yaml: string): object[] {
+  return parseAllDocuments(yaml).map((d) => {
+    const o = d.toJS() as { kind: string; stringData?: Record<string, string>; spec?: { targets: Array<Record<string, unknown>> } };
+    if (o.kind === 'Secret' && o.stringData)
+      o.stringData = { ...o.stringData, AWS_ACCESS_KEY_ID: MASTER.accessKeyId, AWS_SECRET_ACCESS_KEY: MASTER.secretAccessKey };
+    for (const t of o.spec?.targets ?? []) t.baseUrl = runtime.url;
+    return o;
+  });
+}
+
 async function gateway(name: string, docs: object[], env: Record<string, string | undefined>): Promise<GatewayProcess> {
   const gw = await startGatewayProcess({ ...ISOLATED, ...env, SVC_CONFIG: config(name, docs) });
   gateways.push(gw);
@@ -83,8 +99,8 @@ beforeAll(async () => {
     webIdentityToken: SA_TOKEN,
     podIdentityToken: POD_TOKEN,
     masterKeys: [MASTER],
-    externalId: 'svc-gateway-ext',
     ttlMs: TTL_MS,
+    externalId: 'svc-gateway',
     ttlMsFor: { AssumeRole: 3_600_000, PodIdentity: 3_600_000 },
   });
   writeFileSync(join(dir, 'sa-token'), SA_TOKEN);
@@ -106,7 +122,7 @@ describe('EKS IRSA (web identity) and a Secret that assumes a role', () => {
           AWS_ACCESS_KEY_ID: MASTER.accessKeyId,
           AWS_SECRET_ACCESS_KEY: MASTER.secretAccessKey,
           AWS_ROLE_ARN: 'arn:aws:iam::123456789012:role/bedrock',
-          AWS_ROLE_EXTERNAL_ID: 'svc-gateway-ext',
+          AWS_ROLE_EXTERNAL_ID: 'svc-gateway',
         }),
         secret('aws-assume-wrong', {
           AWS_ACCESS_KEY_ID: MASTER.accessKeyId,
@@ -115,6 +131,8 @@ describe('EKS IRSA (web identity) and a Secret that assumes a role', () => {
           AWS_ROLE_EXTERNAL_ID: 'guess',
         }),
         route('claude-irsa', [target('bedrock-irsa', { ambient: {} })]),
+        ...fromDocs(docExample('docs/clouds.md', 'bedrock-route')),
+        ...fromDocs(docExample('docs/clouds.md', 'bedrock-secret')),
         route('claude-assume', [target('bedrock-assume', { secretKeyRef: { name: 'aws-assume' } })]),
         route('claude-assume-wrong', [
           target('bedrock-assume-wrong', { secretKeyRef: { name: 'aws-assume-wrong' } }),
@@ -152,11 +170,17 @@ describe('EKS IRSA (web identity) and a Secret that assumes a role', () => {
   });
 
   it('assumes the Secret’s role with its external id, signed with its key pair', async () => {
-    const before = 0; // since the gateway started (its availability probe may be the first to assume the role)
+    expect((await ask(gw, 'claude-assume')).status).toBe(200);
+    const first = runtime.calls.at(-1)?.auth;
+    const issued = identity.issuedBy.AssumeRole?.length;
+    expect(
+      identity.issuedBy.AssumeRole?.map((k) => k.accessKeyId),
+      'signed with credentials AssumeRole issued',
+    ).toContain(first);
     expect((await ask(gw, 'claude-assume')).status).toBe(200);
     expect((await ask(gw, 'claude-assume')).status).toBe(200);
-    expect((identity.issuedBy.AssumeRole?.length ?? 0) - before, 'credentials issued by AssumeRole').toBe(1);
-    expect(runtime.calls.at(-1)?.auth).toBe(identity.issuedBy.AssumeRole!.at(-1)!.accessKeyId);
+    expect(runtime.calls.at(-1)?.auth, 'the same credentials for the next calls').toBe(first);
+    expect(identity.issuedBy.AssumeRole?.length, 'no AssumeRole per call').toBe(issued);
   });
 
   it('a role that refuses the external id is a credential_error: the target fails over, nothing secret is said', async () => {
@@ -168,6 +192,26 @@ describe('EKS IRSA (web identity) and a Secret that assumes a role', () => {
       expect(r.text).not.toContain(s);
       expect(gw.output()).not.toContain(s);
     }
+  });
+
+  it('serves the documented ModelRoute of docs/clouds.md (ambient) to the documented SDK call', async () => {
+    const code = docExample('docs/clouds.md', 'bedrock-sdk-call').replaceAll('http://127.0.0.1:8080', gw.url);
+    // Asynchronously: the fakes answer from this process.
+    const { stdout: out } = await run(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_KEY: b.keys.builder },
+      encoding: 'utf8',
+    });
+    expect(out).toContain('Hello from the fake Bedrock runtime.');
+    expect(out).toMatch(/input tokens: 21 output tokens: 9/);
+    expect(runtime.calls.at(-1)?.rawPath).toBe(`/model/${encodeURIComponent('us.anthropic.claude-sonnet-4-5-20250929-v1:0')}/invoke-with-response-stream`);
+    expect(identity.issuedBy.AssumeRoleWithWebIdentity?.map((k) => k.accessKeyId)).toContain(runtime.calls.at(-1)?.auth);
+  });
+
+  it('serves the documented Secret of docs/clouds.md (a key pair assuming a role with an external id)', async () => {
+    expect((await ask(gw, 'claude-haiku')).status).toBe(200);
+    expect(identity.issuedBy.AssumeRole?.map((k) => k.accessKeyId)).toContain(runtime.calls.at(-1)?.auth);
+    expect(runtime.calls.at(-1)?.headers.authorization).toContain('/us-west-2/bedrock/aws4_request');
   });
 });
 

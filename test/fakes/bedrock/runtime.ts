@@ -95,7 +95,12 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
     res.once('close', () => open--);
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => void handle(req.method ?? 'GET', req.url ?? '/', req.headers, Buffer.concat(parts), res));
+    req.on('end', () => {
+      handle(req.method ?? 'GET', req.url ?? '/', req.headers, Buffer.concat(parts), res).catch((err: unknown) => {
+        console.error('fake Bedrock runtime failed:', err);
+        if (!res.headersSent) sendError(res, 500, 'InternalServerException', `the fake failed: ${String(err)}`);
+      });
+    });
   });
   server.on('connection', (s) => {
     s.setNoDelay(true);
