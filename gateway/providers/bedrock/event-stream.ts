@@ -72,6 +72,9 @@ function exceptionEvent(kind: StreamKind, headers: MessageHeaders, payload: stri
   return errorEvent(kind, name, message || name, EXCEPTION_STATUS[type] ?? 500);
 }
 
+const BYTES = /^\{"bytes":"([A-Za-z0-9+/=]*)"/;
+const TYPE = /^\{"type":"([a-z_]+)"/;
+
 /** One frame as SSE text. */
 function frameToSse(kind: StreamKind, m: Message): string {
   const payload = Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength).toString('utf8');
@@ -81,10 +84,11 @@ function frameToSse(kind: StreamKind, m: Message): string {
   if (kind === 'converse') return `event: ${eventType}\ndata: ${payload}\n\n`;
   // Invoke: `chunk` frames carry `{"bytes": base64(<Anthropic stream event JSON>)}`.
   if (eventType !== 'chunk') return '';
-  const bytes = (JSON.parse(payload) as { bytes?: unknown }).bytes;
+  // {"bytes":"<base64>"} and the event's leading "type" are read without a full parse where they have the usual shape.
+  const bytes = BYTES.exec(payload)?.[1] ?? (JSON.parse(payload) as { bytes?: unknown }).bytes;
   if (typeof bytes !== 'string') return '';
   const json = Buffer.from(bytes, 'base64').toString('utf8');
-  const type = (JSON.parse(json) as { type?: unknown }).type;
+  const type = TYPE.exec(json)?.[1] ?? (JSON.parse(json) as { type?: unknown }).type;
   return `event: ${typeof type === 'string' ? type : 'message'}\ndata: ${json}\n\n`;
 }
 
