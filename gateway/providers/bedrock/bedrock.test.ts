@@ -5,7 +5,7 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { describe, expect, it } from 'vitest';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import { UpstreamFailure } from '../types.ts';
-import { memoizeCredentials } from './credentials.ts';
+import { FAILURE_HOLD_MS, identity, memoizeCredentials } from './credentials.ts';
 import { bedrockError, errorTypeName } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
 import { countTokensBody, invokeBody } from './invoke-body.ts';
@@ -170,5 +170,26 @@ describe('memoized credentials', () => {
     now += 2 * 60_000;
     expect((await p()).accessKeyId).toBe('k2');
     expect(fetches).toBe(2);
+  });
+});
+
+describe('a credential that cannot be obtained', () => {
+  it('is a credential_error naming the target, asked again only after a while', async () => {
+    let now = 0;
+    let asked = 0;
+    const provider = (): Promise<never> => {
+      asked++;
+      return Promise.reject(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }));
+    };
+    const t = { name: 'bedrock-use1' } as CompiledTarget;
+    await expect(identity(t, provider, () => now)).rejects.toMatchObject({
+      reason: 'credential_error',
+      message: expect.stringContaining('bedrock-use1') as unknown,
+    });
+    await expect(identity(t, provider, () => now)).rejects.toBeInstanceOf(UpstreamFailure);
+    expect(asked).toBe(1);
+    now += FAILURE_HOLD_MS + 1;
+    await expect(identity(t, provider, () => now)).rejects.toBeInstanceOf(UpstreamFailure);
+    expect(asked).toBe(2);
   });
 });

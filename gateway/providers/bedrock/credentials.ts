@@ -99,14 +99,25 @@ export async function authOf(target: CompiledTarget): Promise<BedrockAuth> {
   }
 }
 
-/** The identity now (cached by the provider); a failure of the chain or of STS is a credential_error. */
-export async function identity(target: CompiledTarget, provider: AwsCredentialIdentityProvider): Promise<AwsCredentialIdentity> {
+/** How long a credential that could not be obtained fails fast, before the chain is asked again. */
+export const FAILURE_HOLD_MS = 15_000;
+const failures = new WeakMap<AwsCredentialIdentityProvider, { until: number; failure: UpstreamFailure }>();
+
+/**
+ * The identity now (cached by the provider); a failure of the chain or of STS is a credential_error, remembered for
+ * FAILURE_HOLD_MS so that calls in the meantime fall over at once instead of each waiting for the chain to fail again.
+ */
+export async function identity(target: CompiledTarget, provider: AwsCredentialIdentityProvider, now: () => number = Date.now): Promise<AwsCredentialIdentity> {
+  const held = failures.get(provider);
+  if (held && held.until > now()) throw held.failure;
   try {
     return await provider();
   } catch (err) {
     const e = err as { name?: string; message?: string };
     // The chains' messages say which source failed and why; they carry no key (STS answers never echo one).
-    throw fail(target, `${e.name ?? 'Error'}: ${(e.message ?? '').split('\n')[0]?.slice(0, 300)}`);
+    const failure = fail(target, `${e.name ?? 'Error'}: ${(e.message ?? '').split('\n')[0]?.slice(0, 300)}`);
+    failures.set(provider, { until: now() + FAILURE_HOLD_MS, failure });
+    throw failure;
   }
 }
 
