@@ -8,7 +8,7 @@ import { UpstreamFailure } from '../types.ts';
 import { FAILURE_HOLD_MS, identity, memoizeCredentials } from './credentials.ts';
 import { bedrockError, errorTypeName } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
-import { countTokensBody, invokeBody } from './invoke-body.ts';
+import { converseCountTokensBody, countTokensBody, invokeBody } from './invoke-body.ts';
 import { actionUrl, isAnthropicModel } from './urls.ts';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -76,6 +76,8 @@ describe('the Invoke body of a Claude call', () => {
       messages: [],
       max_tokens: 1,
     });
+    const conv = { messages: [{ role: 'user', content: [{ text: 'hi' }] }], system: [{ text: 's' }], inferenceConfig: { maxTokens: 5 } };
+    expect(JSON.parse(converseCountTokensBody(JSON.stringify(conv)))).toEqual({ input: { converse: { messages: conv.messages, system: conv.system } } });
   });
 });
 

@@ -8,7 +8,7 @@ import { type Protocol, type Provider, type UpstreamCall, type UpstreamOutcome }
 import { cachedAuth, identity } from './credentials.ts';
 import { bedrockError } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
-import { countTokensAnswer, countTokensBody, invokeBody } from './invoke-body.ts';
+import { converseCountTokensBody, countTokensAnswer, countTokensBody, invokeBody } from './invoke-body.ts';
 import { signedHeaders } from './sign.ts';
 import { actionOf, actionUrl, bedrockProtocol, type BedrockAction } from './urls.ts';
 
@@ -22,6 +22,7 @@ function firstHeader(v: string | string[] | undefined): string | undefined {
 
 /** The request body Bedrock gets for the action (the translators' body, reshaped for Invoke and CountTokens). */
 function bodyFor(action: BedrockAction, protocol: Protocol, call: UpstreamCall): string {
+  if (action === 'count-tokens' && protocol === 'converse') return converseCountTokensBody(call.body);
   if (protocol !== 'anthropic' || call.operation === 'embeddings') return call.body;
   if (action === 'count-tokens') return countTokensBody(call.body, call.headers);
   return JSON.stringify(invokeBody(call.body, call.headers));

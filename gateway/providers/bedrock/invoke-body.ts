@@ -14,7 +14,7 @@ function betas(header: string | undefined): string[] {
 
 export function invokeBody(messagesBody: string, headers: Record<string, string>): Record<string, unknown> {
   const { model: _m, stream: _s, ...rest } = JSON.parse(messagesBody) as Record<string, unknown>;
-  const out: Record<string, unknown> = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...rest };
+  const out: Record<string, unknown> = { ...rest, anthropic_version: BEDROCK_ANTHROPIC_VERSION };
   const beta = betas(headers['anthropic-beta']);
   if (beta.length > 0) out.anthropic_beta = beta;
   return out;
@@ -28,6 +28,15 @@ export function countTokensBody(countBody: string, headers: Record<string, strin
   const body = invokeBody(countBody, headers);
   if (typeof body.max_tokens !== 'number') body.max_tokens = 1;
   return JSON.stringify({ input: { invokeModel: { body: Buffer.from(JSON.stringify(body)).toString('base64') } } });
+}
+
+/**
+ * CountTokens for a Converse request: the fields of the Converse body that make up the prompt (messages, system,
+ * toolConfig, additionalModelRequestFields), as the converse translators build it.
+ */
+export function converseCountTokensBody(converseBody: string): string {
+  const { messages, system, toolConfig, additionalModelRequestFields } = JSON.parse(converseBody) as Record<string, unknown>;
+  return JSON.stringify({ input: { converse: { messages, system, toolConfig, additionalModelRequestFields } } });
 }
 
 /** CountTokens answers `{inputTokens}`; the Anthropic client expects `{input_tokens}`. */

@@ -35,6 +35,7 @@ export function actionOf(protocol: Protocol, operation: Operation, stream: boole
     return undefined;
   }
   if (protocol === 'converse' && operation === 'chat') return stream ? 'converse-stream' : 'converse';
+  if (protocol === 'converse' && operation === 'count_tokens') return 'count-tokens';
   return undefined;
 }
 
