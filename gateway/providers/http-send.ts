@@ -30,6 +30,8 @@ export class HttpTransport {
     body: string;
     stream: boolean;
     signal: AbortSignal;
+    /** Sees the answer's headers (a provider whose errors or usage travel in headers: Bedrock). */
+    onHeaders?: (headers: Record<string, string | string[] | undefined>) => void;
   }): Promise<UpstreamOutcome> {
     const { target } = opts;
     try {
@@ -42,6 +44,7 @@ export class HttpTransport {
         headersTimeout: target.timeouts.firstByteMs,
         bodyTimeout: target.timeouts.idleMs,
       });
+      opts.onHeaders?.(res.headers);
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const body = await res.body.text().catch(() => '');
         const ra = res.headers['retry-after'];

@@ -4,25 +4,10 @@ import { AnthropicProvider } from './anthropic/index.ts';
 import { AzureOpenAIProvider } from './azure-openai/index.ts';
 import { GeminiApiProvider } from './google/gemini-api.ts';
 import { VertexProvider } from './google/vertex.ts';
+import { BedrockProvider } from './bedrock/index.ts';
 import { MockProvider } from './mock/index.ts';
 import { OpenAIProvider } from './openai/index.ts';
-import type { Provider, UpstreamOutcome } from './types.ts';
-import { UpstreamFailure } from './types.ts';
-
-/** A cloud kind whose provider is not built yet: every attempt fails over with a clear reason. */
-class UnbuiltProvider implements Provider {
-  readonly protocol = 'openai' as const;
-  private readonly kind: string;
-  constructor(kind: string) {
-    this.kind = kind;
-  }
-  send(): Promise<UpstreamOutcome> {
-    return Promise.reject(new UpstreamFailure('connect_error', `provider ${this.kind} is not available in this build`));
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+import type { Provider } from './types.ts';
 
 export class ProviderRegistry {
   private readonly providers = new Map<ProviderKind, Provider>();
@@ -43,14 +28,14 @@ export class ProviderRegistry {
         return new MockProvider();
       case 'anthropic':
         return new AnthropicProvider();
+      case 'bedrock':
+        return new BedrockProvider();
       case 'azure-openai':
         return new AzureOpenAIProvider();
       case 'vertex':
         return new VertexProvider();
       case 'gemini':
         return new GeminiApiProvider();
-      case 'bedrock':
-        return new UnbuiltProvider(kind);
       default: {
         const never: never = kind;
         throw new Error(`unknown provider ${String(never)}`);

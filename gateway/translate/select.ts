@@ -7,6 +7,7 @@ import { anthropicFromConverse } from './anthropic-converse.ts';
 import { anthropicFromGemini } from './anthropic-gemini.ts';
 import { anthropicCountTokensFromGemini } from './anthropic-gemini-count.ts';
 import { anthropicFromOpenAI } from './anthropic-openai.ts';
+import { openAIBedrockEmbeddings } from './openai-bedrock-embeddings.ts';
 import { anthropicCountTokensEstimate } from './count-tokens.ts';
 import type { Json } from './json-read.ts';
 import { openAIFromAnthropic } from './openai-anthropic.ts';
@@ -21,11 +22,6 @@ import { responsesFromOpenAI } from './responses-openai.ts';
 import type { Translation } from './types.ts';
 
 export type TranslationFor = (protocol: Protocol) => Translation;
-
-/** A protocol whose translators for this operation are not built yet: a configuration the route cannot serve. */
-function notYet(p: Protocol): never {
-  throw new GatewayError('upstream_error', `This model is routed to a ${p} upstream, which this operation cannot be translated to yet.`);
-}
 
 function unreachable(p: never): never {
   throw new Error(`unknown protocol ${String(p)}`);
@@ -75,10 +71,10 @@ export function embeddingsTranslation(body: Json): TranslationFor {
         return openAIEmbeddingsPassThrough(body);
       case 'anthropic':
         throw new GatewayError('upstream_error', 'This embeddings model is routed to an Anthropic upstream, which has no embeddings API.');
+      case 'converse':
+        return openAIBedrockEmbeddings(body);
       case 'gemini':
         return openAIEmbeddingsFromGemini(body);
-      case 'converse':
-        return notYet(p);
       default:
         return unreachable(p);
     }

@@ -9,13 +9,25 @@ import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
-import { direct, floor, gateway, gatewayCache, gatewayTraced, portkey, redis, redisStoreAvailable, upstream, type Subject } from './subjects.ts';
+import {
+  direct,
+  floor,
+  gateway,
+  gatewayBedrock,
+  gatewayCache,
+  gatewayTraced,
+  portkey,
+  redis,
+  redisStoreAvailable,
+  upstream,
+  type Subject,
+} from './subjects.ts';
 
 const HELP = `npm run bench [-- options]
 
   --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
   --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
-  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-redis,gateway-redis-x2,
+  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-x2,
                        gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey; or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster)
@@ -25,7 +37,17 @@ const HELP = `npm run bench [-- options]
 Every server runs in its own process on 127.0.0.1 and is stopped at the end. The gateway runs as npm start
 does (info logging, full pipeline); on Redis too once the Redis store exists (one process, then two on one Redis).`;
 
-const ALL = ['direct', 'floor', 'gateway', 'gateway-redis', 'gateway-redis-x2', 'gateway-redis-cache-miss', 'gateway-redis-cache-hit', 'portkey'];
+const ALL = [
+  'direct',
+  'floor',
+  'gateway',
+  'gateway-bedrock',
+  'gateway-redis',
+  'gateway-redis-x2',
+  'gateway-redis-cache-miss',
+  'gateway-redis-cache-hit',
+  'portkey',
+];
 
 function machine(): string {
   const nproc = execFileSync('nproc', { encoding: 'utf8' }).trim();
@@ -40,6 +62,7 @@ const STARTERS: Record<string, Starter> = {
   direct: async (up) => direct(up),
   floor: (up) => floor(up),
   gateway: (up) => gateway(up, { name: 'gateway', processes: 1 }),
+  'gateway-bedrock': () => gatewayBedrock(),
   'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
   'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
   'gateway-redis-cache-miss': async (up, r) => gatewayCache(up, await r(), 'miss'),

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../../gateway/contract/keys.ts';
-import { account, apiKey, plan, route, toYaml, type TargetSpec } from '../helpers/manifests.ts';
+import { account, apiKey, plan, route, secret, toYaml, type TargetSpec } from '../helpers/manifests.ts';
 import { startCollector } from '../otel/collector.ts';
 import { freePort, ROOT, startProc, type Proc } from './procs.ts';
 
@@ -45,17 +45,35 @@ export async function floor(up: Proc): Promise<Subject> {
   return { name: 'floor', procs: [p], servers: 1, urls: [`http://127.0.0.1:${p.port}`], headers: { authorization: 'Bearer sk-bench' } };
 }
 
-/** Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. */
-export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean } = {}): string {
+/** The bench's fake Bedrock runtime (test/bench/bedrock-upstream.ts), for the gateway-bedrock subject. */
+export function bedrockUpstream(): Promise<Proc> {
+  return startProc({ name: 'bedrock-upstream', command: NODE, args: ['test/bench/bedrock-upstream.ts'], ready: /listening (\d+)/ });
+}
+
+const BENCH_AWS = { AWS_ACCESS_KEY_ID: 'AKIABENCH00000000001', AWS_SECRET_ACCESS_KEY: 'bench-secret-not-secret' };
+
+/**
+ * Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. `bedrock`:
+ * the routes go to a Claude model on the bench's fake Bedrock (SigV4 with a key pair from a Secret) instead.
+ */
+export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean; bedrock?: boolean } = {}): string {
   const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
-  const target = (name: string): TargetSpec => ({
-    name,
-    provider: 'openai',
-    baseUrl,
-    upstreamModel: name,
-    timeouts: { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 },
-  });
+  const timeouts = { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 };
+  const bedrock = opts.bedrock === true;
+  const target = (name: string): TargetSpec =>
+    bedrock
+      ? {
+          name,
+          provider: 'bedrock',
+          region: 'us-east-1',
+          baseUrl: `http://127.0.0.1:${upstreamPort}`,
+          upstreamModel: `us.anthropic.claude-${name}-v1:0`,
+          credentials: { secretKeyRef: { name: 'bench-aws' } },
+          timeouts,
+        }
+      : { name, provider: 'openai', baseUrl, upstreamModel: name, timeouts };
   return toYaml([
+    ...(bedrock ? [secret('bench-aws', BENCH_AWS)] : []),
     plan('bench', { tier: 1, limits: { rpm: 10_000_000, tpm: 10_000_000_000 } }),
     account('bench', 'bench', { credits: [{ id: 'bench-credit', amountUsd: 1_000_000 }] }),
     ...apiKey('bench-key', 'bench', {}, key).docs,
@@ -101,12 +119,13 @@ export async function gateway(
     env?: Record<string, string>;
     /** The routes' response cache on, and these headers on every call (x-svc-cache: force, cache-control). */
     cache?: Record<string, string>;
+    bedrock?: boolean;
   },
 ): Promise<Subject> {
   const key = generateKey();
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const config = join(dir, 'bench.yaml');
-  writeFileSync(config, manifests(up.port, key, { cache: opts.cache !== undefined }));
+  writeFileSync(config, manifests(up.port, key, { cache: opts.cache !== undefined, bedrock: opts.bedrock === true }));
   const env: Record<string, string> = {
     SVC_CONFIG: config,
     PORT: '0',
@@ -161,6 +180,17 @@ export async function gatewayTraced(up: Proc): Promise<Subject> {
   const collector = await startCollector();
   const s = await gateway(up, { name: 'gateway-otel', processes: 1, env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint } });
   return { ...s, stop: () => collector.stop() };
+}
+
+/**
+ * The gateway with its routes on Claude through AWS Bedrock (the bench's fake runtime, its own process, not counted):
+ * next to `gateway`, it adds SigV4 signing of every call, the OpenAI-to-Anthropic translation, and for streams the
+ * decoding of AWS event-stream frames.
+ */
+export async function gatewayBedrock(): Promise<Subject> {
+  const up = await bedrockUpstream();
+  const s = await gateway(up, { name: 'gateway-bedrock', processes: 1, bedrock: true });
+  return { ...s, stop: () => up.stop() };
 }
 
 /** Portkey's gateway (npm @portkey-ai/gateway, its own Node server), routed to our upstream as a custom host. */

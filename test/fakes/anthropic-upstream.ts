@@ -109,7 +109,7 @@ function countTokens(call: RecordedCall, res: ServerResponse): void {
 
 type Reply = Extract<AnthropicBehavior, { kind: 'reply' }>;
 
-function blocksOf(r: Reply): Array<Record<string, unknown>> {
+export function blocksOf(r: Reply): Array<Record<string, unknown>> {
   const blocks: Array<Record<string, unknown>> = [];
   if (r.thinking) blocks.push({ type: 'thinking', thinking: r.thinking, signature: 'c2lnbmF0dXJl' });
   const tools = r.tools ?? [];
@@ -181,7 +181,7 @@ interface StreamArgs {
 }
 
 /** The events of one block: start, deltas (text by word, tool input JSON in three fragments), stop. */
-function blockEvents(block: Record<string, unknown>, index: number): Array<[string, object]> {
+export function blockEvents(block: Record<string, unknown>, index: number): Array<[string, object]> {
   const delta = (d: object): [string, object] => ['content_block_delta', { type: 'content_block_delta', index, delta: d }];
   const events: Array<[string, object]> = [];
   if (block.type === 'text') {
