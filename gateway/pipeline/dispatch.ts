@@ -4,7 +4,7 @@ import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { credentialSecrets, protocolOf, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
-import { isContentFilterRefusal, reasonForStatus, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
+import { isContentFilterRefusal, reasonForStatus, reasonForStreamError, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
 import { weightedOrder } from '../routing/order.ts';
 import { SseParser, type SseEvent } from '../sse/parser.ts';
 import type { Protocol } from '../providers/types.ts';
@@ -238,7 +238,7 @@ async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | stri
       // An error first (OpenAI's error chunk, Anthropic's and the Responses API's error or response.failed event):
       // nothing reached the client yet, so the next target may take the call.
       if (e.event === 'error' || e.event === 'response.failed' || (e.data.startsWith('{"error"') && !e.data.includes('"choices"'))) {
-        return failure('upstream_5xx', 'the upstream stream began with an error event');
+        return failure(reasonForStreamError(e.data), 'the upstream stream began with an error event');
       }
       return { ...route, kind: 'stream', first: events, parser, rest };
     }

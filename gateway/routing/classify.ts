@@ -10,6 +10,15 @@ export function reasonForStatus(status: number): FallbackReason | null {
   return null;
 }
 
+/**
+ * The fallback reason of a stream whose first event is an error: a throttling error in any dialect (Anthropic's
+ * rate_limit_error, Bedrock's ThrottlingException, Google's RESOURCE_EXHAUSTED) is upstream_429, anything else
+ * upstream_5xx. A plain substring test: it runs only on that first error event.
+ */
+export function reasonForStreamError(data: string): FallbackReason {
+  return /"(?:rate_limit_error|[Tt]hrottlingException|RESOURCE_EXHAUSTED)"/.test(data) ? 'upstream_429' : 'upstream_5xx';
+}
+
 export function reasonForOutcome(o: UpstreamOutcome): FallbackReason | null {
   return o.kind === 'error' ? reasonForStatus(o.status) : null;
 }

@@ -236,8 +236,11 @@ describe('Bedrock failures', () => {
 
   it('falls back when an exception frame or a broken frame comes before the first event', async () => {
     bedrock.enqueue({ kind: 'stream-exception', afterEvents: 0, type: 'throttlingException' });
-    const s = anthropic.messages.stream({ ...ask, model: 'claude-ha' });
-    await s.finalMessage();
+    const throttled = await anthropic.messages.create({ ...ask, model: 'claude-ha', stream: true }).withResponse();
+    for await (const ev of throttled.data) void ev;
+    expect(throttled.response.headers.get('x-svc-upstream')).toBe('spare');
+    // A throttling exception first in the stream is the upstream's 429, as when Bedrock answers 429 outright.
+    expect(throttled.response.headers.get('x-svc-fallback-reason')).toBe('upstream_429');
     bedrock.enqueue({ kind: 'corrupt', afterEvents: 0 });
     const { response } = await anthropic.messages.create({ ...ask, model: 'claude-ha', stream: true }).withResponse();
     expect(response.headers.get('x-svc-upstream')).toBe('spare');
