@@ -7,7 +7,7 @@ import { BoundedProcessor, countingExporter, type SpanCounts } from './bounded.t
 import { callTracer } from './call-trace.ts';
 import { exportTimeoutMs, genAiLatest, otlpProtocol } from './env.ts';
 import { traceExporter } from './exporters.ts';
-import type { TracingSdk } from './start.ts';
+import type { TracingSdk } from './tracing-sdk.ts';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
