@@ -7,6 +7,7 @@
 // audio, legacy functions, json_object, web search, content parts Anthropic cannot receive.
 import type { CompiledModel } from '../contract/snapshot.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, invalid, type Json } from './json-read.ts';
+import { textOf } from './chat-text.ts';
 
 const NO_ANTHROPIC = 'has no equivalent on an Anthropic upstream, which serves this model';
 
@@ -89,16 +90,6 @@ function messagesOf(list: unknown[]): { system: Json[]; messages: Json[] } {
     }
   });
   return { system, messages };
-}
-
-function textOf(content: unknown, path: string): string[] {
-  if (typeof content === 'string') return [content];
-  if (content === null || content === undefined) return [];
-  return blocksAt(content, path).map((p, i) => {
-    if (p.type === 'text') return stringAt(p.text, `${path}[${i}].text`);
-    if (p.type === 'refusal') return stringAt(p.refusal, `${path}[${i}].refusal`);
-    throw unsupported(`${path}[${i}]`, `a ${String(p.type)} part is not allowed here`);
-  });
 }
 
 function textBlocks(content: unknown, path: string): Json[] {

@@ -8,6 +8,7 @@
 import type { CompiledModel } from '../contract/snapshot.ts';
 import { alternating, imageOfUrl, inferenceConfigOf, NO_CONVERSE, outputConfigOf, pdfOfDataUrl, toolSpecOf, usesTools, type Turn } from './converse-blocks.ts';
 import { arrayAt, blocksAt, invalid, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
+import { textOf } from './chat-text.ts';
 
 export function toConverse(client: Json, model: CompiledModel): Json {
   refuseOpenAIOnly(client);
@@ -79,16 +80,6 @@ function messagesOf(list: unknown[]): { system: Json[]; turns: Turn[] } {
     }
   });
   return { system, turns };
-}
-
-function textOf(content: unknown, path: string): string[] {
-  if (typeof content === 'string') return [content];
-  if (content === null || content === undefined) return [];
-  return blocksAt(content, path).map((p, i) => {
-    if (p.type === 'text') return stringAt(p.text, `${path}[${i}].text`);
-    if (p.type === 'refusal') return stringAt(p.refusal, `${path}[${i}].refusal`);
-    throw unsupported(`${path}[${i}]`, `a ${String(p.type)} part is not allowed here`);
-  });
 }
 
 /** Text blocks; Converse refuses blank text, so empty parts are left out. */

@@ -22,6 +22,7 @@ import {
   Turns,
 } from './gemini-request.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
+import { textOf } from './chat-text.ts';
 
 /** `contentPath` names the client's field that holds the conversation (messages; input for a Responses client). */
 export function toGeminiFromChat(client: Json, target: CompiledTarget, model: CompiledModel, contentPath = 'messages'): Json {
@@ -100,16 +101,6 @@ function contentsOf(list: unknown[], target: CompiledTarget): { system: string[]
     }
   });
   return { system, turns };
-}
-
-function textOf(content: unknown, path: string): string[] {
-  if (typeof content === 'string') return [content];
-  if (content === null || content === undefined) return [];
-  return blocksAt(content, path).map((p, i) => {
-    if (p.type === 'text') return stringAt(p.text, `${path}[${i}].text`);
-    if (p.type === 'refusal') return stringAt(p.refusal, `${path}[${i}].refusal`);
-    throw unsupported(`${path}[${i}]`, `a ${String(p.type)} part is not allowed here`);
-  });
 }
 
 const AUDIO: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mp3' };
