@@ -165,7 +165,12 @@ describe('spend in status', () => {
     const key = await secretKey(cluster.api, inst.ns, 'batch-key');
     const r = await chat(inst.gateways[0]?.url as string, key as string, { model: 'mock-fast' });
     expect(r.status).toBe(200);
-    const view = await store.view('acme', 'batch', Date.now());
+    // The settle runs after the answer is sent: wait (bounded) until it is in the ledger.
+    let view = await store.view('acme', 'batch', Date.now());
+    for (let i = 0; i < 150 && view.keyMonthSpendNano === 0; i++) {
+      await new Promise((res) => setTimeout(res, 20));
+      view = await store.view('acme', 'batch', Date.now());
+    }
     expect(view.keyMonthSpendNano).toBeGreaterThan(0);
     const s = await statusOf('apikey', 'batch', (x) => x.monthSpendUsd === formatUsd(view.keyMonthSpendNano));
     expect(s.monthSpendUsd).not.toBe('0.00');
