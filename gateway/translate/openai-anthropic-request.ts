@@ -7,12 +7,12 @@
 // audio, legacy functions, json_object, web search, content parts Anthropic cannot receive.
 import type { CompiledModel } from '../contract/snapshot.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, invalid, type Json } from './json-read.ts';
-import { textOf } from './chat-text.ts';
+import { maxTokensOf, refuseChatOnly, textOf } from './chat-request.ts';
 
 const NO_ANTHROPIC = 'has no equivalent on an Anthropic upstream, which serves this model';
 
 export function toAnthropicMessages(client: Json, upstreamModel: string, model: CompiledModel): Json {
-  refuseOpenAIOnly(client);
+  refuseChatOnly(client, NO_ANTHROPIC);
   const { system, messages } = messagesOf(arrayAt(client.messages, 'messages'));
   const out: Json = { model: upstreamModel, max_tokens: maxTokensOf(client, model), messages };
   if (system.length > 0) out.system = system;
@@ -35,22 +35,6 @@ export function toAnthropicMessages(client: Json, upstreamModel: string, model: 
     out.output_config = { format: { type: 'json_schema', schema: objectAt(schema, 'response_format.json_schema.schema') } };
   }
   return out;
-}
-
-function maxTokensOf(client: Json, model: CompiledModel): number {
-  for (const v of [client.max_completion_tokens, client.max_tokens]) if (typeof v === 'number') return v;
-  return model.maxOutputTokens;
-}
-
-function refuseOpenAIOnly(client: Json): void {
-  if (typeof client.n === 'number' && client.n > 1) throw unsupported('n', `several choices (n > 1) ${NO_ANTHROPIC}`);
-  if (client.audio !== undefined && client.audio !== null) throw unsupported('audio', `audio output ${NO_ANTHROPIC}`);
-  if (Array.isArray(client.modalities) && client.modalities.includes('audio')) throw unsupported('modalities', `audio output ${NO_ANTHROPIC}`);
-  if (client.functions !== undefined || client.function_call !== undefined) throw unsupported('functions', 'legacy functions are not translated: use tools');
-  if (isObject(client.response_format) && client.response_format.type === 'json_object') {
-    throw unsupported('response_format', `json_object ${NO_ANTHROPIC}: use json_schema`);
-  }
-  if (client.web_search_options !== undefined) throw unsupported('web_search_options', `web search ${NO_ANTHROPIC}`);
 }
 
 function messagesOf(list: unknown[]): { system: Json[]; messages: Json[] } {

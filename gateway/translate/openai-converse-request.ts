@@ -8,10 +8,10 @@
 import type { CompiledModel } from '../contract/snapshot.ts';
 import { alternating, imageOfUrl, inferenceConfigOf, NO_CONVERSE, outputConfigOf, pdfOfDataUrl, toolSpecOf, usesTools, type Turn } from './converse-blocks.ts';
 import { arrayAt, blocksAt, invalid, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
-import { textOf } from './chat-text.ts';
+import { maxTokensOf, refuseChatOnly, textOf } from './chat-request.ts';
 
 export function toConverse(client: Json, model: CompiledModel): Json {
-  refuseOpenAIOnly(client);
+  refuseChatOnly(client, NO_CONVERSE);
   const { system, turns } = messagesOf(arrayAt(client.messages, 'messages'));
   const messages = alternating(turns);
   const stop = stopSequencesOf(client);
@@ -35,22 +35,6 @@ export function toConverse(client: Json, model: CompiledModel): Json {
 export function stopSequencesOf(client: Json): string[] {
   if (typeof client.stop === 'string') return [client.stop];
   return Array.isArray(client.stop) ? client.stop.filter((s): s is string => typeof s === 'string') : [];
-}
-
-function maxTokensOf(client: Json, model: CompiledModel): number {
-  for (const v of [client.max_completion_tokens, client.max_tokens]) if (typeof v === 'number') return v;
-  return model.maxOutputTokens;
-}
-
-function refuseOpenAIOnly(client: Json): void {
-  if (typeof client.n === 'number' && client.n > 1) throw unsupported('n', `several choices (n > 1) ${NO_CONVERSE}`);
-  if (client.audio !== undefined && client.audio !== null) throw unsupported('audio', `audio output ${NO_CONVERSE}`);
-  if (Array.isArray(client.modalities) && client.modalities.includes('audio')) throw unsupported('modalities', `audio output ${NO_CONVERSE}`);
-  if (client.functions !== undefined || client.function_call !== undefined) throw unsupported('functions', 'legacy functions are not translated: use tools');
-  if (isObject(client.response_format) && client.response_format.type === 'json_object') {
-    throw unsupported('response_format', `json_object ${NO_CONVERSE}: use json_schema`);
-  }
-  if (client.web_search_options !== undefined) throw unsupported('web_search_options', `web search ${NO_CONVERSE}`);
 }
 
 function messagesOf(list: unknown[]): { system: Json[]; turns: Turn[] } {

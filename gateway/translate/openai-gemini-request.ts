@@ -22,11 +22,11 @@ import {
   Turns,
 } from './gemini-request.ts';
 import { arrayAt, blocksAt, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from './json-read.ts';
-import { textOf } from './chat-text.ts';
+import { maxTokensOf, refuseChatOnly, textOf } from './chat-request.ts';
 
 /** `contentPath` names the client's field that holds the conversation (messages; input for a Responses client). */
 export function toGeminiFromChat(client: Json, target: CompiledTarget, model: CompiledModel, contentPath = 'messages'): Json {
-  refuseOpenAIOnly(client);
+  refuseChatOnly(client, NO_GEMINI, { jsonObject: true });
   const { system, turns } = contentsOf(arrayAt(client.messages, 'messages'), target);
   const out: Json = { contents: turns.done(contentPath) };
   if (system.length > 0) out.systemInstruction = { parts: system.map((text) => ({ text })) };
@@ -38,14 +38,6 @@ export function toGeminiFromChat(client: Json, target: CompiledTarget, model: Co
   }
   out.generationConfig = generationConfigOf(client, model);
   return out;
-}
-
-function refuseOpenAIOnly(client: Json): void {
-  if (typeof client.n === 'number' && client.n > 1) throw unsupported('n', `several choices (n > 1) ${NO_GEMINI}`);
-  if (client.audio !== undefined && client.audio !== null) throw unsupported('audio', `audio output ${NO_GEMINI}`);
-  if (Array.isArray(client.modalities) && client.modalities.includes('audio')) throw unsupported('modalities', `audio output ${NO_GEMINI}`);
-  if (client.functions !== undefined || client.function_call !== undefined) throw unsupported('functions', 'legacy functions are not translated: use tools');
-  if (client.web_search_options !== undefined) throw unsupported('web_search_options', `web search ${NO_GEMINI}`);
 }
 
 function generationConfigOf(client: Json, model: CompiledModel): Json {
@@ -65,11 +57,6 @@ function generationConfigOf(client: Json, model: CompiledModel): Json {
     g.responseJsonSchema = objectAt(schema, 'response_format.json_schema.schema');
   }
   return g;
-}
-
-function maxTokensOf(client: Json, model: CompiledModel): number {
-  for (const v of [client.max_completion_tokens, client.max_tokens]) if (typeof v === 'number') return v;
-  return model.maxOutputTokens;
 }
 
 function contentsOf(list: unknown[], target: CompiledTarget): { system: string[]; turns: Turns } {
