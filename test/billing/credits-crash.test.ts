@@ -6,6 +6,7 @@ import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { chat, fleetStore, me, startFleet, type Fleet } from '../helpers/fleet.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { setup } from './fixtures.ts';
+import { settled } from '../helpers/settled.ts';
 
 const HOLD_TTL_S = 2;
 const credits = [{ id: 'po-1001', amountUsd: 5 }];
@@ -59,7 +60,7 @@ describe('credits and crashes', () => {
     // The next call on another process reclaims the expired holds in its admission.
     const survivor = fleet.procs[1]?.url as string;
     expect((await chat(survivor, key)).status).toBe(200);
-    for (let i = 0; i < 50 && (await store.ledger('acme')).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await settled(store, 'acme', { tries: 50 });
     const after = await store.ledger('acme');
     const events = await store.usageEvents('acme');
     console.log(

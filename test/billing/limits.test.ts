@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { chat, countBy, useFleet } from '../helpers/fleet.ts';
 import { setup } from './fixtures.ts';
+import { settled } from '../helpers/settled.ts';
 
 const s = setup(
   [{ name: 'acme', spec: { trialCreditUsd: 100 } }],
@@ -36,8 +37,7 @@ describe('rate limits across 3 gateway processes', () => {
     const key = s.keys['tpm-key'] as string;
     const results = await Promise.all(Array.from({ length: 150 }, (_, i) => chat(ctx.fleet.urls[i % 3] as string, key, { max_tokens: 200 })));
     const byStatus = countBy(results, (r) => r.status);
-    // Settles run after the answer is sent: wait (bounded) until no hold is open before reading the usage events.
-    for (let i = 0; i < 150 && (await ctx.store.ledger('acme')).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await settled(ctx.store, 'acme');
     const events = (await ctx.store.usageEvents('acme')).filter((e) => e.apiKey === 'tpm-key' && e.status === 200);
     const tokens = events.reduce((sum, e) => sum + e.inputTokens + e.outputTokens, 0);
     console.log(

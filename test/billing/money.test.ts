@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import { chat, countBy, me, useFleet } from '../helpers/fleet.ts';
 import { setup } from './fixtures.ts';
+import { settled } from '../helpers/settled.ts';
 
 const BUDGET_NANO = 500_000; // 0.0005 USD
 const BALANCE_NANO = 400_000; // 0.0004 USD
@@ -31,13 +32,8 @@ async function exhaust(key: string): Promise<Record<string, number>> {
   throw new Error(`never exhausted: ${JSON.stringify(all)}`);
 }
 
-/** Settles run after the answer is sent: wait (bounded) until no hold is open. */
-async function settled(account: string): Promise<void> {
-  for (let i = 0; i < 100 && (await ctx.store.ledger(account)).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
-}
-
 async function checkLedger(account: string): Promise<{ spent: number; held: number; open: number }> {
-  await settled(account);
+  await settled(ctx.store, account, { tries: 100 });
   const ledger = await ctx.store.ledger(account);
   const events = await ctx.store.usageEvents(account);
   expect(ledger.spentNano).toBe(events.reduce((sum, e) => sum + e.costNano, 0));

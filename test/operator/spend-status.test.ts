@@ -16,6 +16,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { gatewayReady, install, PEPPER, startCluster, type Cluster, type Installation } from './harness.ts';
 import type { OperatorProcess } from './operator-process.ts';
 import { getCustom, secretKey, waitFor } from './kube-api.ts';
+import { settled } from '../helpers/settled.ts';
 
 const USD = 1_000_000_000;
 /** Waits on a machine shared by many test runs: generous, since only the outcome is asserted. */
@@ -165,12 +166,8 @@ describe('spend in status', () => {
     const key = await secretKey(cluster.api, inst.ns, 'batch-key');
     const r = await chat(inst.gateways[0]?.url as string, key as string, { model: 'mock-fast' });
     expect(r.status).toBe(200);
-    // The settle runs after the answer is sent: wait (bounded) until it is in the ledger.
-    let view = await store.view('acme', 'batch', Date.now());
-    for (let i = 0; i < 150 && view.keyMonthSpendNano === 0; i++) {
-      await new Promise((res) => setTimeout(res, 20));
-      view = await store.view('acme', 'batch', Date.now());
-    }
+    await settled(store, 'acme');
+    const view = await store.view('acme', 'batch', Date.now());
     expect(view.keyMonthSpendNano).toBeGreaterThan(0);
     const s = await statusOf('apikey', 'batch', (x) => x.monthSpendUsd === formatUsd(view.keyMonthSpendNano));
     expect(s.monthSpendUsd).not.toBe('0.00');

@@ -18,6 +18,7 @@ import { setup } from '../billing/fixtures.ts';
 import { chat, me, writeManifests } from '../helpers/fleet.ts';
 import { startSecureRedis, type SecureRedis } from '../helpers/redis-secure.ts';
 import { until } from '../helpers/until.ts';
+import { settled } from '../helpers/settled.ts';
 
 const PEPPER = 'tls-acl-test-pepper';
 const pw = {
@@ -155,7 +156,7 @@ describe('Redis over TLS with ACL users', () => {
       }
       const admin = await RedisStore.connect(conn('admin'));
       try {
-        for (let i = 0; i < 100 && (await admin.ledger('acme')).openHolds > 0; i++) await new Promise((r) => setTimeout(r, 20));
+        await settled(admin, 'acme', { tries: 100 });
         expect(await admin.ledger('acme')).toMatchObject({ openHolds: 0, heldNano: 0 });
         expect((await admin.ledger('acme')).spentNano).toBeGreaterThan(0);
       } finally {
