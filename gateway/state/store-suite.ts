@@ -1,9 +1,9 @@
 // The one suite both stores pass (memory-store.test.ts, redis-store.test.ts): limits, holds and money, exact.
 import { afterEach, describe, expect, it } from 'vitest';
-import { feeShareNano } from '../contract/money.ts';
-import type { CompiledAccount, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
-import { MAX_AMOUNT, type AdmitDecision, type AdmitRequest, type Hold, type Store, type StoreAdmin } from './store.ts';
+import { feeShareNano } from '../contract/money.ts';
+import { MAX_AMOUNT, type AdmitDecision, type Hold, type Store, type StoreAdmin } from './store.ts';
+import { account, held, keyRec, request, snapshot, usage } from './store-suite-fixtures.ts';
 
 export interface SuiteStore {
   store: Store & StoreAdmin;
@@ -19,72 +19,6 @@ export type StoreFactory = (timing: { holdTtlMs: number }) => Promise<SuiteStore
 const HOLD_TTL = 5_000;
 /** One minute before a month ends (UTC), so rollover is a few steps away. */
 const T = Date.UTC(2026, 10, 30, 23, 58, 0);
-
-function account(over: Partial<CompiledAccount> = {}): CompiledAccount {
-  return { name: 'acme', plan: 'builder', trialCreditNano: 1_000_000, credits: [], ...over };
-}
-
-function snapshot(accounts: CompiledAccount[]): Snapshot {
-  return {
-    schema: 1,
-    version: 'test',
-    plans: { builder: { name: 'builder', tier: 2, anthropicEndpoint: true, models: null, rpm: null, tpm: null } },
-    accounts: Object.fromEntries(accounts.map((a) => [a.name, a])),
-    models: {},
-  };
-}
-
-function keyRec(over: Partial<KeyRecord> = {}): KeyRecord {
-  return {
-    hash: 'ab'.repeat(32),
-    name: 'k1',
-    display: 'sk-svc-…abcd',
-    account: 'acme',
-    monthlyBudgetNano: null,
-    rpm: null,
-    tpm: null,
-    models: null,
-    revoked: false,
-    ...over,
-  };
-}
-
-let seq = 0;
-function request(key: KeyRecord, acct: CompiledAccount, now: number, over: Partial<AdmitRequest> = {}): AdmitRequest {
-  return { eventId: `call-${++seq}-${now}`, key, account: acct, tokens: 10, holdNano: 1000, now, ...over };
-}
-
-function usage(hold: Hold, cost: number, now: number, status = 200): UsageEvent {
-  return {
-    eventId: hold.id,
-    createdAt: new Date(now).toISOString(),
-    account: hold.account,
-    apiKey: hold.key,
-    taskType: null,
-    endpoint: 'chat.completions',
-    requestedModel: 'm',
-    servedModel: 'm',
-    upstream: 't',
-    fallback: false,
-    fallbackReason: null,
-    status,
-    errorCode: null,
-    stream: false,
-    inputTokens: 1,
-    outputTokens: 1,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    costNano: cost,
-    feeNano: feeShareNano(cost),
-    latencyMs: 0,
-    ttftMs: 0,
-  };
-}
-
-function held(d: AdmitDecision): Hold {
-  if (!d.ok) throw new Error(`expected admission, got ${d.code}: ${d.message}`);
-  return d.hold;
-}
 
 export function storeSuite(name: string, make: StoreFactory): void {
   describe(`${name}: the Store contract`, () => {
