@@ -3,10 +3,11 @@
 // opened with is withdrawn; Revoke and Rotate answer a bad name, a key of another account, a state conflict and an
 // RBAC refusal with their 4xx (never a 500) and change no object.
 import { KubeConfig } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubernetesAuth } from '../../console/auth/kubernetes.ts';
-import { MemorySessions } from '../../console/auth/sessions.ts';
+import { RedisSessions } from '../../console/auth/sessions.ts';
 import { MemorySignInLimit } from '../../console/auth/sign-in-limit.ts';
 import { ClusterKeys } from '../../console/keys/cluster-backend.ts';
 import { kubeClients } from '../../console/kube/clients.ts';
@@ -16,13 +17,16 @@ import { MemoryLastUsed } from '../../gateway/state/last-used.ts';
 import { startControlPlane, type ControlPlane } from '../k8s/control-plane.ts';
 import { installCrds } from '../k8s/install-crds.ts';
 import { createNamespace, kubectl, kubectlOk } from '../k8s/kubectl.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { waitFor } from '../operator/kube-api.ts';
 import { accountUser, consoleIdentity, CONSOLE_SA } from './cluster-identity.ts';
 import { signInHttp, type HttpSession } from './http-session.ts';
+import { redisText } from './secrets.ts';
 
 const API = 'gateway.svc.dev/v1alpha1';
 const MANAGE = ['get', 'manage-keys'];
 let cp: ControlPlane;
+let redis: TestRedis;
 let ns: string;
 let app: FastifyInstance;
 let auth: KubernetesAuth;
@@ -32,7 +36,7 @@ let alice: HttpSession;
 let bob: HttpSession;
 
 beforeAll(async () => {
-  cp = await startControlPlane();
+  [cp, redis] = await Promise.all([startControlPlane(), startRedis('console-actions')]);
   await installCrds(cp);
   ns = await createNamespace(cp, 'console-actions');
   const docs = [
@@ -54,7 +58,7 @@ beforeAll(async () => {
       authn: auth,
       authz: auth,
       keys: new ClusterKeys(kube, 'pepper', new MemoryLastUsed()),
-      sessions: new MemorySessions(),
+      sessions: new RedisSessions(redis.client, redis.prefix),
       signInLimit: new MemorySignInLimit(),
       now,
       exampleModel: 'm',
@@ -67,6 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await cp?.stop();
+  await redis?.stop();
 });
 
 interface ApiKeyItem {
@@ -192,6 +197,12 @@ describe('console sessions in a cluster', () => {
     const maxAge = Number(/Max-Age=(\d+)/.exec(carol.setCookie)?.[1]);
     expect(maxAge).toBeGreaterThan(3000);
     expect(maxAge).toBeLessThanOrEqual(3600);
+    // Redis holds the session as long as the token lives, and the token only sealed (nowhere in clear).
+    const id = /svc_console=([^;]+)/.exec(carol.setCookie)?.[1] as string;
+    const ttl = await redis.client.pttl(`${redis.prefix}:console:session:${createHash('sha256').update(id).digest('hex')}`);
+    expect(ttl).toBeGreaterThan(3000_000);
+    expect(ttl).toBeLessThanOrEqual(3600_000);
+    expect(await redisText(redis.client)).not.toContain(token.split('.')[2] as string);
     expect((await carol.get('/dashboard/keys')).status).toBe(200);
     expect((await create(carol, 'alpha', 'carols')).status).toBe(201);
 
