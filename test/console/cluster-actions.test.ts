@@ -44,7 +44,7 @@ beforeAll(async () => {
     { apiVersion: API, kind: 'Account', metadata: { name: 'alpha' }, spec: { planRef: 'builder' } },
     { apiVersion: API, kind: 'Account', metadata: { name: 'beta' }, spec: { planRef: 'builder' } },
   ];
-  await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n---\n'));
+  await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
   const kubeconfig = await consoleIdentity(cp, ns);
   const [tokenA, tokenB] = await Promise.all([accountUser(cp, ns, 'alice', ['alpha'], MANAGE), accountUser(cp, ns, 'bob', ['beta'], MANAGE)]);
   const kc = new KubeConfig();
