@@ -12,6 +12,8 @@ function digest(s: string): Buffer {
 
 export class AdminTokenAuth implements Authenticator, Authorizer {
   readonly mode = 'admin-token' as const;
+  // The admin token is the process's own setting: it cannot be withdrawn while the process runs.
+  readonly reviewEveryMs = null;
   private readonly expected: Buffer;
 
   constructor(token: string) {

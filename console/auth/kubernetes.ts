@@ -1,7 +1,8 @@
 // Cluster sign-in: the bearer token a user pastes (a ServiceAccount token, or an OIDC ID token the API server
-// accepts) is checked with a TokenReview and then forgotten: the session keeps only who the user is. What they may
-// do is Kubernetes RBAC, asked per account with a SubjectAccessReview on accounts.gateway.svc.dev/<name>
-// (verbs get, manage-keys, view-usage). Answers are cached for a few seconds, so a page costs a handful of reviews.
+// accepts) is checked with a TokenReview, and again every few seconds while the session lasts (the session keeps it
+// sealed under its id, see sign-in-token.ts). What they may do is Kubernetes RBAC, asked per account with a
+// SubjectAccessReview on accounts.gateway.svc.dev/<name> (verbs get, manage-keys, view-usage). Answers are cached
+// for a few seconds, so a page costs a handful of reviews.
 import { GROUP } from '../../crds/schema/common.ts';
 import type { KubeClients } from '../kube/clients.ts';
 import type { Authenticator, Authorizer, Principal, Verb } from './principal.ts';
@@ -10,6 +11,9 @@ const CACHE_MS = 10_000;
 
 export class KubernetesAuth implements Authenticator, Authorizer {
   readonly mode = 'kubernetes' as const;
+  // A session's token is reviewed again as often as a right is asked again: a withdrawn token (its Secret deleted,
+  // its bound object gone, expired) ends the session no later than a withdrawn Role ends a right.
+  readonly reviewEveryMs = CACHE_MS;
   private readonly c: KubeClients;
   private readonly cache = new Map<string, { allowed: boolean; until: number }>();
   private readonly now: () => number;

@@ -11,6 +11,8 @@ export function principalName(p: Principal): string {
 export interface Authenticator {
   /** What the sign-in field is called and what the page says about it. */
   readonly mode: 'admin-token' | 'kubernetes';
+  /** How often a session's token is reviewed again (ms); null: never (a token that cannot be withdrawn). */
+  readonly reviewEveryMs: number | null;
   authenticate(token: string): Promise<Principal | null>;
 }
 

@@ -1,30 +1,46 @@
 // Server-side sessions: the cookie holds only a random id; the session (who, CSRF token) lives in memory or Redis,
-// under the SHA-256 of the id, so a dump of Redis cannot be replayed as a cookie.
+// under the SHA-256 of the id, so a dump of Redis cannot be replayed as a cookie. A Kubernetes sign-in also keeps its
+// token sealed under the id (sign-in-token.ts), to be reviewed again, and ends no later than the token's expiry.
 import { redisKeys, type RedisKeys } from '../../gateway/contract/redis-keys.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { RedisClient as Redis } from '../../gateway/state/redis-connect.ts';
 import type { Principal } from './principal.ts';
+import { sealToken } from './sign-in-token.ts';
 
 export interface Session {
   principal: Principal;
   csrf: string;
   createdAt: number;
   expiresAt: number;
+  /** The sign-in token, sealed under the session id; absent for the admin token (nothing to review again). */
+  sealedToken?: string;
+  /** When the token was last found valid (ms). */
+  reviewedAt?: number;
+}
+
+/** What a sign-in adds to a session: the token to review again, and when it stops being valid. */
+export interface SignInToken {
+  token: string;
+  notAfter: number | null;
 }
 
 export interface SessionStore {
-  create(principal: Principal, now: number): Promise<{ id: string; session: Session }>;
+  create(principal: Principal, now: number, token?: SignInToken): Promise<{ id: string; session: Session }>;
   get(id: string, now: number): Promise<Session | null>;
+  /** Writes back a session that is still there (after a review); its end stays as it was. */
+  update(id: string, session: Session, now: number): Promise<void>;
   destroy(id: string): Promise<void>;
 }
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 
-function newSession(principal: Principal, now: number, ttlMs: number): { id: string; session: Session } {
-  return {
-    id: randomBytes(32).toString('base64url'),
-    session: { principal, csrf: randomBytes(32).toString('base64url'), createdAt: now, expiresAt: now + ttlMs },
-  };
+function newSession(principal: Principal, now: number, ttlMs: number, token: SignInToken | undefined): { id: string; session: Session } {
+  const id = randomBytes(32).toString('base64url');
+  // A token already past its expiry by our clock was still accepted (clock skew): the reviews end such a session.
+  const notAfter = token?.notAfter != null && token.notAfter > now ? token.notAfter : Infinity;
+  const expiresAt = Math.min(now + ttlMs, notAfter);
+  const session: Session = { principal, csrf: randomBytes(32).toString('base64url'), createdAt: now, expiresAt };
+  return { id, session: token ? { ...session, sealedToken: sealToken(id, token.token), reviewedAt: now } : session };
 }
 
 function idHash(id: string): string {
@@ -39,9 +55,9 @@ export class MemorySessions implements SessionStore {
     this.ttlMs = ttlMs;
   }
 
-  async create(principal: Principal, now: number): Promise<{ id: string; session: Session }> {
+  async create(principal: Principal, now: number, token?: SignInToken): Promise<{ id: string; session: Session }> {
     for (const [h, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(h);
-    const made = newSession(principal, now, this.ttlMs);
+    const made = newSession(principal, now, this.ttlMs, token);
     this.sessions.set(idHash(made.id), made.session);
     return made;
   }
@@ -49,6 +65,10 @@ export class MemorySessions implements SessionStore {
   async get(id: string, now: number): Promise<Session | null> {
     const s = this.sessions.get(idHash(id));
     return s && s.expiresAt > now ? s : null;
+  }
+
+  async update(id: string, session: Session, now: number): Promise<void> {
+    if (session.expiresAt > now && this.sessions.has(idHash(id))) this.sessions.set(idHash(id), session);
   }
 
   async destroy(id: string): Promise<void> {
@@ -71,9 +91,9 @@ export class RedisSessions implements SessionStore {
     return this.names.consoleSession(idHash(id));
   }
 
-  async create(principal: Principal, now: number): Promise<{ id: string; session: Session }> {
-    const made = newSession(principal, now, this.ttlMs);
-    await this.redis.set(this.key(made.id), JSON.stringify(made.session), 'PX', this.ttlMs);
+  async create(principal: Principal, now: number, token?: SignInToken): Promise<{ id: string; session: Session }> {
+    const made = newSession(principal, now, this.ttlMs, token);
+    await this.redis.set(this.key(made.id), JSON.stringify(made.session), 'PX', made.session.expiresAt - now);
     return made;
   }
 
@@ -82,6 +102,12 @@ export class RedisSessions implements SessionStore {
     if (!raw) return null;
     const s = JSON.parse(raw) as Session;
     return s.expiresAt > now ? s : null;
+  }
+
+  async update(id: string, session: Session, now: number): Promise<void> {
+    const left = session.expiresAt - now;
+    // XX: a session signed out meanwhile stays out.
+    if (left > 0) await this.redis.set(this.key(id), JSON.stringify(session), 'PX', left, 'XX');
   }
 
   async destroy(id: string): Promise<void> {

@@ -37,12 +37,40 @@ export interface CreatedKey {
   previousStopsAt?: number;
 }
 
-/** A refusal to show the user next to the form (not a crash). */
+/**
+ * Why an action on a key was refused, which is also the answer's status: a name that is no key name (400), no such key
+ * in the account (404), the Kubernetes API refusing the console (403), a state that forbids it or a concurrent change
+ * (409), a form the API server refused (422).
+ */
+export type KeyRefusal = 'bad-name' | 'not-found' | 'forbidden' | 'conflict' | 'invalid';
+
+/** A refusal to show the user next to the form or on the action's page (not a crash). */
 export class KeyActionError extends Error {
   readonly field: keyof KeySpec | null;
-  constructor(message: string, field: keyof KeySpec | null = null) {
+  readonly refusal: KeyRefusal;
+  constructor(message: string, field: keyof KeySpec | null = null, refusal: KeyRefusal = 'invalid') {
     super(message);
     this.field = field;
+    this.refusal = refusal;
+  }
+}
+
+export function refusalStatus(r: KeyRefusal): 400 | 403 | 404 | 409 | 422 {
+  switch (r) {
+    case 'bad-name':
+      return 400;
+    case 'forbidden':
+      return 403;
+    case 'not-found':
+      return 404;
+    case 'conflict':
+      return 409;
+    case 'invalid':
+      return 422;
+    default: {
+      const never: never = r;
+      return never;
+    }
   }
 }
 

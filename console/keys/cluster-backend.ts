@@ -14,6 +14,9 @@ import type { KeySpec, PlanLimits } from './key-spec.ts';
 import { isExpired, rfc3339 } from '../../gateway/contract/key-expiry.ts';
 import { rotatedKeyStops, successorExpiry } from './lifetime.ts';
 import { rotatedName } from './rotated-name.ts';
+import { isKeyName } from './key-name.ts';
+import { kubeRefusal } from './kube-refusal.ts';
+import { apiKeyObjectName, keyNameOf } from './object-name.ts';
 
 export const CREATED_BY = 'gateway.svc.dev/created-by';
 export const REVOKED_BY = 'gateway.svc.dev/revoked-by';
@@ -22,9 +25,17 @@ export const ACCOUNT_LABEL = 'gateway.svc.dev/account';
 const KEY_HMAC = 'gateway.svc.dev/key-hmac';
 
 interface ApiKeyObject {
-  metadata: { name: string; creationTimestamp?: string | Date; annotations?: Record<string, string>; uid?: string; resourceVersion?: string };
+  metadata: {
+    name: string;
+    creationTimestamp?: string | Date;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    uid?: string;
+    resourceVersion?: string;
+  };
   spec: {
     accountRef: string;
+    displayName?: string;
     monthlyBudgetUsd?: number;
     limits?: { rpm?: number; tpm?: number };
     models?: string[];
@@ -80,7 +91,7 @@ export class ClusterKeys implements KeyBackend {
 
   private async keysOf(account: string): Promise<ApiKeyObject[]> {
     const list = (await this.c.custom.listNamespacedCustomObject(ref(this.c, 'apikeys'))) as { items: ApiKeyObject[] };
-    return list.items.filter((k) => k.spec.accountRef === account).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+    return list.items.filter((k) => k.spec.accountRef === account).sort((a, b) => (keyNameOf(a) < keyNameOf(b) ? -1 : 1));
   }
 
   async list(account: string, offset: number, limit: number, now: number): Promise<KeyPage> {
@@ -99,7 +110,7 @@ export class ClusterKeys implements KeyBackend {
       const exp = Date.parse(k.status?.expiresAt ?? k.spec.expiresAt ?? '');
       const expiresAt = Number.isNaN(exp) ? null : exp;
       return {
-        name: k.metadata.name,
+        name: keyNameOf(k),
         account,
         display: k.status?.displayedKey ?? k.spec.displayedKey ?? 'sk-svc-…',
         state: revoked ? 'Revoked' : isExpired(expiresAt, now) ? 'Expired' : 'Active',
@@ -130,30 +141,21 @@ export class ClusterKeys implements KeyBackend {
   }
 
   async create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey> {
+    const taken = async (): Promise<boolean> => (await this.keysOf(account)).some((k) => keyNameOf(k) === spec.name);
+    const duplicate = (): KeyActionError => new KeyActionError(`This account already has a key named ${spec.name}.`, 'name');
+    if (await taken()) throw duplicate();
     const key = generateKey();
-    const body = {
-      apiVersion: API_VERSION,
-      kind: 'ApiKey',
-      metadata: { name: spec.name, labels: { [ACCOUNT_LABEL]: account }, annotations: { [CREATED_BY]: actor } },
-      spec: {
-        accountRef: account,
-        keyHash: hashKey(key, this.pepper),
-        displayedKey: displayKey(key),
-        ...(spec.monthlyBudgetNano === null ? {} : { monthlyBudgetUsd: nanoToUsd(spec.monthlyBudgetNano) }),
-        ...(spec.rpm === null && spec.tpm === null
-          ? {}
-          : { limits: { ...(spec.rpm === null ? {} : { rpm: spec.rpm }), ...(spec.tpm === null ? {} : { tpm: spec.tpm }) } }),
-        ...(spec.models === null ? {} : { models: spec.models }),
-        ...(spec.expiresAt === null ? {} : { expiresAt: rfc3339(spec.expiresAt) }),
-      },
-    };
-    let made: ApiKeyObject;
-    try {
-      made = (await this.c.custom.createNamespacedCustomObject({ ...ref(this.c, 'apikeys'), body, fieldManager: FIELD_MANAGER })) as ApiKeyObject;
-    } catch (err) {
-      if (statusOf(err) === 409) throw new KeyActionError(`An ApiKey named ${spec.name} exists already.`, 'name');
-      if (statusOf(err) === 422) throw new KeyActionError(`The API server refused this key: ${messageOf(err)}`);
-      throw err;
+    let made: ApiKeyObject | null = null;
+    for (let attempt = 0; made === null; attempt++) {
+      const body = this.body(apiKeyObjectName(account, spec.name, attempt), account, spec, key, actor);
+      try {
+        made = (await this.c.custom.createNamespacedCustomObject({ ...ref(this.c, 'apikeys'), body, fieldManager: FIELD_MANAGER })) as ApiKeyObject;
+      } catch (err) {
+        if (statusOf(err) !== 409 || attempt >= 2) throw kubeRefusal(err, spec.name);
+        // The object name is taken: by this account's own key of that name made meanwhile (say so), else by an
+        // object made some other way (step around it, unsaid: it may be another account's).
+        if (await taken()) throw duplicate();
+      }
     }
     await this.event(made, 'KeyCreated', 'Create', `Key ${displayKey(key)} created in the console by ${actor}.`);
     const plan = await this.planLimits(account);
@@ -178,26 +180,53 @@ export class ClusterKeys implements KeyBackend {
     };
   }
 
+  private body(objectName: string, account: string, spec: KeySpec, key: string, actor: string): ApiKeyObject & { apiVersion: string; kind: string } {
+    return {
+      apiVersion: API_VERSION,
+      kind: 'ApiKey',
+      metadata: { name: objectName, labels: { [ACCOUNT_LABEL]: account }, annotations: { [CREATED_BY]: actor } },
+      spec: {
+        accountRef: account,
+        displayName: spec.name,
+        keyHash: hashKey(key, this.pepper),
+        displayedKey: displayKey(key),
+        ...(spec.monthlyBudgetNano === null ? {} : { monthlyBudgetUsd: nanoToUsd(spec.monthlyBudgetNano) }),
+        ...(spec.rpm === null && spec.tpm === null
+          ? {}
+          : { limits: { ...(spec.rpm === null ? {} : { rpm: spec.rpm }), ...(spec.tpm === null ? {} : { tpm: spec.tpm }) } }),
+        ...(spec.models === null ? {} : { models: spec.models }),
+        ...(spec.expiresAt === null ? {} : { expiresAt: rfc3339(spec.expiresAt) }),
+      },
+    };
+  }
+
+  /** The account's key of that name, found among the account's own keys (the name never becomes an API path). */
   private async get(account: string, name: string): Promise<ApiKeyObject> {
-    try {
-      const k = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'apikeys'), name })) as ApiKeyObject;
-      if (k.spec.accountRef === account) return k;
-    } catch (err) {
-      if (statusOf(err) !== 404) throw err;
+    if (!isKeyName(name)) throw new KeyActionError(`"${name}" is not a key name.`, null, 'bad-name');
+    const found = (await this.keysOf(account)).filter((k) => keyNameOf(k) === name);
+    if (found.length > 1) {
+      const objects = found.map((k) => k.metadata.name).join(', ');
+      throw new KeyActionError(`Account ${account} has several keys named ${name} (ApiKeys ${objects}): change them with kubectl.`, null, 'conflict');
     }
-    throw new KeyActionError(`There is no key ${name} in account ${account}.`);
+    const k = found[0];
+    if (!k) throw new KeyActionError(`There is no key ${name} in account ${account}.`, null, 'not-found');
+    return k;
   }
 
   private async patchRevoked(k: ApiKeyObject, actor: string, why: string): Promise<void> {
-    await this.c.custom.patchNamespacedCustomObject(
-      {
-        ...ref(this.c, 'apikeys'),
-        name: k.metadata.name,
-        fieldManager: FIELD_MANAGER,
-        body: { metadata: { annotations: { [REVOKED_BY]: actor } }, spec: { revoked: true } },
-      },
-      MERGE,
-    );
+    await this.c.custom
+      .patchNamespacedCustomObject(
+        {
+          ...ref(this.c, 'apikeys'),
+          name: k.metadata.name,
+          fieldManager: FIELD_MANAGER,
+          body: { metadata: { annotations: { [REVOKED_BY]: actor } }, spec: { revoked: true } },
+        },
+        MERGE,
+      )
+      .catch((err: unknown) => {
+        throw kubeRefusal(err, keyNameOf(k));
+      });
     await this.event(k, 'KeyRevoked', 'Revoke', `Key revoked in the console by ${actor}${why ? ` ${why}` : ''}.`);
   }
 
@@ -207,11 +236,14 @@ export class ClusterKeys implements KeyBackend {
 
   async rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey> {
     const old = await this.get(account, name);
-    if (old.spec.revoked) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`);
+    if (old.spec.revoked) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`, null, 'conflict');
     const pending = old.metadata?.annotations?.[REVOKE_AT];
     // Rotated once already: a second rotation would make a second successor (a browser re-sending the form on reload).
-    if (pending) throw new KeyActionError(`Key ${name} is being rotated already (it is revoked at ${pending}); rotate its successor instead.`);
-    const taken = new Set((await this.keysOf(account)).map((k) => k.metadata.name));
+    if (pending) {
+      throw new KeyActionError(`Key ${name} is being rotated already (it is revoked at ${pending}); rotate its successor instead.`, null, 'conflict');
+    }
+    // Names are the account's own: no other account's keys (nor any object name) can take the successor's.
+    const taken = new Set((await this.keysOf(account)).map(keyNameOf));
     const s = old.spec;
     const oldExpiry = Date.parse(old.status?.expiresAt ?? s.expiresAt ?? '');
     const expiresAt = Number.isNaN(oldExpiry) ? null : oldExpiry;
@@ -238,15 +270,19 @@ export class ClusterKeys implements KeyBackend {
     } else {
       // The grace period, or the key's own expiry if that comes first: the earlier wins.
       const at = new Date(stops).toISOString();
-      await this.c.custom.patchNamespacedCustomObject(
-        {
-          ...ref(this.c, 'apikeys'),
-          name,
-          fieldManager: FIELD_MANAGER,
-          body: { metadata: { annotations: { [REVOKE_AT]: at, [REVOKED_BY]: actor } } },
-        },
-        MERGE,
-      );
+      await this.c.custom
+        .patchNamespacedCustomObject(
+          {
+            ...ref(this.c, 'apikeys'),
+            name: old.metadata.name,
+            fieldManager: FIELD_MANAGER,
+            body: { metadata: { annotations: { [REVOKE_AT]: at, [REVOKED_BY]: actor } } },
+          },
+          MERGE,
+        )
+        .catch((err: unknown) => {
+          throw kubeRefusal(err, name);
+        });
       await this.event(old, 'KeyRotated', 'Rotate', `Key rotated to ${created.row.name} in the console by ${actor}; revoked at ${at}.`);
     }
     return { ...created, previousStopsAt: Math.max(now, stops) };
@@ -276,14 +312,4 @@ export class ClusterKeys implements KeyBackend {
 function minLimit(a: number | null, b: number | null): number | null {
   if (a === null) return b;
   return b === null ? a : Math.min(a, b);
-}
-
-function messageOf(err: unknown): string {
-  const body = (err as { body?: unknown }).body;
-  try {
-    const parsed = typeof body === 'string' ? (JSON.parse(body) as { message?: string }) : (body as { message?: string } | undefined);
-    return parsed?.message ?? String(err);
-  } catch {
-    return String(err);
-  }
 }

@@ -1,13 +1,12 @@
 // The Create key form: parsed and checked here (pure), so every mistake becomes a message next to its field.
 import { usdToNano } from '../../gateway/contract/money.ts';
+import { newKeyNameError } from './key-name.ts';
 import type { KeySpec, PlanLimits } from './key-spec.ts';
 
 export type FieldErrors = Partial<Record<keyof KeySpec, string>>;
 
 export type FormResult = { ok: true; spec: KeySpec } | { ok: false; errors: FieldErrors };
 
-/** Kubernetes object names (RFC 1123 subdomain, kept short so a rotation suffix fits). */
-const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const MODEL = /^[A-Za-z0-9._:/*?-]+$/;
 
 function optionalInt(raw: string, label: string, cap: number | null): { value: number | null; error?: string } {
@@ -48,10 +47,8 @@ function expiryOf(raw: string, plan: PlanLimits, now: number): { value: number |
 export function parseKeyForm(form: Record<string, string>, plan: PlanLimits, now: number): FormResult {
   const errors: FieldErrors = {};
   const name = (form.name ?? '').trim();
-  if (name === '') errors.name = 'Enter a name.';
-  else if (name.length > 50 || !NAME.test(name)) {
-    errors.name = 'Use at most 50 lowercase letters, digits and hyphens, starting and ending with a letter or digit.';
-  }
+  const nameError = newKeyNameError(name);
+  if (nameError !== null) errors.name = nameError;
   let monthlyBudgetNano: number | null = null;
   const budget = (form.monthlyBudgetUsd ?? '').trim();
   if (budget !== '') {

@@ -11,6 +11,7 @@ import type { KeyEntry, KeyRegistry } from './registry.ts';
 import { isExpired } from '../../gateway/contract/key-expiry.ts';
 import { rotatedKeyStops, successorExpiry } from './lifetime.ts';
 import { rotatedName } from './rotated-name.ts';
+import { isKeyName } from './key-name.ts';
 
 export interface StandaloneKeysOptions {
   snapshot: Snapshot;
@@ -106,7 +107,7 @@ export class StandaloneKeys implements KeyBackend {
   }
 
   async create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey> {
-    if (!this.o.snapshot.accounts[account]) throw new KeyActionError(`There is no account ${account}.`);
+    if (!this.o.snapshot.accounts[account]) throw new KeyActionError(`There is no account ${account}.`, null, 'not-found');
     const names = new Set((await this.known(account)).map((k) => k.record.name));
     if (names.has(spec.name)) throw new KeyActionError(`This account already has a key named ${spec.name}.`, 'name');
     const plan = await this.planLimits(account);
@@ -158,8 +159,9 @@ export class StandaloneKeys implements KeyBackend {
   }
 
   private async find(account: string, name: string): Promise<Known> {
+    if (!isKeyName(name)) throw new KeyActionError(`"${name}" is not a key name.`, null, 'bad-name');
     const k = (await this.known(account)).find((x) => x.record.name === name);
-    if (!k) throw new KeyActionError(`There is no key ${name} in account ${account}.`);
+    if (!k) throw new KeyActionError(`There is no key ${name} in account ${account}.`, null, 'not-found');
     return k;
   }
 
@@ -189,12 +191,15 @@ export class StandaloneKeys implements KeyBackend {
 
   async rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey> {
     const old = await this.find(account, name);
-    if (old.record.revoked || old.entry?.revokedAt != null) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`);
+    if (old.record.revoked || old.entry?.revokedAt != null)
+      throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`, null, 'conflict');
     // Rotated once already (its revocation is pending): a second rotation would make a second successor, e.g. when a
     // browser re-sends the rotate form on reload.
     if (old.entry?.revokeAt != null)
       throw new KeyActionError(
         `Key ${name} is being rotated already (it is revoked at ${new Date(old.entry.revokeAt).toISOString()}); rotate its successor instead.`,
+        null,
+        'conflict',
       );
     const names = new Set((await this.known(account)).map((k) => k.record.name));
     const r = old.record;

@@ -18,9 +18,11 @@ ${field({ id: 'token', label, type: 'password', hint, error: o.error, attrs: htm
   );
 }
 
+const TITLES: Record<number, string> = { 400: 'Not understood', 403: 'Not allowed', 404: 'Not found', 409: 'Not done' };
+
 export function errorPage(status: number, message: string, user?: { name: string; csrf: string }): Html {
   return page(
-    { title: status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : 'Something went wrong', user },
+    { title: TITLES[status] ?? 'Something went wrong', user },
     html`<p role="alert">${message}</p><p><a href="/dashboard/keys">Back to the keys</a></p>`,
   );
 }

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clearedCookie, cookie, readCookie, sessionCookie } from '../auth/cookies.ts';
-import { SESSION_TTL_MS } from '../auth/sessions.ts';
+import { tokenExpiry } from '../auth/sign-in-token.ts';
 import { loginPage } from '../pages/login.ts';
 import { sameToken } from './security.ts';
 import { formOf, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
@@ -23,7 +23,10 @@ function showLogin(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, 
 export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/dashboard', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
   app.get('/dashboard/', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
-  app.get('/dashboard/login', async (req, reply) => showLogin(deps, req, reply, { status: 200, next: safeNext(queryOf(req).next) }));
+  app.get('/dashboard/login', async (req, reply) => {
+    const ended = queryOf(req).ended === 'token' ? 'Your session ended: the token you signed in with is no longer valid. Sign in again.' : undefined;
+    return showLogin(deps, req, reply, { status: 200, next: safeNext(queryOf(req).next), error: ended });
+  });
 
   app.post('/dashboard/login', async (req, reply) => {
     const form = formOf(req);
@@ -38,13 +41,16 @@ export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       reply.header('retry-after', String(wait));
       return showLogin(deps, req, reply, { status: 429, next, error: `Too many failed sign-ins from your address. Try again in ${wait} seconds.` });
     }
-    const principal = typeof form.token === 'string' && form.token.trim() !== '' ? await deps.authn.authenticate(form.token.trim()) : null;
+    const token = typeof form.token === 'string' ? form.token.trim() : '';
+    const principal = token !== '' ? await deps.authn.authenticate(token) : null;
     if (!principal) {
       await deps.signInLimit.fail(req.ip, now);
       return showLogin(deps, req, reply, { status: 401, next, error: 'That token was not accepted.' });
     }
-    const { id } = await deps.sessions.create(principal, now);
-    reply.header('set-cookie', sessionCookie(req, id, Math.floor(SESSION_TTL_MS / 1000)));
+    // A token that can be withdrawn is kept (sealed) to be reviewed again; the session ends no later than it does.
+    const again = deps.authn.reviewEveryMs === null ? undefined : { token, notAfter: tokenExpiry(token) };
+    const { id, session } = await deps.sessions.create(principal, now, again);
+    reply.header('set-cookie', sessionCookie(req, id, Math.floor((session.expiresAt - now) / 1000)));
     return reply.redirect(next, 303);
   });
 

@@ -1,6 +1,7 @@
 // /dashboard/keys: list, create (the dialog shows the key once, in this answer only), revoke, rotate.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GRACE_PERIODS, KeyActionError, type CreatedKey } from '../keys/backend.ts';
+import { GRACE_PERIODS, KeyActionError, refusalStatus, type CreatedKey } from '../keys/backend.ts';
+import { isKeyName } from '../keys/key-name.ts';
 import { parseKeyForm, type FieldErrors } from '../keys/form.ts';
 import { revokePage, rotatePage } from '../pages/key-actions.ts';
 import { keysPage, PAGE_SIZE } from '../pages/keys.ts';
@@ -54,9 +55,12 @@ async function render(
   return sendHtml(reply, status, keysPage({ ...extra, now, user: u, accounts, account, canManage, keys, pageNo, plan, created }));
 }
 
+/** The account and key an action names; a name that cannot be a key's is refused (400) before anything else. */
 function actionOf(req: FastifyRequest): { account: string; name: string } {
   const src = req.method === 'POST' ? formOf(req) : queryOf(req);
-  return { account: src.account ?? '', name: src.name ?? '' };
+  const name = src.name ?? '';
+  if (!isKeyName(name)) throw new KeyActionError(`"${name}" is not a key name.`, null, 'bad-name');
+  return { account: src.account ?? '', name };
 }
 
 export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
@@ -74,7 +78,8 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       return await render(deps, req, reply, 201, { account, created });
     } catch (err) {
       if (!(err instanceof KeyActionError)) throw err;
-      return render(deps, req, reply, 422, { account, form, errors: err.field ? { [err.field]: err.message } : { form: err.message } });
+      const status = refusalStatus(err.refusal);
+      return render(deps, req, reply, status, { account, form, errors: err.field ? { [err.field]: err.message } : { form: err.message } });
     }
   });
 
@@ -113,7 +118,8 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     try {
       created = await deps.keys.rotate(a.account, a.name, grace.ms, u.name, deps.now());
     } catch (err) {
-      if (!(err instanceof KeyActionError)) throw err;
+      // A state that forbids it is told on the form; anything else is the error page (plugin.ts) with its status.
+      if (!(err instanceof KeyActionError) || err.refusal !== 'conflict') throw err;
       return sendHtml(reply, 409, rotatePage({ user: u, ...a, error: err.message }));
     }
     const now = deps.now();

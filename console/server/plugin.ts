@@ -2,6 +2,7 @@
 // so mounting it next to the API (standalone) or alone (npm run console) changes nothing for the API routes.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { KeyActionError, refusalStatus } from '../keys/backend.ts';
 import { errorPage } from '../pages/login.ts';
 import { authRoutes } from './auth-routes.ts';
 import { billingRoutes } from './billing-routes.ts';
@@ -24,6 +25,11 @@ export function consolePlugin(deps: ConsoleDeps): (app: FastifyInstance) => Prom
     app.setErrorHandler(async (err, req, reply) => {
       const user = (req as { consoleUser?: SignedIn }).consoleUser;
       if (err instanceof Forbidden) return sendHtml(reply, 403, errorPage(403, err.message, user));
+      // A refused key action (a bad name, a key not in the account, the API server's refusal): its 4xx, never a 500.
+      if (err instanceof KeyActionError) {
+        const status = refusalStatus(err.refusal);
+        return sendHtml(reply, status, errorPage(status, err.message, user));
+      }
       const status = (err as { statusCode?: number }).statusCode;
       if (status && status >= 400 && status < 500) return sendHtml(reply, status, errorPage(status, 'The request was not understood.', user));
       req.log.error({ err }, 'Console request failed');

@@ -2,6 +2,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalName } from '../auth/principal.ts';
+import { reviewedSession } from '../auth/session-review.ts';
 import { clearedCookie, readCookie, SESSION_COOKIE } from '../auth/cookies.ts';
 import { errorPage } from '../pages/login.ts';
 import { sendHtml, setUser, type ConsoleDeps } from './context.ts';
@@ -39,11 +40,18 @@ export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
   app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     if (PUBLIC.has(path(req))) return;
     const id = readCookie(req, SESSION_COOKIE);
-    const session = id ? await deps.sessions.get(id, deps.now()) : null;
+    const now = deps.now();
+    const found = id ? await deps.sessions.get(id, now) : null;
+    const session = id && found ? await reviewedSession(deps.authn, deps.sessions, id, found, now) : null;
     if (!id || !session) {
       if (id) reply.header('set-cookie', clearedCookie(req));
-      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : '';
-      return reply.code(303).header('location', `/dashboard/login${next}`).send();
+      // Its token withdrawn: the session ends here, and the sign-in page says why.
+      if (id && found) await deps.sessions.destroy(id);
+      const query = new URLSearchParams({ ...(id && found ? { ended: 'token' } : {}), ...(req.method === 'GET' ? { next: req.url } : {}) });
+      return reply
+        .code(303)
+        .header('location', `/dashboard/login${query.size > 0 ? `?${query}` : ''}`)
+        .send();
     }
     if (req.method === 'POST') {
       const token = (req.body as Record<string, unknown> | undefined)?._csrf;

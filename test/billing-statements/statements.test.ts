@@ -47,6 +47,7 @@ const RIGHTS: Record<string, Verb[]> = { alice: ['get', 'manage-billing'], bob: 
 
 class TestAuth implements Authenticator, Authorizer {
   readonly mode = 'admin-token' as const;
+  readonly reviewEveryMs = null;
   async authenticate(token: string): Promise<Principal | null> {
     return TOKENS[token] ?? null;
   }

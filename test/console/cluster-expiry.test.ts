@@ -42,7 +42,7 @@ describe('cluster keys and expiry', () => {
     const now = Date.now();
     const expiresAt = Math.floor((now + 20 * DAY) / 1000) * 1000;
     await keys.create('strict', { name: 'ci', monthlyBudgetNano: null, rpm: null, tpm: null, models: null, expiresAt }, 'alice', now);
-    const obj = JSON.parse(await kubectlOk(cp, ['get', 'apikey', 'ci', '-n', ns, '-o', 'json'])) as { spec: { expiresAt: string } };
+    const obj = JSON.parse(await kubectlOk(cp, ['get', 'apikey', 'strict.ci', '-n', ns, '-o', 'json'])) as { spec: { expiresAt: string } };
     expect(Date.parse(obj.spec.expiresAt)).toBe(expiresAt);
     const row = async (name: string, at: number): Promise<object | undefined> => (await keys.list('strict', 0, 50, at)).rows.find((r) => r.name === name);
     expect(await row('ci', now)).toMatchObject({ state: 'Active', expiresAt });
@@ -52,7 +52,9 @@ describe('cluster keys and expiry', () => {
     const rotatedAt = expiresAt - 3 * DAY;
     const next = await keys.rotate('strict', 'ci', 7 * DAY, 'alice', rotatedAt);
     expect(next.previousStopsAt).toBe(expiresAt);
-    const old = JSON.parse(await kubectlOk(cp, ['get', 'apikey', 'ci', '-n', ns, '-o', 'json'])) as { metadata: { annotations: Record<string, string> } };
+    const old = JSON.parse(await kubectlOk(cp, ['get', 'apikey', 'strict.ci', '-n', ns, '-o', 'json'])) as {
+      metadata: { annotations: Record<string, string> };
+    };
     expect(Date.parse(old.metadata.annotations[REVOKE_AT] as string)).toBe(expiresAt);
     // The successor lives as long as the old key did (from its creation to its expiry), capped at 30 days.
     const created = Date.parse(((await keys.list('strict', 0, 50, now)).rows.find((r) => r.name === 'ci') as { createdAt: string }).createdAt);

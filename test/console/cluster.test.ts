@@ -124,16 +124,17 @@ describe('console, cluster mode', () => {
     expect(key).toMatch(/^sk-svc-/);
     await expectAccessible(page, 'the cluster keys page with the dialog');
 
-    const obj = JSON.parse(await apiKeyJson('ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
+    const obj = JSON.parse(await apiKeyJson('team-a.ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
     expect(obj.metadata.annotations['gateway.svc.dev/created-by']).toBe(`system:serviceaccount:${inst.ns}:alice`);
-    expect(obj.spec).toMatchObject({ accountRef: 'team-a', limits: { rpm: 60 }, displayedKey: `sk-svc-…${key.slice(-4)}` });
+    // Named in the account's own space (another account's key names can neither collide with it nor be probed).
+    expect(obj.spec).toMatchObject({ accountRef: 'team-a', displayName: 'ci-bot', limits: { rpm: 60 }, displayedKey: `sk-svc-…${key.slice(-4)}` });
     expect(obj.spec.keyHash).toMatch(/^[0-9a-f]{64}$/);
-    const apiKeyStatus = await apiKeyJson('ci-bot');
+    const apiKeyStatus = await apiKeyJson('team-a.ci-bot');
     expect(occurrences(JSON.stringify(obj), key)).toBe(0);
     const secrets = await kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'secrets', '-o', 'json']);
     expect(occurrences(secrets, key)).toBe(0);
-    expect((await kubectl(cluster.cp, ['get', '-n', inst.ns, 'secret', 'ci-bot-key'])).code).not.toBe(0);
-    const events = await kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'events', '--field-selector', 'involvedObject.name=ci-bot', '-o', 'json']);
+    expect((await kubectl(cluster.cp, ['get', '-n', inst.ns, 'secret', 'team-a.ci-bot-key'])).code).not.toBe(0);
+    const events = await kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'events', '--field-selector', 'involvedObject.name=team-a.ci-bot', '-o', 'json']);
     expect(events).toContain(`created in the console by system:serviceaccount:${inst.ns}:alice`);
 
     await waitFor('the gateway accepts the new key', async () => (await chat(key)) === 200, 30_000, 200).catch((err: unknown) => {
@@ -149,7 +150,7 @@ describe('console, cluster mode', () => {
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await expect(page.getByRole('status').textContent()).resolves.toBe('Key ci-bot is revoked.');
     await waitFor('the gateway refuses the revoked key', async () => (await chat(key)) === 401, 30_000, 200);
-    const revoked = JSON.parse(await apiKeyJson('ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: { revoked: boolean } };
+    const revoked = JSON.parse(await apiKeyJson('team-a.ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: { revoked: boolean } };
     expect([revoked.spec.revoked, revoked.metadata.annotations['gateway.svc.dev/revoked-by']]).toEqual([true, `system:serviceaccount:${inst.ns}:alice`]);
   }, 120_000);
 
@@ -166,7 +167,7 @@ describe('console, cluster mode', () => {
     await page.getByRole('link', { name: 'Done, close' }).click();
     await expect(page.getByRole('row', { name: /^deploy-bot / }).textContent()).resolves.toMatch(/Active, revoked at .* UTC \(rotated\)/);
     await waitFor('both keys work during the grace period', async () => (await chat(old)) === 200 && (await chat(fresh)) === 200, 30_000, 200);
-    const annotations = (JSON.parse(await apiKeyJson('deploy-bot')) as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
+    const annotations = (JSON.parse(await apiKeyJson('team-a.deploy-bot')) as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
     expect(Date.parse(annotations['gateway.svc.dev/revoke-at'] as string) - Date.now()).toBeGreaterThan(23 * 3600_000);
     // The console restarts (sessions are in Redis: still signed in); the pending revocation is still there.
     await console_.stop();
@@ -174,7 +175,15 @@ describe('console, cluster mode', () => {
     await page.goto(`${console_.url}/dashboard/keys`);
     await expect(page.getByRole('row', { name: /^deploy-bot / }).textContent()).resolves.toMatch(/Active, revoked at .* UTC \(rotated\)/);
     // A day later (the annotation moved into the past): the next look revokes it, and the gateway refuses it.
-    await kubectlOk(cluster.cp, ['annotate', '-n', inst.ns, 'apikey', 'deploy-bot', '--overwrite', 'gateway.svc.dev/revoke-at=2020-01-01T00:00:00.000Z']);
+    await kubectlOk(cluster.cp, [
+      'annotate',
+      '-n',
+      inst.ns,
+      'apikey',
+      'team-a.deploy-bot',
+      '--overwrite',
+      'gateway.svc.dev/revoke-at=2020-01-01T00:00:00.000Z',
+    ]);
     await page.reload();
     await expect(page.getByRole('row', { name: /^deploy-bot / }).textContent()).resolves.toContain('Revoked');
     await waitFor('the gateway refuses the rotated-out key', async () => (await chat(old)) === 401, 30_000, 200);
@@ -194,7 +203,7 @@ describe('console, cluster mode', () => {
     expect(post.status()).toBe(403);
     const other = await page.request.post(`${console_.url}/dashboard/keys`, { form: { _csrf: csrf, account: 'team-a', name: 'sneaky' }, maxRedirects: 0 });
     expect(other.status()).toBe(403);
-    expect((await kubectl(cluster.cp, ['get', '-n', inst.ns, 'apikey', 'sneaky'])).code).not.toBe(0);
+    expect(await kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'apikeys', '-o', 'json'])).not.toContain('sneaky');
     const peek = await page.request.get(`${console_.url}/dashboard/keys?account=team-a`);
     expect(peek.status()).toBe(403);
     await page.goto(`${console_.url}/dashboard/keys?account=team-a`);

@@ -1,5 +1,6 @@
 // The console's HTTP rules without a browser (fastify inject), and what two console replicas share through a real
-// Redis: sessions (sign in on one, signed in on the other; sign out on one, out on both) and the sign-in limit.
+// Redis: sessions (sign in on one, signed in on the other; sign out on one, out on both) and the sign-in limit; the
+// key actions' refusals (400, 404, 409) on the standalone backend.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile } from '../../gateway/contract/compile.ts';
@@ -17,6 +18,7 @@ import { consolePlugin } from '../../console/server/plugin.ts';
 import { MemoryUsageSource } from '../../console/usage/memory-source.ts';
 import { basics } from '../helpers/manifests.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { signInHttp, type Answer } from './http-session.ts';
 
 const TOKEN = 'plugin-test-admin-token-0123456789';
 let redis: TestRedis;
@@ -31,7 +33,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function consoleApp(sessions: SessionStore, signInLimit: SignInLimit): Promise<FastifyInstance> {
+async function consoleApp(sessions: SessionStore, signInLimit: SignInLimit, onKeys?: (keys: StandaloneKeys) => void): Promise<FastifyInstance> {
   const { docs } = basics();
   const c = compile(parseManifests(docs.map((doc, i) => ({ source: `t#${i}`, doc }))).set, { pepper: 'p' });
   const store = new MemoryStore(new MemoryUsageSink());
@@ -45,6 +47,7 @@ async function consoleApp(sessions: SessionStore, signInLimit: SignInLimit): Pro
     publisher: new MemoryPublisher(store, c.snapshot, c.keys),
     registry: new MemoryRegistry(),
   });
+  onKeys?.(keys);
   const auth = new AdminTokenAuth(TOKEN);
   const app = Fastify();
   await app.register(
@@ -83,6 +86,38 @@ describe('console HTTP rules', () => {
     expect(r.statusCode).toBe(403);
     const page = await app.inject({ method: 'GET', url: '/dashboard/login?next=//evil.example.com/x' });
     expect(page.body).toContain('name="next" value="/dashboard/keys"');
+  });
+});
+
+describe('console key actions, standalone: 4xx, never a 500, and nothing changed', () => {
+  it('refuses a name that is no key name (400), a key of another account (404), a revoked key (409)', async () => {
+    let keys: StandaloneKeys | undefined;
+    const app = await consoleApp(new MemorySessions(), new MemorySignInLimit(), (k) => (keys = k));
+    const admin = await signInHttp(app, TOKEN);
+    expect((await admin.post('/dashboard/keys', { account: 'acme', name: 'done' })).status).toBe(201);
+    expect((await admin.post('/dashboard/keys/revoke', { account: 'acme', name: 'done', confirm: 'done' })).status).toBe(200);
+    const state = async (): Promise<unknown> => Promise.all(['acme', 'hobby'].map(async (a) => (await keys?.list(a, 0, 50, 0))?.rows));
+    const before = await state();
+    const cases: Array<[string, () => Promise<Answer>, number]> = [
+      ['revoke page, a sub-resource', () => admin.get('/dashboard/keys/revoke?account=acme&name=builder-key%2Fstatus'), 400],
+      ['rotate page, a space', () => admin.get('/dashboard/keys/rotate?account=acme&name=builder%20key'), 400],
+      [
+        'revoke, a sub-resource',
+        () => admin.post('/dashboard/keys/revoke', { account: 'acme', name: 'builder-key/status', confirm: 'builder-key/status' }),
+        400,
+      ],
+      ['rotate, a path', () => admin.post('/dashboard/keys/rotate', { account: 'acme', name: '../free-key', grace: 'now' }), 400],
+      ["revoke, another account's key", () => admin.post('/dashboard/keys/revoke', { account: 'acme', name: 'free-key', confirm: 'free-key' }), 404],
+      ["rotate, another account's key", () => admin.post('/dashboard/keys/rotate', { account: 'acme', name: 'free-key', grace: 'now' }), 404],
+      ['revoke, no such key', () => admin.post('/dashboard/keys/revoke', { account: 'acme', name: 'nothing', confirm: 'nothing' }), 404],
+      ['rotate, a revoked key', () => admin.post('/dashboard/keys/rotate', { account: 'acme', name: 'done', grace: 'now' }), 409],
+    ];
+    for (const [what, send, status] of cases) {
+      const a = await send();
+      expect([what, a.status], a.body).toEqual([what, status]);
+      expect(a.body).toContain('role="alert"');
+    }
+    expect(await state()).toEqual(before);
   });
 });
 

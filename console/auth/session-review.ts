@@ -1,0 +1,20 @@
+// A session is only as good as the token it was opened with: every `reviewEveryMs` the sealed token is shown to the
+// API server again (TokenReview); a token it no longer accepts, or one that now names someone else, ends the session.
+import { principalName, type Authenticator } from './principal.ts';
+import { openToken } from './sign-in-token.ts';
+import type { Session, SessionStore } from './sessions.ts';
+
+/** The session, reviewed when due (its principal refreshed: groups may have changed); null when it must end. */
+export async function reviewedSession(authn: Authenticator, sessions: SessionStore, id: string, s: Session, now: number): Promise<Session | null> {
+  const every = authn.reviewEveryMs;
+  if (every === null) return s;
+  // A session without a token cannot be reviewed (e.g. opened by an older version): signing in again makes one.
+  if (s.sealedToken === undefined) return null;
+  if (now - (s.reviewedAt ?? s.createdAt) < every) return s;
+  const token = openToken(id, s.sealedToken);
+  const p = token === null ? null : await authn.authenticate(token);
+  if (p === null || p.kind !== s.principal.kind || principalName(p) !== principalName(s.principal)) return null;
+  const next: Session = { ...s, principal: p, reviewedAt: now };
+  await sessions.update(id, next, now);
+  return next;
+}
