@@ -1,5 +1,7 @@
 // One access token kept for every call: fetched once, refreshed before it expires (in the background while the
-// current one is still good), never per call; concurrent callers share one fetch in flight.
+// current one is still good), never per call; concurrent callers share one fetch in flight. After a failed fetch,
+// the clouds' common back-off (credential-backoff.ts) holds: calls get the same failure without asking Entra ID.
+import { CredentialBackoff } from '../credential-backoff.ts';
 
 export interface AccessTokenLike {
   token: string;
@@ -17,15 +19,13 @@ interface Held {
   usableUntil: number;
 }
 
-/** After a failed background refresh, calls keep the current token this long before trying again. */
-const RETRY_MS = 5_000;
 /** A fetch still unanswered after this is given up, so a stalled token endpoint cannot hold every later call. */
 const FETCH_TIMEOUT_MS = 30_000;
 
 export class TokenCache {
   private held: Held | null = null;
   private inflight: Promise<string> | null = null;
-  private retryAt = 0;
+  private readonly backoff = new CredentialBackoff<Error>();
   private readonly fetchToken: () => Promise<AccessTokenLike>;
   private readonly now: () => number;
   private readonly fetchTimeoutMs: number;
@@ -40,14 +40,13 @@ export class TokenCache {
     const t = this.now();
     const held = this.held;
     if (held && t < held.usableUntil) {
-      if (t >= held.refreshAt && t >= this.retryAt && !this.inflight) {
-        this.refresh().catch(() => {
-          this.retryAt = this.now() + RETRY_MS;
-        });
-      }
+      // A failed background refresh is held too: the current token serves meanwhile.
+      if (t >= held.refreshAt && this.backoff.held(t) === null && !this.inflight) this.refresh().catch(() => undefined);
       return Promise.resolve(held.token);
     }
-    return this.inflight ?? this.refresh();
+    if (this.inflight) return this.inflight;
+    const failure = this.backoff.held(t);
+    return failure ? Promise.reject(failure) : this.refresh();
   }
 
   private refresh(): Promise<string> {
@@ -58,7 +57,14 @@ export class TokenCache {
         timer = setTimeout(() => reject(new Error(`no token within ${this.fetchTimeoutMs} ms`)), this.fetchTimeoutMs);
         timer.unref();
       });
-      const at = await Promise.race([this.fetchToken(), deadline]).finally(() => clearTimeout(timer));
+      let at: AccessTokenLike;
+      try {
+        at = await Promise.race([this.fetchToken(), deadline]).finally(() => clearTimeout(timer));
+      } catch (err) {
+        this.backoff.failed(err instanceof Error ? err : new Error(String(err)), this.now());
+        throw err;
+      }
+      this.backoff.succeeded();
       const life = Math.max(0, at.expiresOnTimestamp - obtained);
       this.held = {
         token: at.token,
