@@ -23,7 +23,7 @@ export function anthropicHeadersOf(h: RawHeaders): AnthropicHeaders {
   return { version: one(h['anthropic-version']), beta: one(h['anthropic-beta']) };
 }
 
-function upstreamVary(h: AnthropicHeaders): AnthropicHeaders {
+function upstreamVary(h: AnthropicHeaders): Record<string, string | undefined> {
   return { ...h, version: h.version ?? DEFAULT_ANTHROPIC_VERSION };
 }
 

@@ -118,7 +118,7 @@ const anthropic = (): Anthropic =>
   new Anthropic({ baseURL: `${gw.url}/anthropic`, apiKey: keys.keys.builder, authToken: null, maxRetries: 0, fetch: recordingFetch });
 
 /** The texts a client saw of a stream (its chunks and the error it raised), and whether it raised one. */
-async function drain(stream: () => Promise<AsyncIterable<unknown>>): Promise<{ seen: string; failed: boolean }> {
+async function drain(stream: () => Promise<AsyncIterable<unknown> | Iterable<unknown>>): Promise<{ seen: string; failed: boolean }> {
   let seen = '';
   try {
     for await (const chunk of await stream()) seen += JSON.stringify(chunk);
