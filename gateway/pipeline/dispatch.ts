@@ -170,8 +170,9 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
     abort();
     if (input.signal.aborted) throw input.signal.reason ?? err;
     const reason = ctrl.signal.reason;
-    if (reason instanceof UpstreamFailure) return failure(reason.reason, reason.message);
-    if (err instanceof UpstreamFailure) return failure(err.reason, err.message);
+    // A provider's failure text may quote an upstream's (Bedrock's timeout message): scrubbed like every error text.
+    if (reason instanceof UpstreamFailure) return failure(reason.reason, scrubberFor(route.target).scrub(reason.message));
+    if (err instanceof UpstreamFailure) return failure(err.reason, scrubberFor(route.target).scrub(err.message));
     throw err;
   }
 }

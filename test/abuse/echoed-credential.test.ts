@@ -187,6 +187,18 @@ describe('the rest of what a client or a log could hold', () => {
     expect(leaks(r.seen + received.slice(mark).join(''))).toEqual([]);
   });
 
+  it("a provider's failure that quotes the upstream's text (Bedrock's model timeout) ends the call without the key", async () => {
+    const mark = received.length;
+    bedrock.enqueue({ kind: 'error', type: 'ModelTimeoutException', status: 408, message: `timed out for key ${CREDS.bedrock}` });
+    const r = await drain(async () =>
+      openai()
+        .chat.completions.create({ model: 'm-bedrock', messages: [ask] })
+        .then(() => []),
+    );
+    expect(r.seen).toContain('timed out for key');
+    expect(leaks(r.seen + received.slice(mark).join(''))).toEqual([]);
+  });
+
   it('the credentials reached the fakes (the test tested something), and no log line holds a piece of one', () => {
     expect(metadata.issued.length).toBeGreaterThan(0);
     expect(openaiUp.calls.some((c) => c.headers.authorization === `Bearer ${CREDS.openai}`)).toBe(true);
