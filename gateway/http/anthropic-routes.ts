@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { entryOf, type CompiledModel } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
+import { DEFAULT_ANTHROPIC_VERSION } from '../providers/anthropic/index.ts';
 import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
 import { serveCall } from './serve-call.ts';
 import type { Principal } from '../pipeline/resolve.ts';
@@ -20,6 +21,10 @@ type RawHeaders = Record<string, string | string[] | undefined>;
 export function anthropicHeadersOf(h: RawHeaders): AnthropicHeaders {
   const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v.join(',') : v)?.trim() || undefined;
   return { version: one(h['anthropic-version']), beta: one(h['anthropic-beta']) };
+}
+
+function upstreamVary(h: AnthropicHeaders): Record<string, string | undefined> {
+  return { ...h, version: h.version ?? DEFAULT_ANTHROPIC_VERSION };
 }
 
 /** The Anthropic endpoint is open to plans that set anthropicEndpoint (Builder and above). */
@@ -66,8 +71,9 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)),
       gate: anthropicPlanGate,
       cacheBody: body,
-      // The headers that shape the upstream request are part of the cache key too.
-      cacheVary: { ...anthropicHeadersOf(req.headers) },
+      // The headers that shape the upstream request are part of the cache key too, as sent upstream: no
+      // anthropic-version is the version the gateway sends for it.
+      cacheVary: upstreamVary(anthropicHeadersOf(req.headers)),
     });
   });
 

@@ -30,14 +30,23 @@ function headerText(h: string | string[] | undefined): string {
   return (Array.isArray(h) ? h.join(',') : (h ?? '')).toLowerCase();
 }
 
-/** Cache-Control directives of the request (RFC 9111: comma-separated, case-insensitive). */
-function directives(h: string | string[] | undefined): Set<string> {
-  return new Set(
-    headerText(h)
-      .split(',')
-      .map((d) => d.trim().split('=')[0] ?? '')
-      .filter((d) => d !== ''),
-  );
+/** Cache-Control directives of the request and their values (RFC 9111: comma-separated, case-insensitive). */
+function directives(h: string | string[] | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const d of headerText(h).split(',')) {
+    const [name = '', value = ''] = d.split('=', 2).map((x) => x.trim());
+    if (name !== '') out.set(name, value.replace(/^"(.*)"$/, '$1'));
+  }
+  return out;
+}
+
+/**
+ * Whether the client refuses a stored answer (RFC 9111 5.2.1): `no-cache`, or `max-age=0` (no stored answer is
+ * that fresh); without Cache-Control, HTTP/1.0's `Pragma: no-cache` says the same (5.4: Cache-Control wins).
+ */
+function refusesStored(cc: Map<string, string>, headers: Headers): boolean {
+  if (cc.has('no-cache') || /^0+$/.test(cc.get('max-age') ?? '')) return true;
+  return headers['cache-control'] === undefined && directives(headers.pragma).has('no-cache');
 }
 
 /**
@@ -65,7 +74,7 @@ export function cachePlan(spec: CallSpec, model: CompiledModel | undefined, acco
     state: 'lookup',
     model: model.id,
     sha: cacheKey(spec, model, account, body),
-    read: !cc.has('no-cache'),
+    read: !refusesStored(cc, headers),
     write: c.maxEntryBytes > 0,
     ttlMs: c.ttlSeconds * 1000,
     maxEntryBytes: c.maxEntryBytes,

@@ -3,7 +3,8 @@
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { credentialSecrets, protocolOf, UpstreamFailure, type UpstreamOutcome } from '../providers/types.ts';
+import { scrubberFor } from '../providers/scrub.ts';
+import { protocolOf, UpstreamFailure, type SentSecrets, type UpstreamOutcome } from '../providers/types.ts';
 import { isContentFilterRefusal, reasonForStatus, reasonForStreamError, retryAfterSeconds, type FallbackReason } from '../routing/classify.ts';
 import { weightedOrder } from '../routing/order.ts';
 import { SseParser, type SseEvent } from '../sse/parser.ts';
@@ -30,7 +31,7 @@ interface Attempt extends Route {
 
 export type Served =
   | (Attempt & { kind: 'json'; body: string; usage: Usage; facts?: AnswerFacts })
-  | (Attempt & { kind: 'stream'; first: SseEvent[]; parser: SseParser; rest: AsyncIterator<Uint8Array | string> });
+  | (Attempt & { kind: 'stream'; first: SseEvent[]; parser: SseParser; rest: AsyncIterator<Uint8Array | string>; sent?: SentSecrets });
 
 /** Dispatch failed after every target and fallback; carries what the headers report. */
 export class DispatchError extends GatewayError {
@@ -169,8 +170,9 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
     abort();
     if (input.signal.aborted) throw input.signal.reason ?? err;
     const reason = ctrl.signal.reason;
-    if (reason instanceof UpstreamFailure) return failure(reason.reason, reason.message);
-    if (err instanceof UpstreamFailure) return failure(err.reason, err.message);
+    // A provider's failure text may quote an upstream's (Bedrock's timeout message): scrubbed like every error text.
+    if (reason instanceof UpstreamFailure) return failure(reason.reason, scrubberFor(route.target).scrub(reason.message));
+    if (err instanceof UpstreamFailure) return failure(err.reason, scrubberFor(route.target).scrub(err.message));
     throw err;
   }
 }
@@ -188,7 +190,7 @@ async function accept(a: Attempt, o: UpstreamOutcome, ctrl: AbortController): Pr
     case 'error':
       return upstreamError(a, o);
     case 'stream':
-      return firstEvents(a, o.body, ctrl);
+      return firstEvents(a, o.body, ctrl, o.sent);
     default: {
       const never: never = o;
       return never;
@@ -198,7 +200,7 @@ async function accept(a: Attempt, o: UpstreamOutcome, ctrl: AbortController): Pr
 
 function upstreamError(route: Attempt, o: Extract<UpstreamOutcome, { kind: 'error' }>): AttemptFailure {
   const reason = reasonForStatus(o.status);
-  const message = scrub(route.translation.errorMessage(o.body, o.status), route.target);
+  const message = scrubberFor(route.target, o.sent?.()).scrub(route.translation.errorMessage(o.body, o.status));
   if (reason) return failure(reason, message, retryAfterSeconds(o.retryAfter));
   // Not worth another target: the request itself was refused, or our credentials/config are wrong.
   if (o.status === 401 || o.status === 403) {
@@ -210,14 +212,12 @@ function upstreamError(route: Attempt, o: Extract<UpstreamOutcome, { kind: 'erro
   throw new DispatchError(new GatewayError('invalid_request', message), route);
 }
 
-/** Never echo a provider credential that an upstream put into its error text. */
-function scrub(message: string, target: CompiledTarget): string {
-  let out = message;
-  for (const cred of credentialSecrets(target)) if (cred.length >= 4) out = out.split(cred).join('[redacted]');
-  return out;
-}
-
-async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | string>, ctrl: AbortController): Promise<Served | AttemptFailure> {
+async function firstEvents(
+  route: Attempt,
+  body: AsyncIterable<Uint8Array | string>,
+  ctrl: AbortController,
+  sent: SentSecrets | undefined,
+): Promise<Served | AttemptFailure> {
   const parser = new SseParser();
   const rest = body[Symbol.asyncIterator]();
   const timer = setTimeout(
@@ -240,7 +240,7 @@ async function firstEvents(route: Attempt, body: AsyncIterable<Uint8Array | stri
       if (e.event === 'error' || e.event === 'response.failed' || (e.data.startsWith('{"error"') && !e.data.includes('"choices"'))) {
         return failure(reasonForStreamError(e.data), 'the upstream stream began with an error event');
       }
-      return { ...route, kind: 'stream', first: events, parser, rest };
+      return { ...route, kind: 'stream', first: events, parser, rest, sent };
     }
   } finally {
     clearTimeout(timer);

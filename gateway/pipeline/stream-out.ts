@@ -1,5 +1,6 @@
 // Step 5 for streams: write each upstream event through as it arrives, end with an explicit error event on
 // any failure (never a clean end after a cut), and report what was served.
+import { scrubberFor, type Scrubber } from '../providers/scrub.ts';
 import type { StreamTranslator, Usage } from '../translate/types.ts';
 import type { Served } from './dispatch.ts';
 import type { StreamWriter } from './sink.ts';
@@ -21,6 +22,9 @@ export async function pipeStream(
   cancel?: AbortSignal,
 ): Promise<StreamResult> {
   let events = 0;
+  let scrubber: Scrubber | undefined;
+  // Made once, when an error text first needs it.
+  const scrub = (text: string): string => (scrubber ??= scrubberFor(served.target, served.sent?.())).scrub(text);
   const result = (outcome: StreamResult['outcome'], message: string | null): StreamResult => ({ outcome, usage: tr.usage(), events, message });
   try {
     let pending = served.first;
@@ -29,7 +33,9 @@ export async function pipeStream(
       let out = '';
       for (const ev of pending) {
         events++;
-        out += tr.event(ev);
+        const piece = tr.event(ev);
+        // An upstream's error event may echo the credential it was sent: scrubbed (only then: it ends the stream).
+        out += tr.failed ? scrub(piece) : piece;
       }
       const wait = out === '' || res.destroyed ? null : res.write(out);
       if (wait) await wait;
@@ -42,7 +48,7 @@ export async function pipeStream(
   } catch (err) {
     if (clientGone()) return result('client_closed', null);
     if (cancel?.aborted) return endWithError(res, tr, result, (cancel.reason as Error).message, 'shutting_down');
-    return endWithError(res, tr, result, `The upstream stream failed: ${(err as Error).message || 'error'}`);
+    return endWithError(res, tr, result, scrub(`The upstream stream failed: ${(err as Error).message || 'error'}`));
   } finally {
     served.abort();
   }

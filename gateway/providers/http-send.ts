@@ -1,6 +1,7 @@
 // Shared HTTP transport of the HTTP providers: undici keep-alive pools, the four timeouts, failure mapping.
 import { Agent, errors, request } from 'undici';
 import type { CompiledTarget } from '../contract/snapshot.ts';
+import { authSecrets } from './scrub.ts';
 import { UpstreamFailure, type UpstreamOutcome } from './types.ts';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -48,9 +49,9 @@ export class HttpTransport {
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const body = await res.body.text().catch(() => '');
         const ra = res.headers['retry-after'];
-        return { kind: 'error', status: res.statusCode, body, retryAfter: Array.isArray(ra) ? ra[0] : ra };
+        return { kind: 'error', status: res.statusCode, body, retryAfter: Array.isArray(ra) ? ra[0] : ra, sent: () => authSecrets(opts.headers) };
       }
-      if (opts.stream) return { kind: 'stream', status: res.statusCode, body: res.body };
+      if (opts.stream) return { kind: 'stream', status: res.statusCode, body: res.body, sent: () => authSecrets(opts.headers) };
       return { kind: 'json', status: res.statusCode, body: await res.body.text() };
     } catch (err) {
       throw toFailure(err, opts.signal);

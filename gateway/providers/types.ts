@@ -20,10 +20,13 @@ export interface UpstreamCall {
   signal: AbortSignal;
 }
 
+/** The secrets the request's auth headers carried (gateway/providers/scrub.ts), read only when an error text is scrubbed. */
+export type SentSecrets = () => string[];
+
 export type UpstreamOutcome =
   | { kind: 'json'; status: number; body: string }
-  | { kind: 'stream'; status: number; body: AsyncIterable<Uint8Array | string> }
-  | { kind: 'error'; status: number; body: string; retryAfter: string | undefined };
+  | { kind: 'stream'; status: number; body: AsyncIterable<Uint8Array | string>; sent?: SentSecrets }
+  | { kind: 'error'; status: number; body: string; retryAfter: string | undefined; sent?: SentSecrets };
 
 /**
  * A failure before any answer: the connection could not be made, a timeout struck, or the target's cloud credential

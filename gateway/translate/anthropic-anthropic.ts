@@ -5,6 +5,7 @@ import type { CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { Facts, scanFacts } from './answer-facts.ts';
 import { rawEvent } from './anthropic-sse.ts';
+import { sendHeldBound } from './held-bound.ts';
 import { anthropicErrorMessage, AnthropicStreamUsage, fromAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
 import { rewriteModel, usageOf } from './json-splice.ts';
@@ -115,6 +116,8 @@ export function anthropicMessagesPassThrough(client: Json, headers: AnthropicHea
     protocol: 'anthropic',
     request(target: CompiledTarget): UpstreamRequest {
       const body = upstreamMessagesBody(client, target.upstreamModel);
+      // max_tokens is the bound the hold assumed; any other bound field sent along carries it too (held-bound.ts).
+      if (typeof client.max_tokens === 'number') sendHeldBound(body, client.max_tokens);
       return { operation: 'messages', body: JSON.stringify(body), stream: client.stream === true, headers: forwardedHeaders(headers) };
     },
     response(upstreamBody: string, servedModel: string) {

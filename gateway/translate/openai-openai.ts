@@ -3,6 +3,8 @@
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { Facts, scanFacts } from './answer-facts.ts';
+import { maxTokensOf } from './chat-request.ts';
+import { sendHeldBound } from './held-bound.ts';
 import { rewriteModel, usageOf } from './json-splice.ts';
 import { fromOpenAIUsage, openAIErrorMessage } from './openai-usage.ts';
 import { openAIStreamError } from './stream-errors.ts';
@@ -104,8 +106,11 @@ export function openAIChatPassThrough(client: Body): Translation {
     protocol: 'openai',
     request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
       const body = upstreamChatBody(client, target.upstreamModel);
-      // The output cap the hold assumed goes upstream: without it an upstream may answer at length (estimate.ts).
-      if (typeof client.max_completion_tokens !== 'number' && typeof client.max_tokens !== 'number') body.max_completion_tokens = model.maxOutputTokens;
+      // The output cap the hold assumed goes upstream, in every bound field the client sent (held-bound.ts), and
+      // as max_completion_tokens when it sent none: without it an upstream may answer at length (estimate.ts).
+      const held = maxTokensOf(client, model);
+      sendHeldBound(body, held);
+      if (!('max_completion_tokens' in body) && !('max_tokens' in body)) body.max_completion_tokens = held;
       return { operation: 'chat', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {

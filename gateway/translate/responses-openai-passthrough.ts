@@ -6,6 +6,7 @@ import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { responseFacts } from './answer-facts.ts';
 import { rawEvent } from './anthropic-sse.ts';
+import { sendHeldBound } from './held-bound.ts';
 import { isObject, parseUpstream, type Json } from './json-read.ts';
 import { openAIErrorMessage } from './openai-usage.ts';
 import { responsesStreamError } from './responses-events.ts';
@@ -93,8 +94,10 @@ export function responsesPassThrough(client: Json): Translation {
     protocol: 'openai',
     request(target: CompiledTarget, model: CompiledModel): UpstreamRequest {
       const body = upstreamResponsesBody(client, target.upstreamModel);
-      // The output cap the hold assumed goes upstream (estimate.ts).
-      if (typeof client.max_output_tokens !== 'number') body.max_output_tokens = model.maxOutputTokens;
+      // The output cap the hold assumed goes upstream (estimate.ts), in every bound field the client sent too.
+      const held = typeof client.max_output_tokens === 'number' ? client.max_output_tokens : model.maxOutputTokens;
+      sendHeldBound(body, held);
+      body.max_output_tokens = held;
       return { operation: 'responses', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
     },
     response(upstreamBody: string, servedModel: string) {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountKeys } from '../../gateway/contract/redis-keys.ts';
 import { MAX_CACHE_ENTRY_BYTES } from '../../crds/schema/model-route.ts';
+import { DEFAULT_ANTHROPIC_VERSION } from '../../gateway/providers/anthropic/index.ts';
 import type { FakeUpstream } from '../fakes/upstream.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { route } from '../helpers/manifests.ts';
@@ -67,6 +68,40 @@ describe('per request', () => {
       ]),
     ).toEqual(['miss', 'miss', 'hit']);
     expect(upstreamCalls(up, t)).toBe(2);
+  });
+
+  it('cache-control: max-age=0 and, without cache-control, pragma: no-cache read nothing, as no-cache', async () => {
+    const t = 'max-age check';
+    expect(
+      await states([
+        { model: 'cached', text: t },
+        { model: 'cached', text: t, headers: { 'cache-control': 'max-age=0' } },
+        { model: 'cached', text: t, headers: { 'cache-control': 'Max-Age = "0", private' } },
+        { model: 'cached', text: t, headers: { pragma: 'no-cache' } },
+        { model: 'cached', text: t, headers: { 'cache-control': 'max-age=3600', pragma: 'no-cache' } },
+        { model: 'cached', text: t },
+      ]),
+    ).toEqual(['miss', 'miss', 'miss', 'miss', 'hit', 'hit']);
+    expect(upstreamCalls(up, t)).toBe(4);
+  });
+
+  it('a Messages call without anthropic-version and one with the version the gateway sends for it are one entry', async () => {
+    const call = async (headers: Record<string, string>): Promise<string | null> => {
+      const res = await fetch(`${gw.url}/anthropic/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': s.keys.a1, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ model: 'cached', max_tokens: 64, temperature: 0, messages: [{ role: 'user', content: 'version check' }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      await gw.idle();
+      return res.headers.get('x-svc-cache');
+    };
+    expect([await call({}), await call({ 'anthropic-version': DEFAULT_ANTHROPIC_VERSION }), await call({ 'anthropic-version': '2099-01-01' })]).toEqual([
+      'miss',
+      'hit',
+      'miss',
+    ]);
   });
 
   it('cache-control: no-store neither reads nor stores', async () => {

@@ -35,6 +35,7 @@ beforeAll(async () => {
   tls.setDefaultCACertificates([...tls.getCACertificates('default'), entra.cert]);
   entra.register({ tenant: 'tenant-gw', clientId: 'sp-client', secret: SP_SECRET });
   entra.register({ tenant: 'tenant-gw', clientId: 'sp-stalled', secret: SP_SECRET });
+  entra.register({ tenant: 'tenant-gw', clientId: 'sp-flood', secret: SP_SECRET });
   entra.stalled.add('sp-stalled');
   [azure, backup] = await Promise.all([
     startFakeAzureOpenAI({ apiKey: KEY, entra, deployments: { 'gpt-4o-prod': 'chat', 'embed-small': 'embeddings' } }),
@@ -59,6 +60,7 @@ beforeAll(async () => {
     spSecret('azure-sp', SP_SECRET),
     spSecret('azure-sp-wrong', WRONG_SECRET),
     spSecret('azure-sp-stalled', SP_SECRET, 'sp-stalled'),
+    spSecret('azure-sp-flood', WRONG_SECRET, 'sp-flood'),
     route('gpt-az', [az('az-v1', { responsesApi: true })]),
     route('gpt-az-dated', [az('az-dated', { apiVersion: '2024-10-21' })]),
     route('gpt-az-sp', [az('az-sp', { credentials: { secretKeyRef: { name: 'azure-sp' } } })]),
@@ -69,6 +71,7 @@ beforeAll(async () => {
       backupTarget,
     ]),
     route('gpt-az-badcred', [az('az-badcred', { weight: 1, credentials: { secretKeyRef: { name: 'azure-sp-wrong' } } }), backupTarget]),
+    route('gpt-az-flood', [az('az-flood', { weight: 1, credentials: { secretKeyRef: { name: 'azure-sp-flood' } } }), backupTarget]),
   ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: `${gw.url}/anthropic`, apiKey: b.keys.builder, authToken: null, maxRetries: 0 });
@@ -293,6 +296,16 @@ describe('fallback from Azure OpenAI', () => {
     expect(azure.calls).toHaveLength(0);
     expect(JSON.stringify([data, [...response.headers]])).not.toContain(WRONG_SECRET);
     expect(entra.tokenRequests.at(-1)).toMatchObject({ clientId: 'sp-client', proof: 'bad' });
+  });
+
+  it('a refused client secret is asked for once per back-off: 8 calls in a row make 1 token request, each call falls over', async () => {
+    for (let i = 0; i < 8; i++) {
+      const { response } = await openai.chat.completions.create({ model: 'gpt-az-flood', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      expect(response.headers.get('x-svc-fallback-reason')).toBe('credential_error');
+    }
+    // Before the common back-off (gateway/providers/credential-backoff.ts): 8, one per call.
+    expect(entra.tokenRequests.filter((r) => r.clientId === 'sp-flood')).toHaveLength(1);
+    expect(azure.calls).toHaveLength(0);
   });
 
   it("a token endpoint that never answers ends with the target's total timeout, and the call falls back", async () => {

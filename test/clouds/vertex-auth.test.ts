@@ -6,7 +6,8 @@
 // every target sharing the key; a key the token endpoint refuses fails over with credential_error, the private key
 // never in an answer or a log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EARLY_REFRESH_MS, FAILURE_HOLD_MS } from '../../gateway/providers/google/auth.ts';
+import { FIRST_HOLD_MS } from '../../gateway/providers/credential-backoff.ts';
+import { EARLY_REFRESH_MS } from '../../gateway/providers/google/auth.ts';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-upstream.ts';
 import { startFakeMetadata, type FakeMetadata } from '../fakes/google/metadata.ts';
 import { makeServiceAccount, startFakeOAuth, type FakeOAuth, type ServiceAccount } from '../fakes/google/oauth.ts';
@@ -107,13 +108,13 @@ describe('ambient credentials: the GKE metadata server', () => {
     expect(res.headers.get('x-svc-upstream')).toBe('spare');
     expect(res.headers.get('x-svc-fallback-reason')).toBe('credential_error');
     expect(google.calls.length).toBe(calls);
-    // Held for FAILURE_HOLD_MS: the next call fails over at once, without asking the metadata server again.
+    // Held for FIRST_HOLD_MS: the next call fails over at once, without asking the metadata server again.
     const fetches = metadata.tokenFetches;
     const again = await ask(gw, 'claude-gke');
     expect(again.headers.get('x-svc-fallback-reason')).toBe('credential_error');
     expect(metadata.tokenFetches).toBe(fetches);
     metadata.failing = false;
-    await new Promise((r) => setTimeout(r, FAILURE_HOLD_MS + 100));
+    await new Promise((r) => setTimeout(r, FIRST_HOLD_MS + 100));
     const back = await ask(gw, 'claude-gke');
     expect(back.headers.get('x-svc-upstream')).toBe('vertex-global');
     for (const t of metadata.issued) expect(gw.output()).not.toContain(t);

@@ -2,6 +2,7 @@
 // count_tokens), scriptable per request like test/fakes/upstream.ts: reply (text, tool use, thinking, cache
 // usage), fail with a status, stall before or after headers, cut or stall mid-stream, or end with an error event.
 import type { ServerResponse } from 'node:http';
+import { echoedCredential } from './echo-credential.ts';
 import { startRecordingServer, type RecordedCall } from './recording-server.ts';
 
 export interface FakeToolUse {
@@ -34,7 +35,7 @@ export type AnthropicBehavior =
   | { kind: 'stall-after-headers' }
   | { kind: 'cut'; afterEvents: number }
   | { kind: 'stall-mid'; afterEvents: number }
-  | { kind: 'error-event'; afterEvents: number };
+  | { kind: 'error-event'; afterEvents: number; /** The message quotes the credential. */ echo?: boolean };
 
 export type { RecordedCall };
 
@@ -147,7 +148,7 @@ export async function answerMessages(
   const blocks = blocksOf(reply);
   const usage = usageOf(reply);
   const stopReason = reply.stopReason ?? (reply.tools?.length ? 'tool_use' : 'end_turn');
-  if (call.body.stream === true) return stream(fake, { res, b, model, blocks, usage, stopReason, chunkDelayMs: reply.chunkDelayMs ?? 0 });
+  if (call.body.stream === true) return stream(fake, { call, res, b, model, blocks, usage, stopReason, chunkDelayMs: reply.chunkDelayMs ?? 0 });
   if (b.kind === 'cut') return void res.socket?.destroy();
   if (b.kind === 'stall-after-headers' || b.kind === 'stall-mid') {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -171,6 +172,7 @@ export async function answerMessages(
 }
 
 interface StreamArgs {
+  call: RecordedCall;
   res: ServerResponse;
   b: AnthropicBehavior;
   model: string;
@@ -237,7 +239,8 @@ async function stream(fake: Pick<FakeAnthropic, 'served'>, a: StreamArgs): Promi
     }
     if (b.kind === 'stall-mid' && i === b.afterEvents) return;
     if (b.kind === 'error-event' && i === b.afterEvents) {
-      return void res.end(`event: error\ndata: ${JSON.stringify(errorBody('overloaded_error', 'Overloaded'))}\n\n`);
+      const message = b.echo ? echoedCredential(a.call) : 'Overloaded';
+      return void res.end(`event: error\ndata: ${JSON.stringify(errorBody('overloaded_error', message))}\n\n`);
     }
     const [type, data] = events[i] as [string, object];
     res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);

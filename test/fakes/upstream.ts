@@ -2,6 +2,7 @@
 // per request: reply, fail with a status, stall before or after headers, cut or stall mid-stream.
 import type { ServerResponse } from 'node:http';
 import { startRecordingServer, type RecordedCall } from './recording-server.ts';
+import { echoedCredential } from './echo-credential.ts';
 import { answerResponses } from './responses-wire.ts';
 
 /** A scripted tool call; streamed, its arguments arrive in several fragments. */
@@ -25,7 +26,9 @@ export type Behavior =
   | { kind: 'stall' }
   | { kind: 'stall-after-headers' }
   | { kind: 'cut'; afterChunks: number }
-  | { kind: 'stall-mid'; afterChunks: number };
+  | { kind: 'stall-mid'; afterChunks: number }
+  /** A streamed reply that ends with an error event after `afterChunks` chunks; `echo`: its message quotes the credential. */
+  | { kind: 'error-event'; afterChunks: number; echo?: boolean };
 
 export type { RecordedCall };
 
@@ -192,6 +195,10 @@ async function stream(fake: FakeUpstream, a: StreamArgs): Promise<void> {
   ];
   for (let i = 0; i < frames.length; i++) {
     if (res.destroyed) return;
+    if (b.kind === 'error-event' && i === b.afterChunks) {
+      const message = b.echo ? echoedCredential(a.call) : 'The server had an error while processing your request.';
+      return void res.end(`data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: null } })}\n\n`);
+    }
     if ((b.kind === 'cut' || b.kind === 'stall-mid') && i === b.afterChunks) {
       if (b.kind === 'cut') {
         await sleep(30); // let the chunks written so far reach the gateway first

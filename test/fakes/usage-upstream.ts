@@ -21,8 +21,15 @@ export interface UsageFake {
    * or `absent` (no usage field), or undefined: honest. Set per test.
    */
   usageText: string | 'absent' | undefined;
+  /**
+   * The output bound fields this upstream honours, first found first (the default reads every dialect's, Chat's
+   * max_completion_tokens first, as OpenAI does); many OpenAI-compatible vendors read only `max_tokens`.
+   */
+  boundFields: readonly string[];
   close(): Promise<void>;
 }
+
+const EVERY_BOUND = ['max_completion_tokens', 'max_tokens', 'max_output_tokens'];
 
 function images(v: unknown): number {
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + images(x), 0);
@@ -32,28 +39,28 @@ function images(v: unknown): number {
   return own + Object.values(o).reduce((n: number, x) => n + images(x), 0);
 }
 
-function cap(body: Record<string, unknown>): number {
-  for (const k of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) if (typeof body[k] === 'number') return body[k];
+function cap(body: Record<string, unknown>, fields: readonly string[]): number {
+  for (const k of fields) if (typeof body[k] === 'number') return body[k];
   return UNCAPPED_OUTPUT;
 }
 
 /** What an honest upstream reports: [input, output]. */
-export function honestTokens(call: RecordedCall): [number, number] {
+export function honestTokens(call: RecordedCall, boundFields: readonly string[] = EVERY_BOUND): [number, number] {
   const body = call.body;
   const input = Math.ceil(JSON.stringify(body).length / 4) + HONEST_IMAGE_TOKENS * images(body.messages ?? body.input);
   if (call.path.endsWith('/embeddings')) return [input, 0];
   const n = typeof body.n === 'number' ? body.n : 1;
-  return [input, cap(body) * n];
+  return [input, cap(body, boundFields) * n];
 }
 
 export async function startUsageFake(): Promise<UsageFake> {
   const http = await startRecordingServer((call, res) => answer(fake, call, res));
-  const fake: UsageFake = { url: http.url, baseUrl: `${http.url}/v1`, calls: http.calls, usageText: undefined, close: http.close };
+  const fake: UsageFake = { url: http.url, baseUrl: `${http.url}/v1`, calls: http.calls, usageText: undefined, boundFields: EVERY_BOUND, close: http.close };
   return fake;
 }
 
 function answer(fake: UsageFake, call: RecordedCall, res: ServerResponse): void {
-  const [input, output] = honestTokens(call);
+  const [input, output] = honestTokens(call, fake.boundFields);
   const model = JSON.stringify(String(call.body.model ?? 'unknown'));
   const scripted = fake.usageText;
   const usage = (honest: object): string => (scripted === 'absent' ? '' : `,"usage":${scripted ?? JSON.stringify(honest)}`);

@@ -2,6 +2,7 @@
 // run the real credential libraries against a fake Entra ID).
 import { describe, expect, it } from 'vitest';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
+import { FIRST_HOLD_MS } from '../credential-backoff.ts';
 import { TokenCache, type AccessTokenLike } from './token-cache.ts';
 import { azureUrl } from './urls.ts';
 
@@ -97,23 +98,32 @@ describe('TokenCache', () => {
     expect(await waited).toBe('t3');
   });
 
-  it('a failed fetch reaches the callers, and the next call tries again', async () => {
+  it('a failed fetch reaches the callers; calls during the back-off get it without a fetch, the next call after tries again', async () => {
     let n = 0;
-    const cache = new TokenCache(() =>
-      ++n === 1 ? Promise.reject(new Error('no')) : Promise.resolve({ token: 'ok', expiresOnTimestamp: Date.now() + 3_600_000 }),
+    let now = 1_000_000;
+    const cache = new TokenCache(
+      () => (++n === 1 ? Promise.reject(new Error('no')) : Promise.resolve({ token: 'ok', expiresOnTimestamp: now + 3_600_000 })),
+      () => now,
     );
     await expect(cache.get()).rejects.toThrow('no');
+    now += FIRST_HOLD_MS - 1;
+    await expect(cache.get()).rejects.toThrow('no');
+    expect(n).toBe(1);
+    now += 1;
     expect(await cache.get()).toBe('ok');
+    expect(n).toBe(2);
   });
 
-  it('gives up a fetch that never answers, so the next call tries again', async () => {
+  it('gives up a fetch that never answers, so a call after the back-off tries again', async () => {
     let n = 0;
+    let now = 1_000_000;
     const cache = new TokenCache(
-      () => (++n === 1 ? new Promise<AccessTokenLike>(() => undefined) : Promise.resolve({ token: 'ok', expiresOnTimestamp: Date.now() + 3_600_000 })),
-      Date.now,
+      () => (++n === 1 ? new Promise<AccessTokenLike>(() => undefined) : Promise.resolve({ token: 'ok', expiresOnTimestamp: now + 3_600_000 })),
+      () => now,
       20,
     );
     await expect(cache.get()).rejects.toThrow('no token within 20 ms');
+    now += FIRST_HOLD_MS;
     expect(await cache.get()).toBe('ok');
   });
 });

@@ -1,5 +1,8 @@
 // One access token kept for every call: fetched once, refreshed before it expires (in the background while the
-// current one is still good), never per call; concurrent callers share one fetch in flight.
+// current one is still good), never per call; concurrent callers share one fetch in flight. After a failed fetch with
+// no token to serve, the clouds' common back-off (credential-backoff.ts) holds: calls get the same failure without
+// asking Entra ID. A failed background refresh is tried again after BACKGROUND_RETRY_MS while the token serves.
+import { CredentialBackoff } from '../credential-backoff.ts';
 
 export interface AccessTokenLike {
   token: string;
@@ -17,14 +20,15 @@ interface Held {
   usableUntil: number;
 }
 
-/** After a failed background refresh, calls keep the current token this long before trying again. */
-const RETRY_MS = 5_000;
+/** After a failed background refresh, calls keep the current token this long before one tries again. */
+const BACKGROUND_RETRY_MS = 5_000;
 /** A fetch still unanswered after this is given up, so a stalled token endpoint cannot hold every later call. */
 const FETCH_TIMEOUT_MS = 30_000;
 
 export class TokenCache {
   private held: Held | null = null;
   private inflight: Promise<string> | null = null;
+  private readonly backoff = new CredentialBackoff<Error>();
   private retryAt = 0;
   private readonly fetchToken: () => Promise<AccessTokenLike>;
   private readonly now: () => number;
@@ -41,16 +45,19 @@ export class TokenCache {
     const held = this.held;
     if (held && t < held.usableUntil) {
       if (t >= held.refreshAt && t >= this.retryAt && !this.inflight) {
-        this.refresh().catch(() => {
-          this.retryAt = this.now() + RETRY_MS;
+        this.refresh(false).catch(() => {
+          this.retryAt = this.now() + BACKGROUND_RETRY_MS;
         });
       }
       return Promise.resolve(held.token);
     }
-    return this.inflight ?? this.refresh();
+    if (this.inflight) return this.inflight;
+    const failure = this.backoff.held(t);
+    return failure ? Promise.reject(failure) : this.refresh(true);
   }
 
-  private refresh(): Promise<string> {
+  /** `foreground`: no token to serve meanwhile, so a failure starts (or extends) the back-off. */
+  private refresh(foreground: boolean): Promise<string> {
     const p = (async (): Promise<string> => {
       const obtained = this.now();
       let timer: NodeJS.Timeout | undefined;
@@ -58,7 +65,14 @@ export class TokenCache {
         timer = setTimeout(() => reject(new Error(`no token within ${this.fetchTimeoutMs} ms`)), this.fetchTimeoutMs);
         timer.unref();
       });
-      const at = await Promise.race([this.fetchToken(), deadline]).finally(() => clearTimeout(timer));
+      let at: AccessTokenLike;
+      try {
+        at = await Promise.race([this.fetchToken(), deadline]).finally(() => clearTimeout(timer));
+      } catch (err) {
+        if (foreground) this.backoff.failed(err instanceof Error ? err : new Error(String(err)), this.now());
+        throw err;
+      }
+      this.backoff.succeeded();
       const life = Math.max(0, at.expiresOnTimestamp - obtained);
       this.held = {
         token: at.token,

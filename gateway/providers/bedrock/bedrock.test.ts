@@ -5,7 +5,8 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { describe, expect, it } from 'vitest';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import { UpstreamFailure } from '../types.ts';
-import { FAILURE_HOLD_MS, identity, memoizeCredentials } from './credentials.ts';
+import { FIRST_HOLD_MS } from '../credential-backoff.ts';
+import { identity, memoizeCredentials } from './credentials.ts';
 import { bedrockError, errorTypeName } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
 import { converseCountTokensBody, countTokensBody, invokeBody } from './invoke-body.ts';
@@ -190,7 +191,7 @@ describe('a credential that cannot be obtained', () => {
     });
     await expect(identity(t, provider, () => now)).rejects.toBeInstanceOf(UpstreamFailure);
     expect(asked).toBe(1);
-    now += FAILURE_HOLD_MS + 1;
+    now += FIRST_HOLD_MS + 1;
     await expect(identity(t, provider, () => now)).rejects.toBeInstanceOf(UpstreamFailure);
     expect(asked).toBe(2);
   });

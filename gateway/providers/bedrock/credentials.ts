@@ -8,6 +8,7 @@
 // never a value.
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
+import { CredentialBackoff } from '../credential-backoff.ts';
 import { credentialValue, UpstreamFailure } from '../types.ts';
 
 export type BedrockAuth = { kind: 'bearer'; token: string } | { kind: 'sigv4'; credentials: AwsCredentialIdentityProvider };
@@ -99,24 +100,27 @@ export async function authOf(target: CompiledTarget): Promise<BedrockAuth> {
   }
 }
 
-/** How long a credential that could not be obtained fails fast, before the chain is asked again. */
-export const FAILURE_HOLD_MS = 15_000;
-const failures = new WeakMap<AwsCredentialIdentityProvider, { until: number; failure: UpstreamFailure }>();
+const failures = new WeakMap<AwsCredentialIdentityProvider, CredentialBackoff<UpstreamFailure>>();
 
 /**
- * The identity now (cached by the provider); a failure of the chain or of STS is a credential_error, remembered for
- * FAILURE_HOLD_MS so that calls in the meantime fall over at once instead of each waiting for the chain to fail again.
+ * The identity now (cached by the provider); a failure of the chain or of STS is a credential_error, held by the
+ * clouds' common back-off (credential-backoff.ts) so that calls in the meantime fall over at once instead of each
+ * waiting for the chain to fail again.
  */
 export async function identity(target: CompiledTarget, provider: AwsCredentialIdentityProvider, now: () => number = Date.now): Promise<AwsCredentialIdentity> {
-  const held = failures.get(provider);
-  if (held && held.until > now()) throw held.failure;
+  let backoff = failures.get(provider);
+  const held = backoff?.held(now());
+  if (held) throw held;
   try {
-    return await provider();
+    const id = await provider();
+    backoff?.succeeded();
+    return id;
   } catch (err) {
     const e = err as { name?: string; message?: string };
     // The chains' messages say which source failed and why; they carry no key (STS answers never echo one).
     const failure = fail(target, `${e.name ?? 'Error'}: ${(e.message ?? '').split('\n')[0]?.slice(0, 300)}`);
-    failures.set(provider, { until: now() + FAILURE_HOLD_MS, failure });
+    if (!backoff) failures.set(provider, (backoff = new CredentialBackoff()));
+    backoff.failed(failure, now());
     throw failure;
   }
 }

@@ -62,7 +62,13 @@ export function anthropicErrorType(type: string, status: number): string {
  * A non-2xx Bedrock answer as the outcome the pipeline classifies. For the anthropic protocol the body becomes
  * Anthropic's error shape (its translators read `error.message`); for converse it stays Bedrock's `{message}`.
  */
-export function bedrockError(status: number, errorType: string | undefined, body: string, retryAfter: string | undefined, protocol: Protocol): UpstreamOutcome {
+export function bedrockError(
+  status: number,
+  errorType: string | undefined,
+  body: string,
+  retryAfter: string | undefined,
+  protocol: Protocol,
+): Extract<UpstreamOutcome, { kind: 'error' }> {
   const type = errorTypeName(errorType) || errorTypeName(typeInBody(body));
   const message = messageOf(body);
   if (type === 'ModelTimeoutException' || status === 408) {

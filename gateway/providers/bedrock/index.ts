@@ -69,7 +69,7 @@ export class BedrockProvider implements Provider {
     const outcome = await this.http.send({ target, url, headers, body, stream: streamed, signal: call.signal, onHeaders: (h) => (answered = h) });
     switch (outcome.kind) {
       case 'error':
-        return bedrockError(outcome.status, firstHeader(answered['x-amzn-errortype']), outcome.body, outcome.retryAfter, protocol);
+        return { ...bedrockError(outcome.status, firstHeader(answered['x-amzn-errortype']), outcome.body, outcome.retryAfter, protocol), sent: outcome.sent };
       case 'stream':
         return { ...outcome, body: eventStreamToSse(outcome.body, protocol === 'anthropic' ? 'invoke' : 'converse') };
       case 'json':

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { GoogleAuth } from 'google-auth-library';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
+import { CredentialBackoffs } from '../credential-backoff.ts';
 import { credentialValue, UpstreamFailure } from '../types.ts';
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -25,12 +26,6 @@ export const SERVICE_ACCOUNT_KEY = 'service-account.json';
  */
 export const EARLY_REFRESH_MS = 60_000;
 const MAX_SOURCES = 64;
-/**
- * After a failure, calls of that credential fail over at once for this long instead of each asking the token source
- * again (a refused key or a failing metadata server would otherwise get one request per call).
- */
-export const FAILURE_HOLD_MS = 2000;
-
 type Auth = Pick<GoogleAuth, 'getAccessToken'>;
 type Library = typeof import('google-auth-library');
 
@@ -46,14 +41,15 @@ type Source = { kind: 'adc'; scopes: string[] } | { kind: 'json'; json: string; 
 /** Access tokens per credential; `bearer` throws UpstreamFailure('credential_error') when none can be had. */
 export class GoogleTokens {
   private readonly sources = new Map<string, Promise<Auth>>();
-  /** The last failure per source, until when it is answered again without asking. */
-  private readonly failures = new Map<string, { until: number; error: UpstreamFailure }>();
+  /** The last failure per source, held by the clouds' common back-off (credential-backoff.ts). */
+  private readonly failures = new CredentialBackoffs<string, UpstreamFailure>(MAX_SOURCES);
 
   async bearer(target: CompiledTarget, scopes: string[] = [CLOUD_PLATFORM_SCOPE]): Promise<string> {
     const source = sourceOf(target, scopes);
     const id = sourceId(source);
-    const held = this.failures.get(id);
-    if (held && held.until > Date.now()) throw held.error;
+    const backoff = this.failures.of(id);
+    const held = backoff.held(Date.now());
+    if (held) throw held;
     const what = source.kind === 'adc' ? 'Application Default Credentials' : 'the service-account JSON';
     let token: string | null | undefined;
     let reason = 'the library returned none';
@@ -64,11 +60,10 @@ export class GoogleTokens {
     }
     if (!token) {
       const error = new UpstreamFailure('credential_error', `could not obtain a Google access token from ${what}: ${reason}`);
-      if (this.failures.size >= MAX_SOURCES) this.failures.clear();
-      this.failures.set(id, { until: Date.now() + FAILURE_HOLD_MS, error });
+      backoff.failed(error, Date.now());
       throw error;
     }
-    this.failures.delete(id);
+    backoff.succeeded();
     return token;
   }
 

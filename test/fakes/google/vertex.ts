@@ -8,6 +8,7 @@
 // `{"error": {"code", "message", "status"}}` (Claude's request errors are Anthropic's shape, as on Vertex).
 import type { ServerResponse } from 'node:http';
 import { answerMessages, type AnthropicBehavior } from '../anthropic-upstream.ts';
+import { echoedCredential } from '../echo-credential.ts';
 import { startRecordingServer, type RecordedCall } from '../recording-server.ts';
 
 export interface GeminiUsage {
@@ -28,7 +29,9 @@ export type GeminiBehavior =
     }
   | { kind: 'status'; status: number; googleStatus?: string; message?: string; retryAfter?: string }
   | { kind: 'stall' }
-  | { kind: 'cut'; afterChunks: number };
+  | { kind: 'cut'; afterChunks: number }
+  /** A stream that ends with Google's error object after `afterChunks` chunks; `echo`: its message quotes the credential. */
+  | { kind: 'error-event'; afterChunks: number; echo?: boolean };
 
 export interface FakeGoogle {
   url: string;
@@ -94,7 +97,7 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     if (!Array.isArray(call.body.contents) || call.body.contents.length === 0)
       return fail(res, 400, '* GenerateContentRequest.contents: contents is not specified');
     if ('model' in call.body) return fail(res, 400, 'Invalid JSON payload received. Unknown name "model": Cannot find field.');
-    void gemini(fake, res, model, stream, geminiQueue.shift() ?? fake.geminiFallback(call));
+    void gemini(fake, call, res, model, stream, geminiQueue.shift() ?? fake.geminiFallback(call));
   });
 
   function vertexAuthorized(call: RecordedCall, res: ServerResponse): boolean {
@@ -212,7 +215,7 @@ function responseOf(model: string, parts: Array<Record<string, unknown>>, finish
   };
 }
 
-async function gemini(fake: FakeGoogle, res: ServerResponse, model: string, stream: boolean, b: GeminiBehavior): Promise<void> {
+async function gemini(fake: FakeGoogle, call: RecordedCall, res: ServerResponse, model: string, stream: boolean, b: GeminiBehavior): Promise<void> {
   if (b.kind === 'status') return fail(res, b.status, b.message ?? `${b.status} from the fake`, b.googleStatus, b.retryAfter);
   if (b.kind === 'stall') return;
   const reply: Reply = b.kind === 'reply' ? b : { kind: 'reply' };
@@ -232,6 +235,9 @@ async function gemini(fake: FakeGoogle, res: ServerResponse, model: string, stre
     if (b.kind === 'cut' && i === b.afterChunks) {
       await sleep(30);
       return void res.socket?.destroy();
+    }
+    if (b.kind === 'error-event' && i === b.afterChunks) {
+      return void res.end(`data: ${googleError(429, b.echo ? echoedCredential(call) : 'Resource exhausted.')}\r\n\r\n`);
     }
     const last = i === chunks.length - 1;
     res.write(
