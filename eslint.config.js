@@ -97,6 +97,8 @@ export default tseslint.config(
     },
   },
   ...zoneConfigs(),
+  // The SDK examples are plain JavaScript modules a user runs with node.
+  { files: ['examples/**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   {
     files: ['**/*.test.ts', 'test/**/*.ts'],
     rules: { 'max-params': 'off' },

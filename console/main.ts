@@ -8,8 +8,9 @@ const HELP = `svc-gateway console (cluster mode): /dashboard/keys and /dashboard
 Usage: node console/main.ts [--port N]      (npm run console)
 
 Sign-in is with a Kubernetes bearer token (TokenReview); rights are Kubernetes RBAC on accounts.gateway.svc.dev/<name>
-(verbs get, manage-keys, view-usage; SubjectAccessReview). Keys made here are ApiKey objects carrying only the key's
-HMAC; the console's own ServiceAccount writes them (see charts/svc-gateway/README.md for the Role).
+(verbs get, manage-keys, view-usage, manage-billing; SubjectAccessReview). Keys made here are ApiKey objects carrying
+only the key's HMAC; the console's own ServiceAccount writes them (charts/svc-gateway/README.md, "The console", has a
+user's ServiceAccount, Role and RoleBinding).
 
 Environment:
   KUBECONFIG       the console's identity (default: ~/.kube/config, else the in-cluster ServiceAccount)

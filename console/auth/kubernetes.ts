@@ -1,8 +1,8 @@
 // Cluster sign-in: the bearer token a user pastes (a ServiceAccount token, or an OIDC ID token the API server
 // accepts) is checked with a TokenReview, and again every few seconds while the session lasts (the session keeps it
 // sealed under its id, see sign-in-token.ts). What they may do is Kubernetes RBAC, asked per account with a
-// SubjectAccessReview on accounts.gateway.svc.dev/<name> (verbs get, manage-keys, view-usage). Answers are cached
-// for a few seconds, so a page costs a handful of reviews.
+// SubjectAccessReview on accounts.gateway.svc.dev/<name> (verbs get, manage-keys, view-usage, manage-billing).
+// Answers are cached for a few seconds, so a page costs a handful of reviews.
 import { GROUP } from '../../crds/schema/common.ts';
 import type { KubeClients } from '../kube/clients.ts';
 import type { Authenticator, Authorizer, Principal, Verb } from './principal.ts';

@@ -1,8 +1,9 @@
 // The Anthropic examples of docs/api.md, run as a newcomer would: against `npm start` (demo config, mock provider).
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { docExample } from '../helpers/docs.ts';
+import { exampleCode, runExampleCommand } from '../helpers/example-files.ts';
 
 let gw: GatewayProcess;
 let env: NodeJS.ProcessEnv;
@@ -33,9 +34,9 @@ describe('docs/api.md: Anthropic-compatible API', () => {
     expect(body.stop_reason).toBe('end_turn');
   });
 
-  it('runs the SDK example on the demo config', () => {
-    const code = docExample('docs/api.md', 'anthropic-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env, encoding: 'utf8' });
+  it('runs the SDK example on the demo config: examples/anthropic.mjs, with the command shown', () => {
+    expect(docExample('docs/api.md', 'anthropic-sdk')).toBe(exampleCode('anthropic'));
+    const out = runExampleCommand(docExample('docs/api.md', 'anthropic-sdk-run'), env, gw.url);
     expect(out).toContain('Hello from mock-pro. You said: Hello');
     expect(out).toMatch(/\[mock-pro, \d+ output tokens, end_turn\]/);
   });

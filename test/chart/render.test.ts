@@ -37,7 +37,6 @@ describe('helm lint and template', () => {
       'Deployment/svc-svc-gateway-console',
       'Deployment/svc-svc-gateway-gateway',
       'Deployment/svc-svc-gateway-operator',
-      'HorizontalPodAutoscaler/svc-svc-gateway-gateway',
       'PodDisruptionBudget/svc-svc-gateway-gateway',
       'PodDisruptionBudget/svc-svc-gateway-operator',
       'Role/svc-svc-gateway-console',
@@ -59,6 +58,7 @@ describe('helm lint and template', () => {
   it('renders every optional object with every option on', () => {
     const got = kinds(full);
     for (const k of [
+      'HorizontalPodAutoscaler/svc-svc-gateway-gateway',
       'Deployment/svc-svc-gateway-exporter',
       'Service/svc-svc-gateway-exporter-metrics',
       'ServiceMonitor/svc-svc-gateway',
@@ -69,6 +69,14 @@ describe('helm lint and template', () => {
       'NetworkPolicy/svc-svc-gateway-exporter',
     ])
       expect(got).toContain(k);
+  });
+
+  it('runs a fixed number of gateways unless autoscaling is asked for (an HPA needs metrics-server)', async () => {
+    const replicas = (docs: K8sObject[]): unknown => (find(docs, 'Deployment', 'svc-svc-gateway-gateway').spec as { replicas?: number }).replicas;
+    expect([replicas(defaults), kinds(defaults).filter((k) => k.startsWith('HorizontalPodAutoscaler/'))]).toEqual([2, []]);
+    const scaled = parseDocs(await template('ns1', [], ['gateway.autoscaling.enabled=true']));
+    expect(replicas(scaled)).toBeUndefined();
+    expect(find(scaled, 'HorizontalPodAutoscaler', 'svc-svc-gateway-gateway').spec).toMatchObject({ minReplicas: 2, maxReplicas: 10 });
   });
 
   it('sets HOST=0.0.0.0 on every container that listens (the processes listen on 127.0.0.1 unless told otherwise)', () => {
@@ -93,7 +101,10 @@ describe('values schema', () => {
     ['gateway.metricsPort=8080', "gateway.metricsPort must not be 8080: that is the gateway's API port"],
     ['gateway.metricsPort=0', "at '/gateway/metricsPort': minimum: got 0, want 1"],
     ['metrics.serviceMonitor.interval=often', "at '/metrics/serviceMonitor/interval': 'often' does not match pattern"],
-    ['gateway.autoscaling.maxReplicas=1', 'gateway.autoscaling.maxReplicas (1) must be at least gateway.autoscaling.minReplicas (2)'],
+    [
+      'gateway.autoscaling.enabled=true,gateway.autoscaling.maxReplicas=1',
+      'gateway.autoscaling.maxReplicas (1) must be at least gateway.autoscaling.minReplicas (2)',
+    ],
   ];
   it.each(cases)('refuses %s with a message naming the value', async (set, message) => {
     const r = await helm(['template', 'svc', CHART, '--set', set]);

@@ -7,12 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PEPPER, gatewayReady, install, startCluster, type Cluster, type Installation } from '../operator/harness.ts';
 import { waitFor } from '../operator/kube-api.ts';
 import { kubectl, kubectlOk } from '../k8s/kubectl.ts';
-import { accountUser, consoleIdentity, CONSOLE_SA } from './cluster-identity.ts';
+import { accountUser, consoleIdentity, CONSOLE_SA, tokenFor } from './cluster-identity.ts';
+import { docExample } from '../helpers/docs.ts';
 import { startConsoleProcess, type ConsoleProcess } from './console-process.ts';
 import { expectAccessible, launchBrowser } from './browser.ts';
 import { occurrences, redisText } from './secrets.ts';
 
 const API = 'gateway.svc.dev/v1alpha1';
+const TEAM_A = 'team-a-dev';
 const MANIFESTS = [
   { apiVersion: API, kind: 'Plan', metadata: { name: 'builder' }, spec: { tier: 2, limits: { rpm: 600, tpm: 200000 } } },
   { apiVersion: API, kind: 'Account', metadata: { name: 'team-a' }, spec: { planRef: 'builder' } },
@@ -39,10 +41,11 @@ beforeAll(async () => {
   inst = await install(cluster, 'console');
   await inst.kubectlOk(['apply', '-f', '-'], MANIFESTS.map((m) => JSON.stringify(m)).join('\n---\n'));
   const kubeconfig = await consoleIdentity(cluster.cp, inst.ns);
-  [tokenA, tokenB] = await Promise.all([
-    accountUser(cluster.cp, inst.ns, 'alice', ['team-a'], ['get', 'manage-keys', 'view-usage']),
-    accountUser(cluster.cp, inst.ns, 'bob', ['team-b'], ['get', 'view-usage']),
-  ]);
+  // Team A's member is the chart README's example: its ServiceAccount, Role and RoleBinding, applied as written
+  // (namespace aside), and the token `kubectl create token` makes for it.
+  const access = docExample('charts/svc-gateway/README.md', 'console-access').replaceAll('namespace: svc-gateway', `namespace: ${inst.ns}`);
+  await kubectlOk(cluster.cp, ['apply', '-f', '-'], access);
+  [tokenA, tokenB] = await Promise.all([tokenFor(cluster.cp, inst.ns, TEAM_A), accountUser(cluster.cp, inst.ns, 'bob', ['team-b'], ['get', 'view-usage'])]);
   await inst.startOperator('op-0');
   const gw = await inst.startGateway();
   await gatewayReady(gw, 30_000, () => inst.operators[0]?.output() ?? '');
@@ -113,6 +116,13 @@ describe('console, cluster mode', () => {
     await expect(page.getByText('That token was not accepted.').count()).resolves.toBe(1);
   });
 
+  it('a ServiceAccount token without a Role on accounts signs in, sees no account and is told what to ask for', async () => {
+    await kubectlOk(cluster.cp, ['create', 'serviceaccount', '-n', inst.ns, 'no-role']);
+    const page = await signIn(await tokenFor(cluster.cp, inst.ns, 'no-role'));
+    await expect(page.getByText('You may not see any account. Ask your platform team for a Role on accounts.').count()).resolves.toBe(1);
+    expect(await page.content()).not.toMatch(/team-a|team-b/);
+  });
+
   it('a user with manage-keys sees only its account, creates a key carrying only its HMAC and the creator; it reaches the gateway', async () => {
     const page = await signIn(tokenA);
     await expect(page.getByText('Account: team-a').count()).resolves.toBe(1);
@@ -125,8 +135,7 @@ describe('console, cluster mode', () => {
     await expectAccessible(page, 'the cluster keys page with the dialog');
 
     const obj = JSON.parse(await apiKeyJson('team-a.ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: Record<string, unknown> };
-    expect(obj.metadata.annotations['gateway.svc.dev/created-by']).toBe(`system:serviceaccount:${inst.ns}:alice`);
-    // Named in the account's own space (another account's key names can neither collide with it nor be probed).
+    expect(obj.metadata.annotations['gateway.svc.dev/created-by']).toBe(`system:serviceaccount:${inst.ns}:${TEAM_A}`);
     expect(obj.spec).toMatchObject({ accountRef: 'team-a', displayName: 'ci-bot', limits: { rpm: 60 }, displayedKey: `sk-svc-…${key.slice(-4)}` });
     expect(obj.spec.keyHash).toMatch(/^[0-9a-f]{64}$/);
     const apiKeyStatus = await apiKeyJson('team-a.ci-bot');
@@ -135,7 +144,7 @@ describe('console, cluster mode', () => {
     expect(occurrences(secrets, key)).toBe(0);
     expect((await kubectl(cluster.cp, ['get', '-n', inst.ns, 'secret', 'team-a.ci-bot-key'])).code).not.toBe(0);
     const events = await kubectlOk(cluster.cp, ['get', '-n', inst.ns, 'events', '--field-selector', 'involvedObject.name=team-a.ci-bot', '-o', 'json']);
-    expect(events).toContain(`created in the console by system:serviceaccount:${inst.ns}:alice`);
+    expect(events).toContain(`created in the console by system:serviceaccount:${inst.ns}:${TEAM_A}`);
 
     await waitFor('the gateway accepts the new key', async () => (await chat(key)) === 200, 30_000, 200).catch((err: unknown) => {
       throw new Error(`${String(err)}\n${inst.operators[0]?.output().slice(-3000)}\n${apiKeyStatus}`);
@@ -144,14 +153,14 @@ describe('console, cluster mode', () => {
     // The gateway touched the key's "last used" in Redis when it admitted the call.
     const row = await page.getByRole('row', { name: /^ci-bot / }).textContent();
     expect(row).not.toContain('never');
-    expect(row).toMatch(/by system:serviceaccount:.*:alice[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(row).toMatch(/by system:serviceaccount:.*:team-a-dev[\s\S]*\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     await page.getByRole('link', { name: 'Revoke ci-bot' }).click();
     await page.getByLabel('Type the key name to confirm').fill('ci-bot');
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await expect(page.getByRole('status').textContent()).resolves.toBe('Key ci-bot is revoked.');
     await waitFor('the gateway refuses the revoked key', async () => (await chat(key)) === 401, 30_000, 200);
     const revoked = JSON.parse(await apiKeyJson('team-a.ci-bot')) as { metadata: { annotations: Record<string, string> }; spec: { revoked: boolean } };
-    expect([revoked.spec.revoked, revoked.metadata.annotations['gateway.svc.dev/revoked-by']]).toEqual([true, `system:serviceaccount:${inst.ns}:alice`]);
+    expect([revoked.spec.revoked, revoked.metadata.annotations['gateway.svc.dev/revoked-by']]).toEqual([true, `system:serviceaccount:${inst.ns}:${TEAM_A}`]);
   }, 120_000);
 
   it('rotates: the new key works at once, the old one is pending (an annotation, so it survives restarts) and revoked when due', async () => {

@@ -24,6 +24,10 @@ describe('the examples of README.md and docs/', () => {
     expect(examples[0]).toEqual(['README.md', 'quickstart']);
   });
 
+  it.each(readdirSync(join(ROOT, 'examples')))('examples/%s is run by a command of an example block', (file) => {
+    expect(examples.map(([page, name]) => docExample(page, name)).filter((code) => code.includes(`node examples/${file}`))).not.toEqual([]);
+  });
+
   it.each(examples)('%s: %s is a closed block, and a test runs it', (page, name) => {
     expect(docExample(page, name).length).toBeGreaterThan(0);
     expect(testSources()).toContain(`docExample('${page}', '${name}')`);

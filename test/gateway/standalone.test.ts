@@ -4,9 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { metricSum } from '../helpers/prom.ts';
 import { docExample } from '../helpers/docs.ts';
+import { exampleCode, runExampleCommand } from '../helpers/example-files.ts';
 
 let gw: GatewayProcess;
 
@@ -34,15 +35,10 @@ describe('npm start (standalone, demo config)', () => {
     expect(body.choices[0]?.message.content).toContain('You said: Hello');
   });
 
-  it('answers the quickstart SDK example of the README', () => {
-    const port = new URL(gw.url).port;
-    const code = docExample('README.md', 'quickstart-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], {
-      cwd: ROOT,
-      env: { ...process.env, SVC_KEY: gw.keys['demo-builder'] },
-      encoding: 'utf8',
-    });
-    expect(out).toContain('You said: Hello');
+  it('answers the quickstart SDK example of the README: examples/quickstart.mjs, run with the command shown', () => {
+    expect(docExample('README.md', 'quickstart-sdk')).toBe(exampleCode('quickstart'));
+    const out = runExampleCommand(docExample('README.md', 'quickstart-sdk-run'), { ...process.env, SVC_KEY: gw.keys['demo-builder'] }, gw.url);
+    expect(out).toBe('Hello from mock-mini. You said: Hello\n');
   });
 
   it('serves models, health and readiness', async () => {

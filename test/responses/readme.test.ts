@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { docExample } from '../helpers/docs.ts';
+import { exampleCode, runExampleCommand } from '../helpers/example-files.ts';
 
 let gw: GatewayProcess;
 let env: NodeJS.ProcessEnv;
@@ -37,12 +38,9 @@ describe('docs/api.md: Responses API', () => {
     expect(body.output[0]?.content[0]?.text).toContain('You said: Hello');
   });
 
-  it('runs the SDK example on the demo config', () => {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', local(docExample('docs/api.md', 'responses-sdk'))], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-    });
+  it('runs the SDK example on the demo config: examples/responses.mjs, with the command shown', () => {
+    expect(docExample('docs/api.md', 'responses-sdk')).toBe(exampleCode('responses'));
+    const out = runExampleCommand(docExample('docs/api.md', 'responses-sdk-run'), env, gw.url);
     expect(out).toContain('Hello from mock-pro. You said: Hello');
     expect(out).toMatch(/\[mock-pro, \d+ output tokens, completed\]/);
   });
