@@ -7,9 +7,9 @@ import { startOperator } from './operator.ts';
 const HELP = `svc-gateway operator: Plans, Accounts, ApiKeys and ModelRoutes of one namespace, compiled into Redis for
 every gateway replica (npm run operator)
 
-Usage:
-  node operator/main.ts           run (settings from the environment)
-  node operator/main.ts --help    this help
+Usage (in a checkout after npm ci; the image runs node operator/main.ts):
+  npm run operator                run (settings from the environment)
+  npm run operator -- --help      this help
 
 Environment:
   KUBECONFIG        kubeconfig file (default: ~/.kube/config, else the in-cluster service account)

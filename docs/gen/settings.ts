@@ -117,7 +117,15 @@ export async function settingsPage(root: string): Promise<string> {
       ];
     });
   const sections = helps.map((h) =>
-    [`### ${h.scripts.map((s) => `npm run ${s}`).join(', ')}`, '', `\`node ${h.file} --help\`:`, '', '```text', h.help, '```'].join('\n'),
+    [
+      `### ${h.scripts.map((s) => `npm run ${s}`).join(', ')}`,
+      '',
+      `\`npm run ${h.scripts[0] ?? ''} -- --help\` (\`node ${h.file} --help\` in the image):`,
+      '',
+      '```text',
+      h.help,
+      '```',
+    ].join('\n'),
   );
   return [
     header('Settings', "each process's --help and the code that reads the environment (gateway/options.ts, operator/options.ts, and the other parsers)"),

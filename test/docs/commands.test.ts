@@ -1,0 +1,56 @@
+// The commands the docs give to run a process work from a checkout after `npm ci`, with whatever `node` the reader's
+// shell finds first (often an older one than the sources need): run as written, in a shell whose PATH does not hold
+// the checkout's node_modules/.bin, the bundled Node 24 reachable only through npm.
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { delimiter } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { docExample, docText } from '../helpers/docs.ts';
+import { ROOT } from '../helpers/process.ts';
+
+const run = promisify(execFile);
+
+/** The reader's PATH: ours without any node_modules/.bin, the system's binaries (and their node) first. */
+function readerPath(): string {
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter((d) => d !== '' && !d.includes('node_modules'));
+  return ['/usr/local/bin', '/usr/bin', '/bin', ...dirs].join(delimiter);
+}
+
+async function runAsWritten(script: string): Promise<string> {
+  const env = { ...process.env, PATH: readerPath() };
+  for (const k of Object.keys(env)) if (k.startsWith('npm_')) delete env[k];
+  const { stdout, stderr } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+  return stdout + stderr;
+}
+
+describe("the docs' commands for each process", () => {
+  it('print the gateway help as docs/getting-started.md writes it', async () => {
+    const out = await runAsWritten(docExample('docs/getting-started.md', 'help'));
+    expect(out).toContain('svc-gateway: OpenAI- and Anthropic-compatible AI gateway');
+    expect(out).toContain('SVC_METRICS_PORT');
+  }, 180_000);
+
+  it('print the operator help as docs/kubernetes.md writes it', async () => {
+    const out = await runAsWritten(docExample('docs/kubernetes.md', 'operator-help'));
+    expect(out).toContain('svc-gateway operator');
+    expect(out).toContain('WATCH_NAMESPACE');
+  }, 180_000);
+
+  it('are never a bare `node <file>.ts --help`, which an older node cannot run', () => {
+    const pages = [
+      'README.md',
+      'charts/svc-gateway/README.md',
+      ...readdirSync(`${ROOT}/docs`)
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
+    const bare = pages.flatMap((page) =>
+      docText(page)
+        .split('\n')
+        .filter((line) => /(^|`)node [\w./-]+\.ts\b[^`]*--help/.test(line) && !line.includes('in the image'))
+        .map((line) => `${page}: ${line.trim()}`),
+    );
+    expect(bare, 'write npm start -- --help, npm run <script> -- --help').toEqual([]);
+  });
+});
