@@ -2,8 +2,9 @@
 // shell finds first (often an older one than the sources need): run as written, in a shell whose PATH does not hold
 // the checkout's node_modules/.bin, the bundled Node 24 reachable only through npm.
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { delimiter } from 'node:path';
+import { copyFileSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { docExample, docText } from '../helpers/docs.ts';
@@ -17,12 +18,23 @@ function readerPath(): string {
   return ['/usr/local/bin', '/usr/bin', '/bin', ...dirs].join(delimiter);
 }
 
-async function runAsWritten(script: string): Promise<string> {
+async function runAsWritten(script: string, cwd = ROOT): Promise<string> {
   const env = { ...process.env, PATH: readerPath() };
   for (const k of Object.keys(env)) if (k.startsWith('npm_')) delete env[k];
-  const { stdout, stderr } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+  const { stdout, stderr } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd, env, encoding: 'utf8', timeout: 120_000 });
   return stdout + stderr;
 }
+
+describe('the install', () => {
+  it('prints no npm warning with the npm on the PATH, whatever its node (engine warnings of an older node)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-npm-ci-'));
+    for (const f of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(join(ROOT, f), join(dir, f));
+    // --dry-run: the whole install's checks, engines included, without writing node_modules; --offline: from the lock.
+    const out = await runAsWritten('npm ci --dry-run --offline --no-audit --no-fund', dir);
+    expect(out).toContain('add zod');
+    expect(out.split('\n').filter((l) => l.startsWith('npm warn'))).toEqual([]);
+  }, 180_000);
+});
 
 describe("the docs' commands for each process", () => {
   it('print the gateway help as docs/getting-started.md writes it', async () => {
