@@ -57,7 +57,7 @@ export async function processHelps(root: string): Promise<ProcessHelp[]> {
   const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const byFile = new Map<string, string[]>();
   for (const [name, command] of Object.entries(scripts)) {
-    const file = /^node (\S+\.ts)\b/.exec(command)?.[1];
+    const file = /^(?:exec )?node (\S+\.ts)\b/.exec(command)?.[1];
     // A process of the program, not a tool (crds/generate.ts writes files; test/ and docs/ are not the program).
     if (file && codeDirs(root).includes(file.split('/')[0] as string) && !file.startsWith('crds/')) byFile.set(file, [...(byFile.get(file) ?? []), name]);
   }
