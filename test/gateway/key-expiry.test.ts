@@ -162,7 +162,9 @@ describe('key expiry', () => {
     for (const value of ['9999-12-31T23:59:59-23:59', '9999-12-31T23:59:59-00:01', '0000-01-01T00:00:00+00:01']) {
       const parsed = parseManifests(docsWith(value).map((doc, i) => ({ source: `t#${i}`, doc })));
       expect(parsed.errors.map(formatIssue), value).toEqual([
-        expect.stringMatching(/^t#\d+: ApiKey\/short field spec\.expiresAt: must lie between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z once its offset is applied/),
+        expect.stringMatching(
+          /^t#\d+: ApiKey\/short field spec\.expiresAt: must lie between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z once its offset is applied/,
+        ),
       ]);
     }
     await apply(EXPIRES);
