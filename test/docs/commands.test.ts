@@ -19,7 +19,7 @@ function readerPath(): string {
 }
 
 async function runAsWritten(script: string, cwd = ROOT): Promise<string> {
-  const env = { ...process.env, PATH: readerPath() };
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: readerPath() };
   for (const k of Object.keys(env)) if (k.startsWith('npm_')) delete env[k];
   const { stdout, stderr } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd, env, encoding: 'utf8', timeout: 120_000 });
   return stdout + stderr;
