@@ -17,10 +17,11 @@ export type Env = Record<string, string | undefined>;
 
 export const HELP = `svc-gateway: OpenAI- and Anthropic-compatible AI gateway
 
-Usage (in a checkout after npm ci; the image runs node gateway/main.ts with the same options):
+Usage:
   npm start -- [--config PATH] [--port N]      standalone
   npm run gateway                              cluster mode (--cluster): config and state from REDIS_URL
   npm start -- --help                          this help
+  (in a checkout after npm ci; the image runs node gateway/main.ts with the same options)
 
 Options:
   --config PATH   manifests: a YAML file with several documents, or a folder (default: $SVC_CONFIG, else the demo)

@@ -7,9 +7,10 @@ import { startOperator } from './operator.ts';
 const HELP = `svc-gateway operator: Plans, Accounts, ApiKeys and ModelRoutes of one namespace, compiled into Redis for
 every gateway replica (npm run operator)
 
-Usage (in a checkout after npm ci; the image runs node operator/main.ts):
+Usage:
   npm run operator                run (settings from the environment)
   npm run operator -- --help      this help
+  (in a checkout after npm ci; the image runs node operator/main.ts)
 
 Environment:
   KUBECONFIG        kubeconfig file (default: ~/.kube/config, else the in-cluster service account)
