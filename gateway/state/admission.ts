@@ -69,7 +69,7 @@ function refuse(refusal: Refusal, waitMs = 0, leftNano?: number): Verdict {
   return leftNano === undefined ? { ok: false, refusal, waitMs } : { ok: false, refusal, waitMs, leftNano };
 }
 
-/** The worst case of a call against what is left, and how to make it fit (the hold counts every output token allowed). */
+/** How a call whose worst case does not fit can fit: its hold counts the whole input and every token max_tokens allows. */
 const MAKE_IT_FIT = 'a lower max_tokens (or a shorter input) makes it fit';
 
 /**
