@@ -49,7 +49,7 @@ beforeAll(async () => {
     }),
   );
   editor = await waitFor('the editor key', () => secretKey(cluster.api, inst.ns, 'editor-key'), HANG_MS);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await inst?.stop();

@@ -7,7 +7,7 @@ import { kubectl } from '../k8s/kubectl.ts';
 import { gatewayReady, install, PEPPER, startCluster, type Cluster, type Installation } from './harness.ts';
 import { operatorIdentity, serviceAccountUser } from './identity.ts';
 import { secretKey, waitFor } from './kube-api.ts';
-import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
+import { FAST_LEASE, startOperatorProcess, type OperatorProcess } from './operator-process.ts';
 import { untilAll } from './propagation.ts';
 
 let cluster: Cluster;
@@ -27,6 +27,7 @@ async function replica(name: string, env: Record<string, string> = {}): Promise<
     REDIS_URL: cluster.redis.url,
     SVC_REDIS_PREFIX: inst.prefix,
     SVC_KEY_PEPPER: PEPPER,
+    ...FAST_LEASE,
     ...env,
   });
   inst.operators.push(op);
