@@ -1,5 +1,6 @@
 // `npm run test:bench`: the benchmark's end-to-end smoke test (every subject and scenario in quick mode, about two
-// minutes), kept out of `npm test`; `npm run bench -- --quick` runs the same bench by hand.
+// minutes) and the propagation times on a real API server (test/bench/propagation.test.ts), kept out of `npm test`,
+// which asserts behaviour, not speed; `npm run bench -- --quick` runs the same bench by hand.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({

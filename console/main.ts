@@ -5,7 +5,8 @@ import { startClusterConsole } from './cluster.ts';
 
 const HELP = `svc-gateway console (cluster mode): /dashboard/keys and /dashboard/usage
 
-Usage: node console/main.ts [--port N]      (npm run console)
+Usage: npm run console -- [--port N]
+  (in a checkout after npm ci; the image runs node console/main.ts)
 
 Sign-in is with a Kubernetes bearer token (TokenReview); rights are Kubernetes RBAC on accounts.gateway.svc.dev/<name>
 (verbs get, manage-keys, view-usage, manage-billing; SubjectAccessReview). Keys made here are ApiKey objects carrying

@@ -18,8 +18,10 @@ export type Env = Record<string, string | undefined>;
 export const HELP = `svc-gateway: OpenAI- and Anthropic-compatible AI gateway
 
 Usage:
-  node gateway/main.ts [--config PATH] [--port N]     standalone (npm start)
-  node gateway/main.ts --cluster                        cluster mode: config and state from REDIS_URL (npm run gateway)
+  npm start -- [--config PATH] [--port N]      standalone
+  npm run gateway                              cluster mode (--cluster): config and state from REDIS_URL
+  npm start -- --help                          this help
+  (in a checkout after npm ci; the image runs node gateway/main.ts with the same options)
 
 Options:
   --config PATH   manifests: a YAML file with several documents, or a folder (default: $SVC_CONFIG, else the demo)

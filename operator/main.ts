@@ -8,8 +8,9 @@ const HELP = `svc-gateway operator: Plans, Accounts, ApiKeys and ModelRoutes of 
 every gateway replica (npm run operator)
 
 Usage:
-  node operator/main.ts           run (settings from the environment)
-  node operator/main.ts --help    this help
+  npm run operator                run (settings from the environment)
+  npm run operator -- --help      this help
+  (in a checkout after npm ci; the image runs node operator/main.ts)
 
 Environment:
   KUBECONFIG        kubeconfig file (default: ~/.kube/config, else the in-cluster service account)

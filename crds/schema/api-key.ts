@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { API_VERSION, baseStatus, cel, limits, metadata, modelPattern, objectName, spendStatus, usd } from './common.ts';
 
+const EXPIRES_AT_RANGE = 'must lie between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z once its offset is applied';
+/** The instants whose UTC form has a four-digit year: from 0000-01-01T00:00:00Z up to 10000-01-01 excluded. */
+const FIRST_MS = Date.parse('0000-01-01T00:00:00Z');
+const PAST_LAST_MS = Date.parse('+010000-01-01T00:00:00Z');
+const inFourDigitYears = (v: string): boolean => {
+  const ms = Date.parse(v);
+  return ms >= FIRST_MS && ms < PAST_LAST_MS;
+};
+
 export const apiKeySpec = z.object({
   accountRef: objectName.describe('Name of the Account this key bills to.'),
   displayName: z.string().max(256).optional().describe('Human-readable name of the key.'),
@@ -28,6 +37,10 @@ export const apiKeySpec = z.object({
     .describe('With keyHash: the displayed form of the key (sk-svc-… and its last 4 characters).'),
   expiresAt: z.iso
     .datetime({ offset: true })
+    // An offset can carry a valid-looking time out of RFC 3339's four-digit years (9999-12-31T23:59:59-23:59 is
+    // 10000-01-01T23:58:59Z), which the gateways could not write back in /v1/me or the status.
+    .refine(inFourDigitYears, { message: EXPIRES_AT_RANGE })
+    .meta(cel({ rule: 'self.getFullYear() >= 0 && self.getFullYear() <= 9999', message: EXPIRES_AT_RANGE }))
     .optional()
     .describe(
       'RFC 3339 time from which every gateway answers 401 key_expired (in-flight calls complete). May be changed, also into the past: the key stops at once.',

@@ -57,7 +57,7 @@ export async function processHelps(root: string): Promise<ProcessHelp[]> {
   const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const byFile = new Map<string, string[]>();
   for (const [name, command] of Object.entries(scripts)) {
-    const file = /^node (\S+\.ts)\b/.exec(command)?.[1];
+    const file = /^(?:exec )?node (\S+\.ts)\b/.exec(command)?.[1];
     // A process of the program, not a tool (crds/generate.ts writes files; test/ and docs/ are not the program).
     if (file && codeDirs(root).includes(file.split('/')[0] as string) && !file.startsWith('crds/')) byFile.set(file, [...(byFile.get(file) ?? []), name]);
   }
@@ -117,7 +117,15 @@ export async function settingsPage(root: string): Promise<string> {
       ];
     });
   const sections = helps.map((h) =>
-    [`### ${h.scripts.map((s) => `npm run ${s}`).join(', ')}`, '', `\`node ${h.file} --help\`:`, '', '```text', h.help, '```'].join('\n'),
+    [
+      `### ${h.scripts.map((s) => `npm run ${s}`).join(', ')}`,
+      '',
+      `\`npm run ${h.scripts[0] ?? ''} -- --help\` (\`node ${h.file} --help\` in the image):`,
+      '',
+      '```text',
+      h.help,
+      '```',
+    ].join('\n'),
   );
   return [
     header('Settings', "each process's --help and the code that reads the environment (gateway/options.ts, operator/options.ts, and the other parsers)"),

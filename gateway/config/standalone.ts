@@ -37,8 +37,9 @@ export function loadStandaloneConfig(path: string | undefined, pepper: string): 
     return key;
   };
   const result = compile(parsed.set, { pepper, keyFor });
-  // A target the compiler left out (its credentials missing) is a warning, as in cluster mode where the route's
-  // status says it: the route's other targets serve, and a route with none left answers 503 no_target_available.
+  // A target the compiler left out because its credentials Secret is missing is a warning, as in cluster mode where
+  // the route's status says it: the route's other targets serve, and a route with none left answers 503
+  // no_target_available. A target missing what its kind needs (region, project, baseUrl) is an error like any other.
   const issue = (p: Problem): ManifestIssue => ({ source: file, object: p.object, field: p.field, message: p.message });
   const errors = result.problems.filter((p) => p.leftOut !== 'target');
   if (errors.length > 0) throw new ConfigError(errors.map(issue));

@@ -40,7 +40,7 @@ describe('cloud targets', () => {
     });
   });
 
-  it('leaves out a target without what its kind needs, naming the field', () => {
+  it('leaves out a target without what its kind needs, naming the field, as a problem that stops a standalone start', () => {
     const cases: Array<[Record<string, unknown>, string, string]> = [
       [{ provider: 'bedrock' }, 'spec.targets[0].region', 'provider bedrock needs a region'],
       [{ provider: 'vertex', region: 'us-central1' }, 'spec.targets[0].project', 'provider vertex needs a project'],
@@ -58,6 +58,8 @@ describe('cloud targets', () => {
       expect(problems).toHaveLength(1);
       expect(problems[0]?.field).toBe(field);
       expect(problems[0]?.message).toContain(message);
+      // Not a warning: a standalone gateway refuses to start on it, as the CRD refuses it in a cluster.
+      expect(problems[0]?.leftOut).toBeUndefined();
     }
   });
 

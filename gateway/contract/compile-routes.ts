@@ -1,7 +1,10 @@
 // ModelRoutes -> compiled models. A target that cannot be called as written (its credentials Secret or the key in
 // it missing, no baseUrl) is left out of the snapshot: the route's other targets
 // serve, and a route with none left stays published with no targets, so its calls get 503 no_target_available
-// (gateway/pipeline/dispatch.ts) rather than an upstream call without credentials.
+// (gateway/pipeline/dispatch.ts) rather than an upstream call without credentials. Only a missing Secret (or key in
+// it) is marked `leftOut`, so a standalone gateway starts with a warning: the Secret may come later, as in a cluster.
+// A target missing what its kind needs (region, project, baseUrl) is a mistake in the manifest itself, which the
+// CRD refuses in a cluster, so standalone refuses to start on it.
 import { CLOUD_PROVIDERS, type ModelRoute, type Target } from '../../crds/schema/index.ts';
 import { perMTokToNanoPerToken } from './money.ts';
 import type { CompiledModel, CompiledTarget, CredentialRef } from './snapshot.ts';
@@ -9,7 +12,9 @@ import { accepted, inScope, type RouteVerdict, type TargetVerdict } from './verd
 import type { Problem } from './problem.ts';
 
 type Secrets = Map<string, Record<string, string>>;
-type Refusal = { field: string; reason: string; message: string };
+type Refusal = { field: string; reason: 'InvalidSpec' | 'MissingBaseUrl' | 'MissingSecret' | 'MissingSecretKey'; message: string };
+/** Refusals that only say the credentials are not there yet: the target is left out, the manifest is not wrong. */
+const MISSING_CREDENTIALS: ReadonlySet<Refusal['reason']> = new Set(['MissingSecret', 'MissingSecretKey']);
 
 const isCloud = (p: Target['provider']): boolean => (CLOUD_PROVIDERS as readonly string[]).includes(p);
 /** Providers that read a whole Secret when secretKeyRef names no key (docs/clouds.md lists the keys per cloud). */
@@ -93,7 +98,8 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
   const targets = r.spec.targets.map((t, i): TargetVerdict => {
     const checked = checkTarget(t, secrets, scope);
     if ('reason' in checked) {
-      problems.push({ object, field: `spec.targets[${i}].${checked.field}`, message: `target ${t.name}: ${checked.message}`, leftOut: 'target' });
+      const problem: Problem = { object, field: `spec.targets[${i}].${checked.field}`, message: `target ${t.name}: ${checked.message}` };
+      problems.push(MISSING_CREDENTIALS.has(checked.reason) ? { ...problem, leftOut: 'target' } : problem);
       return { name: t.name, ready: false, served: false, reason: checked.reason, message: `Target ${t.name}: ${checked.message}.` };
     }
     compiled.push(compileTarget(r, t, checked));

@@ -19,6 +19,15 @@ export function nanoToUsd(nano: number): number {
   return nano / NANO_PER_USD;
 }
 
+/** USD for a message, exact and never in exponent notation: 64_000_000 -> "0.064", 999 -> "0.000000999". */
+export function usdWords(nano: number): string {
+  const n = Math.abs(Math.trunc(nano));
+  const decimals = String(n % NANO_PER_USD)
+    .padStart(9, '0')
+    .replace(/0+$/, '');
+  return `${nano < 0 ? '-' : ''}${Math.floor(n / NANO_PER_USD)}${decimals ? `.${decimals}` : ''}`;
+}
+
 export function costNano(inputTokens: number, outputTokens: number, price: ModelPrice): number {
   return inputTokens * price.inputNanoPerToken + outputTokens * price.outputNanoPerToken;
 }

@@ -50,9 +50,9 @@ describe('decideAdmission: checks in order, the first refusal wins', () => {
       { ok: false, refusal: 'tpm', waitMs: 30_000 },
     ],
     ['tpm exactly full is fine', { tokenEntries: [{ at: NOW - 1, n: 90 }] }, { tokens: 10 }, { ok: true }],
-    ['budget: committed plus hold over it', { keyMonthCommittedNano: 9001 }, {}, { ok: false, refusal: 'budget', waitMs: 0 }],
+    ['budget: committed plus hold over it', { keyMonthCommittedNano: 9001 }, {}, { ok: false, refusal: 'budget', waitMs: 0, leftNano: 999 }],
     ['budget exactly reached is fine', { keyMonthCommittedNano: 9000 }, {}, { ok: true }],
-    ['balance below the hold', { availableNano: 999 }, {}, { ok: false, refusal: 'balance', waitMs: 0 }],
+    ['balance below the hold', { availableNano: 999 }, {}, { ok: false, refusal: 'balance', waitMs: 0, leftNano: 999 }],
   ];
   it.each(cases)('%s', (_name, given, over, expected) => {
     expect(decideAdmission({ ...req, ...over }, state(given))).toEqual(expected);
@@ -62,6 +62,26 @@ describe('decideAdmission: checks in order, the first refusal wins', () => {
     expect(toDecision(req, 'rpm', 1)).toMatchObject({ code: 'rate_limited', retryAfterSec: 1 });
     expect(toDecision(req, 'tpm', 30_001)).toMatchObject({ code: 'rate_limited', retryAfterSec: 31 });
     expect(toDecision(req, 'budget', 0)).not.toHaveProperty('retryAfterSec');
+  });
+
+  it("says what is left of the budget or the balance against this call's worst case, and how to make it fit", () => {
+    expect(toDecision(req, 'budget', 0, 999)).toEqual({
+      ok: false,
+      code: 'budget_exceeded',
+      message:
+        "This call may cost up to 0.000001 USD, more than the 0.000000999 USD left of this key's monthly budget of 0.00001 USD this month; a lower max_tokens (or a shorter input) makes it fit.",
+    });
+    expect(toDecision(req, 'balance', 0, 999)).toEqual({
+      ok: false,
+      code: 'insufficient_balance',
+      message:
+        "This call may cost up to 0.000001 USD, more than the 0.000000999 USD left of the account's balance; a lower max_tokens (or a shorter input) makes it fit, or add credit.",
+    });
+    // Nothing left: a smaller call would not pass either.
+    expect(toDecision(req, 'budget', 0, 0).message).toBe(
+      "Nothing is left of this key's monthly budget of 0.00001 USD this month (spent, or held by calls in flight); it starts again on the 1st (UTC).",
+    );
+    expect(toDecision(req, 'balance', 0, -5).message).toBe("Nothing is left of the account's balance (spent, or held by calls in flight); add credit.");
   });
 
   it('an expired key is its own code (rotate me), not a revocation', () => {

@@ -1,7 +1,7 @@
 // The admission decision as a pure function of the current limit state. gateway/state/lua/admit.lua mirrors
 // decideAdmission step by step and returns the same verdict; both stores turn a verdict into the client's answer
 // with toDecision, so messages and retry-after are identical whichever store runs.
-import { nanoToUsd } from '../contract/money.ts';
+import { usdWords } from '../contract/money.ts';
 import type { AdmitDecision, AdmitRequest } from './store.ts';
 
 /** The calls of a key's last 60 s, oldest first: how many, their tokens in total, and each one (read only to refuse). */
@@ -32,7 +32,8 @@ export const KEY_EXPIRED_MESSAGE = 'This API key has expired: rotate it (create 
 export const REFUSALS = ['revoked', 'expired', 'rpm', 'tpm_size', 'tpm', 'budget', 'balance'] as const;
 export type Refusal = (typeof REFUSALS)[number];
 
-export type Verdict = { ok: true } | { ok: false; refusal: Refusal; waitMs: number };
+/** A refusal of the budget or the balance carries what is left of it (nano-USD, spent and open holds taken off). */
+export type Verdict = { ok: true } | { ok: false; refusal: Refusal; waitMs: number; leftNano?: number };
 
 export function decideAdmission(req: AdmitRequest, s: LimitState): Verdict {
   if (s.revoked) return refuse('revoked');
@@ -47,8 +48,9 @@ export function decideAdmission(req: AdmitRequest, s: LimitState): Verdict {
     if (req.tokens > tpm) return refuse('tpm_size', WINDOW_MS);
     if (w.tokens + req.tokens > tpm) return refuse('tpm', tokenWait(w, w.tokens + req.tokens - tpm, req.now));
   }
-  if (monthlyBudgetNano !== null && s.keyMonthCommittedNano + req.holdNano > monthlyBudgetNano) return refuse('budget');
-  if (req.holdNano > s.availableNano) return refuse('balance');
+  if (monthlyBudgetNano !== null && s.keyMonthCommittedNano + req.holdNano > monthlyBudgetNano)
+    return refuse('budget', 0, monthlyBudgetNano - s.keyMonthCommittedNano);
+  if (req.holdNano > s.availableNano) return refuse('balance', 0, s.availableNano);
   return { ok: true };
 }
 
@@ -63,12 +65,19 @@ function tokenWait(w: WindowView, excess: number, now: number): number {
   return WINDOW_MS;
 }
 
-function refuse(refusal: Refusal, waitMs = 0): Verdict {
-  return { ok: false, refusal, waitMs };
+function refuse(refusal: Refusal, waitMs = 0, leftNano?: number): Verdict {
+  return leftNano === undefined ? { ok: false, refusal, waitMs } : { ok: false, refusal, waitMs, leftNano };
 }
 
-/** The client's answer to a refusal: code, message and retry-after (rate limits only). */
-export function toDecision(req: AdmitRequest, refusal: Refusal, waitMs: number): AdmitDecision & { ok: false } {
+/** How a call whose worst case does not fit can fit: its hold counts the whole input and every token max_tokens allows. */
+const MAKE_IT_FIT = 'a lower max_tokens (or a shorter input) makes it fit';
+
+/**
+ * The client's answer to a refusal: code, message and retry-after (rate limits only). A budget or balance refusal says
+ * what is left (leftNano) against this call's worst case: a key that spent almost nothing is refused when its hold
+ * does not fit, and the caller must learn that a smaller call would pass.
+ */
+export function toDecision(req: AdmitRequest, refusal: Refusal, waitMs: number, leftNano = 0): AdmitDecision & { ok: false } {
   const { rpm, tpm, monthlyBudgetNano } = req.key;
   switch (refusal) {
     case 'revoked':
@@ -87,18 +96,21 @@ export function toDecision(req: AdmitRequest, refusal: Refusal, waitMs: number):
       };
     case 'tpm':
       return rateLimited(`Rate limit of ${tpm} tokens per minute reached.`, waitMs);
-    case 'budget':
-      return {
-        ok: false,
-        code: 'budget_exceeded',
-        message: `This key's monthly budget of ${nanoToUsd(monthlyBudgetNano ?? 0)} USD is reached (the call may cost up to ${nanoToUsd(req.holdNano)} USD).`,
-      };
-    case 'balance':
-      return {
-        ok: false,
-        code: 'insufficient_balance',
-        message: `The account balance is too low for this call (it may cost up to ${nanoToUsd(req.holdNano)} USD); add credit or lower max_tokens.`,
-      };
+    case 'budget': {
+      const budget = `this key's monthly budget of ${usdWords(monthlyBudgetNano ?? 0)} USD`;
+      const message =
+        leftNano > 0
+          ? `This call may cost up to ${usdWords(req.holdNano)} USD, more than the ${usdWords(leftNano)} USD left of ${budget} this month; ${MAKE_IT_FIT}.`
+          : `Nothing is left of ${budget} this month (spent, or held by calls in flight); it starts again on the 1st (UTC).`;
+      return { ok: false, code: 'budget_exceeded', message };
+    }
+    case 'balance': {
+      const message =
+        leftNano > 0
+          ? `This call may cost up to ${usdWords(req.holdNano)} USD, more than the ${usdWords(leftNano)} USD left of the account's balance; ${MAKE_IT_FIT}, or add credit.`
+          : "Nothing is left of the account's balance (spent, or held by calls in flight); add credit.";
+      return { ok: false, code: 'insufficient_balance', message };
+    }
     default: {
       const never: never = refusal;
       throw new Error(`unknown refusal ${String(never)}`);

@@ -116,7 +116,7 @@ export class MemoryStore implements Store, StoreAdmin {
       availableNano: acct.creditedNano - acct.spentNano - acct.heldNano,
     };
     const v = decideAdmission(req, state);
-    if (!v.ok) return toDecision(req, v.refusal, v.waitMs);
+    if (!v.ok) return toDecision(req, v.refusal, v.waitMs, v.leftNano);
     hold.slot = w.add(req.now, req.tokens);
     add(acct.monthHeld, mk, req.holdNano);
     acct.heldNano += req.holdNano;

@@ -229,7 +229,7 @@ export class RedisStore implements Store, StoreAdmin {
         },
       ),
     );
-    const [verdict, waitMs] = Array.isArray(reply) ? reply : [];
+    const [verdict, waitMs, leftNano] = Array.isArray(reply) ? reply : [];
     if (verdict === 'ok') {
       if (!(await this.guard('admit', () => this.replicated(a.acct)))) {
         this.warn('An admission was not acknowledged by a replica in time; answering 503 (its hold expires)');
@@ -240,7 +240,7 @@ export class RedisStore implements Store, StoreAdmin {
       return { ok: true, hold: { id: req.eventId, account: req.account.name, key: k.name, tokens: req.tokens, holdNano: req.holdNano, month } };
     }
     if (!REFUSALS.includes(verdict as Refusal)) throw new GatewayError('internal_error', 'The state store gave an unexpected answer.');
-    return toDecision(req, verdict as Refusal, int(waitMs));
+    return toDecision(req, verdict as Refusal, int(waitMs), int(leftNano));
   }
 
   async settle(hold: Hold, s: Settlement): Promise<void> {

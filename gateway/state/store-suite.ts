@@ -88,7 +88,8 @@ export function storeSuite(name: string, make: StoreFactory): void {
       expect(all.find((d) => !d.ok)).toEqual({
         ok: false,
         code: 'budget_exceeded',
-        message: "This key's monthly budget of 0.00001 USD is reached (the call may cost up to 0.000004 USD).",
+        message:
+          "This call may cost up to 0.000004 USD, more than the 0.000002 USD left of this key's monthly budget of 0.00001 USD this month; a lower max_tokens (or a shorter input) makes it fit.",
       });
       await settle(store, held(ok[0] as AdmitDecision), 1000, T + 1);
       held(await store.admit(request(key, account(), T + 2, { holdNano: 4000 }))); // 1000 spent + 4000 + 4000 held
@@ -103,7 +104,8 @@ export function storeSuite(name: string, make: StoreFactory): void {
       expect(all.find((d) => !d.ok)).toEqual({
         ok: false,
         code: 'insufficient_balance',
-        message: 'The account balance is too low for this call (it may cost up to 0.000003 USD); add credit or lower max_tokens.',
+        message:
+          "This call may cost up to 0.000003 USD, more than the 0.000001 USD left of the account's balance; a lower max_tokens (or a shorter input) makes it fit, or add credit.",
       });
     });
 

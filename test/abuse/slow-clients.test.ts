@@ -10,8 +10,11 @@ import { abuseConfig } from './manifests.ts';
 import { rawRequest, requestBytes, type RawAnswer } from './raw-http.ts';
 
 const TIMEOUTS: Timeouts = { headersMs: 500, requestMs: 1000, idleMs: 2000 };
-/** How long past its timeout a slow client may stay connected (timer granularity, a loaded machine). */
-const SLACK_MS = 2000;
+/**
+ * How long past its timeout a slow client may stay connected (timer granularity, a loaded machine): generous, and
+ * still below GIVE_UP_MS, where the clients give up by themselves, so a timeout not enforced still fails.
+ */
+const SLACK_MS = 5000;
 const GIVE_UP_MS = 8000;
 
 let openai: FakeUpstream;
@@ -106,8 +109,9 @@ describe('slow clients are closed by the timeouts', () => {
       statuses.every((s) => s === 200),
       JSON.stringify(statuses),
     ).toBe(true);
-    // Served, not starved: a generous bound (tests assert behaviour; the bench measures latency).
-    expect(Math.max(...slowest), 'slowest normal call (ms)').toBeLessThan(3000);
+    // Served, not starved: a bound only a server that made normal calls wait on the slow clients exceeds; latency is
+    // the bench's business.
+    expect(Math.max(...slowest), 'slowest normal call (ms)').toBeLessThan(TIMEOUTS.requestMs + SLACK_MS);
     const stillOpen = answers.filter((a) => a.timedOut).length;
     expect(stillOpen, 'slow clients never closed').toBe(0);
   });

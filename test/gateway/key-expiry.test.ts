@@ -153,6 +153,23 @@ describe('key expiry', () => {
     expect(await refusal(openai().chat.completions.create(hi))).toMatchObject({ status: 401, code: 'key_expired' });
   });
 
+  it('writes the latest expiresAt, 9999-12-31T23:59:59Z, as RFC 3339; refuses one whose offset carries it out of years 0000-9999, naming the field', async () => {
+    clock = EXP - 2 * DAY;
+    const last = '9999-12-31T23:59:59Z';
+    await apply(last);
+    const res = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${keyOf('short')}` } });
+    expect(await res.json()).toMatchObject({ expires_at: last });
+    for (const value of ['9999-12-31T23:59:59-23:59', '9999-12-31T23:59:59-00:01', '0000-01-01T00:00:00+00:01']) {
+      const parsed = parseManifests(docsWith(value).map((doc, i) => ({ source: `t#${i}`, doc })));
+      expect(parsed.errors.map(formatIssue), value).toEqual([
+        expect.stringMatching(
+          /^t#\d+: ApiKey\/short field spec\.expiresAt: must lie between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z once its offset is applied/,
+        ),
+      ]);
+    }
+    await apply(EXPIRES);
+  });
+
   it('stops the key at once when an update moves its expiry into the past (its record still cached), and a later expiry revives it', async () => {
     clock = EXP - 3 * DAY;
     await openai().chat.completions.create(hi); // the key's record is now in the key cache

@@ -139,6 +139,48 @@ describe('the command line', () => {
     expect(r.output).toContain(`${file}#2: ModelRoute/broken field spec.pricing.inputPerMTokUsd:`);
   });
 
+  it('fails at start on a target missing what its kind needs, naming the object and the field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-bad-'));
+    const cases: Array<[string, string, string]> = [
+      ['{name: t, provider: bedrock, credentials: {ambient: {}}}', 'spec.targets[0].region', 'provider bedrock needs a region'],
+      ['{name: t, provider: vertex, region: us-central1, credentials: {ambient: {}}}', 'spec.targets[0].project', 'provider vertex needs a project'],
+      ['{name: t, provider: openai, credentials: {env: OPENAI_API_KEY}}', 'spec.targets[0].baseUrl', 'provider openai needs a baseUrl'],
+      [
+        '{name: t, provider: openai, baseUrl: "https://x.test/v1", credentials: {secretKeyRef: {name: s}}}',
+        'spec.targets[0].credentials.secretKeyRef',
+        'provider openai needs secretKeyRef.key',
+      ],
+    ];
+    const runs = cases.map(([target], i) => {
+      const file = join(dir, `route-${i}.yaml`);
+      writeFileSync(
+        file,
+        [
+          'apiVersion: gateway.svc.dev/v1alpha1',
+          'kind: ModelRoute',
+          'metadata: {name: cloud}',
+          'spec:',
+          '  pricing: {inputPerMTokUsd: 1, outputPerMTokUsd: 2}',
+          `  targets: [${target}, {name: spare, provider: mock}]`,
+          '---',
+          'apiVersion: v1',
+          'kind: Secret',
+          'metadata: {name: s}',
+          'stringData: {api-key: k}',
+          '',
+        ].join('\n'),
+      );
+      return runToExit([], { SVC_CONFIG: file });
+    });
+    const results = await Promise.all(runs);
+    cases.forEach(([, field, message], i) => {
+      const r = results[i] as { code: number | null; output: string };
+      expect(r.code, r.output).toBe(1);
+      expect(r.output).toContain(`ModelRoute/cloud field ${field}: target t: ${message}`);
+      expect(r.output).not.toContain('listening on');
+    });
+  }, 180_000);
+
   it('fails at start on a reference to a missing object', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-bad-'));
     const file = join(dir, 'ref.yaml');

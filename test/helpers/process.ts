@@ -32,7 +32,7 @@ export async function startGatewayProcess(env: Record<string, string | undefined
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 90_000);
     const check = (): void => {
       const m = /svc-gateway listening on (http:\/\/\S+)/.exec(out) ?? /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       const metrics = /svc-gateway metrics on (http:\/\/\S+)\/metrics/.exec(out);
@@ -72,7 +72,8 @@ export function runToExit(args: string[], env: Record<string, string> = {}): Pro
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    // Bounds a hang only: a start on a loaded 2-core machine takes seconds.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, output });

@@ -50,7 +50,7 @@ export function ready(obj: ApiKeyObject | undefined): { status: string; reason: 
 }
 
 /** Polls `probe` until it returns something other than undefined/false; returns it. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 25): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 25): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: T | undefined | false;
   while (Date.now() < end) {

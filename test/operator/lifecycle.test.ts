@@ -10,6 +10,10 @@ import { gatewayReady, install, startCluster, type Cluster, type Installation } 
 import { getCustom, ready, secretKey, waitFor, type ApiKeyObject } from './kube-api.ts';
 import { untilAll } from './propagation.ts';
 
+/** Waits for a state on every gateway: a bound only a hang exceeds. How fast it gets there is measured by
+ * test/bench/propagation.test.ts (npm run test:bench), never asserted here: a loaded machine is slow, not wrong. */
+const HANG_MS = 30_000;
+
 let cluster: Cluster;
 let inst: Installation;
 let upstream: FakeUpstream;
@@ -23,7 +27,7 @@ beforeAll(async () => {
   // The default spend refresh (a minute): the balance of a new account shows by the early refresh after a publish.
   await inst.startOperator('op-0');
   await Promise.all([inst.startGateway(), inst.startGateway()]);
-  await Promise.all(inst.gateways.map((g) => gatewayReady(g, 20_000, () => inst.operators[0]?.output() ?? '')));
+  await Promise.all(inst.gateways.map((g) => gatewayReady(g, 60_000, () => inst.operators[0]?.output() ?? '')));
 }, 120_000);
 
 afterAll(async () => {
@@ -37,13 +41,11 @@ const apiKey = (name: string): Promise<ApiKeyObject | undefined> => getCustom(cl
 describe('kubectl apply of the example of docs/kubernetes.md', () => {
   let key: string;
 
-  it('is served by every gateway within 2 s, with the key the operator generated into the Secret', async () => {
+  it('is served by every gateway, with the key the operator generated into the Secret', async () => {
     const yaml = docExample('docs/kubernetes.md', 'operator').replace('https://api.openai.com/v1', upstream.baseUrl);
-    const t0 = Date.now();
     await inst.kubectlOk(['apply', '-f', '-'], yaml);
-    key = await waitFor('the generated key in Secret ci-bot-key', () => secretKey(cluster.api, inst.ns, 'ci-bot-key'));
-    const served = await untilAll(urls(), (url) => chat(url, key, { model: MODEL }).then((r) => r.status === 200));
-    expect(served - t0).toBeLessThan(2000);
+    key = await waitFor('the generated key in Secret ci-bot-key', () => secretKey(cluster.api, inst.ns, 'ci-bot-key'), HANG_MS);
+    await untilAll(urls(), (url) => chat(url, key, { model: MODEL }).then((r) => r.status === 200), HANG_MS);
     expect(upstream.calls.at(-1)?.headers.authorization).toBe('Bearer sk-your-openai-key');
   });
 
@@ -84,11 +86,9 @@ describe('kubectl apply of the example of docs/kubernetes.md', () => {
     expect(events.split(' ')).toContain('KeyGenerated');
   });
 
-  it('revocation reaches every gateway within 2 s; un-revoking is refused by the API server', async () => {
-    const t0 = Date.now();
+  it('revocation reaches every gateway; un-revoking is refused by the API server', async () => {
     await inst.kubectlOk(['patch', 'apikey', 'ci-bot', '--type=merge', '-p', '{"spec":{"revoked":true}}']);
-    const refused = await untilAll(urls(), (url) => chat(url, key, { model: MODEL }).then((r) => r.status === 401 && r.body.includes('key_revoked')));
-    expect(refused - t0).toBeLessThan(2000);
+    await untilAll(urls(), (url) => chat(url, key, { model: MODEL }).then((r) => r.status === 401 && r.body.includes('key_revoked')), HANG_MS);
     const back = await inst.kubectl(['patch', 'apikey', 'ci-bot', '--type=merge', '-p', '{"spec":{"revoked":false}}']);
     expect(back.code).not.toBe(0);
     expect(back.stderr.trimEnd()).toBe(
@@ -106,7 +106,7 @@ describe('kubectl apply of the example of docs/kubernetes.md', () => {
 });
 
 describe('editing a ModelRoute', () => {
-  it('moves every gateway to the new target and price within 2 s, without a restart', async () => {
+  it('moves every gateway to the new target and price, without a restart', async () => {
     await inst.kubectlOk(
       ['apply', '-f', '-'],
       JSON.stringify({
@@ -123,7 +123,6 @@ describe('editing a ModelRoute', () => {
     await chat(urls()[0] as string, key, { model: MODEL });
     expect((await spend()) - before).toBeCloseTo(0.000006084, 10); // 11 x 0.156 + 7 x 0.624 per million tokens
 
-    const t0 = Date.now();
     await inst.kubectlOk([
       'patch',
       'modelroute',
@@ -139,8 +138,7 @@ describe('editing a ModelRoute', () => {
         },
       }),
     ]);
-    const moved = await untilAll(urls(), (url) => fetchUpstream(url, key).then((u) => u === 'openai-b'));
-    expect(moved - t0).toBeLessThan(2000);
+    await untilAll(urls(), (url) => fetchUpstream(url, key).then((u) => u === 'openai-b'), HANG_MS);
     const mid = await spend();
     await chat(urls()[0] as string, key, { model: MODEL });
     expect((await spend()) - mid).toBeCloseTo(0.00026, 10); // 11 x 10.4 + 7 x 20.8 per million tokens

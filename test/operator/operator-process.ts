@@ -15,14 +15,19 @@ export interface OperatorProcess {
   metric(name: string, labels?: Record<string, string>): Promise<number>;
 }
 
-/** Fast lease timing for tests: a dead leader is replaced within about 3.5 s. */
+/**
+ * Fast lease timing, for the tests of leader election only: a dead leader is replaced within about 3.5 s, and a
+ * leader that cannot renew for 2 s exits, which a loaded machine can cause (the API server slow to answer).
+ */
 export const FAST_LEASE = { SVC_LEASE_DURATION_MS: '3000', SVC_LEASE_RENEW_DEADLINE_MS: '2000', SVC_LEASE_RETRY_PERIOD_MS: '500' };
+/** The operator's own defaults (operator/main.ts --help): what every other test runs with. */
+export const STEADY_LEASE = { SVC_LEASE_DURATION_MS: '15000', SVC_LEASE_RENEW_DEADLINE_MS: '10000', SVC_LEASE_RETRY_PERIOD_MS: '2000' };
 
 export async function startOperatorProcess(name: string, env: Record<string, string>): Promise<OperatorProcess> {
   const child = spawn(process.execPath, ['operator/main.ts'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', POD_NAME: name, LOG_LEVEL: 'info', ...FAST_LEASE, ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', POD_NAME: name, LOG_LEVEL: 'info', ...STEADY_LEASE, ...env },
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

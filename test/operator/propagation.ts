@@ -1,7 +1,7 @@
 // Measuring propagation as users see it: the time until every gateway process gives the expected answer.
 
 /** Polls `probe` on every URL until each has passed once; returns the time (ms since epoch) the last one passed. */
-export async function untilAll(urls: string[], probe: (url: string) => Promise<boolean>, timeoutMs = 15_000, everyMs = 10): Promise<number> {
+export async function untilAll(urls: string[], probe: (url: string) => Promise<boolean>, timeoutMs = 30_000, everyMs = 10): Promise<number> {
   const end = Date.now() + timeoutMs;
   const times = await Promise.all(
     urls.map(async (url) => {

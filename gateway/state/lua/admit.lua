@@ -1,5 +1,5 @@
 -- Admission: one atomic step per call, mirroring decideAdmission in gateway/state/admission.ts
--- (same checks, same order). Returns {'ok'} or {refusal, waitMs}.
+-- (same checks, same order). Returns {'ok'} or {refusal, waitMs}, and for 'budget' and 'balance' what is left of it.
 -- KEYS: acct revoked holds holdrec spend held calls tpmn keyexp   (all in the account's hash slot)
 -- ARGV: id keyHash keyName now month rpm tpm budget tokens holdNano deadline keyRevoked   (-1 = no limit)
 -- `calls` is the key's sliding log (call id -> admission time, last 60 s): its size is the RPM count, and its
@@ -61,12 +61,13 @@ end
 local mk = month .. '|' .. key
 if budget >= 0 then
   local committed = tonumber(redis.call('HGET', spend, mk) or '0') + tonumber(redis.call('HGET', held, mk) or '0')
-  if committed + hold_nano > budget then return { 'budget', 0 } end
+  -- The third value is what is left, for the refusal's message (admission.ts toDecision).
+  if committed + hold_nano > budget then return { 'budget', 0, budget - committed } end
 end
 
 local a = redis.call('HMGET', acct, 'credited', 'spent', 'held')
 local available = (tonumber(a[1]) or 0) - (tonumber(a[2]) or 0) - (tonumber(a[3]) or 0)
-if hold_nano > available then return { 'balance', 0 } end
+if hold_nano > available then return { 'balance', 0, available } end
 
 redis.call('ZADD', calls, now, id)
 redis.call('HSET', tpmn, id, ARGV[9])

@@ -12,7 +12,8 @@ import { startExporter } from './start.ts';
 const HELP = `svc-usage-exporter: usage events from Redis Streams into Postgres, exactly once per event
 
 Usage:
-  node gateway/usage/exporter/main.ts [options]
+  npm run exporter -- [options]
+  (in a checkout after npm ci; the image runs node gateway/usage/exporter/main.ts [options])
 
 Any number of replicas may run: they share one consumer group, commit each batch to Postgres before
 acknowledging it, take over the entries of a replica that died, and trim the streams only below what
