@@ -10,6 +10,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from '../helpers/process.ts';
 import { container, envOf, find, parseDocs, podSpec, type K8sObject } from './chart.ts';
 import { CHART, FULL_VALUES, helm, helmOk, template } from './helm.ts';
+import { printedBlock } from '../e2e/printed.ts';
 
 let defaults: K8sObject[];
 let full: K8sObject[];
@@ -369,6 +370,26 @@ describe('what the rendered objects promise', () => {
     });
     const notes = await helmOk(['install', 'svc', CHART, '--dry-run=client', '-n', 'ns1', '--set', 'redis.deploy=true', '--set', 'postgres.deploy=true']);
     expect(notes).toContain('EVALUATION STORES: Redis and Postgres run as single pods without persistence');
+  });
+
+  it('prints the first key and call as one block bash reads whole: the heredoc ends, every command is one bash runs', async () => {
+    const out = await helmOk(['install', 'svc', CHART, '--dry-run=client', '-n', 'ns1']);
+    const block = printedBlock(out, "kubectl apply -n ns1 -f - <<'YAML'");
+    // bash -n reads without running: an unterminated heredoc is a warning there, and swallows the lines after it.
+    const r = spawnSync('bash', ['-n'], { input: block, encoding: 'utf8' });
+    expect({ code: r.status, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const after = block
+      .slice(block.indexOf('\nYAML\n') + 6)
+      .trim()
+      .split('\n');
+    // The commands after it (a continuation line aside): wait, the key, the port-forward, its wait, the call.
+    expect(after.filter((l) => !l.startsWith(' ')).map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual([
+      'kubectl wait',
+      'export KEY=$(kubectl',
+      'kubectl port-forward',
+      'for i',
+      'curl http://127.0.0.1:8080/v1/chat/completions',
+    ]);
   });
 
   it('ships the dashboards as ConfigMaps for the Grafana sidecar, one uid each', () => {
