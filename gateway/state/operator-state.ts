@@ -2,9 +2,11 @@
 // store): publish the config with its key records and credits, revoke and read keys, read ledgers. One Redis
 // connection serves them; the availability board and history (gateway/availability) take it as `redis`.
 import { publishSnapshot, readCurrentVersion } from '../contract/config-channel.ts';
+import { redisKeys } from '../contract/redis-keys.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { RedisClient } from './redis-connect.ts';
 import { RedisStore, type RedisStoreOptions } from './redis-store.ts';
+import { SCRIPTS } from './scripts.ts';
 import type { AccountView, Ledger, MonthSpend } from './store.ts';
 
 export interface ConfigPublisher {
@@ -18,6 +20,11 @@ export interface KeyAdmin {
   /** Revokes a key by its HMAC, for good. */
   revoke(hash: string): Promise<void>;
   findKey(hash: string): Promise<KeyRecord | null>;
+  /**
+   * Removes every key record the config published, revoked ones excepted (they stay, revoked): no gateway admits a
+   * key until an operator publishes again. Returns how many went. For the chart's uninstall hook.
+   */
+  unpublishKeys(): Promise<number>;
 }
 
 export interface LedgerReader {
@@ -65,6 +72,17 @@ class RedisOperatorState implements OperatorState {
 
   findKey(hash: string): Promise<KeyRecord | null> {
     return this.store.findKey(hash);
+  }
+
+  async unpublishKeys(): Promise<number> {
+    const k = redisKeys(this.store.prefix);
+    let removed = 0;
+    for (const hash of await this.redis.smembers(k.keys)) {
+      if (Number(await SCRIPTS.removeKey.run(this.redis, { record: k.key(hash) }, {})) !== 1) continue;
+      await this.redis.srem(k.keys, hash);
+      removed++;
+    }
+    return removed;
   }
 
   ledger(account: string): Promise<Ledger> {

@@ -128,7 +128,8 @@ describe('helm install, upgrade and uninstall', () => {
     await helmOk(['upgrade', 'svc', CHART, '-n', ns, '--set', 'gateway.drainSeconds=90'], kube);
     await helmOk(['upgrade', 'svc', CHART, '-n', ns, '-f', FULL_VALUES], kube);
     expect((await secret(ns, 'svc-svc-gateway-pepper')).data.pepper).toBe(first);
-    const uninstall = await helmOk(['uninstall', 'svc', '-n', ns], kube);
+    // --no-hooks: this control plane runs no pods, so the uninstall hook's Job would never finish (test/e2e runs it).
+    const uninstall = await helmOk(['uninstall', 'svc', '-n', ns, '--no-hooks'], kube);
     expect(uninstall).toContain('svc-svc-gateway-pepper');
     expect((await secret(ns, 'svc-svc-gateway-pepper')).data.pepper).toBe(first);
     await helmOk(['install', 'svc', CHART, '-n', ns], kube);

@@ -16,7 +16,14 @@ import { ROOT } from '../helpers/process.ts';
 
 const run = promisify(execFile);
 const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-const ENTRY_POINTS = ['gateway/main.ts', 'operator/main.ts', 'gateway/usage/exporter/main.ts', 'console/main.ts', 'billing/statement-main.ts'];
+const ENTRY_POINTS = [
+  'gateway/main.ts',
+  'operator/main.ts',
+  'operator/uninstall.ts',
+  'gateway/usage/exporter/main.ts',
+  'console/main.ts',
+  'billing/statement-main.ts',
+];
 /** Files read at run time rather than imported. */
 const READ_AT_RUN_TIME = [
   'gateway/config/demo.yaml',
@@ -174,6 +181,11 @@ describe("the image's files with production dependencies only", () => {
       cwd: dir,
       timeout: 300_000,
     });
+    // Then the deps stage's pruning, its own commands (the entry points below run on what it leaves).
+    const deps = (stages()[0] ?? []).find((l) => l.startsWith('RUN npm ci')) ?? '';
+    const prunes = deps.split(/\s+&&\s+/).filter((c) => c.startsWith('find node_modules'));
+    expect(prunes.length).toBeGreaterThanOrEqual(3);
+    for (const c of prunes) await run('sh', ['-c', c], { cwd: dir, timeout: 120_000 });
     rmSync(join(dir, 'package-lock.json'));
   }, 320_000);
 

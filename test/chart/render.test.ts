@@ -10,6 +10,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from '../helpers/process.ts';
 import { container, envOf, find, parseDocs, podSpec, type K8sObject } from './chart.ts';
 import { CHART, FULL_VALUES, helm, helmOk, template } from './helm.ts';
+import { printedBlock } from '../e2e/printed.ts';
 
 let defaults: K8sObject[];
 let full: K8sObject[];
@@ -37,12 +38,15 @@ describe('helm lint and template', () => {
       'Deployment/svc-svc-gateway-console',
       'Deployment/svc-svc-gateway-gateway',
       'Deployment/svc-svc-gateway-operator',
+      'Job/svc-svc-gateway-uninstall',
       'PodDisruptionBudget/svc-svc-gateway-gateway',
       'PodDisruptionBudget/svc-svc-gateway-operator',
       'Role/svc-svc-gateway-console',
       'Role/svc-svc-gateway-operator',
+      'Role/svc-svc-gateway-uninstall',
       'RoleBinding/svc-svc-gateway-console',
       'RoleBinding/svc-svc-gateway-operator',
+      'RoleBinding/svc-svc-gateway-uninstall',
       'Secret/svc-svc-gateway-connections',
       'Secret/svc-svc-gateway-pepper',
       'Service/svc-svc-gateway-console',
@@ -52,6 +56,7 @@ describe('helm lint and template', () => {
       'ServiceAccount/svc-svc-gateway-console',
       'ServiceAccount/svc-svc-gateway-gateway',
       'ServiceAccount/svc-svc-gateway-operator',
+      'ServiceAccount/svc-svc-gateway-uninstall',
     ]);
   });
 
@@ -153,6 +158,30 @@ describe('what the rendered objects promise', () => {
     expect(cmd('-operator')).toBe(scripts.operator);
     expect(cmd('-exporter')).toBe(`${scripts.exporter} --batch-size 1000`);
     expect(cmd('-console')).toBe(scripts.console);
+  });
+
+  it('releases the ApiKeys on uninstall: a pre-delete Job stops the operator and takes off its finalizer, with only those rights', () => {
+    const hook = (kind: string): K8sObject => find(defaults, kind, '-uninstall');
+    for (const kind of ['ServiceAccount', 'Role', 'RoleBinding', 'Job']) {
+      expect(hook(kind).metadata.annotations?.['helm.sh/hook'], kind).toBe('pre-delete');
+      expect(hook(kind).metadata.annotations?.['helm.sh/hook-delete-policy'], kind).toBe('before-hook-creation,hook-succeeded');
+    }
+    // The Job after its ServiceAccount and rights (helm creates hooks by weight).
+    expect(Number(hook('Job').metadata.annotations?.['helm.sh/hook-weight'])).toBeGreaterThan(
+      Number(hook('Role').metadata.annotations?.['helm.sh/hook-weight']),
+    );
+    expect(hook('Role').rules).toEqual([
+      { apiGroups: ['apps'], resources: ['deployments/scale'], resourceNames: ['svc-svc-gateway-operator'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      { apiGroups: ['gateway.svc.dev'], resources: ['apikeys'], verbs: ['list', 'get', 'patch'] },
+    ]);
+    const job = container(hook('Job'));
+    expect(job.command.join(' ')).toBe('node operator/uninstall.ts');
+    expect(envOf(job, 'SVC_OPERATOR_DEPLOYMENT')?.value).toBe('svc-svc-gateway-operator');
+    // The selector of the operator's pods, as its Deployment selects them.
+    const selector = (find(defaults, 'Deployment', '-operator').spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+    expect(new Set(envOf(job, 'SVC_OPERATOR_SELECTOR')?.value?.split(','))).toEqual(new Set(Object.entries(selector).map(([k, v]) => `${k}=${v}`)));
+    expect(envOf(job, 'REDIS_URL')?.valueFrom).toEqual(envOf(container(find(defaults, 'Deployment', '-operator')), 'REDIS_URL')?.valueFrom);
   });
 
   it('grants the console exactly the Role of console/rbac/role.yaml (no Secrets) and system:auth-delegator; the Ingress sends it the console paths', async () => {
@@ -354,6 +383,26 @@ describe('what the rendered objects promise', () => {
     });
     const notes = await helmOk(['install', 'svc', CHART, '--dry-run=client', '-n', 'ns1', '--set', 'redis.deploy=true', '--set', 'postgres.deploy=true']);
     expect(notes).toContain('EVALUATION STORES: Redis and Postgres run as single pods without persistence');
+  });
+
+  it('prints the first key and call as one block bash reads whole: the heredoc ends, every command is one bash runs', async () => {
+    const out = await helmOk(['install', 'svc', CHART, '--dry-run=client', '-n', 'ns1']);
+    const block = printedBlock(out, "kubectl apply -n ns1 -f - <<'YAML'");
+    // bash -n reads without running: an unterminated heredoc is a warning there, and swallows the lines after it.
+    const r = spawnSync('bash', ['-n'], { input: block, encoding: 'utf8' });
+    expect({ code: r.status, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const after = block
+      .slice(block.indexOf('\nYAML\n') + 6)
+      .trim()
+      .split('\n');
+    // The commands after it (a continuation line aside): wait, the key, the port-forward, its wait, the call.
+    expect(after.filter((l) => !l.startsWith(' ')).map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual([
+      'kubectl wait',
+      'export KEY=$(kubectl',
+      'kubectl port-forward',
+      'for i',
+      'curl http://127.0.0.1:8080/v1/chat/completions',
+    ]);
   });
 
   it('ships the dashboards as ConfigMaps for the Grafana sidecar, one uid each', () => {

@@ -11,6 +11,7 @@
 #
 #   bash test/e2e/images.sh build            # prints the image names (pause, ours) once built
 #   bash test/e2e/images.sh load <socket>    # imports them into the containerd listening on <socket>
+#   bash test/e2e/images.sh size             # the size of ours and of its base (uncompressed), printed by the e2e test
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -139,6 +140,11 @@ load() {
 case "${1:-}" in
   build) build ;;
   load) load "${2:?socket}" ;;
-  size) buildah images --format '{{.Size}}' "$image_name" 2>/dev/null | head -1 ;;
+  # The image's size, uncompressed, and its base's (the part our Dockerfile adds is the difference).
+  size)
+    ours="$(buildah images --format '{{.Size}}' "$image_name" 2>/dev/null | head -1)"
+    base="$(buildah images --format '{{.Size}}' "$base_name" 2>/dev/null | head -1)"
+    [ -z "$ours" ] || echo "$ours (its base $base_name as made here: ${base:-?})"
+    ;;
   *) echo "usage: $0 build | load <containerd socket> | size" >&2; exit 2 ;;
 esac

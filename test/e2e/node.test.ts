@@ -13,7 +13,7 @@ import type { Browser } from 'playwright-core';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
-import { ROOT } from '../helpers/process.ts';
+import { ROOT, startGatewayProcess } from '../helpers/process.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { docExample } from '../helpers/docs.ts';
@@ -24,6 +24,7 @@ import { CHART, findHelm } from '../chart/helm.ts';
 import { startPrometheus, type TestPrometheus } from '../chart/prometheus.ts';
 import { launchBrowser } from '../console/browser.ts';
 import { e2eCluster, type E2eCluster, type Forward } from './cluster.ts';
+import { portFree, printedBlock, runPasted } from './printed.ts';
 
 const NS = 'svc-gateway';
 const RELEASE = 'svc-gateway';
@@ -36,6 +37,9 @@ let db: TestPostgres;
 let upstream: FakeUpstream;
 let gateway: Forward;
 let key = '';
+/** What `helm install` printed (its NOTES), and the key the NOTES' block made. */
+let installOutput = '';
+let notesKey = '';
 const opened: Forward[] = [];
 const figures: Record<string, string> = {};
 
@@ -104,6 +108,10 @@ async function pods(component?: string): Promise<Pod[]> {
   const selector = component ? ['-l', `app.kubernetes.io/component=${component}`] : [];
   const list = await kjson<{ items: Pod[] }>(['get', 'pods', '-n', NS, ...selector]);
   return list.items.filter((p) => !p.metadata.deletionTimestamp);
+}
+
+interface ApiKeyObject {
+  metadata: { name: string; finalizers?: string[] };
 }
 
 const ready = (p: Pod): boolean => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
@@ -273,7 +281,7 @@ describe.sequential(`the chart on a real node`, () => {
       // As the chart README: the Postgres URL in a Secret of yours, the Redis URL inline.
       await kubectl(['create', 'secret', 'generic', 'usage-db', '-n', NS, `--from-literal=url=${db.url}`]);
       installStarted = Date.now();
-      await helm([
+      installOutput = await helm([
         'install',
         RELEASE,
         CHART,
@@ -361,25 +369,21 @@ describe.sequential(`the chart on a real node`, () => {
       expect(msg.content[0]?.type === 'text' && msg.content[0].text).toBe('Hello from the fake upstream.');
       expect(msg.usage.output_tokens).toBeGreaterThan(0);
 
-      // The first key and call NOTES.txt shows after the install, as printed (the mock model: no upstream needed).
-      const notes = await helm(['get', 'notes', RELEASE, '-n', NS]);
-      const manifest = /<<'YAML'\n([\s\S]*?)\n\s*YAML\n/.exec(notes)?.[1];
-      expect(manifest, notes).toBeDefined();
-      await apply((manifest as string).replace(/^ {2}/gm, ''));
-      const first = await secretKey('first-key-key');
-      await until(
-        async () => (await fetch(`${gateway.url}/v1/me`, { headers: { authorization: `Bearer ${first}` } })).status === 200,
-        60_000,
-        'the NOTES key',
-        250,
-      );
-      const viaNotes = await fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'Hello' }] }),
+      // The first key and call NOTES.txt shows after the install, pasted as printed: the block cut verbatim out of what
+      // `helm install` printed, run by bash in one go (its waits are its own; the mock model: no upstream needed).
+      const block = printedBlock(installOutput, `kubectl apply -n ${NS} -f - <<'YAML'`);
+      expect(block).toContain('\nYAML\n');
+      await portFree(8080);
+      const pasted = await runPasted(block, { kubectl: cluster.kubectl, kubeconfig: cluster.cp.kubeconfig, timeoutMs: 5 * 60_000 });
+      expect(pasted.code, pasted.out).toBe(0);
+      const answer = pasted.out.split('\n').find((l) => l.includes('"choices"')) ?? '';
+      const completion = JSON.parse(answer.slice(answer.indexOf('{'))) as { object: string; model: string; choices: unknown[] };
+      expect({ object: completion.object, model: completion.model, choices: completion.choices.length }, pasted.out).toEqual({
+        object: 'chat.completion',
+        model: 'mock-mini',
+        choices: 1,
       });
-      expect(viaNotes.status, await viaNotes.clone().text()).toBe(200);
-      expect(((await viaNotes.json()) as { choices: unknown[] }).choices.length).toBe(1);
+      notesKey = await secretKey('first-key-key');
     },
     5 * 60_000,
   );
@@ -587,18 +591,30 @@ describe.sequential(`the chart on a real node`, () => {
   );
 
   it(
-    '8. helm uninstall leaves only what the chart documents it keeps (the CRDs, the pepper Secret)',
+    '8. helm uninstall (--wait, foreground) leaves only the CRDs, the ApiKeys and the pepper; the namespace then deletes; no key is usable',
     async () => {
-      await helm(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout=5m']);
-      await until(
-        async () => (await kjson<{ items: unknown[] }>(['get', 'pods', '-n', NS])).items.length === 0,
-        180_000,
-        'every pod of the release gone',
-        1000,
+      // One more key, made just before: every key of the installation answers 200 until the uninstall.
+      const last = apiKey('last', 'acme');
+      await apply(last.docs);
+      await everyPodAnswers(last.key, 200, 'the last key');
+      const keys = [key, notesKey, last.key];
+      const names = (await kjson<{ items: ApiKeyObject[] }>(['get', 'apikeys', '-n', NS])).items.map((k) => k.metadata.name).sort();
+      const started = Date.now();
+      // --cascade=foreground: each Deployment goes only once its pods are gone, and --wait waits for that.
+      await helm(['uninstall', RELEASE, '-n', NS, '--wait', '--cascade=foreground', '--timeout=5m']);
+      figures['helm uninstall --wait --cascade=foreground'] = `${((Date.now() - started) / 1000).toFixed(1)} s`;
+      const remaining = (await kjson<{ items: Pod[] }>(['get', 'pods', '-n', NS])).items.filter(
+        (p) => p.metadata.labels['app.kubernetes.io/component'] !== 'uninstall',
       );
+      expect(
+        remaining.map((p) => p.metadata.name),
+        'pods left when helm uninstall --wait returned',
+      ).toEqual([]);
+      // The hook's Job is deleted once it succeeded; its pod follows.
+      await until(async () => (await kjson<{ items: unknown[] }>(['get', 'pods', '-n', NS])).items.length === 0, 180_000, 'every pod gone', 1000);
       const left = await kubectl([
         'get',
-        'all,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,ingresses,horizontalpodautoscalers',
+        'all,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,ingresses,horizontalpodautoscalers,jobs',
         '-n',
         NS,
         '-l',
@@ -610,7 +626,40 @@ describe.sequential(`the chart on a real node`, () => {
       const cluster_ = await kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'name']);
       expect(cluster_.trim()).toBe('');
       const crds = await kubectl(['get', 'crds', '-o', 'name']);
-      for (const kind of ['plans', 'accounts', 'apikeys', 'modelroutes']) expect(crds).toContain(`${kind}.gateway.svc.dev`);
+      for (const kind of ['plans', 'accounts', 'apikeys', 'modelroutes', 'incidents']) expect(crds).toContain(`${kind}.gateway.svc.dev`);
+      // The ApiKeys stay (a re-install serves them again), without the finalizer only the operator removed.
+      const after = (await kjson<{ items: ApiKeyObject[] }>(['get', 'apikeys', '-n', NS])).items;
+      expect(after.map((k) => k.metadata.name).sort()).toEqual(names);
+      expect(after.filter((k) => (k.metadata.finalizers ?? []).length > 0).map((k) => k.metadata.name)).toEqual([]);
+
+      // What the user does next: delete the namespace. It goes (bounded: a stuck finalizer would hold it for good).
+      const pepper = Buffer.from(
+        (await kubectl(['get', 'secret', '-n', NS, `${RELEASE}-pepper`, '-o', 'jsonpath={.data.pepper}'])).trim(),
+        'base64',
+      ).toString();
+      await kubectl(['delete', 'namespace', NS, '--wait=false']);
+      await until(
+        async () => (await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, 'get', 'namespace', NS])).code !== 0,
+        180_000,
+        `namespace ${NS} deleted`,
+        1000,
+      ).catch(async (err: unknown) => {
+        throw new Error(
+          `${String(err)}\n${await kubectl(['get', 'namespace', NS, '-o', 'yaml'])}\n${await kubectl(['get', 'apikeys', '-n', NS, '-o', 'yaml'])}`,
+        );
+      });
+      // And the keys are usable nowhere: a gateway on the same Redis, with the same pepper, answers 401 to each.
+      const probe = await startGatewayProcess({ REDIS_URL: redis.url, SVC_REDIS_PREFIX: 'svc', SVC_KEY_PEPPER: pepper, SVC_CONFIG_POLL_MS: '500' }, [
+        '--cluster',
+      ]);
+      try {
+        await until(async () => (await fetch(`${probe.metricsUrl}/readyz`)).status === 200, 60_000, 'the probe gateway has the config', 250);
+        const answers: number[] = [];
+        for (const k of keys) answers.push(await chat(probe.url, k));
+        expect(answers, probe.output()).toEqual(keys.map(() => 401));
+      } finally {
+        await probe.stop();
+      }
     },
     10 * 60_000,
   );
