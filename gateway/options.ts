@@ -60,6 +60,7 @@ Environment:
                          the client address (console sign-in limit) is then taken from X-Forwarded-For (default: none)
   SVC_TRUST_MASK_PRIVATE_HOSTS  1: /trust shows private upstream hosts (10.x, *.internal, single-label…) masked (0)
   SVC_PROBE_INTERVAL_SECONDS  availability probes of every target, unless its ModelRoute sets spec.probe (180; at least 5)
+  SVC_PROBE_CONCURRENCY  availability probes in flight at most; the others wait their turn (32)
   SVC_SECURITY_CONTACT   /trust and /.well-known/security.txt: e-mail addresses or URLs, comma-separated
   SVC_SECURITY_TXT_EXPIRES  security.txt Expires (ISO date; default 180 days ahead)   SVC_PUBLIC_URL  its Canonical
 

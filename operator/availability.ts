@@ -2,7 +2,7 @@
 // the Redis board for every gateway, history and incidents in Redis for every console, and each ModelRoute's
 // status.targets[] and Available condition written after each of its rounds. Only the leader runs it, so two
 // operators make one set of probes.
-import { Monitor, intervalFromEnv } from '../gateway/availability/monitor.ts';
+import { Monitor, concurrencyFromEnv, intervalFromEnv } from '../gateway/availability/monitor.ts';
 import { RedisBoard } from '../gateway/availability/board.ts';
 import { declaredIncidents } from '../gateway/availability/declared.ts';
 import { TeeHistory, type History } from '../gateway/availability/history.ts';
@@ -116,6 +116,7 @@ export async function startProber(ctx: ControllerContext, prefix: string, env: R
     board,
     history,
     intervalSeconds: intervalFromEnv(env),
+    concurrency: concurrencyFromEnv(env),
     declared: () => declaredIncidents(ctx.caches.Incident.list()),
     onRound: writeRoute,
     onError: (err) => ctx.log.warn('Availability probe round failed', { error: err instanceof Error ? err.message : String(err) }),

@@ -6,7 +6,7 @@ import type { RedisClient } from '../state/redis-connect.ts';
 import { MemoryBoard, RedisBoard, type Board } from './board.ts';
 import { TargetHealth } from './health.ts';
 import { MemoryHistory, type History } from './history.ts';
-import { intervalFromEnv, Monitor } from './monitor.ts';
+import { concurrencyFromEnv, intervalFromEnv, Monitor } from './monitor.ts';
 import type { Incident } from './types.ts';
 import { statusSource, type StatusSource } from './view.ts';
 
@@ -36,7 +36,16 @@ export function localAvailability(o: LocalAvailabilityOptions): LocalAvailabilit
   const history = o.history ?? new MemoryHistory();
   const providers = new ProviderRegistry();
   const health = new TargetHealth(board, { onError: o.onError });
-  const monitor = new Monitor({ snapshot: o.snapshot, providers, board, history, intervalSeconds, declared: o.declared, onError: o.onError });
+  const monitor = new Monitor({
+    snapshot: o.snapshot,
+    providers,
+    board,
+    history,
+    intervalSeconds,
+    concurrency: concurrencyFromEnv(o.env),
+    declared: o.declared,
+    onError: o.onError,
+  });
   if (o.start !== false) {
     health.start();
     monitor.start();

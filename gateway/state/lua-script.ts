@@ -2,6 +2,7 @@
 // does not know the script yet (first use, or after a Redis restart).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Command, ScriptCall } from './pipelined.ts';
 import type { RedisClient } from './redis-connect.ts';
 
 const DIR = new URL('./lua/', import.meta.url);
@@ -20,6 +21,11 @@ export class LuaScript {
     const body = readFileSync(new URL(`${name}.lua`, DIR), 'utf8');
     this.source = withLib ? `${readFileSync(new URL('lib.lua', DIR), 'utf8')}\n${body}` : body;
     this.sha = createHash('sha1').update(this.source).digest('hex');
+  }
+
+  /** The EVALSHA to send along with other commands (gateway/state/pipelined.ts); `run` when the server lacks the script. */
+  command(keys: readonly string[], args: ReadonlyArray<string | number>): Command {
+    return [this.readOnly ? 'evalsha_ro' : 'evalsha', this.sha, keys.length, ...keys, ...args];
   }
 
   async run(redis: RedisClient, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
@@ -62,14 +68,24 @@ export class NamedScript<K extends string, A extends string> {
   }
 
   run(redis: RedisClient, keys: Record<K, string>, args: Record<A, Arg | readonly Arg[]>): Promise<unknown> {
-    const argv = this.argNames.flatMap((a) => {
+    return this.script.run(redis, this.keyList(keys), this.argList(args));
+  }
+
+  /** One run of the script to send with others in one round trip (gateway/state/pipelined.ts). */
+  call(redis: RedisClient, keys: Record<K, string>, args: Record<A, Arg | readonly Arg[]>): ScriptCall {
+    const k = this.keyList(keys);
+    const a = this.argList(args);
+    return { command: this.script.command(k, a), unknownScript: () => this.script.run(redis, k, a) };
+  }
+
+  private keyList(keys: Record<K, string>): string[] {
+    return this.keyNames.map((k) => keys[k]);
+  }
+
+  private argList(args: Record<A, Arg | readonly Arg[]>): Arg[] {
+    return this.argNames.flatMap((a) => {
       const v = args[a];
       return Array.isArray(v) ? (v as readonly Arg[]) : [v as Arg];
     });
-    return this.script.run(
-      redis,
-      this.keyNames.map((k) => keys[k]),
-      argv,
-    );
   }
 }

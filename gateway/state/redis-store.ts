@@ -14,6 +14,7 @@
 // Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
 // becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
 import { canonicalJson } from '../contract/canonical-json.ts';
+import { ConfigWriter } from './config-writer.ts';
 import { redisKeys, type RedisKeys } from '../contract/redis-keys.ts';
 import { sealSnapshot, type Keyring } from '../contract/sealed-credentials.ts';
 import { isExpired } from '../contract/key-expiry.ts';
@@ -82,6 +83,7 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly warn: (message: string, err?: unknown) => void;
   private readonly retries: SettleRetries;
   private readonly batch: WriteBatch;
+  private readonly config: ConfigWriter;
   private readonly keyring: Keyring | null;
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
@@ -90,6 +92,7 @@ export class RedisStore implements Store, StoreAdmin {
     this.redis = redis;
     this.responseCache = new RedisCacheStore(redis, opts.prefix ?? 'svc');
     this.batch = new WriteBatch(redis);
+    this.config = new ConfigWriter(redis, redisKeys(opts.prefix ?? 'svc'));
     this.prefix = opts.prefix ?? 'svc';
     this.k = redisKeys(this.prefix);
     this.holdTtlMs = opts.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
@@ -122,27 +125,13 @@ export class RedisStore implements Store, StoreAdmin {
     return made.store;
   }
 
+  /**
+   * The snapshot's accounts, credits and key records, in slices of a few hundred per round trip
+   * (gateway/state/config-writer.ts says what each step keeps true). The copy the exporter reads is written first.
+   */
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
-    const names = this.k;
-    await this.redis.set(names.appliedSnapshot, canonicalJson(this.seal(snapshot)));
-    for (const a of Object.values(snapshot.accounts)) {
-      const k = names.account(a.name);
-      await this.redis.sadd(names.usageStreams, k.usage);
-      await SCRIPTS.applyAccount.run(
-        this.redis,
-        { acct: k.acct, credits: k.credits },
-        { trialNano: a.trialCreditNano, '...creditPairs': a.credits.flatMap((c) => [c.id, c.amountNano]) },
-      );
-    }
-    for (const key of keys) {
-      await this.publishKey(key);
-      await this.redis.sadd(names.keys, key.hash);
-    }
-    const current = new Set(keys.map((k) => k.hash));
-    for (const hash of await this.redis.smembers(names.keys)) {
-      if (current.has(hash)) continue;
-      if (int(await SCRIPTS.removeKey.run(this.redis, { record: names.key(hash) }, {})) === 1) await this.redis.srem(names.keys, hash);
-    }
+    await this.redis.set(this.k.appliedSnapshot, canonicalJson(this.seal(snapshot)));
+    await this.config.write(snapshot, keys);
   }
 
   /**
@@ -150,18 +139,7 @@ export class RedisStore implements Store, StoreAdmin {
    * revocation and expiry in the account's slot first, where admit reads them, then the record lookups read.
    */
   async publishKey(key: KeyRecord): Promise<void> {
-    const a = this.k.account(key.account);
-    // Revoked first: admit refuses from then on, even for a replica that cached the record.
-    if (key.revoked) await this.redis.sadd(a.revoked, key.hash);
-    // The expiry admit checks, also before the record: an expiry moved into the past stops the key at once.
-    if (typeof key.expiresAt === 'number') await this.redis.hset(a.keyexp, key.hash, key.expiresAt);
-    else await this.redis.hdel(a.keyexp, key.hash);
-    const revoked = await SCRIPTS.publishKey.run(
-      this.redis,
-      { record: this.k.key(key.hash) },
-      { recordJson: JSON.stringify(key), revoked: key.revoked ? '1' : '0' },
-    );
-    if (revoked === '1' && !key.revoked) await this.redis.sadd(a.revoked, key.hash);
+    await this.config.keys([key], false);
   }
 
   /** The snapshot as it may be written to Redis: upstream credentials sealed (unchanged without a keyring). */

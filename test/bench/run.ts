@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
+import { scaleStartup } from './scale-startup.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 import {
@@ -32,6 +33,8 @@ const HELP = `npm run bench [-- options]
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster)
   --json FILE          also write the raw results as JSON
+  --scale-startup      instead of the comparison: how long writing the config to Redis takes (applyConfig), with
+                       --keys N keys (default 50000), on one redis-server and (with --cluster) on a Redis Cluster
   -h, --help           this help
 
 Every server runs in its own process on 127.0.0.1 and is stopped at the end. The gateway runs as npm start
@@ -107,6 +110,9 @@ async function main(): Promise<void> {
       soak: { type: 'string' },
       subjects: { type: 'string' },
       json: { type: 'string' },
+      'scale-startup': { type: 'boolean' },
+      keys: { type: 'string' },
+      cluster: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -118,6 +124,12 @@ async function main(): Promise<void> {
   const redisOk = redisStoreAvailable();
   const started = Date.now();
   const header = machine();
+  if (values['scale-startup']) {
+    const keys = Number(values.keys ?? 50_000);
+    if (!Number.isInteger(keys) || keys < 1) throw new Error('--keys takes a whole number of keys');
+    process.stdout.write(`${header}\n\n${await scaleStartup(keys, values.cluster === true, log)}\n`);
+    return;
+  }
   if (values.soak !== undefined) {
     const minutes = Number(values.soak);
     if (!(minutes > 0)) throw new Error('--soak takes a number of minutes');

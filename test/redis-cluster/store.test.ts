@@ -6,6 +6,7 @@ import { publishSnapshot, readCurrentVersion } from '../../gateway/contract/conf
 import { RedisConfigSource } from '../../gateway/config/redis-config-source.ts';
 import { createRedis, isCluster, scanAll } from '../../gateway/state/redis-connect.ts';
 import { redisOptionsFromEnv } from '../../gateway/state/redis-env.ts';
+import { BATCH } from '../../gateway/state/config-writer.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { storeSuite } from '../../gateway/state/store-suite.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
@@ -59,6 +60,50 @@ describe('RedisStore on a Redis Cluster', () => {
       expect(ports.size).toBeGreaterThan(1);
       expect((await cluster.client.smembers(`${prefix}:usage:streams`)).length).toBe(12);
       expect((await scanAll(cluster.client, `${prefix}:*`)).length).toBeGreaterThan(12);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('writes a config of more keys than one slice, records and accounts on every master, as one at a time would', async () => {
+    const prefix = `${cluster.prefix}-slices`;
+    const store = await connect(prefix);
+    try {
+      const accounts = Object.fromEntries(
+        Array.from({ length: 24 }, (_, i) => [`a${i}`, { name: `a${i}`, plan: 'p', trialCreditNano: 100, credits: [{ id: 'c1', amountNano: 5 }] }]),
+      );
+      const keys = Array.from({ length: 2 * BATCH + 37 }, (_, i) => ({
+        hash: i.toString(16).padStart(64, '0'),
+        name: `k${i}`,
+        display: 'sk-svc-…abcd',
+        account: `a${i % 24}`,
+        monthlyBudgetNano: null,
+        rpm: i,
+        tpm: null,
+        models: null,
+        revoked: i % 4 === 0,
+      }));
+      const snap = { schema: 1, version: 'v1', plans: {}, models: {}, accounts } as const;
+      // A node that forgot its scripts (a restart) is taught them on the way.
+      for (const node of cluster.client.nodes('master')) await node.script('FLUSH');
+      await store.applyConfig(snap, keys);
+      await store.applyConfig(snap, keys);
+      const ports = new Set<number>();
+      for (const k of [keys[0], keys[1], keys[BATCH], keys[BATCH + 1], keys[keys.length - 1], keys[keys.length - 2]]) {
+        if (!k) continue;
+        ports.add((await cluster.masterOf(`${prefix}:key:${k.hash}`)).port);
+        expect(await store.findKey(k.hash)).toMatchObject({ name: k.name, rpm: k.rpm, revoked: k.revoked });
+      }
+      expect(ports.size).toBeGreaterThan(1);
+      for (const a of Object.keys(accounts)) expect((await store.ledger(a)).creditedNano).toBe(105);
+      // A stale writer sends every key active and half of them gone: the revoked stay revoked, the gone are removed.
+      const kept = keys.slice(0, BATCH).map((k) => ({ ...k, revoked: false }));
+      await store.applyConfig(snap, kept);
+      expect(await store.findKey(keys[4]?.hash ?? '')).toMatchObject({ revoked: true });
+      expect(await store.findKey(keys[5]?.hash ?? '')).toMatchObject({ revoked: false });
+      expect(await store.findKey(keys[BATCH + 1]?.hash ?? '')).toBeNull();
+      expect(await store.findKey(keys[BATCH + 4]?.hash ?? '')).toMatchObject({ revoked: true });
+      expect(await cluster.client.scard(`${prefix}:keys`)).toBe(BATCH + Math.ceil((keys.length - BATCH) / 4));
     } finally {
       await store.close();
     }
