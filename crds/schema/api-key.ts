@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_VERSION, baseStatus, cel, limits, metadata, modelPattern, objectName, spendStatus, usd } from './common.ts';
+import { mcpAccess } from './mcp-server.ts';
 
 export const apiKeySpec = z.object({
   accountRef: objectName.describe('Name of the Account this key bills to.'),
@@ -7,6 +8,7 @@ export const apiKeySpec = z.object({
   monthlyBudgetUsd: usd.optional().describe('Spend cap per calendar month (UTC); none when unset.'),
   limits: limits.optional().describe('Rate limits of this key, capped by the plan.'),
   models: z.array(modelPattern).optional().describe('Whitelist of model ids or globs; none when unset.'),
+  mcp: mcpAccess.optional().describe('MCP servers and tools this key may use, within its plan (globs); none when unset.'),
   revoked: z
     .boolean()
     .default(false)
