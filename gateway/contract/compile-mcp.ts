@@ -60,7 +60,7 @@ export function compileMcpServers(
     prefixes.set(prefix, name);
     out.servers[name] = {
       name,
-      url: s.spec.url,
+      url: s.spec.url ?? null,
       prefix,
       headers,
       include: s.spec.tools.include,

@@ -65,7 +65,8 @@ export const compiledMcpAccess = z.object({ servers: z.array(z.string()).nullabl
 /** An McpServer as gateways serve it (gateway/mcp/). Header values are sealed at rest like target credentials. */
 export const compiledMcpServer = z.object({
   name: z.string(),
-  url: z.string(),
+  /** The upstream's endpoint; null: the built-in mock server (spec.mock). */
+  url: z.string().nullable(),
   prefix: z.string(),
   headers: z.array(z.object({ name: z.string(), credential: credentialRef })),
   include: z.array(z.string()),
