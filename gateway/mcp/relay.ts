@@ -39,7 +39,7 @@ export async function relay(up: UpstreamAnswer, id: JsonRpcId | null, server: st
     return { kind: 'accepted', ...sid };
   }
   if (up.status >= 200 && up.status < 300 && up.contentType.includes('text/event-stream')) {
-    return { kind: 'stream', events: events(up, id, hooks), ...sid };
+    return { kind: 'stream', events: events(up, id, server, hooks), ...sid };
   }
   if (up.status >= 200 && up.status < 300) {
     let m: unknown;
@@ -75,7 +75,7 @@ export function upstreamError(id: JsonRpcId | null, server: string, what: string
   return { kind: 'json', status, body: rpcError(id, RPC.upstream, `McpServer ${server} ${what}.`, { server }) };
 }
 
-async function* events(up: UpstreamAnswer, id: JsonRpcId | null, hooks: RelayHooks): AsyncGenerator<string> {
+async function* events(up: UpstreamAnswer, id: JsonRpcId | null, server: string, hooks: RelayHooks): AsyncGenerator<string> {
   let final: Message | null = null;
   let buf = '';
   const decoder = new TextDecoder();
@@ -84,18 +84,28 @@ async function* events(up: UpstreamAnswer, id: JsonRpcId | null, hooks: RelayHoo
     if (r.final) final = r.final;
     return `${r.text}\n\n`;
   };
+  let cut = false;
   try {
-    for await (const chunk of up.body) {
-      buf += decoder.decode(chunk as Uint8Array, { stream: true });
-      if (buf.includes('\r')) buf = buf.replace(/\r\n/g, '\n');
-      let i = buf.indexOf('\n\n');
-      while (i !== -1) {
-        yield block(buf.slice(0, i));
-        buf = buf.slice(i + 2);
-        i = buf.indexOf('\n\n');
+    try {
+      for await (const chunk of up.body) {
+        buf += decoder.decode(chunk as Uint8Array, { stream: true });
+        if (buf.includes('\r')) buf = buf.replace(/\r\n/g, '\n');
+        let i = buf.indexOf('\n\n');
+        while (i !== -1) {
+          yield block(buf.slice(0, i));
+          buf = buf.slice(i + 2);
+          i = buf.indexOf('\n\n');
+        }
       }
+    } catch {
+      // The upstream's stream failed or passed its totalMs: the request still gets its answer, an error.
+      cut = true;
     }
-    if (buf.trim() !== '') yield block(buf);
+    if (buf.trim() !== '' && !cut) yield block(buf);
+    if (final === null && id !== null) {
+      const why = cut ? 'stopped answering (its stream failed or timed out)' : 'ended its stream without answering';
+      yield `data: ${JSON.stringify(rpcError(id, RPC.upstream, `McpServer ${server} ${why}.`, { server }))}\n\n`;
+    }
   } finally {
     up.body.destroy();
     await hooks.done?.(final);
