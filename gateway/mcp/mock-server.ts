@@ -1,7 +1,7 @@
 // The built-in mock MCP server (McpServer spec.mock): three tools answered in process, so the offline demo and the
 // tests have a server with no network. Stateless: it keeps no session and offers no GET stream.
 import { Readable } from 'node:stream';
-import type { UpstreamAnswer, UpstreamRequest } from './upstream.ts';
+import type { UpstreamAnswer, UpstreamRequest } from './upstream-types.ts';
 
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 

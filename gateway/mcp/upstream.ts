@@ -5,22 +5,9 @@ import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { CompiledMcpServer } from '../contract/snapshot.ts';
 import { mockAnswer } from './mock-server.ts';
+import type { UpstreamAnswer, UpstreamRequest } from './upstream-types.ts';
 
-export interface UpstreamRequest {
-  method: 'POST' | 'GET' | 'DELETE';
-  body?: string;
-  /** The upstream's own session id. */
-  sessionId: string | null;
-  protocolVersion: string | null;
-  lastEventId?: string;
-}
-
-export interface UpstreamAnswer {
-  status: number;
-  contentType: string;
-  sessionId: string | null;
-  body: Readable;
-}
+export type { UpstreamAnswer, UpstreamRequest } from './upstream-types.ts';
 
 export class UpstreamFailed extends Error {
   readonly timeout: boolean;

@@ -45,6 +45,17 @@ describe('npm start (standalone, demo config)', () => {
     expect(out).toContain('You said: Hello');
   });
 
+  it('serves the built-in mock MCP server at /mcp: the SDK example of docs/mcp.md', () => {
+    const port = new URL(gw.url).port;
+    const code = docExample('docs/mcp.md', 'mcp-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_KEY: gw.keys['demo-builder'] },
+      encoding: 'utf8',
+    });
+    expect(out).toBe('demo-tools__echo demo-tools__add demo-tools__time\n5\n');
+  });
+
   it('serves models, health and readiness', async () => {
     const models = (await (await fetch(`${gw.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
     expect(models.data.map((m) => m.id).sort()).toEqual(['mock-embed', 'mock-mini', 'mock-pro']);

@@ -16,19 +16,40 @@ let gw: TestGateway;
 /** Every answer's status line, headers and body: the credential must be in none. */
 const seen: string[] = [];
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+};
 
-async function post(path: string, body: unknown, headers: Record<string, string> = {}, key: string | null = alice.key): Promise<{ status: number; headers: Headers; json: { error?: { code: number; message: string }; result?: unknown } }> {
+async function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  key: string | null = alice.key,
+): Promise<{ status: number; headers: Headers; json: { error?: { code: number; message: string }; result?: unknown } }> {
   const res = await fetch(`${gw.url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
   seen.push(`${res.status} ${JSON.stringify([...res.headers])} ${text}`);
   // An SSE answer: its last message is the response.
   const sse = (res.headers.get('content-type') ?? '').includes('text/event-stream');
-  const data = sse ? (text.split('\n').filter((l) => l.startsWith('data:')).at(-1)?.slice(5) ?? '{}') : text || '{}';
+  const data = sse
+    ? (text
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .at(-1)
+        ?.slice(5) ?? '{}')
+    : text || '{}';
   return { status: res.status, headers: res.headers, json: JSON.parse(data) };
 }
 
@@ -50,7 +71,12 @@ beforeAll(async () => {
     ...bob.docs,
     ...narrow.docs,
     secret('tok', { v: `Bearer ${TOKEN}` }),
-    mcpServer('tools', { url: sdk.url, headers: [{ name: 'Authorization', secretKeyRef: { name: 'tok', key: 'v' } }], timeouts: { totalMs: 1000 }, pricing: { perCallUsd: 0.5 } }),
+    mcpServer('tools', {
+      url: sdk.url,
+      headers: [{ name: 'Authorization', secretKeyRef: { name: 'tok', key: 'v' } }],
+      timeouts: { totalMs: 1000 },
+      pricing: { perCallUsd: 0.5 },
+    }),
     mcpServer('mock', { mock: {} }),
   ]);
 }, 60_000);
@@ -98,7 +124,12 @@ describe('malformed JSON-RPC', () => {
   });
 
   it('refuses an oversized body with 413 and a JSON-RPC error', async () => {
-    const r = await post('/mcp/mock', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(5 * 1024 * 1024) } } });
+    const r = await post('/mcp/mock', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'x'.repeat(5 * 1024 * 1024) } },
+    });
     expect(r.status).toBe(413);
     expect(r.json.error?.code).toBe(-32600);
   });
@@ -155,7 +186,12 @@ describe('an upstream that never answers, a client that leaves', () => {
     const pending = fetch(`${gw.url}/mcp/tools`, {
       method: 'POST',
       signal: ctrl.signal,
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${alice.key}`, 'mcp-session-id': sid },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${alice.key}`,
+        'mcp-session-id': sid,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'slow', arguments: {} } }),
     }).then((r) => r.text());
     await until(() => sdk.open() > 0, 5000, 'the call reached the upstream');
