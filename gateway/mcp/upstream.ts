@@ -81,6 +81,3 @@ export async function readText(body: Readable, max: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function bodyOf(text: string): Readable {
-  return Readable.from([Buffer.from(text)]);
-}
