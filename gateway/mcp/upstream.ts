@@ -80,4 +80,3 @@ export async function readText(body: Readable, max: number): Promise<string> {
   }
   return Buffer.concat(chunks).toString('utf8');
 }
-
