@@ -109,7 +109,8 @@ export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<
         sealer,
         snapshot: deps.config.current(),
         ...caller,
-        signal: watch.signal,
+        // A drain that must end the calls in flight ends MCP streams too (a GET stream would otherwise hold it).
+        signal: deps.lifecycle ? AbortSignal.any([watch.signal, deps.lifecycle.ending]) : watch.signal,
         headers: { sessionId: header(req, 'mcp-session-id'), protocolVersion: header(req, 'mcp-protocol-version'), lastEventId: header(req, 'last-event-id') },
       };
       const track = (): Promise<McpAnswer> => handle(ctx);
