@@ -59,7 +59,12 @@ describe('npm start (standalone, demo config)', () => {
   it('lets Claude Code, configured with the line of docs/mcp.md, connect to /mcp with the key as a header', () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-claude-home-'));
     const port = new URL(gw.url).port;
-    const env = { ...process.env, HOME: home, SVC_KEY: gw.keys['demo-builder'] as string, PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` };
+    const env = {
+      ...process.env,
+      HOME: home,
+      SVC_KEY: gw.keys['demo-builder'] as string,
+      PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+    };
     const add = docExample('docs/mcp.md', 'mcp-claude-code').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
     execFileSync('bash', ['-euo', 'pipefail', '-c', add], { cwd: home, env, encoding: 'utf8' });
     const list = execFileSync('claude', ['mcp', 'list'], { cwd: home, env, encoding: 'utf8' });
