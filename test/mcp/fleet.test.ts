@@ -9,6 +9,7 @@ import { fleetStore, startFleet, type Fleet } from '../helpers/fleet.ts';
 import { account, apiKey, mcpServer, plan, secret } from '../helpers/manifests.ts';
 import { startSdkServer, type SdkUpstream } from '../helpers/mcp-upstreams.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { keyspaceText } from '../helpers/keyspace.ts';
 import { until } from '../helpers/until.ts';
 import type { RedisStore } from '../../gateway/state/redis-store.ts';
 
@@ -137,5 +138,14 @@ describe('money and limits across replicas', () => {
     await until(async () => (await store.ledger('acme')).openHolds === 0, 10_000, 'every hold settled');
     expect((await store.ledger('acme')).spentNano - before.spentNano).toBe((N - 1) * PRICE_NANO);
     await client.close();
+  });
+});
+
+describe('secrets at rest', () => {
+  it("keeps the McpServer's credential sealed in Redis: found 0 times in the whole keyspace", async () => {
+    const { keys, text } = await keyspaceText(store.redis, redis.prefix);
+    expect(keys).toBeGreaterThan(0);
+    expect(text).toContain('svc-sealed:v1:');
+    expect(text.split(TOKEN).length - 1).toBe(0);
   });
 });
