@@ -20,6 +20,12 @@ export const ZONES = [
     message: 'The call pipeline has no HTTP in it: transports live in gateway/http and reach it through runCall and a CallSink.',
   },
   {
+    dir: 'gateway/mcp',
+    names: ['fastify', 'fastify-plugin', 'node:http'],
+    group: ['**/http/**'],
+    message: 'The MCP gateway has no HTTP framework in it: gateway/http/mcp-routes.ts writes its answers (McpAnswer).',
+  },
+  {
     dir: 'gateway/contract',
     names: ['ioredis', 'fastify', '@kubernetes/client-node', 'pg'],
     group: ['**/state/**', '**/http/**', '**/pipeline/**'],

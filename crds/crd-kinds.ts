@@ -125,6 +125,21 @@ export const CRD_KINDS: readonly CrdKind[] = [
       AGE,
     ],
   },
+  {
+    kind: 'McpServer',
+    plural: 'mcpservers',
+    singular: 'mcpserver',
+    shortNames: ['mcp'],
+    description: 'An McpServer puts one MCP server behind the gateway: its URL, the credential sent to it, the tools offered and their price.',
+    schema: CR_SCHEMAS.McpServer,
+    columns: [
+      { name: 'URL', type: 'string', jsonPath: '.spec.url' },
+      { name: 'Prefix', type: 'string', jsonPath: '.spec.prefix', description: 'Tools on /mcp are named <prefix>__<tool> (default: the name).' },
+      { name: '$/Call', type: 'number', jsonPath: '.spec.pricing.perCallUsd', description: 'USD per tools/call.' },
+      READY,
+      AGE,
+    ],
+  },
 ];
 
 export const CR_KINDS: readonly CrKind[] = CRD_KINDS.map((k) => k.kind);

@@ -12,6 +12,7 @@ import { dialectErrors, dialectNotFound, frameworkError } from './http/errors.ts
 import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
 import type { TracingSdk } from './tracing/start.ts';
+import { mcpRoutes } from './http/mcp-routes.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
@@ -111,6 +112,8 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     },
     { prefix: '/anthropic' },
   );
+  // MCP (gateway/mcp/): JSON-RPC errors of its own.
+  await app.register(mcpRoutes(deps), { prefix: '/mcp' });
   app.addHook('onClose', async () => {
     await opts.tracing?.shutdown();
     await deps.providers.close();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_VERSION, baseStatus, cel, limits, metadata, modelPattern, objectName, spendStatus, usd } from './common.ts';
+import { mcpAccess } from './mcp-server.ts';
 
 const EXPIRES_AT_RANGE = 'must lie between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z once its offset is applied';
 /** The instants whose UTC form has a four-digit year: from 0000-01-01T00:00:00Z up to 10000-01-01 excluded. */
@@ -16,6 +17,7 @@ export const apiKeySpec = z.object({
   monthlyBudgetUsd: usd.optional().describe('Spend cap per calendar month (UTC); none when unset.'),
   limits: limits.optional().describe('Rate limits of this key, capped by the plan.'),
   models: z.array(modelPattern).optional().describe('Whitelist of model ids or globs; none when unset.'),
+  mcp: mcpAccess.optional().describe('MCP servers and tools this key may use, within its plan (globs); none when unset.'),
   revoked: z
     .boolean()
     .default(false)

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { API_VERSION, baseStatus, limits, metadata, modelPattern } from './common.ts';
+import { mcpAccess } from './mcp-server.ts';
 
 export const planSpec = z.object({
   tier: z.number().int().nonnegative().describe('Rank of the plan; models with minTier <= tier are open to it.'),
   anthropicEndpoint: z.boolean().default(false).describe('Whether keys on this plan may call the Anthropic-compatible endpoint (Builder and above).'),
   models: z.array(modelPattern).optional().describe('Model ids or globs the plan may call; default: every model whose minTier <= tier.'),
   limits: limits.optional().describe('Default and ceiling of the rate limits of keys on this plan.'),
+  mcp: mcpAccess.optional().describe('MCP servers and tools open to keys on this plan (globs); default: all of them.'),
 });
 
 export const plan = z.object({

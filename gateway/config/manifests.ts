@@ -32,6 +32,7 @@ const LISTS: Record<KindName, keyof ManifestSet> = {
   ModelRoute: 'modelRoutes',
   Secret: 'secrets',
   Incident: 'incidents',
+  McpServer: 'mcpServers',
 };
 
 function pathString(path: readonly PropertyKey[]): string {
@@ -62,7 +63,7 @@ function objectLabel(doc: Record<string, unknown>): string {
 }
 
 export function parseManifests(docs: SourcedDoc[]): ParsedManifests {
-  const set: ManifestSet = { plans: [], accounts: [], apiKeys: [], modelRoutes: [], secrets: [], incidents: [] };
+  const set: ManifestSet = { plans: [], accounts: [], apiKeys: [], modelRoutes: [], secrets: [], incidents: [], mcpServers: [] };
   const errors: ManifestIssue[] = [];
   const warnings: ManifestIssue[] = [];
   for (const { source, doc } of docs) {

@@ -4,8 +4,9 @@
 // left out: a route keeps its good targets, an account with an unknown plan stays in the snapshot (its keys cannot
 // be served); see the verdicts for what is served.
 import { createHash } from 'node:crypto';
-import type { Account, ApiKey, IncidentCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
+import type { Account, ApiKey, IncidentCr, McpServerCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
 import { keySecretName, secretValues } from '../../crds/schema/index.ts';
+import { compileMcpServers, mcpAccessOf } from './compile-mcp.ts';
 import { compileModels } from './compile-routes.ts';
 import { effectiveExpiry, policyViolation } from './key-expiry.ts';
 import { displayKey, hashKey, isWellFormedKey, KEY_PREFIX } from './keys.ts';
@@ -22,6 +23,8 @@ export interface ManifestSet {
   apiKeys: ApiKey[];
   modelRoutes: ModelRoute[];
   secrets: Secret[];
+  /** MCP servers behind /mcp (absent: none). */
+  mcpServers?: McpServerCr[];
   /** Declared incidents (status pages only; compile ignores them). */
   incidents?: IncidentCr[];
 }
@@ -125,6 +128,7 @@ function compileKeys(
       rpm: minLimit(k.spec.limits?.rpm, plan?.rpm ?? undefined),
       tpm: minLimit(k.spec.limits?.tpm, plan?.tpm ?? undefined),
       models: k.spec.models ?? null,
+      ...(k.spec.mcp ? { mcp: mcpAccessOf(k.spec.mcp) } : {}),
       revoked: k.spec.revoked,
       ...found,
       ...expiryFields(k.spec.expiresAt, createdAt, policy),
@@ -161,6 +165,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       models: p.spec.models ?? null,
       rpm: p.spec.limits?.rpm ?? null,
       tpm: p.spec.limits?.tpm ?? null,
+      ...(p.spec.mcp ? { mcp: mcpAccessOf(p.spec.mcp) } : {}),
     };
   }
   const accounts: Snapshot['accounts'] = {};
@@ -177,12 +182,19 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
     accountVerdicts[a.metadata.name] = accountVerdict(a, plans, opts.scope, problems);
   }
   const routes = compileModels(sortByName(set.modelRoutes), secrets, opts.scope, problems);
-  const body = { schema: SNAPSHOT_SCHEMA, plans, accounts, models: routes.models } as const;
+  const mcp = compileMcpServers(sortByName(set.mcpServers ?? []), secrets, opts.scope, problems);
+  const mcpServers = Object.keys(mcp.servers).length > 0 ? { mcpServers: mcp.servers } : {};
+  const body = { schema: SNAPSHOT_SCHEMA, plans, accounts, models: routes.models, ...mcpServers } as const;
   const version = createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 16);
   const snapshot: Snapshot = { ...body, version };
   const { keys, verdicts: apiKeys } = compileKeys(set, body, secrets, opts, problems);
   const planVerdicts = Object.fromEntries(Object.values(plans).map((p) => [p.name, accepted(`Tier ${p.tier} is published to the gateways.`)]));
-  return { snapshot, keys, problems, verdicts: { plans: planVerdicts, accounts: accountVerdicts, apiKeys, modelRoutes: routes.verdicts } };
+  return {
+    snapshot,
+    keys,
+    problems,
+    verdicts: { plans: planVerdicts, accounts: accountVerdicts, apiKeys, modelRoutes: routes.verdicts, mcpServers: mcp.verdicts },
+  };
 }
 
 /** An account with an unknown plan stays in the snapshot, but none of its keys can be served. */

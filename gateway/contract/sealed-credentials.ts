@@ -6,9 +6,10 @@
 //
 //   value = "svc-sealed:v1:<kid>:<base64url(iv | ciphertext | tag)>"
 //
-// kid names the key (8 hex of a hash of it); the associated data is "<model id>/<target name>", so a sealed value
-// cannot be moved to another target. The IV is derived from the key, the associated data and the plaintext (as in
-// AES-GCM-SIV): the same config sealed twice gives the same bytes, so publishing stays idempotent.
+// kid names the key (8 hex of a hash of it); the associated data is "<model id>/<target name>" (an McpServer's
+// header: "mcp/<server>/<header>"), so a sealed value cannot be moved to another target. The IV is derived from
+// the key, the associated data and the plaintext (as in AES-GCM-SIV): the same config sealed twice gives the same
+// bytes, so publishing stays idempotent.
 //
 // Keys: SVC_CONFIG_KEY, one or more comma-separated 32-byte keys (64 hex characters, or base64), the first seals and
 // every one unseals, which is how a key is rotated (docs/security.md "Upstream credentials at rest"). Without SVC_CONFIG_KEY
@@ -107,7 +108,20 @@ function mapValues(snap: Snapshot, f: (value: string, aad: string) => string): S
       },
     ]),
   );
-  return { ...snap, models };
+  if (!snap.mcpServers) return { ...snap, models };
+  // An McpServer's header values, bound to "mcp/<server>/<header>" so none can be moved to another server.
+  const mcpServers = Object.fromEntries(
+    Object.entries(snap.mcpServers).map(([name, s]) => [
+      name,
+      {
+        ...s,
+        headers: s.headers.map((h) =>
+          h.credential.kind === 'value' ? { ...h, credential: { kind: 'value' as const, value: f(h.credential.value, `mcp/${name}/${h.name}`) } } : h,
+        ),
+      },
+    ]),
+  );
+  return { ...snap, models, mcpServers };
 }
 
 /** The snapshot with every clear credential value sealed (values sealed already are kept). */

@@ -59,6 +59,24 @@ export const compiledModel = z.object({
   captureContent: z.literal(true).optional(),
 });
 
+/** Plan or ApiKey spec.mcp: globs over McpServer names and `<server>/<tool>`; null: no restriction. */
+export const compiledMcpAccess = z.object({ servers: z.array(z.string()).nullable(), tools: z.array(z.string()).nullable() });
+
+/** An McpServer as gateways serve it (gateway/mcp/). Header values are sealed at rest like target credentials. */
+export const compiledMcpServer = z.object({
+  name: z.string(),
+  /** The upstream's endpoint; null: the built-in mock server (spec.mock). */
+  url: z.string().nullable(),
+  prefix: z.string(),
+  headers: z.array(z.object({ name: z.string(), credential: credentialRef })),
+  include: z.array(z.string()),
+  exclude: z.array(z.string()),
+  perCallNano: z.number().int(),
+  /** Prices of single tools by upstream name (nano-USD), in place of perCallNano. */
+  toolNano: z.record(z.string(), z.number().int()),
+  timeouts: z.object({ connectMs: z.number().int(), firstByteMs: z.number().int(), totalMs: z.number().int() }),
+});
+
 export const compiledPlan = z.object({
   name: z.string(),
   tier: z.number().int(),
@@ -66,6 +84,8 @@ export const compiledPlan = z.object({
   models: z.array(z.string()).nullable(),
   rpm: z.number().int().nullable(),
   tpm: z.number().int().nullable(),
+  /** Plan spec.mcp; absent: every McpServer and tool (and snapshots of plans without it hash as before). */
+  mcp: compiledMcpAccess.optional(),
 });
 
 export const compiledAccount = z.object({
@@ -93,6 +113,8 @@ export const snapshot = z.object({
   plans: z.record(z.string(), compiledPlan),
   accounts: z.record(z.string(), compiledAccount),
   models: z.record(z.string(), compiledModel),
+  /** McpServers by name; absent when there are none, so snapshots without them hash as before. */
+  mcpServers: z.record(z.string(), compiledMcpServer).optional(),
 });
 
 /** A key as the store holds it: never the key itself, only its HMAC. */
@@ -110,6 +132,8 @@ export const keyRecord = z.object({
   expiresAt: z.number().int().nullable().optional(),
   /** When the key was made (ms), for /v1/me; absent or null: unknown (keys of manifest files). */
   createdAt: z.number().int().nullable().optional(),
+  /** ApiKey spec.mcp; absent: no restriction beyond the plan's. */
+  mcp: compiledMcpAccess.optional(),
 });
 
 export type Snapshot = z.infer<typeof snapshot>;
@@ -119,6 +143,8 @@ export type CompiledPlan = z.infer<typeof compiledPlan>;
 export type CompiledAccount = z.infer<typeof compiledAccount>;
 export type CredentialRef = z.infer<typeof credentialRef>;
 export type KeyRecord = z.infer<typeof keyRecord>;
+export type CompiledMcpServer = z.infer<typeof compiledMcpServer>;
+export type CompiledMcpAccess = z.infer<typeof compiledMcpAccess>;
 
 /**
  * A snapshot entry by a name a client chose: own properties only, so "constructor", "__proto__" or "toString" is

@@ -27,6 +27,7 @@ export interface Verdicts {
   accounts: Record<string, Verdict>;
   apiKeys: Record<string, Verdict>;
   modelRoutes: Record<string, RouteVerdict>;
+  mcpServers: Record<string, Verdict>;
 }
 
 export const accepted = (message: string): Verdict => ({ ready: true, served: true, reason: 'Accepted', message });

@@ -16,13 +16,14 @@ const TOKENS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 41
 const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const PER_TOKEN = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5];
 
-/** gen_ai.operation.name of each endpoint; count_tokens is no GenAI operation (no metric). */
+/** gen_ai.operation.name of each endpoint; count_tokens and MCP tool calls are no GenAI model operation (no metric). */
 const OPERATION: Record<Endpoint, string | null> = {
   'chat.completions': 'chat',
   messages: 'chat',
   responses: 'chat',
   embeddings: 'embeddings',
   count_tokens: null,
+  mcp: null,
 };
 
 const MODEL_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;

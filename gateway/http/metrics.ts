@@ -179,8 +179,10 @@ export class Metrics {
   }
 
   observe(e: UsageEvent, provider?: CompiledTarget['provider'] | null, traceId?: string | null): void {
-    const model = e.servedModel ?? e.requestedModel;
-    this.requests.inc({ endpoint: e.endpoint, model: e.requestedModel, status: String(e.status) });
+    // An MCP tool call is labelled by its McpServer (configured), never by a tool name a client chose.
+    const requested = e.endpoint === 'mcp' ? `mcp:${e.upstream ?? ''}` : e.requestedModel;
+    const model = e.endpoint === 'mcp' ? requested : (e.servedModel ?? e.requestedModel);
+    this.requests.inc({ endpoint: e.endpoint, model: requested, status: String(e.status) });
     if (e.inputTokens) this.tokens.inc({ model, direction: 'input' }, e.inputTokens);
     if (e.outputTokens) this.tokens.inc({ model, direction: 'output' }, e.outputTokens);
     if (e.costNano) {

@@ -41,7 +41,10 @@ export interface CallEvents {
   of(o: Outcome, costNano: number, flags?: UsageFlags): UsageEvent;
 }
 
-export function callEvents(spec: CallSpec, p: Principal, started: number, now: () => number): CallEvents {
+/** What an event takes from the call: a model call's CallSpec, or an MCP tool call's own (gateway/mcp/charge.ts). */
+export type EventSpec = Pick<CallSpec, 'taskType' | 'endpoint' | 'modelId' | 'stream'>;
+
+export function callEvents(spec: EventSpec, p: Principal, started: number, now: () => number): CallEvents {
   const eventId = newEventId();
   const createdAt = new Date(started).toISOString();
   return {

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FallbackReason } from '../routing/classify.ts';
 
-export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'count_tokens' | 'responses';
+/** `mcp`: a tools/call through /mcp (requestedModel `<server>/<tool>`, upstream the McpServer). */
+export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'mcp';
 
 export interface UsageEvent {
   eventId: string;

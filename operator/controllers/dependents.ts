@@ -25,13 +25,25 @@ function keysOfAccounts(caches: Caches, accounts: Set<string>): Work[] {
   return names(caches.ApiKey.list(), (k) => accounts.has(String(specOf(k).accountRef))).map((n) => ['ApiKey', n] as const);
 }
 
+function mcpSecretUsers(caches: Caches, secret: string): Work[] {
+  const servers = caches.McpServer.list().filter((s) => {
+    const headers = (specOf(s).headers ?? []) as Array<{ secretKeyRef?: { name?: string } }>;
+    return headers.some((h) => h.secretKeyRef?.name === secret);
+  });
+  return names(servers, () => true).map((n) => ['McpServer', n] as const);
+}
+
 function secretUsers(caches: Caches, secret: string): Work[] {
   const keys = caches.ApiKey.list().filter((k) => keySecretName(k.metadata?.name ?? '', specOf(k).secretName as string | undefined) === secret);
   const routes = caches.ModelRoute.list().filter((r) => {
     const targets = (specOf(r).targets ?? []) as Array<{ credentials?: { secretKeyRef?: { name?: string } } }>;
     return targets.some((t) => t.credentials?.secretKeyRef?.name === secret);
   });
-  return [...names(keys, () => true).map((n) => ['ApiKey', n] as const), ...names(routes, () => true).map((n) => ['ModelRoute', n] as const)];
+  return [
+    ...names(keys, () => true).map((n) => ['ApiKey', n] as const),
+    ...names(routes, () => true).map((n) => ['ModelRoute', n] as const),
+    ...mcpSecretUsers(caches, secret),
+  ];
 }
 
 export function dependents(caches: Caches, kind: CrKind | 'Secret', name: string): Work[] {
@@ -51,6 +63,9 @@ export function dependents(caches: Caches, kind: CrKind | 'Secret', name: string
       const users = secretUsers(caches, name);
       return users.length > 0 ? [...users, config] : [];
     }
+    case 'McpServer':
+      // Every McpServer: a prefix freed or taken changes another's verdict.
+      return [...names(caches.McpServer.list(), () => true).map((n) => ['McpServer', n] as const), ['McpServer', name], config];
     case 'Incident':
       // Read by the prober from the cache (operator/availability.ts); nothing to reconcile.
       return [];

@@ -41,6 +41,32 @@ describe('npm start (standalone, demo config)', () => {
     expect(out).toBe('Hello from mock-mini. You said: Hello\n');
   });
 
+  it('serves the built-in mock MCP server at /mcp: the SDK example of docs/mcp.md', () => {
+    const port = new URL(gw.url).port;
+    const code = docExample('docs/mcp.md', 'mcp-sdk').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_KEY: gw.keys['demo-builder'] },
+      encoding: 'utf8',
+    });
+    expect(out).toBe('demo-tools__echo demo-tools__add demo-tools__time\n5\n');
+  });
+
+  it('lets Claude Code, configured with the line of docs/mcp.md, connect to /mcp with the key as a header', () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-claude-home-'));
+    const port = new URL(gw.url).port;
+    const env = {
+      ...process.env,
+      HOME: home,
+      SVC_KEY: gw.keys['demo-builder'] as string,
+      PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+    };
+    const add = docExample('docs/mcp.md', 'mcp-claude-code').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
+    execFileSync('bash', ['-euo', 'pipefail', '-c', add], { cwd: home, env, encoding: 'utf8' });
+    const list = execFileSync('claude', ['mcp', 'list'], { cwd: home, env, encoding: 'utf8' });
+    expect(list).toMatch(new RegExp(`svc-tools: http://127\\.0\\.0\\.1:${port}/mcp \\(HTTP\\) - . Connected`));
+  }, 120_000);
+
   it('serves models, health and readiness', async () => {
     const models = (await (await fetch(`${gw.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
     expect(models.data.map((m) => m.id).sort()).toEqual(['mock-embed', 'mock-mini', 'mock-pro']);

@@ -1,7 +1,7 @@
 // Builders of the manifests tests apply: the same YAML a user would `kubectl apply`, Secrets included.
 import { stringify } from 'yaml';
 import type { z } from 'zod';
-import type { accountSpec, apiKeySpec, modelRouteSpec, planSpec, target } from '../../crds/schema/index.ts';
+import type { accountSpec, apiKeySpec, mcpServerSpec, modelRouteSpec, planSpec, target } from '../../crds/schema/index.ts';
 import { generateKey } from '../../gateway/contract/keys.ts';
 
 const API = 'gateway.svc.dev/v1alpha1';
@@ -39,6 +39,10 @@ export function route(name: string, targets: TargetSpec[], extra: ModelRouteSpec
     metadata: { name },
     spec: { pricing: { inputPerMTokUsd: 1.04, outputPerMTokUsd: 2.08 }, targets, ...extra },
   };
+}
+
+export function mcpServer(name: string, spec: z.input<typeof mcpServerSpec>): object {
+  return { apiVersion: API, kind: 'McpServer', metadata: { name }, spec };
 }
 
 export function secret(name: string, data: Record<string, string>): object {

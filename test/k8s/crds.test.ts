@@ -105,7 +105,7 @@ describe('kubectl get', () => {
   it('finds every kind by short name and by the svc-gateway category', async () => {
     const ns = await createNamespace(cp);
     for (const f of validFixtures()) await kubectlOk(cp, ['create', '-n', ns, '-f', '-'], f.yaml);
-    const byShortName = await kubectlOk(cp, ['get', '-n', ns, 'pln,acct,ak,mr,inc', '-o', 'name']);
+    const byShortName = await kubectlOk(cp, ['get', '-n', ns, 'pln,acct,ak,mr,inc,mcp', '-o', 'name']);
     const byCategory = await kubectlOk(cp, ['get', '-n', ns, 'svc-gateway', '-o', 'name']);
     const expected = validFixtures()
       .map((f) => `${f.doc.kind.toLowerCase()}.gateway.svc.dev/${f.doc.metadata.name}`)
@@ -123,6 +123,7 @@ describe('kubectl get', () => {
     expect(await header('accounts')).toEqual(['NAME', 'PLAN', 'SPEND', 'BALANCE', 'READY', 'AGE']);
     expect(await header('modelroutes')).toEqual(['NAME', 'MODEL', 'TYPE', 'MIN TIER', 'INPUT $/MTOK', 'OUTPUT $/MTOK', 'READY', 'STATE', 'AGE']);
     expect(await header('incidents')).toEqual(['NAME', 'TITLE', 'MODELS', 'IMPACT', 'STATUS', 'AGE']);
+    expect(await header('mcpservers')).toEqual(['NAME', 'URL', 'PREFIX', '$/CALL', 'READY', 'AGE']);
     const row = (await kubectlOk(cp, ['get', '-n', ns, 'apikey', 'ci-bot', '--no-headers'])).trim().split(/\s+/);
     expect(row.slice(0, 3)).toEqual(['ci-bot', 'acme', '25']); // State and Key are empty until the operator runs
   });

@@ -10,12 +10,13 @@ import { RedisConfigSource } from '../../gateway/config/redis-config-source.ts';
 import { loadStandaloneConfig } from '../../gateway/config/standalone.ts';
 import { publishSnapshot } from '../../gateway/contract/config-channel.ts';
 import { keyringFromEnv } from '../../gateway/contract/sealed-credentials.ts';
-import { createRedis, scanAll, type RedisClient } from '../../gateway/state/redis-connect.ts';
+import { createRedis, type RedisClient } from '../../gateway/state/redis-connect.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { chat, FLEET_PEPPER, startFleet, writeManifests, type FleetRedis } from '../helpers/fleet.ts';
 import { account, apiKey, plan, route, secret } from '../helpers/manifests.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { keyspaceText } from '../helpers/keyspace.ts';
 import { until } from '../helpers/until.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 
@@ -43,31 +44,6 @@ function docs(): object[] {
       { name: 'az', provider: 'azure-openai', baseUrl: up.url, upstreamModel: 'deployment', credentials: { secretKeyRef: { name: 'azure-sp' } } },
     ]),
   ];
-}
-
-/** Every value of every key of the whole keyspace (every master of a Cluster), as text. */
-async function keyspaceText(redis: RedisClient, prefix: string): Promise<{ keys: number; text: string }> {
-  const keys = await scanAll(redis, `${prefix}*`);
-  const parts: string[] = [];
-  for (const k of keys) {
-    const type = await redis.type(k);
-    const v =
-      type === 'string'
-        ? await redis.get(k)
-        : type === 'hash'
-          ? await redis.hgetall(k)
-          : type === 'list'
-            ? await redis.lrange(k, 0, -1)
-            : type === 'set'
-              ? await redis.smembers(k)
-              : type === 'zset'
-                ? await redis.zrange(k, 0, -1, 'WITHSCORES')
-                : type === 'stream'
-                  ? await redis.xrange(k, '-', '+')
-                  : `(type ${type})`;
-    parts.push(k, JSON.stringify(v));
-  }
-  return { keys: keys.length, text: parts.join('\n') };
 }
 
 const hits = (text: string, needle: string): number => text.split(needle).length - 1;

@@ -1,0 +1,129 @@
+// /mcp and /mcp/<server> (gateway/mcp/): the key checked before the body is read (a missing or bad one gets 401, a
+// JSON-RPC error body and a plain Bearer challenge: no OAuth metadata is advertised, so clients keep the header
+// they were given), browser requests refused (DNS-rebinding protection), every failure a JSON-RPC error.
+import { Readable } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors/catalog.ts';
+import type { McpAnswer } from '../mcp/answer.ts';
+import { deleteAll, postAll } from '../mcp/aggregate.ts';
+import type { McpContext } from '../mcp/context.ts';
+import { readMessage, RPC, RpcRefusal, rpcError } from '../mcp/jsonrpc.ts';
+import { deleteOne, getOne, postOne } from '../mcp/one.ts';
+import { SessionSealer } from '../mcp/session-id.ts';
+import { authenticate } from '../pipeline/authenticate.ts';
+import type { GatewayDeps } from '../pipeline/context.ts';
+import { keyCacheOf } from '../pipeline/key-cache.ts';
+import { principal } from '../pipeline/resolve.ts';
+import { watchClient } from './client-watch.ts';
+
+/** A POST body above this is refused with 413 (a JSON-RPC message of a tool call is small). */
+export const MCP_BODY_LIMIT = 4 * 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The MCP caller, set by the /mcp onRequest hook. */
+    mcpCaller: Pick<McpContext, 'p' | 'keyHash'> | null;
+  }
+}
+
+function header(req: FastifyRequest, name: string): string | null {
+  const v = req.headers[name];
+  return (Array.isArray(v) ? v[0] : v) ?? null;
+}
+
+function sendAnswer(reply: FastifyReply, a: McpAnswer): FastifyReply {
+  if (a.kind !== 'status' && a.sessionId) void reply.header('mcp-session-id', a.sessionId);
+  switch (a.kind) {
+    case 'json':
+      if (a.retryAfterSec !== undefined) void reply.header('retry-after', String(a.retryAfterSec));
+      if (a.status === 401) void reply.header('www-authenticate', 'Bearer');
+      return reply.code(a.status).type('application/json').send(a.body);
+    case 'accepted':
+      return reply.code(202).send();
+    case 'stream':
+      return reply
+        .code(200)
+        .headers({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
+        .send(Readable.from(a.events));
+    case 'status':
+      if (a.allow) void reply.header('allow', a.allow);
+      return reply.code(a.status).send();
+    default: {
+      const never: never = a;
+      return never;
+    }
+  }
+}
+
+function errorAnswer(err: FastifyError | Error): McpAnswer {
+  if (err instanceof RpcRefusal) return { kind: 'json', status: err.status, body: rpcError(null, err.code, err.message) };
+  if (err instanceof GatewayError && err.status === 401)
+    return { kind: 'json', status: 401, body: rpcError(null, RPC.unauthorized, err.message, { type: err.code }) };
+  if (err instanceof GatewayError) return { kind: 'json', status: err.status, body: rpcError(null, RPC.invalidRequest, err.message, { type: err.code }) };
+  const fe = err as FastifyError;
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
+    return { kind: 'json', status: 413, body: rpcError(null, RPC.invalidRequest, `The request body is larger than ${MCP_BODY_LIMIT} bytes.`) };
+  }
+  if (fe.code?.startsWith('FST_ERR_CTP_') || err instanceof SyntaxError) {
+    return { kind: 'json', status: 400, body: rpcError(null, RPC.parseError, 'The request body is not valid JSON.') };
+  }
+  return { kind: 'json', status: 500, body: rpcError(null, RPC.internalError, 'The gateway failed to process the request.') };
+}
+
+export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<void> {
+  const sealer = new SessionSealer(deps.pepper);
+  return async (app) => {
+    app.decorateRequest('mcpCaller', null);
+    app.setErrorHandler((err: FastifyError, req, reply) => {
+      if (reply.sent || reply.raw.headersSent) return;
+      const a = errorAnswer(err);
+      if (a.kind === 'json' && a.status >= 500) req.log.error({ err }, 'MCP request failed');
+      return sendAnswer(reply, a);
+    });
+    app.setNotFoundHandler((req, reply) =>
+      sendAnswer(reply, { kind: 'json', status: 404, body: rpcError(null, RPC.invalidRequest, `No route ${req.method} ${req.url.split('?')[0]}.`) }),
+    );
+    app.addHook('onRequest', async (req, reply) => {
+      // Browsers send Origin; MCP clients (SDKs, Claude Code, Codex) do not. A page on any site could otherwise
+      // reach a gateway on the visitor's network through DNS rebinding.
+      if (header(req, 'origin') !== null) {
+        void reply.header('connection', 'close');
+        throw new RpcRefusal(403, RPC.forbidden, 'Requests with an Origin header (browsers) are refused on /mcp: DNS-rebinding protection.');
+      }
+      try {
+        const key = await authenticate(req.headers, 'openai', deps.store, deps.pepper, keyCacheOf(deps.store));
+        req.mcpCaller = { p: principal(deps.config.current(), key), keyHash: key.hash };
+      } catch (err) {
+        // The unread body is still on the connection.
+        void reply.header('connection', 'close');
+        throw err;
+      }
+    });
+    const run = async (req: FastifyRequest, reply: FastifyReply, handle: (ctx: McpContext) => Promise<McpAnswer>): Promise<FastifyReply> => {
+      const caller = req.mcpCaller;
+      if (!caller) throw new GatewayError('missing_api_key', 'No API key was given: send it as Authorization: Bearer <key>.');
+      const watch = watchClient(reply.raw);
+      reply.raw.once('close', () => watch.dispose());
+      const ctx: McpContext = {
+        deps,
+        sealer,
+        snapshot: deps.config.current(),
+        ...caller,
+        // A drain that must end the calls in flight ends MCP streams too (a GET stream would otherwise hold it).
+        signal: deps.lifecycle ? AbortSignal.any([watch.signal, deps.lifecycle.ending]) : watch.signal,
+        headers: { sessionId: header(req, 'mcp-session-id'), protocolVersion: header(req, 'mcp-protocol-version'), lastEventId: header(req, 'last-event-id') },
+      };
+      const track = (): Promise<McpAnswer> => handle(ctx);
+      return sendAnswer(reply, await (deps.lifecycle ? deps.lifecycle.track(track) : track()));
+    };
+    const post = { bodyLimit: MCP_BODY_LIMIT };
+    app.post('/', post, (req, reply) => run(req, reply, (ctx) => postAll(ctx, readMessage(req.body))));
+    app.get('/', (req, reply) => run(req, reply, async () => ({ kind: 'status', status: 405, allow: 'POST, DELETE' })));
+    app.delete('/', (req, reply) => run(req, reply, (ctx) => deleteAll(ctx)));
+    app.post<{ Params: { server: string } }>('/:server', post, (req, reply) =>
+      run(req, reply, (ctx) => postOne(ctx, req.params.server, readMessage(req.body))),
+    );
+    app.get<{ Params: { server: string } }>('/:server', (req, reply) => run(req, reply, (ctx) => getOne(ctx, req.params.server)));
+    app.delete<{ Params: { server: string } }>('/:server', (req, reply) => run(req, reply, (ctx) => deleteOne(ctx, req.params.server)));
+  };
+}
