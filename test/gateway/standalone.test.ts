@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+import { ROOT, runToExit, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { metricSum } from '../helpers/prom.ts';
 import { docExample } from '../helpers/docs.ts';
 import { exampleCode, runExampleCommand } from '../helpers/example-files.ts';
