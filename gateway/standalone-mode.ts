@@ -21,6 +21,7 @@ import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './st
 import { MemoryStore } from './state/memory-store.ts';
 import { redactUrl, sharedKeys } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
+import { startStandaloneMoney, type StandaloneMoney } from './standalone-money.ts';
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
@@ -41,6 +42,8 @@ export interface Standalone {
 
 interface State {
   store: Store;
+  /** Stops the money guard (Redis only). */
+  closeMoney?: () => Promise<void>;
   backing: StandaloneConsoleOptions['backing'];
   lastUsed: LastUsed;
   configKeys: ReturnType<typeof loadStandaloneConfig>['keys'];
@@ -136,6 +139,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
       await sla?.stop();
       await drain.run(app, opts.drainMs, app.log);
       await availability.close();
+      await state.closeMoney?.();
       await state.store.close();
       await usage.close();
       await metricsServer.close();
@@ -194,8 +198,10 @@ async function onRedis(opts: StandaloneOptions, config: Config, logger: ReturnTy
   } catch (err) {
     throw new Error(`Cannot use Redis at ${redactUrl(redisOpts.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  let money: StandaloneMoney;
   try {
-    await redis.applyConfig(config.snapshot, shared.keys);
+    // Publishes the manifests; on a Redis that lost its data, rebuilds its money from Postgres first.
+    money = await startStandaloneMoney(redis, { snapshot: config.snapshot, keys: shared.keys }, opts.databaseUrl, logger);
   } catch (err) {
     await redis.close();
     throw new Error(`Cannot publish the config to Redis at ${redactUrl(redisOpts.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -207,6 +213,7 @@ async function onRedis(opts: StandaloneOptions, config: Config, logger: ReturnTy
   }
   return {
     store: redis,
+    closeMoney: () => money.close(),
     backing: { kind: 'redis', store: redis },
     lastUsed: new RedisLastUsed(redis.redis, redis.prefix),
     configKeys: shared.keys,

@@ -1,0 +1,65 @@
+// The standalone process's money guard on Redis (gateway/state/money-guard.ts): it publishes this process's manifests,
+// and, with DATABASE_URL, rebuilds a Redis that lost its data from the Postgres ledger first. Without DATABASE_URL it
+// warns at start that money does not survive a Redis that loses its data.
+import type { Logger } from 'pino';
+import type { KeyRecord, Snapshot } from './contract/snapshot.ts';
+import { MoneyGuard } from './state/money-guard.ts';
+import type { RedisStore } from './state/redis-store.ts';
+import { monthOf } from './state/store.ts';
+import { syncCredits } from './usage/exporter/credit-sync.ts';
+import { migrate } from './usage/postgres/migrate.ts';
+import { readMoneyRecords } from './usage/postgres/money-record.ts';
+import { createPool } from './usage/postgres/pool.ts';
+
+export interface StandaloneMoney {
+  guard: MoneyGuard;
+  close(): Promise<void>;
+}
+
+export async function startStandaloneMoney(
+  store: RedisStore,
+  config: { snapshot: Snapshot; keys: KeyRecord[] },
+  databaseUrl: string | undefined,
+  logger: Logger,
+): Promise<StandaloneMoney> {
+  const pool = databaseUrl
+    ? createPool(databaseUrl, { max: 2, onError: (err) => logger.warn({ err: err.message }, 'Postgres connection lost; reconnecting') })
+    : null;
+  if (!pool) {
+    logger.warn(
+      'No DATABASE_URL: balances, budgets and applied credits live only in Redis. If Redis loses its data they cannot be rebuilt (trials and credits are then not granted again: balances read 0). Run Redis with appendonly yes, or set DATABASE_URL.',
+    );
+  }
+  const guard = new MoneyGuard({
+    redis: store.redis,
+    prefix: store.prefix,
+    publish: () => store.applyConfig(config.snapshot, config.keys),
+    record: pool
+      ? async () => {
+          await migrate(pool);
+          return readMoneyRecords(pool, monthOf(Date.now()));
+        }
+      : null,
+    recordGrants: pool ? async () => void (await syncCredits(store.redis, pool, store.prefix)) : undefined,
+    accounts: () => Object.values(config.snapshot.accounts),
+    log: logger,
+  });
+  store.watchMoney(guard);
+  const close = async (): Promise<void> => {
+    guard.stop();
+    await guard.settled();
+    await pool?.end().catch(() => {});
+  };
+  try {
+    await guard.start();
+  } catch (err) {
+    if (!pool) {
+      await close();
+      throw err;
+    }
+    // Postgres away at start: this Redis stays closed (503) until the ledger answers; the guard keeps trying.
+    logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'Cannot rebuild the money state from Postgres yet; answering 503 until it can');
+    guard.watch();
+  }
+  return { guard, close };
+}
