@@ -9,6 +9,7 @@ import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { chat, countBy, fleetStore, me, startFleet, type CallResult, type Fleet } from '../helpers/fleet.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { metricSum, scrape } from '../helpers/prom.ts';
 import { until } from '../helpers/until.ts';
 import { setup } from './fixtures.ts';
 
@@ -25,7 +26,7 @@ let store: RedisStore;
 beforeAll(async () => {
   redis = await startRedis('loss', { own: true }); // --save '' --appendonly no: a restart comes back empty
   pg = await startPostgres('loss');
-  fleet = await startFleet(2, redis, s.docs, { DATABASE_URL: pg.url, SVC_REDIS_TIMEOUT_MS: '300' });
+  fleet = await startFleet(2, redis, s.docs, { DATABASE_URL: pg.url, SVC_REDIS_TIMEOUT_MS: '300', SVC_RECONCILE_SECONDS: '1' });
   store = await fleetStore(redis);
 }, 60_000);
 
@@ -105,8 +106,9 @@ describe('Redis loses its data under load', () => {
     await until(async () => (await pgLedger()).credits.length === 2, 20_000, 'credits recorded in Postgres');
     const traffic = load(4);
     await until(() => traffic.results.filter((r) => r.status === 200).length >= 40, 20_000, 'calls before the loss');
-    const killedAt = Date.now();
+    await until(async () => (await pgLedger()).rows >= 20, 20_000, 'the exporter at work');
     await redis.kill();
+    const killedAt = Date.now(); // Redis is dead from here: every answer after this was settled on the new one
     await redis.restart(); // empty: no RDB, no AOF
     const restartedAt = Date.now();
     await until(() => traffic.results.some((r) => r.startedAt > restartedAt && r.status === 200 && r.what === 'chat'), 30_000, 'served again');
@@ -158,5 +160,32 @@ describe('Redis loses its data under load', () => {
     await until(async () => (await store.ledger('acme')).openHolds === 0, 20_000, 'holds settled');
     expect((await store.ledger('acme')).creditedNano).toBe(before.creditedNano);
     expect((await pgLedger()).credits).toEqual(once);
+  }, 60_000);
+
+  it('reports a drift injected in Redis within one reconciliation, naming the account and the amount', async () => {
+    const metrics = fleet.procs[0]?.metricsUrl as string;
+    const runs = async (): Promise<number> => metricSum(await scrape(metrics), 'svc_money_reconcile_runs_total');
+    const drift = async (): Promise<number> => metricSum(await scrape(metrics), 'svc_money_drift_usd', { account: 'acme', field: 'spent' });
+    // After the loss and the rebuild: Redis and the record agree.
+    const start = await runs();
+    await until(async () => (await runs()) >= start + 2, 20_000, 'two reconciliations');
+    expect(await drift()).toBe(0);
+    expect(metricSum(await scrape(metrics), 'svc_money_drift_usd', { account: 'acme', field: 'credited' })).toBe(0);
+
+    const acct = `${redis.prefix}:{a:acme}:acct`;
+    await redis.client.hincrby(acct, 'spent', 12_345); // a spend changed in Redis behind the ledger's back
+    const injected = await runs();
+    await until(async () => (await drift()) !== 0, 20_000, 'the drift reported');
+    // The first reconciliation that began after the change reported it (the one running then may not have).
+    expect((await runs()) - injected).toBeLessThanOrEqual(2);
+    expect(await drift()).toBeCloseTo(12_345 / 1e9, 12);
+    const proc = fleet.procs[0];
+    await until(
+      () => /Money drift: account acme: Redis's spent is above the Postgres ledger's by 0\.000012345 USD/.test(proc?.output() ?? ''),
+      10_000,
+      'the log line',
+    );
+    await redis.client.hincrby(acct, 'spent', -12_345);
+    await until(async () => (await drift()) === 0, 20_000, 'the drift gone');
   }, 60_000);
 });
