@@ -1,15 +1,12 @@
 // The standalone process's money guard on Redis (gateway/state/money-guard.ts): it publishes this process's manifests,
 // and, with DATABASE_URL, rebuilds a Redis that lost its data from the Postgres ledger first. Without DATABASE_URL it
-// warns at start that money does not survive a Redis that loses its data.
+// warns at start that money does not survive a Redis that loses its data. It also checks Redis's persistence settings.
 import type { Logger } from 'pino';
 import type { KeyRecord, Snapshot } from './contract/snapshot.ts';
 import { MoneyGuard } from './state/money-guard.ts';
+import { checkPersistence } from './state/redis-persistence.ts';
 import type { RedisStore } from './state/redis-store.ts';
-import { monthOf } from './state/store.ts';
-import { syncCredits } from './usage/exporter/credit-sync.ts';
-import { migrate } from './usage/postgres/migrate.ts';
-import { readMoneyRecords } from './usage/postgres/money-record.ts';
-import { createPool } from './usage/postgres/pool.ts';
+import { ledgerMoney } from './usage/ledger-money.ts';
 
 export interface StandaloneMoney {
   guard: MoneyGuard;
@@ -22,10 +19,10 @@ export async function startStandaloneMoney(
   databaseUrl: string | undefined,
   logger: Logger,
 ): Promise<StandaloneMoney> {
-  const pool = databaseUrl
-    ? createPool(databaseUrl, { max: 2, onError: (err) => logger.warn({ err: err.message }, 'Postgres connection lost; reconnecting') })
-    : null;
-  if (!pool) {
+  for (const f of (await checkPersistence(store.redis)) ?? [])
+    logger.warn({ setting: f.setting, value: f.value }, `Redis ${f.setting} is ${f.value}: ${f.advice}`);
+  const ledger = databaseUrl ? ledgerMoney(databaseUrl, (err) => logger.warn({ err: err.message }, 'Postgres connection lost; reconnecting')) : null;
+  if (!ledger) {
     logger.warn(
       'No DATABASE_URL: balances, budgets and applied credits live only in Redis. If Redis loses its data they cannot be rebuilt (trials and credits are then not granted again: balances read 0). Run Redis with appendonly yes, or set DATABASE_URL.',
     );
@@ -34,13 +31,8 @@ export async function startStandaloneMoney(
     redis: store.redis,
     prefix: store.prefix,
     publish: () => store.applyConfig(config.snapshot, config.keys),
-    record: pool
-      ? async () => {
-          await migrate(pool);
-          return readMoneyRecords(pool, monthOf(Date.now()));
-        }
-      : null,
-    recordGrants: pool ? async () => void (await syncCredits(store.redis, pool, store.prefix)) : undefined,
+    record: ledger ? () => ledger.record() : null,
+    recordGrants: ledger ? () => ledger.recordGrants(store.redis, store.prefix) : undefined,
     accounts: () => Object.values(config.snapshot.accounts),
     log: logger,
   });
@@ -48,12 +40,12 @@ export async function startStandaloneMoney(
   const close = async (): Promise<void> => {
     guard.stop();
     await guard.settled();
-    await pool?.end().catch(() => {});
+    await ledger?.close();
   };
   try {
     await guard.start();
   } catch (err) {
-    if (!pool) {
+    if (!ledger) {
       await close();
       throw err;
     }

@@ -105,7 +105,12 @@ export class MoneyGuard implements MoneyWatch {
   async missing(): Promise<boolean> {
     if (this.current === 'lost') return true;
     const gen = await this.o.redis.get(this.marker);
-    if (gen !== null) return false;
+    if (gen !== null) {
+      this.seen ??= gen;
+      return false;
+    }
+    // Never saw a marker (a publisher that writes none, or nothing published yet): an unknown key is just unknown.
+    if (this.seen === null) return false;
     this.current = 'lost';
     this.kick();
     return true;
@@ -132,6 +137,22 @@ export class MoneyGuard implements MoneyWatch {
       });
   }
 
+  /**
+   * Publishes now (the operator's config controller): on a live Redis at once; on one that lost its data, after the
+   * rebuild (which publishes).
+   */
+  async publish(): Promise<void> {
+    await this.running;
+    const gen = await this.o.redis.get(this.marker);
+    if (gen !== null && gen === this.seen && this.o.publish) {
+      await this.o.publish();
+      this.current = 'live';
+      return;
+    }
+    await this.check(false);
+    if (this.current !== 'live') throw new Error('Redis lost its money state and it is not rebuilt yet (another process may be rebuilding it)');
+  }
+
   /** Waits for the check running now, if any (tests and stop). */
   async settled(): Promise<void> {
     await this.running;
@@ -147,8 +168,12 @@ export class MoneyGuard implements MoneyWatch {
       return;
     }
     const lostHere = this.seen !== null;
+    if (!this.o.publish) {
+      // A reader (cluster-mode gateway): closed once it saw this Redis live and then without its marker.
+      if (lostHere) this.current = 'lost';
+      return;
+    }
     this.current = 'lost';
-    if (!this.o.publish) return;
     if (!this.o.record && !lostHere) {
       // A fresh Redis, or one lost while this process was away: nothing tells them apart without a record.
       if (!atStart) return;

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
-import { chat, countBy, fleetStore, me, startFleet, type CallResult, type Fleet } from '../helpers/fleet.ts';
+import { chat, countBy, fleetStore, me, startFleet, type Fleet } from '../helpers/fleet.ts';
+import { ledgerOf, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { metricSum, scrape } from '../helpers/prom.ts';
@@ -37,63 +38,7 @@ afterAll(async () => {
   await pg?.stop();
 });
 
-interface Served extends CallResult {
-  endedAt: number;
-  what: 'chat' | 'me';
-}
-
-/** Callers in a loop on both processes (a /v1/me every fourth call) until `stop()`. */
-function load(callers: number): { results: Served[]; stop: () => Promise<void> } {
-  const results: Served[] = [];
-  let running = true;
-  const loops = Array.from({ length: callers }, async (_, c) => {
-    for (let i = 0; running; i++) {
-      const url = fleet.urls[(c + i) % fleet.urls.length] as string;
-      const startedAt = Date.now();
-      if (i % 4 === 3) {
-        const res = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
-        const body = await res.text();
-        results.push({
-          what: 'me',
-          status: res.status,
-          retryAfter: res.headers.get('retry-after'),
-          startedAt,
-          ms: Date.now() - startedAt,
-          body,
-          endedAt: Date.now(),
-        });
-      } else {
-        results.push({ what: 'chat', ...(await chat(url, key)), endedAt: Date.now() });
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  });
-  return {
-    results,
-    stop: async () => {
-      running = false;
-      await Promise.all(loops);
-    },
-  };
-}
-
-async function pgLedger(): Promise<{
-  credits: Array<{ kind: string; credit_id: string; amount_nano: string }>;
-  rows: number;
-  spent: number;
-  keyMonth: number;
-}> {
-  const credits = await pg.pool.query<{ kind: string; credit_id: string; amount_nano: string }>(
-    "SELECT kind, credit_id, amount_nano::text FROM ledger_credits WHERE account = 'acme' ORDER BY kind, credit_id",
-  );
-  const ev = await pg.pool.query<{ n: string; cost: string }>(
-    "SELECT count(*)::text AS n, coalesce(sum(cost_nano), 0)::text AS cost FROM usage_events WHERE account = 'acme' AND status = 200",
-  );
-  const month = await pg.pool.query<{ cost: string }>(
-    "SELECT coalesce(sum(cost_nano), 0)::text AS cost FROM usage_daily WHERE account = 'acme' AND api_key = 'k' AND day >= date_trunc('month', now() AT TIME ZONE 'UTC')::date",
-  );
-  return { credits: credits.rows, rows: Number(ev.rows[0]?.n), spent: Number(ev.rows[0]?.cost), keyMonth: Number(month.rows[0]?.cost) };
-}
+const pgLedger = (): Promise<LedgerView> => ledgerOf(pg.pool, 'acme', 'k');
 
 const once = [
   { kind: 'credit', credit_id: 'topup-1', amount_nano: String(10 * NANO_PER_USD) },
@@ -102,9 +47,11 @@ const once = [
 
 describe('Redis loses its data under load', () => {
   it('answers 503 with retry-after (never 401) until the money is rebuilt from Postgres, then agrees with it to the nano-dollar', async () => {
+    // This Redis keeps nothing across a restart, and the gateway said so at start.
+    expect(fleet.procs[0]?.output()).toContain('Redis appendonly is no');
     // The grants reach the record at publish time, before any call.
     await until(async () => (await pgLedger()).credits.length === 2, 20_000, 'credits recorded in Postgres');
-    const traffic = load(4);
+    const traffic = steadyLoad(() => fleet.urls, key, 4);
     await until(() => traffic.results.filter((r) => r.status === 200).length >= 40, 20_000, 'calls before the loss');
     await until(async () => (await pgLedger()).rows >= 20, 20_000, 'the exporter at work');
     await redis.kill();
