@@ -5,28 +5,21 @@ import { restoreJson, type MoneyRecord } from './money-record.ts';
 import type { RedisClient } from './redis-connect.ts';
 import { int } from './lua-script.ts';
 import { SCRIPTS } from './scripts.ts';
-
-/** Scripts in flight at once: enough to hide the round trip, few enough not to starve the request path. */
-const PARALLEL = 32;
+import { inParallel, PUBLISH_PARALLEL } from './parallel.ts';
 
 /** Restores every record; returns how many accounts were restored (the others were live). */
 export async function restoreAccounts(redis: RedisClient, prefix: string, records: readonly MoneyRecord[]): Promise<number> {
   let restored = 0;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < records.length) {
-      const r = records[next++] as MoneyRecord;
-      const k = accountKeys(prefix, r.account);
-      await redis.sadd(redisKeys(prefix).usageStreams, k.usage);
-      const reply = await SCRIPTS.restoreAccount.run(
-        redis,
-        { acct: k.acct, credits: k.credits, spend: k.spend, stripe: k.stripe, billing: k.billing },
-        { recordJson: restoreJson(r) },
-      );
-      restored += int(reply);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, records.length) }, worker));
+  await inParallel(records, PUBLISH_PARALLEL, async (r) => {
+    const k = accountKeys(prefix, r.account);
+    await redis.sadd(redisKeys(prefix).usageStreams, k.usage);
+    const reply = await SCRIPTS.restoreAccount.run(
+      redis,
+      { acct: k.acct, credits: k.credits, spend: k.spend, stripe: k.stripe, billing: k.billing },
+      { recordJson: restoreJson(r) },
+    );
+    restored += int(reply);
+  });
   return restored;
 }
 

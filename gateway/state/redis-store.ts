@@ -27,6 +27,7 @@ import { SettleRetries } from './settle-retries.ts';
 import type { MoneyWatch } from './money-guard.ts';
 import { WriteBatch } from './write-batch.ts';
 import { rateLimitedWarn } from './rate-limited-warn.ts';
+import { inParallel, PUBLISH_PARALLEL } from './parallel.ts';
 import {
   checkAmount,
   DEFAULT_HOLD_TTL_MS,
@@ -132,7 +133,8 @@ export class RedisStore implements Store, StoreAdmin {
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
     const names = this.k;
     await this.redis.set(names.appliedSnapshot, canonicalJson(this.seal(snapshot)));
-    for (const a of Object.values(snapshot.accounts)) {
+    // Accounts, then keys, many at once (each one's own writes stay in order).
+    await inParallel(Object.values(snapshot.accounts), PUBLISH_PARALLEL, async (a) => {
       const k = names.account(a.name);
       await this.redis.sadd(names.usageStreams, k.usage);
       await SCRIPTS.applyAccount.run(
@@ -140,11 +142,11 @@ export class RedisStore implements Store, StoreAdmin {
         { acct: k.acct, credits: k.credits },
         { trialNano: a.trialCreditNano, '...creditPairs': a.credits.flatMap((c) => [c.id, c.amountNano]) },
       );
-    }
-    for (const key of keys) {
+    });
+    await inParallel(keys, PUBLISH_PARALLEL, async (key) => {
       await this.publishKey(key);
       await this.redis.sadd(names.keys, key.hash);
-    }
+    });
     const current = new Set(keys.map((k) => k.hash));
     for (const hash of await this.redis.smembers(names.keys)) {
       if (current.has(hash)) continue;
@@ -266,9 +268,7 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   /** Calls whose settle is waiting for Redis to come back. */
-  pendingSettles(): number {
-    return this.retries.size;
-  }
+  pendingSettles = (): number => this.retries.size;
 
   private async runSettle(hold: Hold, s: Settlement): Promise<void> {
     const a = this.k.account(hold.account);
