@@ -15,7 +15,8 @@ local acct, credits, spend, stripe, billing = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if redis.call('HEXISTS', acct, 'trial') == 1 or redis.call('HEXISTS', acct, 'restored') == 1 then return 0 end
 local ok, r = pcall(cjson.decode, ARGV[1])
 if not ok or type(r) ~= 'table' then return redis.error_reply('svc: restore needs a JSON record') end
-local bad = check_amounts({ 'credited', 'spent', 'fee' }, { r.credited, r.spent, r.fee })
+-- `credited` may be below 0 (refunds and disputes after the credits were spent); spent and fee may not.
+local bad = check_amounts({ 'credited', 'spent', 'fee' }, { string.gsub(tostring(r.credited), '^-', '', 1), r.spent, r.fee })
 if bad then return bad end
 for _, s in ipairs(r.stripe or {}) do
   if not is_amount(string.gsub(s[2], '^-', '', 1)) then return redis.error_reply('svc: stripe amount ' .. tostring(s[2])) end
