@@ -23,6 +23,8 @@ import type { RedisClient } from './redis-connect.ts';
 export const CHECK_MS = 2000;
 /** Longest a rebuild may hold the lock (a process that dies mid-rebuild frees it after this). */
 const LOCK_MS = 10 * 60_000;
+/** Shortest time between two repairs of accounts gone from a Redis that kept the rest. */
+const REPAIR_MS = 5_000;
 
 /** What a store asks of the guard (RedisStore.findKey, and every money script that refuses). */
 export interface MoneyWatch {
@@ -63,6 +65,9 @@ export class MoneyGuard implements MoneyWatch {
   private seen: string | null = null;
   private current: MoneyState = 'unknown';
   private running: Promise<void> | null = null;
+  /** A money script refused an account while the marker is there: part of the data is gone (evicted, a lost shard). */
+  private repair = false;
+  private lastRepair = 0;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private readonly onReady = (): void => {
@@ -117,6 +122,7 @@ export class MoneyGuard implements MoneyWatch {
   }
 
   unready(): void {
+    this.repair = true;
     this.kick();
   }
 
@@ -165,6 +171,13 @@ export class MoneyGuard implements MoneyWatch {
       if (gen !== this.seen && this.o.publish) await this.o.publish();
       this.seen = gen;
       this.current = 'live';
+      // Accounts whose money is gone while the rest is there: restored from the record (a live account is left as it
+      // is), at most every REPAIR_MS. Without a record nothing is done: their calls stay 503 (never granted twice).
+      if (this.repair && this.o.record && Date.now() - this.lastRepair >= REPAIR_MS) {
+        this.repair = false;
+        this.lastRepair = Date.now();
+        await this.rebuild(true, true);
+      }
       return;
     }
     const lostHere = this.seen !== null;
@@ -186,22 +199,25 @@ export class MoneyGuard implements MoneyWatch {
     await this.rebuild(lostHere);
   }
 
-  private async rebuild(lostHere: boolean): Promise<void> {
+  private async rebuild(lostHere: boolean, partial = false): Promise<void> {
     const token = newGeneration();
     if ((await this.o.redis.set(this.lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') return; // another process rebuilds
     const t0 = Date.now();
     try {
-      if ((await this.o.redis.get(this.marker)) !== null) return; // it finished just before
+      if (!partial && (await this.o.redis.get(this.marker)) !== null) return; // it finished just before
       const records = this.o.record ? await this.o.record() : forgottenRecords(this.o.accounts());
       const restored = await restoreAccounts(this.o.redis, this.o.prefix, records);
       await this.o.publish?.();
       await this.o.recordGrants?.();
-      const gen = newGeneration();
-      await this.o.redis.set(this.marker, gen);
-      this.seen = gen;
-      this.current = 'live';
+      if (!partial) {
+        const gen = newGeneration();
+        await this.o.redis.set(this.marker, gen);
+        this.seen = gen;
+        this.current = 'live';
+      }
       this.lastRebuildMs = Date.now() - t0;
-      const fields = { accounts: restored, durationMs: this.lastRebuildMs };
+      if (partial && restored === 0) return;
+      const fields = { accounts: restored, durationMs: this.lastRebuildMs, partial };
       if (this.o.record) this.o.log.info({ ...fields, lostHere }, 'Rebuilt the money state in Redis from the Postgres ledger');
       else
         this.o.log.error(

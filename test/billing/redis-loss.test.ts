@@ -135,4 +135,27 @@ describe('Redis loses its data under load', () => {
     await redis.client.hincrby(acct, 'spent', -12_345);
     await until(async () => (await drift()) === 0, 20_000, 'the drift gone');
   }, 60_000);
+
+  it('repairs an account whose money alone was evicted (the marker still there): 503, then restored from the ledger', async () => {
+    await until(async () => (await pgLedger()).spent === (await store.ledger('acme')).spentNano, 30_000, 'Postgres caught up with Redis');
+    const before = await store.ledger('acme');
+    await redis.client.del(`${redis.prefix}:{a:acme}:acct`); // what an allkeys-* eviction policy may do
+    const seen: number[] = [];
+    await until(
+      async () => {
+        const r = await chat(fleet.urls[0] as string, key);
+        seen.push(r.status);
+        if (r.status === 503) expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
+        return r.status === 200;
+      },
+      30_000,
+      'served again',
+    );
+    expect(seen.filter((st) => st !== 503 && st !== 200)).toEqual([]);
+    expect(seen).toContain(503);
+    await until(async () => (await store.ledger('acme')).openHolds === 0, 20_000, 'holds settled');
+    await until(async () => (await pgLedger()).spent === (await store.ledger('acme')).spentNano, 30_000, 'Postgres caught up with Redis');
+    expect((await store.ledger('acme')).creditedNano).toBe(before.creditedNano);
+    expect((await pgLedger()).credits).toEqual(once);
+  }, 60_000);
 });

@@ -22,10 +22,12 @@ for _, s in ipairs(r.stripe or {}) do
   if not is_amount(string.gsub(s[2], '^-', '', 1)) then return redis.error_reply('svc: stripe amount ' .. tostring(s[2])) end
 end
 
--- Stripe steps first: those a resent webhook applied again since the loss are already counted in `credited`.
+-- Stripe steps first: those a resent webhook applied again since the loss are already counted in `credited` (a
+-- record without `credited`, evicted with the rest of it while the Stripe hash stayed, has counted none of them).
+local counted = redis.call('HEXISTS', acct, 'credited') == 1
 local again = 0
 for _, s in ipairs(r.stripe or {}) do
-  if redis.call('HSETNX', stripe, 'ev:' .. s[1], 'restored') == 0 then again = again + tonumber(s[2]) end
+  if redis.call('HSETNX', stripe, 'ev:' .. s[1], 'restored') == 0 and counted then again = again + tonumber(s[2]) end
   for i = 3, #s, 2 do redis.call('HSET', stripe, s[i], s[i + 1]) end
 end
 add(acct, 'credited', int_string(tonumber(r.credited) - again))
