@@ -190,14 +190,15 @@ export class RedisStore implements Store, StoreAdmin {
     await this.redis.sadd(this.k.keys, hash);
   }
 
-  async findKey(hash: string): Promise<FoundKey | null> {
+  async findKey(hash: string, again = true): Promise<FoundKey | null> {
     this.batch.join();
     const reply = await this.guard('findKey', () => SCRIPTS.findKey.run(this.redis, { record: this.k.key(hash) }, {}));
     const [raw, revoked, sec, usec] = Array.isArray(reply) ? (reply as unknown[]) : [];
     if (typeof raw !== 'string' || raw === '') {
-      // No record: an unknown key, or a Redis that lost every record (SDKs do not retry a 401: say 503 then).
-      if (this.watch && (await this.guard('findKey', () => (this.watch as MoneyWatch).missing()))) throw this.unavailable();
-      return null;
+      // An unknown key, or lost records (503: SDKs do not retry a 401); a rebuild done meanwhile: look once more.
+      if (!this.watch) return null;
+      if (await this.guard('findKey', () => (this.watch as MoneyWatch).missing())) throw this.unavailable();
+      return again ? this.findKey(hash, false) : null;
     }
     const record = keyRecord.parse(JSON.parse(raw));
     const serverNow = int(sec) * 1000 + Math.floor(int(usec) / 1000);
