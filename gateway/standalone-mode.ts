@@ -44,6 +44,8 @@ interface State {
   store: Store;
   /** Stops the money guard (Redis only). */
   closeMoney?: () => Promise<void>;
+  /** Redis holds the money state (not lost, not being rebuilt): /readyz. */
+  ready?: () => boolean;
   backing: StandaloneConsoleOptions['backing'];
   lastUsed: LastUsed;
   configKeys: ReturnType<typeof loadStandaloneConfig>['keys'];
@@ -77,6 +79,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const { app, deps } = await build({
     config: { current: () => snapshot },
     store: withLastUsed(state.store, state.lastUsed),
+    ready: state.ready,
     pepper: opts.pepper,
     metrics,
     drain,
@@ -121,7 +124,12 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const address = await app.listen({ port: opts.port, host: opts.host });
   let metricsServer: Awaited<ReturnType<typeof serveGatewayMetrics>>;
   try {
-    metricsServer = await serveGatewayMetrics(metrics.registry, opts.metrics, () => (drain.draining ? 'draining' : true), metrics.exemplars);
+    metricsServer = await serveGatewayMetrics(
+      metrics.registry,
+      opts.metrics,
+      () => (drain.draining ? 'draining' : (state.ready?.() ?? true)),
+      metrics.exemplars,
+    );
   } catch (err) {
     await sla?.stop();
     await app.close();
@@ -211,9 +219,12 @@ async function onRedis(opts: StandaloneOptions, config: Config, logger: ReturnTy
       `ApiKey ${name} has no key in its Secret, so it gets none: with REDIS_URL every process must know the same key. Put one in the Secret (data key "key").`,
     );
   }
+  let up = false;
   return {
     store: redis,
     closeMoney: () => money.close(),
+    // Not ready until the money state is there the first time (a later loss answers 503 per call, with retry-after).
+    ready: () => (up ||= money.guard.state === 'live'),
     backing: { kind: 'redis', store: redis },
     lastUsed: new RedisLastUsed(redis.redis, redis.prefix),
     configKeys: shared.keys,

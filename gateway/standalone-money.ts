@@ -2,6 +2,7 @@
 // and, with DATABASE_URL, rebuilds a Redis that lost its data from the Postgres ledger first. Without DATABASE_URL it
 // warns at start that money does not survive a Redis that loses its data. It also checks Redis's persistence settings.
 import type { Logger } from 'pino';
+import { redisKeys } from './contract/redis-keys.ts';
 import type { KeyRecord, Snapshot } from './contract/snapshot.ts';
 import { MoneyGuard } from './state/money-guard.ts';
 import { checkPersistence } from './state/redis-persistence.ts';
@@ -42,6 +43,14 @@ export async function startStandaloneMoney(
     await guard.settled();
     await ledger?.close();
   };
+  // A Redis without the marker (fresh, or lost) with a ledger: rebuilt in the background, so the process starts while
+  // Postgres is slow or away; /readyz answers 503 and calls 503 store_unavailable until it is done.
+  if (ledger && (await store.redis.get(redisKeys(store.prefix).moneyGeneration)) === null) {
+    logger.info('No money state in Redis yet: rebuilding it from the Postgres ledger before admitting calls');
+    guard.watch();
+    guard.kick();
+    return { guard, close };
+  }
   try {
     await guard.start();
   } catch (err) {
