@@ -15,6 +15,7 @@ import { createRedis } from './state/redis-connect.ts';
 import { redactUrl } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
 import { RedisStore } from './state/redis-store.ts';
+import { MoneyGuard } from './state/money-guard.ts';
 
 export { CLUSTER_NEEDS } from './options.ts';
 
@@ -51,6 +52,12 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   } catch (err) {
     throw new Error(`Cannot use Redis at ${redactUrl(opts.redis.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  // Reads the money marker (gateway/state/money-guard.ts): once it saw this Redis live, a Redis that lost its data
+  // answers 503 for unknown keys (their records are gone) until the operator's leader has rebuilt it. Publishes nothing.
+  const money = new MoneyGuard({ redis: store.redis, prefix: store.prefix, publish: null, record: null, accounts: () => [], log: logger });
+  store.watchMoney(money);
+  money.watch();
+  money.kick();
   // Its own connection (a subscribed client runs nothing else); a Cluster subscribes on one node and hears every publish.
   const subscriber = createRedis(opts.redis);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
@@ -90,6 +97,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     await health.close();
     await app.close();
     await source.close();
+    money.stop();
     await store.close();
     throw err;
   }
@@ -103,6 +111,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
       await drain.run(app, opts.drainMs, app.log);
       await health.close();
       await source.close();
+      money.stop();
       await store.close();
       await metrics.close();
     },

@@ -45,7 +45,9 @@ Environment:
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
-  DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter
+  DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter,
+                  and rebuilds a Redis that lost its data from the Postgres ledger (without it, money lives in Redis only)
+  SVC_RECONCILE_SECONDS  with REDIS_URL and DATABASE_URL: how often Redis's money is checked against the ledger (60; 0 = never)
   SVC_CONSOLE_TOKEN      admin token of the console at /dashboard (at least 16 characters; default: generated, printed)
   SVC_CONSOLE_STATE      without REDIS_URL: a JSON file where the console keeps the keys it made (as HMACs) and
                          pending revocations across restarts (needs a fixed SVC_KEY_PEPPER); default: memory only

@@ -21,6 +21,7 @@ import { MemoryLastUsed, RedisLastUsed, withLastUsed, type LastUsed } from './st
 import { MemoryStore } from './state/memory-store.ts';
 import { redactUrl, sharedKeys } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
+import { startStandaloneMoney, type StandaloneMoney } from './standalone-money.ts';
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
@@ -41,6 +42,10 @@ export interface Standalone {
 
 interface State {
   store: Store;
+  /** Stops the money guard (Redis only). */
+  closeMoney?: () => Promise<void>;
+  /** Redis holds the money state (not lost, not being rebuilt): /readyz. */
+  ready?: () => boolean;
   backing: StandaloneConsoleOptions['backing'];
   lastUsed: LastUsed;
   configKeys: ReturnType<typeof loadStandaloneConfig>['keys'];
@@ -74,6 +79,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const { app, deps } = await build({
     config: { current: () => snapshot },
     store: withLastUsed(state.store, state.lastUsed),
+    ready: state.ready,
     pepper: opts.pepper,
     metrics,
     drain,
@@ -118,7 +124,12 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const address = await app.listen({ port: opts.port, host: opts.host });
   let metricsServer: Awaited<ReturnType<typeof serveGatewayMetrics>>;
   try {
-    metricsServer = await serveGatewayMetrics(metrics.registry, opts.metrics, () => (drain.draining ? 'draining' : true), metrics.exemplars);
+    metricsServer = await serveGatewayMetrics(
+      metrics.registry,
+      opts.metrics,
+      () => (drain.draining ? 'draining' : (state.ready?.() ?? true)),
+      metrics.exemplars,
+    );
   } catch (err) {
     await sla?.stop();
     await app.close();
@@ -136,6 +147,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
       await sla?.stop();
       await drain.run(app, opts.drainMs, app.log);
       await availability.close();
+      await state.closeMoney?.();
       await state.store.close();
       await usage.close();
       await metricsServer.close();
@@ -194,8 +206,10 @@ async function onRedis(opts: StandaloneOptions, config: Config, logger: ReturnTy
   } catch (err) {
     throw new Error(`Cannot use Redis at ${redactUrl(redisOpts.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  let money: StandaloneMoney;
   try {
-    await redis.applyConfig(config.snapshot, shared.keys);
+    // Publishes the manifests; on a Redis that lost its data, rebuilds its money from Postgres first.
+    money = await startStandaloneMoney(redis, { snapshot: config.snapshot, keys: shared.keys }, opts.databaseUrl, logger);
   } catch (err) {
     await redis.close();
     throw new Error(`Cannot publish the config to Redis at ${redactUrl(redisOpts.url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -205,8 +219,12 @@ async function onRedis(opts: StandaloneOptions, config: Config, logger: ReturnTy
       `ApiKey ${name} has no key in its Secret, so it gets none: with REDIS_URL every process must know the same key. Put one in the Secret (data key "key").`,
     );
   }
+  let up = false;
   return {
     store: redis,
+    closeMoney: () => money.close(),
+    // Not ready until the money state is there the first time (a later loss answers 503 per call, with retry-after).
+    ready: () => (up ||= money.guard.state === 'live'),
     backing: { kind: 'redis', store: redis },
     lastUsed: new RedisLastUsed(redis.redis, redis.prefix),
     configKeys: shared.keys,

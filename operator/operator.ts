@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { keyringFromEnv } from '../gateway/contract/sealed-credentials.ts';
 import { redisConnectionFromEnv } from '../gateway/state/redis-connect.ts';
 import { connectOperatorState } from '../gateway/state/operator-state.ts';
+import { ledgerMoney } from '../gateway/usage/ledger-money.ts';
 import { CR_KINDS, customWatch, loadKubeConfig, makeClients, secretWatch, type Clients } from './kube/clients.ts';
 import { EventRecorder } from './kube/events.ts';
 import { ResilientInformer } from './kube/informer.ts';
@@ -35,13 +36,23 @@ function makeCaches(kc: KubeConfig, clients: Clients, log: Logger, metrics: Oper
 export async function startOperator(opts: OperatorOptions, log: Logger, onLostLeadership: (reason: string) => void): Promise<RunningOperator> {
   const kc = loadKubeConfig();
   const clients = makeClients(kc, opts.namespace);
-  const store = await connectOperatorState({
-    ...redisConnectionFromEnv(opts.redisUrl, process.env),
-    prefix: opts.redisPrefix,
-    // Upstream credentials are sealed in every snapshot written to Redis (SVC_CONFIG_KEY, else derived from the pepper).
-    keyring: keyringFromEnv({ ...process.env, SVC_KEY_PEPPER: opts.pepper }),
-    onWarning: (m, e) => log.warn(m, { error: e }),
-  });
+  // With DATABASE_URL the leader rebuilds a Redis that lost its data from the Postgres ledger before it publishes.
+  const databaseUrl = process.env.DATABASE_URL;
+  const ledger = databaseUrl ? ledgerMoney(databaseUrl, (err) => log.warn('Postgres connection lost; reconnecting', { error: err.message })) : null;
+  if (!ledger) log.warn('No DATABASE_URL: balances and applied credits live only in Redis and cannot be rebuilt if it loses its data');
+  const store = await connectOperatorState(
+    {
+      ...redisConnectionFromEnv(opts.redisUrl, process.env),
+      prefix: opts.redisPrefix,
+      // Upstream credentials are sealed in every snapshot written to Redis (SVC_CONFIG_KEY, else derived from the pepper).
+      keyring: keyringFromEnv({ ...process.env, SVC_KEY_PEPPER: opts.pepper }),
+      onWarning: (m, e) => log.warn(m, { error: e }),
+    },
+    {
+      ledger,
+      log: { info: (f, m) => log.info(m, f), warn: (f, m) => log.warn(m, f), error: (f, m) => log.error(m, f) },
+    },
+  );
   const metrics = new OperatorMetrics();
   const ctx = {
     clients,
@@ -100,6 +111,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
       await elector.release();
       metrics.leader.set(0);
       await store.close();
+      await ledger?.close();
       await probes.close();
     },
   };

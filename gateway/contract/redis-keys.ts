@@ -11,7 +11,11 @@
 //   <p>:keys                     SET     HMACs published, so keys gone from config can be removed (revoked ones stay)
 //   <p>:lastused                 HASH    "<account>|<key>" -> time of the key's latest call (ms, at most once a minute)
 //   <p>:usage:streams            SET     names of every account's usage stream (for the exporter)
-//   <p>:{a:<a>}:acct             HASH    credited, spent, fee, held (nano-USD), trial (granted once: its amount)
+//   <p>:money:generation         STRING  a random id, written once the money state is complete (published, or rebuilt
+//                                        from Postgres); gone = this Redis lost its data (gateway/state/money-guard.ts)
+//   <p>:money:rebuild-lock       STRING  the process rebuilding money from Postgres (SET NX PX), so only one does
+//   <p>:{a:<a>}:acct             HASH    credited, spent, fee, held (nano-USD), trial (granted once: its amount; absent:
+//                                        the account's money is not in Redis, money scripts refuse), restored ("1": rebuilt)
 //   <p>:{a:<a>}:credits          SET     credit ids applied (each exactly once)
 //   <p>:{a:<a>}:revoked          SET     revoked key HMACs (checked inside admit; never removed)
 //   <p>:{a:<a>}:keyexp           HASH    key HMAC -> expiry (ms), checked inside admit against the server's TIME
@@ -63,6 +67,8 @@ export interface RedisKeys {
   keys: string;
   lastUsed: string;
   usageStreams: string;
+  moneyGeneration: string;
+  moneyRebuildLock: string;
   account: (account: string) => AccountKeys;
   /** A key's sliding window (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
   window: (account: string, key: string) => { calls: string; tpmn: string };
@@ -106,6 +112,8 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     keys: `${prefix}:keys`,
     lastUsed: `${prefix}:lastused`,
     usageStreams: `${prefix}:usage:streams`,
+    moneyGeneration: `${prefix}:money:generation`,
+    moneyRebuildLock: `${prefix}:money:rebuild-lock`,
     account: (account) => accountKeys(prefix, account),
     window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),
     availability: (part) => `${prefix}:{avail}:${part}`,

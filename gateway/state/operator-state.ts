@@ -4,6 +4,8 @@
 import { publishSnapshot, readCurrentVersion } from '../contract/config-channel.ts';
 import { redisKeys } from '../contract/redis-keys.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
+import { MoneyGuard, type GuardLog } from './money-guard.ts';
+import type { MoneyRecord } from './money-record.ts';
 import type { RedisClient } from './redis-connect.ts';
 import { RedisStore, type RedisStoreOptions } from './redis-store.ts';
 import { SCRIPTS } from './scripts.ts';
@@ -41,11 +43,27 @@ export interface OperatorState extends ConfigPublisher, KeyAdmin, LedgerReader {
   close(): Promise<void>;
 }
 
+/** The record a Redis that lost its data is rebuilt from (gateway/usage/ledger-money.ts); absent without DATABASE_URL. */
+export interface OperatorLedger {
+  record(): Promise<MoneyRecord[]>;
+  recordGrants(redis: RedisClient, prefix: string): Promise<void>;
+}
+
+export interface OperatorMoney {
+  ledger: OperatorLedger | null;
+  log: GuardLog;
+}
+
 class RedisOperatorState implements OperatorState {
   private readonly store: RedisStore;
+  private readonly money: OperatorMoney | null;
+  /** Publishes through the money guard (gateway/state/money-guard.ts): a Redis that lost its data is rebuilt first. */
+  private guard: MoneyGuard | null = null;
+  private last: { snapshot: Snapshot; keys: KeyRecord[] } | null = null;
 
-  constructor(store: RedisStore) {
+  constructor(store: RedisStore, money: OperatorMoney | null) {
     this.store = store;
+    this.money = money;
   }
 
   get redis(): RedisClient {
@@ -57,6 +75,26 @@ class RedisOperatorState implements OperatorState {
   }
 
   async publish(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
+    this.last = { snapshot, keys };
+    if (!this.money) return this.apply();
+    if (this.guard) return this.guard.publish();
+    const { ledger, log } = this.money;
+    const { redis, prefix } = this.store;
+    this.guard = new MoneyGuard({
+      redis,
+      prefix,
+      publish: () => this.apply(),
+      record: ledger ? () => ledger.record() : null,
+      recordGrants: ledger ? () => ledger.recordGrants(redis, prefix) : undefined,
+      accounts: () => Object.values(this.last?.snapshot.accounts ?? {}),
+      log,
+    });
+    await this.guard.start();
+  }
+
+  private async apply(): Promise<void> {
+    if (!this.last) return;
+    const { snapshot, keys } = this.last;
     await this.store.applyConfig(snapshot, keys);
     // Upstream credentials sealed (AES-256-GCM): no provider key in clear in Redis.
     await publishSnapshot(this.store.redis, this.store.prefix, this.store.seal(snapshot));
@@ -97,12 +135,17 @@ class RedisOperatorState implements OperatorState {
     return this.store.monthSpend(account, keyNames, month);
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    this.guard?.stop();
+    await this.guard?.settled();
     return this.store.close();
   }
 }
 
-/** Connects (failing fast if Redis is unreachable). */
-export async function connectOperatorState(opts: RedisStoreOptions): Promise<OperatorState> {
-  return new RedisOperatorState(await RedisStore.connect(opts));
+/**
+ * Connects (failing fast if Redis is unreachable). With `money`, publishes guard the money state: the first publish
+ * and every later one rebuild a Redis that lost its data (from `money.ledger`, the Postgres ledger) before writing.
+ */
+export async function connectOperatorState(opts: RedisStoreOptions, money: OperatorMoney | null = null): Promise<OperatorState> {
+  return new RedisOperatorState(await RedisStore.connect(opts), money);
 }

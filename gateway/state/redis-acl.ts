@@ -41,6 +41,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
     gateway: [
       `%R~${p}:config:*`,
       `%R~${p}:key:*`,
+      `%R~${p}:money:generation`,
       `~${p}:{a:*}:*`,
       `~${p}:lastused`,
       `~${p}:{avail}:*`,
@@ -62,7 +63,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
     ],
     // Operator (and the standalone gateway's publish): config snapshots and announcements, key records and their
     // registry, the streams' registry, credits, revocations and key expiries of each account; the prober's target states;
-    // this month's spend (read-only) for the spend refresh of status.
+    // this month's spend for the spend refresh of status and for a rebuild.
     operator: [
       `~${p}:config:*`,
       `~${p}:key:*`,
@@ -72,7 +73,11 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `~${p}:{a:*}:credits`,
       `~${p}:{a:*}:revoked`,
       `~${p}:{a:*}:keyexp`,
-      `%R~${p}:{a:*}:spend`,
+      // A Redis that lost its data: the marker, the rebuild's lock, and what a rebuild writes back (money-restore.ts).
+      `~${p}:money:*`,
+      `~${p}:{a:*}:spend`,
+      `~${p}:{a:*}:stripe`,
+      `~${p}:{a:*}:billing`,
       `~${p}:{avail}:*`,
       `&${p}:config:changed`,
       '+get',
@@ -95,6 +100,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       '+hgetall',
       '+hsetnx',
       '+hincrby',
+      '+hexists',
       '+evalsha',
       '+eval',
     ],
@@ -105,9 +111,15 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `~${p}:{a:*}:usage`,
       `%R~${p}:{a:*}:acct`,
       `%R~${p}:{a:*}:credits`,
+      `%R~${p}:{a:*}:billing`,
       '+get',
       '+smembers',
       '+hget',
+      // The reconciliation: one consistent read of an account's money and stream; the billing entries it copies.
+      '+hmget',
+      '+multi',
+      '+exec',
+      '+lrange',
       '+xgroup|create',
       '+xgroup|delconsumer',
       '+xreadgroup',

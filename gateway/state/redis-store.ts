@@ -2,7 +2,6 @@
 // admits a call, one settles it; every key a script touches is in the account's hash slot, so Redis Cluster works.
 //
 // Key names: gateway/contract/redis-keys.ts (the whole layout, documented there). Scripts: scripts.ts.
-//
 // Usage stream format (the exporter reads it with a consumer group): one entry per call, fields
 //   v      "1" (format version)
 //   event  JSON of UsageEvent (gateway/usage/event.ts): eventId (unique, made at admission), createdAt, account,
@@ -10,9 +9,8 @@
 // Settled calls are appended by settle.lua in the same atomic step that charges them (ledger spent == sum of
 // costNano of the stream's entries); refused calls by record(). Streams are not capped by default (the exporter trims
 // below what Postgres committed); streamMaxLen > 0 sets a MAXLEN ~ safety cap that can drop unexported events.
-//
-// Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path
-// becomes 503 store_unavailable with retry-after (fail closed: no call is admitted without its hold).
+// Failure policy: short command timeouts, no offline queue, no resend; any Redis error on the request path, and a
+// Redis that lost its money state (money-guard.ts), is 503 store_unavailable with retry-after (fail closed).
 import { canonicalJson } from '../contract/canonical-json.ts';
 import { ConfigWriter } from './config-writer.ts';
 import { redisKeys, type RedisKeys } from '../contract/redis-keys.ts';
@@ -27,7 +25,9 @@ import { SCRIPTS } from './scripts.ts';
 import { RedisCacheStore, type CacheStore } from './response-cache.ts';
 import { connectRedis, type RedisClient, type RedisConnection } from './redis-connect.ts';
 import { SettleRetries } from './settle-retries.ts';
+import type { MoneyWatch } from './money-guard.ts';
 import { WriteBatch } from './write-batch.ts';
+import { rateLimitedWarn } from './rate-limited-warn.ts';
 import {
   checkAmount,
   DEFAULT_HOLD_TTL_MS,
@@ -87,6 +87,8 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly keyring: Keyring | null;
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
+  /** Tells whether this Redis lost its money state (gateway/state/money-guard.ts); null: nobody watches (tools). */
+  private watch: MoneyWatch | null = null;
 
   private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
@@ -125,6 +127,11 @@ export class RedisStore implements Store, StoreAdmin {
     return made.store;
   }
 
+  /** From now on an unknown key on a Redis that lost its data answers 503, not 401 (its record is gone too). */
+  watchMoney(watch: MoneyWatch): void {
+    this.watch = watch;
+  }
+
   /**
    * The snapshot's accounts, credits and key records, in slices of a few hundred per round trip
    * (gateway/state/config-writer.ts says what each step keeps true). The copy the exporter reads is written first.
@@ -159,11 +166,16 @@ export class RedisStore implements Store, StoreAdmin {
     await this.redis.sadd(this.k.keys, hash);
   }
 
-  async findKey(hash: string): Promise<FoundKey | null> {
+  async findKey(hash: string, again = true): Promise<FoundKey | null> {
     this.batch.join();
     const reply = await this.guard('findKey', () => SCRIPTS.findKey.run(this.redis, { record: this.k.key(hash) }, {}));
     const [raw, revoked, sec, usec] = Array.isArray(reply) ? (reply as unknown[]) : [];
-    if (typeof raw !== 'string' || raw === '') return null;
+    if (typeof raw !== 'string' || raw === '') {
+      // An unknown key, or lost records (503: SDKs do not retry a 401); a rebuild done meanwhile: look once more.
+      if (!this.watch) return null;
+      if (await this.guard('findKey', () => (this.watch as MoneyWatch).missing())) throw this.unavailable();
+      return again ? this.findKey(hash, false) : null;
+    }
     const record = keyRecord.parse(JSON.parse(raw));
     const serverNow = int(sec) * 1000 + Math.floor(int(usec) / 1000);
     return { ...record, revoked: revoked === '1', expired: isExpired(record.expiresAt, serverNow), clockOffsetMs: serverNow - Date.now() };
@@ -211,9 +223,7 @@ export class RedisStore implements Store, StoreAdmin {
     if (verdict === 'ok') {
       if (!(await this.guard('admit', () => this.replicated(a.acct)))) {
         this.warn('An admission was not acknowledged by a replica in time; answering 503 (its hold expires)');
-        throw new GatewayError('store_unavailable', 'The gateway cannot reach its state store right now; retry shortly.', {
-          retryAfterSec: this.retryAfterSec,
-        });
+        throw this.unavailable();
       }
       return { ok: true, hold: { id: req.eventId, account: req.account.name, key: k.name, tokens: req.tokens, holdNano: req.holdNano, month } };
     }
@@ -229,14 +239,13 @@ export class RedisStore implements Store, StoreAdmin {
     try {
       await this.runSettle(hold, s);
     } catch (err) {
+      if (isUnready(err)) this.watch?.unready();
       this.retries.add(hold, s, err);
     }
   }
 
   /** Calls whose settle is waiting for Redis to come back. */
-  pendingSettles(): number {
-    return this.retries.size;
-  }
+  pendingSettles = (): number => this.retries.size;
 
   private async runSettle(hold: Hold, s: Settlement): Promise<void> {
     const a = this.k.account(hold.account);
@@ -350,24 +359,18 @@ export class RedisStore implements Store, StoreAdmin {
     try {
       return await op();
     } catch (err) {
-      this.warn(`Redis ${what} failed; answering 503`, err);
-      throw new GatewayError('store_unavailable', 'The gateway cannot reach its state store right now; retry shortly.', { retryAfterSec: this.retryAfterSec });
+      if (isUnready(err)) this.watch?.unready();
+      this.warn(isUnready(err) ? `Redis ${what}: the money state is being rebuilt; answering 503` : `Redis ${what} failed; answering 503`, err);
+      throw this.unavailable();
     }
+  }
+
+  private unavailable(): GatewayError {
+    return new GatewayError('store_unavailable', 'The gateway cannot reach its state store right now; retry shortly.', { retryAfterSec: this.retryAfterSec });
   }
 }
 
-/** At most one warning a second: an outage must not flood the log. */
-function rateLimitedWarn(sink: (message: string, err?: unknown) => void): (message: string, err?: unknown) => void {
-  let last = 0;
-  let skipped = 0;
-  return (message, err) => {
-    const now = Date.now();
-    if (now - last < 1000) {
-      skipped++;
-      return;
-    }
-    last = now;
-    sink(skipped > 0 ? `${message} (${skipped} similar warnings skipped)` : message, err);
-    skipped = 0;
-  };
+/** A money script refused: the account's money state is not in Redis (lib.lua UNREADY). */
+function isUnready(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('SVCUNREADY');
 }

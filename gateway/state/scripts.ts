@@ -14,6 +14,7 @@ export const SCRIPTS = {
     args: ['id', 'keyName', 'month', 'costNano', 'feeNano', 'tokens', 'now', 'settledKeepMs', 'eventJson', 'streamMaxLen', 'freeSlot', 'cacheHit', 'savedNano'],
   }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
+  restoreAccount: new NamedScript('restore-account', { lib: true, keys: ['acct', 'credits', 'spend', 'stripe', 'billing'], args: ['recordJson'] }),
   publishKey: new NamedScript('publish-key', { keys: ['record'], args: ['recordJson', 'revoked'] }),
   findKey: new NamedScript('find-key', { readOnly: true, keys: ['record'], args: [] }),
   revokeKey: new NamedScript('revoke-key', { keys: ['record'], args: [] }),

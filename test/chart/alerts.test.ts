@@ -30,6 +30,7 @@ const NAMES = [
   'SvcGatewayStoreUnavailable',
   'SvcExporterBehind',
   'SvcExporterDeadLetters',
+  'SvcMoneyDrift',
   'SvcGatewayAccountBalanceLow',
   'SvcGatewayKeyBudgetNearlyUsed',
 ];
@@ -97,6 +98,10 @@ const SERIES: Array<{ series: string; values: string }> = [
   // Dead letters: one in a at minute 15; b's counter never moves.
   { series: 'svc_exporter_dead_letters_total{namespace="a",reason="rejected"}', values: '0x15 1x10' },
   { series: 'svc_exporter_dead_letters_total{namespace="b",reason="rejected"}', values: ONE(3) },
+  // Money drift: a's acme spent 0.5 USD less in Redis than in the ledger; b's globex agrees.
+  { series: 'svc_money_drift_usd{namespace="a",account="acme",field="spent"}', values: ONE(-0.5) },
+  { series: 'svc_money_drift_usd{namespace="a",account="acme",field="credited"}', values: ONE(0) },
+  { series: 'svc_money_drift_usd{namespace="b",account="globex",field="spent"}', values: ONE(0) },
   // Balances: a's acme has 3 USD (threshold 10), b's globex 10.
   { series: 'svc_gateway_account_balance_usd{namespace="a",account="acme"}', values: ONE(3) },
   { series: 'svc_gateway_account_balance_usd{namespace="b",account="globex"}', values: ONE(10) },
@@ -155,6 +160,16 @@ const EXPECTED: Record<string, Array<{ exp_labels: Record<string, string>; exp_a
       exp_annotations: {
         summary: '1 usage events parked in usage_dead_letters',
         description: 'Postgres rejected them: read usage_dead_letters, fix, and replay them.',
+      },
+    },
+  ],
+  SvcMoneyDrift: [
+    {
+      exp_labels: { severity: 'critical', namespace: 'a', account: 'acme', field: 'spent' },
+      exp_annotations: {
+        summary: "Account acme: Redis's spent is 0.5 USD off the Postgres ledger",
+        description:
+          "Redis (what admission reads) and the ledger disagree: see the exporter's 'Money drift' log line and the operations guide (Redis lost its data: reconciliation).",
       },
     },
   ],

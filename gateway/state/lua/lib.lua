@@ -41,6 +41,14 @@ local function int_string(n)
   return string.format('%.0f', n)
 end
 
+-- An account's money state is in Redis when its record holds `trial` (set once, when the trial is granted or
+-- restored). Without it Redis lost its data (or the account was never published): money scripts refuse, so the
+-- gateway answers 503 until the state is rebuilt from the Postgres ledger (gateway/state/money-guard.ts).
+local UNREADY = 'SVCUNREADY the account\'s money state is not in Redis (lost; waiting for its rebuild)'
+local function money_missing(acct)
+  return redis.call('HEXISTS', acct, 'trial') == 0
+end
+
 local function parse_hold(rec)
   return string.match(rec, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
 end

@@ -17,6 +17,10 @@ if not now or not tonumber(ARGV[8]) or not tonumber(ARGV[10]) then
   return redis.error_reply('svc: settle needs numeric now, settledKeepMs and streamMaxLen')
 end
 
+-- Not on a Redis that lost the account's money: the settle is retried (idempotent) and lands after the rebuild, on
+-- top of the spend restored from Postgres, so the rebuild never counts it twice.
+if money_missing(acct) then return redis.error_reply(UNREADY) end
+
 reclaim(acct, holds, holdrec, held, now)
 if redis.call('ZSCORE', settled, id) then return 0 end
 redis.call('ZADD', settled, now, id)

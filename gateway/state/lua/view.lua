@@ -3,6 +3,10 @@
 -- ARGV: month keyName
 -- Returns {credited, spent, key's spend this month, account's spend this month, key's cache hits this month, what
 -- they saved}.
+-- Redis lost the account's money (no `trial` in its record): 503 until the rebuild, never a balance of 0.
+if redis.call('HEXISTS', KEYS[1], 'trial') == 0 then
+  return redis.error_reply('SVCUNREADY the account\'s money state is not in Redis (lost; waiting for its rebuild)')
+end
 local a = redis.call('HMGET', KEYS[1], 'credited', 'spent')
 local m = ARGV[1] .. '|' .. ARGV[2]
 local s = redis.call('HMGET', KEYS[2], m, ARGV[1], 'hits:' .. m, 'saved:' .. m)

@@ -114,7 +114,9 @@ export class UsageExporter {
   }
 
   private async upkeep(now: number): Promise<void> {
-    if (now >= this.due.discover) {
+    // Until a stream is known, look every tick: events of a just-published account must not wait discoverEveryMs
+    // in Redis, where a Redis that loses its data would take them along.
+    if (now >= this.due.discover || this.streams.streams.length === 0) {
       const n = await this.step('discover', () => this.streams.discover());
       this.o.metrics.streams.set(n);
       this.due.discover = now + this.o.discoverEveryMs;

@@ -31,6 +31,7 @@ Environment:
   REDIS_URL          the gateways' Redis (required)
   DATABASE_URL       Postgres to write usage_events, usage_daily, ledger_credits, usage_dead_letters (required)
   SVC_REDIS_PREFIX   prefix of the gateways' Redis keys (svc)
+  SVC_RECONCILE_SECONDS  how often each account's money in Redis is checked against the ledger (60; 0 = never)
   PORT               HTTP port for /metrics, /healthz, /readyz (9464)
   HOST               listen address (127.0.0.1; the image and the Helm chart set 0.0.0.0)
   LOG_LEVEL          info|warn|error (info)`;

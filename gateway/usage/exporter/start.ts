@@ -9,6 +9,7 @@ import { createPool } from '../postgres/pool.ts';
 import { UsageExporter, type ExporterOptions } from './exporter.ts';
 import type { Log } from './log.ts';
 import { ExporterMetrics } from './metrics.ts';
+import { MoneyReconciler } from './reconcile.ts';
 
 export interface StartOptions extends Partial<Omit<ExporterOptions, 'redis' | 'pool' | 'metrics' | 'log'>> {
   redisUrl: string;
@@ -21,6 +22,7 @@ export interface StartOptions extends Partial<Omit<ExporterOptions, 'redis' | 'p
 
 export interface RunningExporter {
   exporter: UsageExporter;
+  reconciler: MoneyReconciler;
   consumer: string;
   stop(): Promise<void>;
 }
@@ -47,11 +49,17 @@ export async function startExporter(o: StartOptions): Promise<RunningExporter> {
   const consumer = o.consumer ?? consumerName();
   const exporter = new UsageExporter({ ...o, prefix: o.prefix ?? 'svc', consumer, redis, pool, metrics: new ExporterMetrics(o.registry) });
   exporter.start();
+  // Redis's money against the Postgres ledger, every SVC_RECONCILE_SECONDS (0: never).
+  const everySec = Number(process.env.SVC_RECONCILE_SECONDS ?? 60);
+  const reconciler = new MoneyReconciler({ redis, pool, prefix: o.prefix ?? 'svc', registry: o.registry, log: o.log, everyMs: everySec * 1000 });
+  if (Number.isFinite(everySec) && everySec > 0) reconciler.start();
   o.log.info({ consumer }, 'Started usage exporter');
   return {
     exporter,
     consumer,
+    reconciler,
     stop: async () => {
+      await reconciler.stop();
       await exporter.stop();
       redis.disconnect();
       await pool.end().catch(() => {});

@@ -1,0 +1,98 @@
+// A rebuild restores what the Stripe ledger applied, not only balances: a payment, a refund and an SLA credit applied
+// before Redis lost its data are recognised after the rebuild, so the webhook resent by Stripe (or the SLA job run
+// again) applies nothing twice, and the billing page's entries are back (docs/operations.md: Redis lost its data).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NANO_PER_USD } from '../../gateway/contract/money.ts';
+import { RedisBilling, type BillingStep } from '../../gateway/state/billing-ledger.ts';
+import { restoreAccounts } from '../../gateway/state/money-restore.ts';
+import { RedisStore } from '../../gateway/state/redis-store.ts';
+import { monthOf } from '../../gateway/state/store.ts';
+import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
+import { recordCredits } from '../../gateway/usage/postgres/credits.ts';
+import { migrate } from '../../gateway/usage/postgres/migrate.ts';
+import { readMoneyRecords } from '../../gateway/usage/postgres/money-record.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+
+let redis: TestRedis;
+let pg: TestPostgres;
+let store: RedisStore;
+const at = Date.parse('2026-11-02T10:00:00Z');
+const snapshot = {
+  schema: 1 as const,
+  version: 'v1',
+  plans: { builder: { name: 'builder', tier: 2, anthropicEndpoint: true, models: null, rpm: null, tpm: null } },
+  accounts: { acme: { name: 'acme', plan: 'builder', trialCreditNano: NANO_PER_USD, credits: [] } },
+  models: {},
+};
+
+const pay: BillingStep = {
+  account: 'acme',
+  op: 'credit',
+  eventId: 'evt_pay',
+  objectId: 'checkout:cs_1',
+  paymentIntent: 'pi_1',
+  amountNano: 20 * NANO_PER_USD,
+  entry: { kind: 'payment', reference: 'cs_1', at, eventId: 'evt_pay' },
+};
+const refund: BillingStep = {
+  account: 'acme',
+  op: 'refund',
+  eventId: 'evt_ref',
+  objectId: 'refund:re_1',
+  paymentIntent: 'pi_1',
+  amountNano: 5 * NANO_PER_USD,
+  status: 'succeeded',
+  entry: { kind: 'refund', reference: 're_1', at: at + 1, eventId: 'evt_ref' },
+};
+const sla: BillingStep = {
+  account: 'acme',
+  op: 'credit',
+  eventId: 'sla-2026-10',
+  objectId: 'sla-2026-10',
+  paymentIntent: '',
+  amountNano: NANO_PER_USD / 2,
+  entry: { kind: 'sla', reference: 'sla-2026-10', at: at + 2, eventId: 'sla-2026-10' },
+};
+
+beforeAll(async () => {
+  redis = await startRedis('loss-ledger', { own: true });
+  pg = await startPostgres('loss_ledger');
+  await migrate(pg.pool);
+  store = await RedisStore.connect({ url: redis.url, prefix: redis.prefix });
+}, 60_000);
+
+afterAll(async () => {
+  await store?.close();
+  await redis?.stop();
+  await pg?.stop();
+});
+
+describe('a rebuild restores the Stripe ledger', () => {
+  it('applies no payment, refund or SLA credit twice after Redis lost its data', async () => {
+    const billing = new RedisBilling(store.redis, store.prefix);
+    await store.applyConfig(snapshot, []);
+    await recordCredits(pg.pool, snapshot);
+    for (const step of [pay, refund, sla]) expect((await billing.apply(step)).verdict).toBe('applied');
+    await recordBillingEntries(pg.pool, 'acme', await billing.entries('acme'));
+    const before = await store.ledger('acme');
+    expect(before.creditedNano).toBe(16.5 * NANO_PER_USD);
+    const entries = await billing.entries('acme');
+
+    await redis.client.flushall(); // the data is gone
+    expect(await store.redis.hget(`${redis.prefix}:{a:acme}:acct`, 'credited')).toBeNull();
+    // Stripe resends the payment before the rebuild: it must wait (the webhook retries), or be recognised after.
+    const records = await readMoneyRecords(pg.pool, monthOf(at));
+    expect(await restoreAccounts(store.redis, store.prefix, records)).toBe(1);
+    expect(await restoreAccounts(store.redis, store.prefix, records)).toBe(0); // never twice
+    expect((await store.ledger('acme')).creditedNano).toBe(before.creditedNano);
+    expect(await billing.entries('acme')).toEqual(entries);
+
+    expect((await billing.apply(pay)).verdict).toBe('duplicate-event');
+    expect((await billing.apply({ ...pay, eventId: 'evt_pay_again' })).verdict).toBe('duplicate-object');
+    expect((await billing.apply({ ...refund, eventId: 'evt_ref_again' })).verdict).toBe('nothing');
+    expect((await billing.apply({ ...sla, eventId: 'sla-2026-10' })).verdict).toBe('duplicate-event');
+    await store.applyConfig(snapshot, []); // the config published again: the trial is not granted again
+    expect((await store.ledger('acme')).creditedNano).toBe(before.creditedNano);
+  });
+});
