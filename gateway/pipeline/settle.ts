@@ -61,7 +61,7 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Re
 }
 
 /**
- * A cache hit settles through the same store step as any call: its hold released, its cost (the route's share of
+ * A cache hit settles through the same store step as every call: its hold released, its cost (the route's share of
  * the original's) charged, one usage event with the tokens the original call reported. It takes no TPM: its window
  * entry settles at 0 tokens (its RPM slot stays taken).
  */
