@@ -12,7 +12,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-upstr
 import { startFakeUpstream, type FakeUpstream, type RecordedCall } from '../fakes/upstream.ts';
 import { route } from '../helpers/manifests.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { prng, sleep, startAbuseGateway, within, type AbuseGateway } from './harness.ts';
+import { clientsDrained, prng, sleep, startAbuseGateway, within, type AbuseGateway } from './harness.ts';
 import { abuseConfig, ACCOUNT } from './manifests.ts';
 import { requestBytes } from './raw-http.ts';
 
@@ -175,6 +175,8 @@ describe.each(VARIANTS)('disconnect storm: $name', (v) => {
     const r = prng(SEED);
     const calls = Array.from({ length: v.calls }, (_, i) => ({ bytes: callBytes(key, v, i), at: v.abortAt(i, r) }));
     await Promise.all(calls.map((c) => abortedCall(gw.port, c.bytes, c.at)));
+    // Counted from when the gateway has read every call: a loaded machine leaves it a backlog after the clients left.
+    await clientsDrained(gw, v.calls);
     const stormEnded = Date.now();
     const seen = (): { openRequests: number; openConnections: number } => ({
       openRequests: openai.open + anthropic.open,

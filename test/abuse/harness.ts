@@ -42,6 +42,8 @@ export interface AbuseGateway {
   url: string;
   port: number;
   app: FastifyInstance;
+  /** Client connections the gateway has accepted since it started. */
+  accepted(): number;
   store: Store & StoreAdmin;
   /** Set when the gateway runs on Redis. */
   redisStore: RedisStore | null;
@@ -112,12 +114,15 @@ export async function startAbuseGateway(docs: object[], opts: AbuseOptions = {})
   // (until then the option is ignored and the slow-body tests fail on behaviour, not on types).
   const extra = opts.timeouts ? { timeouts: opts.timeouts } : {};
   const { app } = await build({ ...base, ...extra });
+  let accepted = 0;
+  app.server.on('connection', () => accepted++);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     app,
+    accepted: () => accepted,
     store,
     redisStore,
     snapshot: result.snapshot,
@@ -141,6 +146,19 @@ export async function within(ms: number, cond: () => boolean | Promise<boolean>)
     if (await cond()) return true;
     if (Date.now() > end) return false;
     await sleep(25);
+  }
+}
+
+/**
+ * Resolves once the gateway holds no client connection: every call of a storm has been read and seen to end. On a
+ * loaded machine the gateway may still be working through the storm's backlog after its last client left; what is
+ * left open upstream is counted only after that.
+ */
+export async function clientsDrained(gw: Pick<AbuseGateway, 'app' | 'accepted'>, expected: number, ms = 30_000): Promise<void> {
+  const count = (): Promise<number> => new Promise((resolve, reject) => gw.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+  const drained = async (): Promise<boolean> => gw.accepted() >= expected && (await count()) === 0;
+  if (!(await within(ms, drained))) {
+    throw new Error(`after ${ms} ms the gateway has accepted ${gw.accepted()} of ${expected} connections and still holds ${await count()}`);
   }
 }
 

@@ -103,6 +103,16 @@ describe('Redis failure policy', () => {
     await until(async () => (await statuses()).every((st) => st !== 503), 10_000);
     for (const st of await statuses()) expect(st).toBe(402);
     expect(seen.filter((st) => st !== 503 && st !== 402)).toEqual([]);
+    // The test's own connection reconnects on its own schedule (no offline queue): read once it is back.
+    await until(
+      () =>
+        store.ledger('acme').then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      'the test store reconnected',
+    );
     expect(await store.ledger('acme')).toMatchObject({ creditedNano: 0, spentNano: 0 });
   });
 });

@@ -5,7 +5,7 @@
 import { connect } from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prng, sleep, startAbuseGateway, within, type AbuseGateway } from '../abuse/harness.ts';
+import { clientsDrained, prng, sleep, startAbuseGateway, within, type AbuseGateway } from '../abuse/harness.ts';
 import { abuseConfig, ACCOUNT } from '../abuse/manifests.ts';
 import { requestBytes } from '../abuse/raw-http.ts';
 import { startFakeEntra, type FakeEntra } from '../fakes/azure/entra.ts';
@@ -87,6 +87,8 @@ describe('disconnect storm over Azure OpenAI', () => {
   it('leaves no upstream request or connection open, no hold, bills no stream in full', async () => {
     const r = prng(24);
     await Promise.all(Array.from({ length: CALLS }, (_, i) => abortedCall(gw.port, callBytes(i), r.int(301))));
+    // Counted once the gateway has read every call (a loaded machine leaves it a backlog after the clients are gone).
+    await clientsDrained(gw, CALLS);
     await within(3000, () => azure.open + azure.sockets === 0);
     await within(3000, async () => (await gw.ledger(ACCOUNT)).openHolds === 0);
     await sleep(500);
