@@ -3,7 +3,7 @@
 // its last check found in one Redis key (<p>:money:drift, a JSON record that expires when no check renews it); the
 // operator's leader, which has Kubernetes access, reads it and records each drift as an Event on the
 // Account. One wording for the log line and the Event.
-import { NANO_PER_USD } from './money.ts';
+import { usdWords } from './money.ts';
 
 export type DriftField = 'credited' | 'spent';
 
@@ -14,9 +14,9 @@ export interface Drift {
   driftNano: number;
 }
 
-/** "Redis's spent is above the Postgres ledger's by 0.000012345 USD". */
+/** "Redis's spent is above the Postgres ledger's by 0.000012345 USD" (exact, never in exponent notation). */
 export function driftText(d: Drift): string {
-  return `Redis's ${d.field} is ${d.driftNano > 0 ? 'above' : 'below'} the Postgres ledger's by ${Math.abs(d.driftNano) / NANO_PER_USD} USD`;
+  return `Redis's ${d.field} is ${d.driftNano > 0 ? 'above' : 'below'} the Postgres ledger's by ${usdWords(Math.abs(d.driftNano))} USD`;
 }
 
 /** The exporter's log line. */
