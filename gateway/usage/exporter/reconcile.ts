@@ -86,6 +86,7 @@ export class MoneyReconciler {
   private readonly runs: Counter<'result'>;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<Drift[]> | null = null;
+  private publishWarned = false;
 
   constructor(o: ReconcilerOptions) {
     this.o = o;
@@ -153,9 +154,20 @@ export class MoneyReconciler {
         this.o.log.error({ account, field, driftNano: d, driftUsd: d / 1e9 }, driftLogMessage(drift));
       });
     }
-    // For the operator's leader (it has Kubernetes access): the Events on the Accounts.
+    // For the operator's leader (it has Kubernetes access): the Events on the Accounts. Best effort: a Redis user made
+    // before this key existed may not write it; the metric and the log line above still tell the drift.
     const ttl = Math.max(PUBLISHED_CHECKS * this.o.everyMs, PUBLISHED_MIN_MS);
-    await redis.set(redisKeys(prefix).moneyDrift, driftRecordJson(found, new Date()), 'PX', ttl);
+    try {
+      await redis.set(redisKeys(prefix).moneyDrift, driftRecordJson(found, new Date()), 'PX', ttl);
+    } catch (err) {
+      if (!this.publishWarned) {
+        this.publishWarned = true;
+        this.o.log.warn(
+          { err: err instanceof Error ? err.message : String(err), key: redisKeys(prefix).moneyDrift },
+          "Could not publish the drift for the operator's MoneyDrift Events (may the exporter's Redis user SET this key?); the metric and the log still report it",
+        );
+      }
+    }
     return found;
   }
 }
