@@ -69,6 +69,8 @@ export interface RedisKeys {
   usageStreams: string;
   moneyGeneration: string;
   moneyRebuildLock: string;
+  /** What the exporter's last reconciliation found (gateway/contract/money-drift.ts), for the operator's Events. */
+  moneyDrift: string;
   account: (account: string) => AccountKeys;
   /** A key's sliding window (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
   window: (account: string, key: string) => { calls: string; tpmn: string };
@@ -114,6 +116,7 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     usageStreams: `${prefix}:usage:streams`,
     moneyGeneration: `${prefix}:money:generation`,
     moneyRebuildLock: `${prefix}:money:rebuild-lock`,
+    moneyDrift: `${prefix}:money:drift`,
     account: (account) => accountKeys(prefix, account),
     window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),
     availability: (part) => `${prefix}:{avail}:${part}`,

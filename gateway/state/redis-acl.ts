@@ -112,7 +112,10 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `%R~${p}:{a:*}:acct`,
       `%R~${p}:{a:*}:credits`,
       `%R~${p}:{a:*}:billing`,
+      // What the reconciliation found, for the operator's Events (one SET with an expiry).
+      `~${p}:money:drift`,
       '+get',
+      '+set',
       '+smembers',
       '+hget',
       // The reconciliation: one consistent read of an account's money and stream; the billing entries it copies.
