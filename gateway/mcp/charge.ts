@@ -3,6 +3,7 @@
 // store operation; a refusal is recorded as a usage event and thrown), then settled by the store to the exact
 // price when the tool answered, to nothing when it failed. One usage event per call: endpoint `mcp`, requested and
 // served model `<server>/<tool>`, upstream the McpServer. Free tools go the same way (RPM, usage).
+import { mcpSubject } from '../availability/types.ts';
 import type { CompiledMcpServer } from '../contract/snapshot.ts';
 import { admit } from '../pipeline/admit.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
@@ -33,6 +34,8 @@ export async function admitToolCall(deps: GatewayDeps, p: Principal, server: Com
     const outcome = { status: o.ok ? 200 : o.status, errorCode: o.ok ? null : o.errorCode, route: null, usage: NO_USAGE, ttftMs: null, contacted: true };
     const e = { ...events.of(outcome, cost), ...(o.ok ? { servedModel: id } : {}) };
     deps.metrics.observe(e);
+    // The live traffic the status page judges an McpServer by, with its probes: upstream failures only.
+    deps.availability?.record(mcpSubject(server.name), server.name, !o.ok && o.errorCode === 'upstream_error');
     try {
       await deps.store.settle(hold, { costNano: cost, tokens: 0, event: e });
     } catch (err) {
