@@ -73,7 +73,15 @@ describe('gateway metrics', () => {
 
 describe('MCP tool call metrics', () => {
   const call = (tool: string, over: Partial<UsageEvent> = {}): UsageEvent =>
-    event({ endpoint: 'mcp', requestedModel: `github/${tool}`, servedModel: `github/${tool}`, upstream: 'github', inputTokens: 0, outputTokens: 0, ...over });
+    event({
+      endpoint: 'mcp',
+      requestedModel: `mcp:github/${tool}`,
+      servedModel: `mcp:github/${tool}`,
+      upstream: 'github',
+      inputTokens: 0,
+      outputTokens: 0,
+      ...over,
+    });
 
   it('counts calls by server, tool and outcome, and their latency by server and outcome', async () => {
     const m = new Metrics({ defaultMetrics: false });

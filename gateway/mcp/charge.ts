@@ -2,7 +2,8 @@
 // expired key, RPM, a hold for the tool's price against the key's budget and the account's balance, in one atomic
 // store operation; a refusal is recorded as a usage event and thrown), then settled by the store to the exact
 // price when the tool answered, to nothing when it failed. One usage event per call: endpoint `mcp`, requested and
-// served model `<server>/<tool>`, upstream the McpServer. Free tools go the same way (RPM, usage).
+// served model `mcp:<server>/<tool>` (so the usage page, its CSV, the statement and the spend dashboards show tool
+// calls beside the models, told apart from them), upstream the McpServer. Free tools go the same way (RPM, usage).
 import { mcpSubject } from '../availability/types.ts';
 import type { CompiledMcpServer } from '../contract/snapshot.ts';
 import { admit } from '../pipeline/admit.ts';
@@ -21,7 +22,7 @@ export type SettleTool = (o: ToolOutcome) => Promise<void>;
 
 export async function admitToolCall(deps: GatewayDeps, p: Principal, server: CompiledMcpServer, tool: string): Promise<SettleTool> {
   const priceNano = toolPriceNano(server, tool);
-  const id = `${server.name}/${tool}`;
+  const id = `${mcpSubject(server.name)}/${tool}`;
   const base = callEvents({ endpoint: 'mcp', taskType: null, modelId: id, stream: false }, p, deps.now(), deps.now);
   const events: CallEvents = { eventId: base.eventId, started: base.started, of: (o, cost, f) => ({ ...base.of(o, cost, f), upstream: server.name }) };
   const r: Reservation = { inputTokens: 0, outputTokens: 0, holdNano: priceNano, demand: { inputBytes: 0, extraInputTokens: 0, maxTokens: 0, choices: 1 } };
