@@ -113,7 +113,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     { prefix: '/anthropic' },
   );
   // MCP (gateway/mcp/): JSON-RPC errors of its own.
-  await app.register(mcpRoutes(deps), { prefix: '/mcp' });
+  await app.register(mcpRoutes(deps, opts.tracing?.mcp), { prefix: '/mcp' });
   app.addHook('onClose', async () => {
     await opts.tracing?.shutdown();
     await deps.providers.close();

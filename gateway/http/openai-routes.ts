@@ -10,6 +10,7 @@ import type { GatewayDeps } from '../pipeline/context.ts';
 import { serveCall } from './serve-call.ts';
 import { choicesOf } from '../pipeline/estimate.ts';
 import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
+import { serversFor } from '../mcp/access.ts';
 import { principal } from '../pipeline/resolve.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import { keyFirst } from './key-first.ts';
@@ -86,6 +87,9 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       rpm_limit: key.rpm,
       tpm_limit: key.tpm,
       model_whitelist: key.models,
+      // Tools beside models: the McpServers this key may use, and its own tool globs (over "<server>/<tool>").
+      mcp_servers: serversFor(deps.config.current(), p).map((s) => s.name),
+      mcp_tool_whitelist: key.mcp?.tools ?? null,
       expires_at: typeof key.expiresAt === 'number' ? rfc3339(key.expiresAt) : null,
       created_at: typeof key.createdAt === 'number' ? rfc3339(key.createdAt) : null,
     };

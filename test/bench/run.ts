@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
+import { mcpReport, measureMcp } from './measure-mcp.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
@@ -16,6 +17,7 @@ import {
   gateway,
   gatewayBedrock,
   gatewayCache,
+  gatewayMcp,
   gatewayTraced,
   portkey,
   redis,
@@ -29,7 +31,8 @@ const HELP = `npm run bench [-- options]
   --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
   --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
   --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-x2,
-                       gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey; or of the
+                       gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey,
+                       gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct); or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster)
   --json FILE          also write the raw results as JSON
@@ -50,6 +53,7 @@ const ALL = [
   'gateway-redis-cache-miss',
   'gateway-redis-cache-hit',
   'portkey',
+  'gateway-mcp',
 ];
 
 function machine(): string {
@@ -79,10 +83,23 @@ const STARTERS: Record<string, Starter> = {
 };
 const SCALING = ['gateway-otel', 'gateway-redis-x4', 'gateway-cluster', 'gateway-cluster-x2', 'gateway-cluster-x4'];
 
-async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<SubjectResult[]> {
+async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<{ results: SubjectResult[]; extra: string[] }> {
   const up = await upstream();
   const results: SubjectResult[] = [];
+  const extra: string[] = [];
   for (const name of names) {
+    if (name === 'gateway-mcp') {
+      // A table of its own: the paired figure of MCP tools/call and model calls (measure-mcp.ts).
+      const s = await gatewayMcp(up);
+      log(`measuring ${name}...`);
+      try {
+        extra.push(mcpReport(await measureMcp(s, up, quick ? QUICK : FULL)));
+      } finally {
+        await Promise.all(s.procs.map((p) => p.stop()));
+        await s.stop?.();
+      }
+      continue;
+    }
     let redisProc: Proc | null = null;
     const r = async (): Promise<Proc> => (redisProc = await redis());
     let cluster: TestRedisCluster | null = null;
@@ -100,7 +117,7 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
     }
   }
   await up.stop();
-  return results;
+  return { results, extra };
 }
 
 async function main(): Promise<void> {
@@ -144,13 +161,15 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown subjects: ${unknown.join(', ')}`);
   const names = [...ALL, ...SCALING].filter((n) => wanted.includes(n) && (redisOk || !n.startsWith('gateway-redis')));
   if (!redisOk) log('The Redis store is not in this build yet: the gateway runs on its in-memory store.');
-  const results = await compare(names, values.quick === true, log);
+  const { results, extra } = await compare(names, values.quick === true, log);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   const store = redisOk ? 'gateway rows on the in-memory store and on Redis' : 'gateway on the in-memory store (no Redis store yet)';
   const after = `load average at the end ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}`;
-  process.stdout.write(`${header}, ${after}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}`);
+  process.stdout.write(
+    `${header}, ${after}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}${extra.map((x) => `\n${x}`).join('')}`,
+  );
   if (values.json) writeFileSync(values.json, `${JSON.stringify({ header, results }, null, 2)}\n`);
 }
 

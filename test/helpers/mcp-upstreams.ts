@@ -52,6 +52,10 @@ export interface SdkUpstream extends Upstream {
   authorizations: string[];
   /** tools/call requests it received, by tool. */
   calls: string[];
+  /** Sessions it keeps open (initialized and not yet ended by DELETE). */
+  sessions(): number;
+  /** DELETE requests it received (sessions ended by their client). */
+  deletes(): number;
 }
 
 /**
@@ -63,6 +67,7 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const authorizations: string[] = [];
   const calls: string[] = [];
+  let deletes = 0;
   let open = 0;
   const build = (): McpServer => {
     const s = new McpServer({ name: 'sdk-test-upstream', version: '1.0.0' });
@@ -107,6 +112,7 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
     }
     open++;
     res.on('close', () => open--);
+    if (req.method === 'DELETE') deletes++;
     void (async () => {
       const sid = req.headers['mcp-session-id'];
       let t = typeof sid === 'string' ? transports.get(sid) : undefined;
@@ -134,6 +140,8 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
     open: () => open,
     authorizations,
     calls,
+    deletes: () => deletes,
+    sessions: () => transports.size,
     close: async () => {
       for (const t of transports.values()) await t.close();
       server.closeAllConnections();
