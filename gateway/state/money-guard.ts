@@ -209,8 +209,11 @@ export class MoneyGuard implements MoneyWatch {
         this.logCatchUp(r);
       }
       // Accounts whose money is gone while the rest is there: restored from the record (a live account is left as it
-      // is), at most every REPAIR_MS. Without a record nothing is done: their calls stay 503 (never granted twice).
-      if (this.repair && this.o.record && Date.now() - this.lastRepair >= REPAIR_MS) {
+      // is), at most every REPAIR_MS. Without a record an evicted account stays 503 (never granted twice); a Cluster
+      // shard that lost its slot markers is treated as a whole Redis lost here (its accounts' trial and credits marked
+      // as granted with no money, the config published again, so its key records come back).
+      const shardLost = layout?.lost === true && this.o.publish !== null;
+      if (((this.repair && this.o.record) || shardLost) && Date.now() - this.lastRepair >= REPAIR_MS) {
         this.repair = false;
         this.lastRepair = Date.now();
         await this.rebuild(true, true);
