@@ -231,9 +231,15 @@ export class MoneyGuard implements MoneyWatch {
       // A fresh Redis, or one lost while this process was away: nothing tells them apart without a record.
       if (!atStart) return;
       await this.o.publish();
-      await this.o.redis.set(this.marker, newGeneration(), 'NX');
+      const mine = newGeneration();
+      await this.o.redis.set(this.marker, mine, 'NX');
       this.seen = await this.o.redis.get(this.marker);
-      if (this.seen !== null) await writeSlotMarkers(this.o.redis, this.o.prefix, this.seen);
+      // Written by the process whose marker won (not by every process starting together). Not written (a Cluster too
+      // busy now, or that process gone): the periodic check finds them missing and writes them with a repair.
+      if (this.seen === mine)
+        await writeSlotMarkers(this.o.redis, this.o.prefix, mine).catch((err: unknown) =>
+          this.o.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'Redis Cluster slot markers not written yet; retrying'),
+        );
       this.current = this.seen === null ? 'lost' : 'live';
       return;
     }

@@ -7,7 +7,6 @@
 //     since the last check is noticed too (its accounts are checked against the ledger: money-catch-up.ts).
 import { Cluster } from 'ioredis';
 import { redisKeys } from '../contract/redis-keys.ts';
-import { inParallel } from './parallel.ts';
 import type { RedisClient } from './redis-connect.ts';
 
 export const SLOTS = 16384;
@@ -57,11 +56,26 @@ export function slotMarker(prefix: string, slot: number): string {
   return redisKeys(prefix).moneySlot(tagOf(slot));
 }
 
-/** Writes every slot's marker (only on a Redis Cluster: one Redis keeps or loses everything together). */
+/** Commands per round trip when the markers are written (one pipeline per shard and slice). */
+const SLICE = 1024;
+
+/**
+ * Writes every slot's marker (only on a Redis Cluster: one Redis keeps or loses everything together): one pipeline
+ * per slice of each slot range, sent to the range's master, so 16,384 markers take about 16 round trips.
+ */
 export async function writeSlotMarkers(redis: RedisClient, prefix: string, generation: string): Promise<void> {
   if (!(redis instanceof Cluster)) return;
-  const all = Array.from({ length: SLOTS }, (_, i) => i);
-  await inParallel(all, 256, (slot) => redis.set(slotMarker(prefix, slot), generation));
+  const ranges = (await redis.cluster('SLOTS')) as unknown as Array<[number, number]>;
+  // The shards in parallel, the slices of each one after the other (a busy Cluster keeps answering others meanwhile).
+  await Promise.all(
+    ranges.map(async ([start, end]) => {
+      for (let a = start; a <= end; a += SLICE) {
+        const p = redis.pipeline();
+        for (let slot = a; slot <= Math.min(a + SLICE - 1, end); slot++) p.set(slotMarker(prefix, slot), generation);
+        for (const [err] of (await p.exec()) ?? []) if (err) throw err;
+      }
+    }),
+  );
 }
 
 /** False when the key's slot lost its data (its marker is gone); true on one Redis, or when the marker is there. */
