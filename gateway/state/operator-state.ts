@@ -1,6 +1,7 @@
 // What the operator does with the shared state, as narrow interfaces (the operator depends on these, not on the
 // store): publish the config with its key records and credits, revoke and read keys, read ledgers. One Redis
 // connection serves them; the availability board and history (gateway/availability) take it as `redis`.
+import type { RecentEvent } from './money-catch-up.ts';
 import { publishSnapshot, readCurrentVersion } from '../contract/config-channel.ts';
 import { parseDriftRecord, type Drift } from '../contract/money-drift.ts';
 import { redisKeys } from '../contract/redis-keys.ts';
@@ -50,6 +51,8 @@ export interface OperatorState extends ConfigPublisher, KeyAdmin, LedgerReader {
 export interface OperatorLedger {
   record(): Promise<MoneyRecord[]>;
   recordGrants(redis: RedisClient, prefix: string): Promise<void>;
+  /** The recent usage events of these accounts (a promoted Redis Cluster replica's catch-up). */
+  recent?(accounts: readonly string[]): Promise<RecentEvent[]>;
 }
 
 export interface OperatorMoney {
@@ -89,6 +92,7 @@ class RedisOperatorState implements OperatorState {
       publish: () => this.apply(),
       record: ledger ? () => ledger.record() : null,
       recordGrants: ledger ? () => ledger.recordGrants(redis, prefix) : undefined,
+      recent: ledger?.recent ? (accounts) => (ledger.recent as NonNullable<OperatorLedger['recent']>)(accounts) : undefined,
       accounts: () => Object.values(this.last?.snapshot.accounts ?? {}),
       log,
     });

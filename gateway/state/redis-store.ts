@@ -173,7 +173,7 @@ export class RedisStore implements Store, StoreAdmin {
     if (typeof raw !== 'string' || raw === '') {
       // An unknown key, or lost records (503: SDKs do not retry a 401); a rebuild done meanwhile: look once more.
       if (!this.watch) return null;
-      if (await this.guard('findKey', () => (this.watch as MoneyWatch).missing())) throw this.unavailable();
+      if (await this.guard('findKey', () => (this.watch as MoneyWatch).missing(this.k.key(hash)))) throw this.unavailable();
       return again ? this.findKey(hash, false) : null;
     }
     const record = keyRecord.parse(JSON.parse(raw));
