@@ -89,6 +89,8 @@ export async function startConformanceServer(): Promise<Upstream & { output: () 
 export interface SdkUpstream extends Upstream {
   /** Requests the server is still answering (a client gone through the gateway must leave none). */
   open(): number;
+  /** TCP connections the server has accepted so far. */
+  connections(): number;
   /** Authorization headers it received (the gateway's credential, never the client's key). */
   authorizations: string[];
   /** tools/call requests it received, by tool. */
@@ -100,7 +102,7 @@ export interface SdkUpstream extends Upstream {
  * notify (progress notifications then an answer, on an SSE stream) and admin_delete. It answers 401 unless the
  * request carries `Authorization: Bearer <token>`.
  */
-export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean } = {}): Promise<SdkUpstream> {
+export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean; keepAliveMs?: number } = {}): Promise<SdkUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const authorizations: string[] = [];
   const calls: string[] = [];
@@ -168,11 +170,16 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
       await t.handleRequest(req, res);
     })();
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
+  // Node's default is 5 s; a test may keep idle connections longer, as servers behind other proxies do.
+  if (opts.keepAliveMs !== undefined) server.keepAliveTimeout = opts.keepAliveMs;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     open: () => open,
+    connections: () => connections,
     authorizations,
     calls,
     close: async () => {
