@@ -102,7 +102,7 @@ export interface SdkUpstream extends Upstream {
  * notify (progress notifications then an answer, on an SSE stream) and admin_delete. It answers 401 unless the
  * request carries `Authorization: Bearer <token>`.
  */
-export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean; keepAliveMs?: number } = {}): Promise<SdkUpstream> {
+export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean; keepAliveMs?: number; host?: string } = {}): Promise<SdkUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const authorizations: string[] = [];
   const calls: string[] = [];
@@ -174,10 +174,12 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
   server.on('connection', () => connections++);
   // Node's default is 5 s; a test may keep idle connections longer, as servers behind other proxies do.
   if (opts.keepAliveMs !== undefined) server.keepAliveTimeout = opts.keepAliveMs;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  // Loopback unless a test's pods must reach it (the node's address the end-to-end test gives).
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((r) => server.listen(0, host, r));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://${host}:${port}/mcp`,
     open: () => open,
     connections: () => connections,
     authorizations,
