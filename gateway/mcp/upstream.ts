@@ -23,8 +23,8 @@ export class UpstreamFailed extends Error {
  * (most MCP servers, the official SDKs' included) closes an idle connection. Those servers do not advertise it on
  * their SSE answers (they set `Connection: keep-alive` themselves, so Node adds no `Keep-Alive: timeout=5`), and a
  * connection kept longer is sometimes reused just as the server closes it: the call then fails at the socket
- * (ECONNRESET, "other side closed") although the upstream is fine. A server that advertises its idle timeout is
- * honoured below this (undici: the advertised time less 2 s).
+ * (ECONNRESET, "other side closed") although the upstream is fine. A server that advertises its idle timeout
+ * (`Keep-Alive: timeout=N`) has its connections kept that long less 2 s instead (undici's rule).
  */
 export const UPSTREAM_IDLE_MS = 4_000;
 
