@@ -28,7 +28,8 @@ const HELP = `npm run bench [-- options]
 
   --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
   --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
-  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-x2,
+  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-leases
+                       (admission leases on),gateway-redis-x2,
                        gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey; or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster)
@@ -46,6 +47,7 @@ const ALL = [
   'gateway',
   'gateway-bedrock',
   'gateway-redis',
+  'gateway-redis-leases',
   'gateway-redis-x2',
   'gateway-redis-cache-miss',
   'gateway-redis-cache-hit',
@@ -67,6 +69,8 @@ const STARTERS: Record<string, Starter> = {
   gateway: (up) => gateway(up, { name: 'gateway', processes: 1 }),
   'gateway-bedrock': () => gatewayBedrock(),
   'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
+  // Leased admission on (SVC_ADMISSION_LEASES=1): admitted and settled from a lease, settles written in batches.
+  'gateway-redis-leases': async (up, r) => gateway(up, { name: 'gateway-redis-leases', processes: 1, redis: await r(), env: { SVC_ADMISSION_LEASES: '1' } }),
   'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
   'gateway-redis-cache-miss': async (up, r) => gatewayCache(up, await r(), 'miss'),
   'gateway-redis-cache-hit': async (up, r) => gatewayCache(up, await r(), 'hit'),
