@@ -128,3 +128,27 @@ describe('a process killed while holding a lease', () => {
     expect(await survivor.ledger('acme')).toMatchObject({ spentNano: 700, heldNano: 99_300, openHolds: 1 });
   });
 });
+
+describe('asking leases back covers what the refusal was about', () => {
+  it("a key at its RPM cap asks back that key's leases only; one that fits the balance only without another key's slice gets it", async () => {
+    const acct = account({ trialCreditNano: 1_000_000 });
+    const capped = keyRec({ rpm: 2 });
+    const other = keyRec({ hash: 'cd'.repeat(32), name: 'k2' });
+    const prefix = `${redis.prefix}-${++n}`;
+    const [a, b] = await Promise.all([0, 1].map(() => RedisStore.connect({ url: redis.url, prefix, leases: { lifeMs: LIFE, graceMs: GRACE } })));
+    if (!a || !b) throw new Error('two stores');
+    open.push(a, b);
+    await a.applyConfig(snapshot([acct]), [capped, other]);
+    held(await a.admit(request(other, acct, T)));
+    expect(a.leases?.held).toBe(1);
+    for (let i = 0; i < 2; i++) held(await b.admit(request(capped, acct, T)));
+    expect(await b.admit(request(capped, acct, T))).toMatchObject({ ok: false, code: 'rate_limited' });
+    // The other key's lease was not asked for: still held, still admitting.
+    expect(a.leases?.held).toBe(1);
+    expect((await a.admit(request(other, acct, T + 1))).ok).toBe(true);
+    // A call that fits the balance only without the other key's unused slice: the account's leases are asked back,
+    // and it is served.
+    expect((await b.admit(request(other, acct, T + 2, { holdNano: 990_000 }))).ok).toBe(true);
+    expect(a.leases?.held).toBe(0);
+  });
+});

@@ -48,7 +48,11 @@ export interface LeaseBatch {
     revoked: 0 | 1;
   };
   d?: number;
+  /** What `d` asks back: the key's leases (RPM, TPM, budget refusals) or the account's (balance). */
+  ds?: 'key' | 'account';
   h?: string;
+  /** The key the script runs for (set by the store). */
+  k?: string;
 }
 
 export interface LeaseReply {
@@ -232,29 +236,35 @@ export class Leases {
   private async perCall(req: AdmitRequest): Promise<AdmitDecision> {
     const first = await this.b.admit(req);
     if (first.ok || !CAP_CODES.has(first.code)) return first;
-    if (!(await this.askBack(req))) return capRetry(first);
+    if (!(await this.askBack(req, first.code === 'insufficient_balance' ? 'account' : 'key'))) return capRetry(first);
     return capRetry(await this.b.admit(req));
   }
 
-  /** Gives this process's leases of the account back, asks the others for theirs, waits until they are (true) or none was held. */
-  private askBack(req: AdmitRequest): Promise<boolean> {
+  /**
+   * Gives this process's leases back (of the key; of the account for the balance), asks the other processes for
+   * theirs, and waits until they are (true) or none was held (false).
+   */
+  private askBack(req: AdmitRequest, scope: 'key' | 'account'): Promise<boolean> {
     const account = req.account.name;
-    const running = this.demands.get(account);
+    const key = req.key.name;
+    const id = scope === 'account' ? account : `${account}|${key}`;
+    const running = this.demands.get(id);
     if (running) return running;
     const p = (async (): Promise<boolean> => {
-      await Promise.all([...this.byId.values()].filter((l) => l.g.account === account).map((l) => this.close(l)));
-      let reply = await this.b.run(account, req.key.name, { d: 2 * this.lifeMs }, req.now);
+      const mine = [...this.byId.values()].filter((l) => l.g.account === account && (scope === 'account' || l.g.key === key));
+      await Promise.all(mine.map((l) => this.close(l)));
+      let reply = await this.b.run(account, key, { d: 2 * this.lifeMs, ds: scope }, req.now);
       if (reply.live === 0) return false;
       const start = performance.now();
       const end = start + this.lifeMs + 500;
       while (reply.live > 0 && performance.now() < end) {
         await new Promise((r) => setTimeout(r, 10));
-        reply = await this.b.run(account, req.key.name, {}, req.now + (performance.now() - start));
+        reply = await this.b.run(account, key, { ds: scope }, req.now + (performance.now() - start));
       }
       return true;
     })();
-    this.demands.set(account, p);
-    void p.finally(() => this.demands.delete(account)).catch(() => {});
+    this.demands.set(id, p);
+    void p.finally(() => this.demands.delete(id)).catch(() => {});
     return p.catch(() => false);
   }
 

@@ -342,7 +342,7 @@ export class RedisStore implements Store, StoreAdmin {
           tpmn: w.tpmn,
           keyexp: a.keyexp,
         },
-        { now, settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS, streamMaxLen: this.streamMaxLen, batchJson: JSON.stringify(batch) },
+        { now, settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS, streamMaxLen: this.streamMaxLen, batchJson: JSON.stringify({ ...batch, k: key }) },
       ),
     );
     const [verdict, slots, tokens, nano, demand, revoked, live] = Array.isArray(reply) ? (reply as unknown[]) : [];

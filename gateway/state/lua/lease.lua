@@ -6,12 +6,14 @@
 -- one hold (budget and balance) released at its deadline if the process dies.
 -- KEYS: acct revoked holds holdrec held spend settled usage leases calls tpmn keyexp   (all in the account's hash slot)
 -- ARGV: now settledKeepMs streamMaxLen batchJson
--- batchJson: { s = settles, r = release, g = grant, d = demand ms }; amounts are decimal strings:
+-- batchJson: { k = key, s = settles, r = release, g = grant, d = ms to ask leases back for, ds = 'key' | 'account',
+--   h = key hash (a flush asks whether it was revoked) }; amounts are decimal strings:
 --   s[i] = { id, lease, key, month, cost, fee, tokens, res, hold, at, free, hit, saved, ev }
 --   r    = { lease, key, month, deadline, inflight = { { id, at, tokens, res, hold } } }
 --   g    = { lease, hash, key, month, life, deadline, rpm, tpm, budget, tokens, hold, max, revoked }
--- Leases: HASH lease id -> "<key>|<month>|<slots left>|<deadline>", "_demand" -> time until which none is granted.
--- Returns { verdict ('lease' | 'no' | 'done'), slots, tokens, nano, demand (0|1), revoked (0|1), live leases }.
+-- Leases: HASH lease id -> "<key>|<month>|<slots left>|<deadline>", "_demand[|<key>]" -> time until which none is granted.
+-- Returns { verdict ('lease' | 'no' | 'done'), slots, tokens, nano, demand (0|1), revoked (0|1), live leases (of the
+-- key, or of the account when ds = 'account') }.
 local acct, revoked, holds, holdrec, held, spend, settled, usage, leases, calls, tpmn, keyexp =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local now, keep, maxlen = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -170,26 +172,35 @@ if b.r then
   if rec then release(acct, holds, holdrec, held, r.lease, rec) end
 end
 
--- Live leases of the account (and of the grant's key); ended ones are forgotten (their hold was reclaimed above,
--- their slots leave the window on their own).
-local demand = tonumber(redis.call('HGET', leases, '_demand') or '0') or 0
-local live, mine = 0, 0
+-- Live leases of the account, and of this key; ended ones are forgotten (their hold was reclaimed above, their
+-- slots leave the window on their own). A request for leases back covers one key (RPM, TPM, budget) or the account
+-- (balance): `_demand|<key>` or `_demand`, each the time until which no lease it covers is granted.
+local bk = b.k or ''
+local function until_of(field) return tonumber(redis.call('HGET', leases, field) or '0') or 0 end
+local demand = until_of('_demand')
+if bk ~= '' then demand = math.max(demand, until_of('_demand|' .. bk)) end
+local live_all, live_key = 0, 0
 local all = redis.call('HGETALL', leases)
 for i = 1, #all, 2 do
-  if all[i] ~= '_demand' then
+  if string.sub(all[i], 1, 7) ~= '_demand' then
     local k, _, _, ends = string.match(all[i + 1], '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
     if not ends or tonumber(ends) <= now then
       redis.call('HDEL', leases, all[i])
     else
-      live = live + 1
-      if b.g and k == b.g.key then mine = mine + 1 end
+      live_all = live_all + 1
+      if k == bk then live_key = live_key + 1 end
     end
+  elseif tonumber(all[i + 1]) and tonumber(all[i + 1]) <= now then
+    redis.call('HDEL', leases, all[i])
   end
 end
+local account_wide = b.ds == 'account'
 if b.d and tonumber(b.d) and tonumber(b.d) > 0 then
-  demand = now + tonumber(b.d)
-  redis.call('HSET', leases, '_demand', int_string(demand))
+  local until_ms = now + tonumber(b.d)
+  redis.call('HSET', leases, account_wide and '_demand' or ('_demand|' .. bk), int_string(until_ms))
+  if until_ms > demand then demand = until_ms end
 end
+local live = account_wide and live_all or live_key
 local demanding = demand > now and 1 or 0
 local hash = b.g and b.g.hash or (b.h or '')
 local gone = (hash ~= '' and redis.call('SISMEMBER', revoked, hash) == 1) and 1 or 0
@@ -205,7 +216,7 @@ if expires then
   local t = redis.call('TIME')
   if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + g.life + 1000 >= expires then return no() end
 end
-local share = 4 * (mine + 1)
+local share = 4 * (live_key + 1)
 local slots = g.max
 if g.rpm >= 0 then slots = math.min(slots, math.floor((g.rpm - redis.call('ZCARD', calls)) / share)) end
 if slots < 2 then return no() end
