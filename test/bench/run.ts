@@ -8,6 +8,7 @@ import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
+import { leaseBench, leaseTable } from './lease-store.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 import {
@@ -34,6 +35,8 @@ const HELP = `npm run bench [-- options]
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster)
   --json FILE          also write the raw results as JSON
+  --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
+                       (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
   --scale-startup      instead of the comparison: how long writing the config to Redis takes (applyConfig), with
                        --keys N keys (default 50000), on one redis-server and (with --cluster) on a Redis Cluster
   -h, --help           this help
@@ -115,6 +118,7 @@ async function main(): Promise<void> {
       subjects: { type: 'string' },
       json: { type: 'string' },
       'scale-startup': { type: 'boolean' },
+      leases: { type: 'boolean' },
       keys: { type: 'string' },
       cluster: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -132,6 +136,11 @@ async function main(): Promise<void> {
     const keys = Number(values.keys ?? 50_000);
     if (!Number.isInteger(keys) || keys < 1) throw new Error('--keys takes a whole number of keys');
     process.stdout.write(`${header}\n\n${await scaleStartup(keys, values.cluster === true, log)}\n`);
+    return;
+  }
+  if (values.leases) {
+    const rows = await leaseBench(values.quick ? 2000 : undefined);
+    process.stdout.write(`${header}\n\n${leaseTable(rows)}\n`);
     return;
   }
   if (values.soak !== undefined) {
