@@ -71,6 +71,9 @@ export interface LeaseBackend {
   warn(message: string, err?: unknown): void;
 }
 
+/** How long a lease admits calls: also the longest a revocation waits for the leases of its key to end. */
+export const LEASE_LIFE_MS = 1000;
+
 const CAP_CODES = new Set(['rate_limited', 'budget_exceeded', 'insufficient_balance']);
 
 export class Leases {
@@ -91,7 +94,7 @@ export class Leases {
 
   constructor(backend: LeaseBackend, opts: LeaseOptions = {}) {
     this.b = backend;
-    this.lifeMs = opts.lifeMs ?? 1000;
+    this.lifeMs = opts.lifeMs ?? LEASE_LIFE_MS;
     this.flushMs = opts.flushMs ?? 5;
     this.maxSlots = opts.maxSlots ?? 64;
     this.graceMs = opts.graceMs ?? 5000;

@@ -27,7 +27,7 @@ import { connectRedis, type RedisClient, type RedisConnection } from './redis-co
 import { SettleRetries } from './settle-retries.ts';
 import type { MoneyWatch } from './money-guard.ts';
 import { WriteBatch } from './write-batch.ts';
-import { Leases, type LeaseBatch, type LeaseOptions, type LeaseReply } from './leases.ts';
+import { LEASE_LIFE_MS, Leases, type LeaseBatch, type LeaseOptions, type LeaseReply } from './leases.ts';
 import { rateLimitedWarn } from './rate-limited-warn.ts';
 import {
   checkAmount,
@@ -184,10 +184,25 @@ export class RedisStore implements Store, StoreAdmin {
     void this.leases?.releaseAll();
     const record = this.k.key(hash);
     const raw = await this.redis.hget(record, 'record');
-    if (raw) await this.redis.sadd(this.k.account(keyRecord.parse(JSON.parse(raw)).account).revoked, hash);
+    const rec = raw ? keyRecord.parse(JSON.parse(raw)) : null;
+    if (rec) await this.redis.sadd(this.k.account(rec.account).revoked, hash);
     await SCRIPTS.revokeKey.run(this.redis, { record }, {});
     await this.redis.sadd(this.k.keys, hash);
     await this.leases?.releaseAll();
+    if (rec) await this.leasesEnded(rec.account, rec.name, hash);
+  }
+
+  /**
+   * Returns once no gateway process holds an admission lease on the key (each gives it back at its next flush, which
+   * hears of the revocation, and none admits from one past its end): from then on every call takes the per-call path
+   * and is refused. At most LEASE_LIFE_MS (and one EXISTS when no process leases at all).
+   */
+  private async leasesEnded(account: string, key: string, hash: string): Promise<void> {
+    if ((await this.redis.exists(this.k.account(account).leases)) === 0) return;
+    const end = performance.now() + LEASE_LIFE_MS + 50;
+    while ((await this.runLease(account, key, { h: hash }, Date.now())).live > 0 && performance.now() < end) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
   }
 
   async findKey(hash: string, again = true): Promise<FoundKey | null> {
