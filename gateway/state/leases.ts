@@ -91,6 +91,7 @@ export class Leases {
   private seq = 0;
   private flushTimer: NodeJS.Timeout | null = null;
   private draining = false;
+  private backoffUntil = 0;
 
   constructor(backend: LeaseBackend, opts: LeaseOptions = {}) {
     this.b = backend;
@@ -146,7 +147,7 @@ export class Leases {
   /** Writes every pending settle and gives every lease back (graceful drain: nothing is lost). */
   async drain(): Promise<void> {
     this.draining = true;
-    await Promise.all([...this.granting.values()]);
+    await Promise.allSettled([...this.granting.values()]);
     await Promise.all([...this.byId.values()].map((l) => this.close(l)));
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
@@ -324,10 +325,12 @@ export class Leases {
 
   private scheduleFlush(): void {
     if (this.flushTimer) return;
+    // After a failed flush (Redis unreachable) the next waits 100 ms, not flushMs: no tight loop of failing writes.
+    const wait = Math.max(this.flushMs, this.backoffUntil - performance.now());
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
       for (const l of this.byId.values()) if (l.state === 'open' && l.pending.length > 0 && !l.flushing) l.flushing = this.flush(l);
-    }, this.flushMs);
+    }, wait);
   }
 
   private async flush(l: Lease): Promise<void> {
@@ -342,6 +345,7 @@ export class Leases {
     } catch (err) {
       // Kept for the next flush or the release (each settle is applied once, by its call id).
       l.pending = s.concat(l.pending);
+      this.backoffUntil = performance.now() + 100;
       this.b.warn('Flushing leased settles failed; retrying', err);
     } finally {
       l.flushing = null;
