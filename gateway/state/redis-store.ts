@@ -159,6 +159,12 @@ export class RedisStore implements Store, StoreAdmin {
     await this.redis.set(this.k.appliedSnapshot, canonicalJson(this.seal(snapshot)));
     await this.config.write(snapshot, keys);
     await this.leases?.releaseAll();
+    if (this.leases) await this.revokedLeasesEnded(keys);
+  }
+
+  /** With leases on, a key revoked by config is refused everywhere once this returns, as by revoke(). */
+  private async revokedLeasesEnded(keys: readonly KeyRecord[]): Promise<void> {
+    await Promise.all(keys.filter((k) => k.revoked).map((k) => this.leasesEnded(k.account, k.name, k.hash)));
   }
 
   /**
@@ -169,6 +175,7 @@ export class RedisStore implements Store, StoreAdmin {
     void this.leases?.releaseAll();
     await this.config.keys([key], false);
     await this.leases?.releaseAll();
+    if (this.leases) await this.revokedLeasesEnded([key]);
   }
 
   /** The snapshot as it may be written to Redis: upstream credentials sealed (unchanged without a keyring). */
