@@ -45,6 +45,7 @@ Environment:
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
+  SVC_ADMISSION_LEASES   1: admit and settle from leased slices of a key's limits, far from its caps (0: off, the default)
   DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter,
                   and rebuilds a Redis that lost its data from the Postgres ledger (without it, money lives in Redis only)
   SVC_RECONCILE_SECONDS  with REDIS_URL and DATABASE_URL: how often Redis's money is checked against the ledger (60; 0 = never)

@@ -28,6 +28,8 @@
 //   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
 //   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
 //   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op
+//   <p>:{a:<a>}:leases           HASH    admission leases (SVC_ADMISSION_LEASES): lease id -> "<k>|<month>|<slots left>|
+//                                        <deadline>", _demand -> time until which none is granted (state/lua/lease.lua)
 //   <p>:{a:<a>}:tpm:<k>          ZSET    the key's calls: call id -> admission time (last 60 s); its size is the RPM count
 //   <p>:{a:<a>}:tpmn:<k>         HASH    call id -> tokens (reserved, then actual after settle), _sum -> window total
 //   <p>:{a:<a>}:usage            STREAM  usage events
@@ -50,6 +52,8 @@ export interface AccountKeys {
   held: string;
   spend: string;
   settled: string;
+  /** Admission leases held by gateway processes (gateway/state/leases.ts). */
+  leases: string;
   usage: string;
   stripe: string;
   billing: string;
@@ -98,6 +102,7 @@ export function accountKeys(prefix: string, account: string): AccountKeys {
     held: `${t}:held`,
     spend: `${t}:spend`,
     settled: `${t}:settled`,
+    leases: `${t}:leases`,
     usage: `${t}:usage`,
     stripe: `${t}:stripe`,
     billing: `${t}:billing`,

@@ -13,6 +13,11 @@ export const SCRIPTS = {
     keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'settled', 'tpmn', 'usage', 'calls'],
     args: ['id', 'keyName', 'month', 'costNano', 'feeNano', 'tokens', 'now', 'settledKeepMs', 'eventJson', 'streamMaxLen', 'freeSlot', 'cacheHit', 'savedNano'],
   }),
+  lease: new NamedScript('lease', {
+    lib: true,
+    keys: ['acct', 'revoked', 'holds', 'holdrec', 'held', 'spend', 'settled', 'usage', 'leases', 'calls', 'tpmn', 'keyexp'],
+    args: ['now', 'settledKeepMs', 'streamMaxLen', 'batchJson'],
+  }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
   restoreAccount: new NamedScript('restore-account', { lib: true, keys: ['acct', 'credits', 'spend', 'stripe', 'billing'], args: ['recordJson'] }),
   catchUp: new NamedScript('catch-up', { lib: true, keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'settled'], args: ['eventsJson', 'arm'] }),

@@ -9,6 +9,7 @@ import { mcpReport, measureMcp } from './measure-mcp.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
+import { leaseBench, leaseTable } from './lease-store.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 import {
@@ -30,12 +31,15 @@ const HELP = `npm run bench [-- options]
 
   --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
   --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
-  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-x2,
+  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-leases
+                       (admission leases on),gateway-redis-x2,
                        gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey,
                        gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct); or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster)
   --json FILE          also write the raw results as JSON
+  --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
+                       (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
   --scale-startup      instead of the comparison: how long writing the config to Redis takes (applyConfig), with
                        --keys N keys (default 50000), on one redis-server and (with --cluster) on a Redis Cluster
   -h, --help           this help
@@ -49,6 +53,7 @@ const ALL = [
   'gateway',
   'gateway-bedrock',
   'gateway-redis',
+  'gateway-redis-leases',
   'gateway-redis-x2',
   'gateway-redis-cache-miss',
   'gateway-redis-cache-hit',
@@ -71,6 +76,8 @@ const STARTERS: Record<string, Starter> = {
   gateway: (up) => gateway(up, { name: 'gateway', processes: 1 }),
   'gateway-bedrock': () => gatewayBedrock(),
   'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
+  // Leased admission on (SVC_ADMISSION_LEASES=1): admitted and settled from a lease, settles written in batches.
+  'gateway-redis-leases': async (up, r) => gateway(up, { name: 'gateway-redis-leases', processes: 1, redis: await r(), env: { SVC_ADMISSION_LEASES: '1' } }),
   'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
   'gateway-redis-cache-miss': async (up, r) => gatewayCache(up, await r(), 'miss'),
   'gateway-redis-cache-hit': async (up, r) => gatewayCache(up, await r(), 'hit'),
@@ -128,6 +135,7 @@ async function main(): Promise<void> {
       subjects: { type: 'string' },
       json: { type: 'string' },
       'scale-startup': { type: 'boolean' },
+      leases: { type: 'boolean' },
       keys: { type: 'string' },
       cluster: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -145,6 +153,11 @@ async function main(): Promise<void> {
     const keys = Number(values.keys ?? 50_000);
     if (!Number.isInteger(keys) || keys < 1) throw new Error('--keys takes a whole number of keys');
     process.stdout.write(`${header}\n\n${await scaleStartup(keys, values.cluster === true, log)}\n`);
+    return;
+  }
+  if (values.leases) {
+    const rows = await leaseBench(values.quick ? 2000 : undefined);
+    process.stdout.write(`${header}\n\n${leaseTable(rows)}\n`);
     return;
   }
   if (values.soak !== undefined) {
