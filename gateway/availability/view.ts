@@ -1,6 +1,6 @@
 // Everything the public status page and its JSON show, assembled once per request from the snapshot (which models),
 // the board (current states) and the history (bars, uptime, incidents). Same for every console process.
-import type { Snapshot } from '../contract/snapshot.ts';
+import type { CompiledModel, Snapshot } from '../contract/snapshot.ts';
 import type { Board } from './board.ts';
 import type { History } from './history.ts';
 import { inMaintenance } from './monitor.ts';
@@ -10,7 +10,7 @@ import type { Incident, State, TargetStatus } from './types.ts';
 
 export interface ModelView {
   id: string;
-  type: 'chat' | 'embeddings';
+  type: CompiledModel['type'];
   state: State;
   targets: TargetStatus[];
   lastProbe: number | null;

@@ -6,7 +6,7 @@
 // A target missing what its kind needs (region, project, baseUrl) is a mistake in the manifest itself, which the
 // CRD refuses in a cluster, so standalone refuses to start on it.
 import { CLOUD_PROVIDERS, type ModelRoute, type Target } from '../../crds/schema/index.ts';
-import { perMTokToNanoPerToken } from './money.ts';
+import { perMTokToNanoPerToken, usdToNano } from './money.ts';
 import type { CompiledModel, CompiledTarget, CredentialRef } from './snapshot.ts';
 import { accepted, inScope, type RouteVerdict, type TargetVerdict } from './verdict.ts';
 import type { Problem } from './problem.ts';
@@ -116,10 +116,12 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     type: r.spec.type,
     minTier: r.spec.minTier,
     inputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.inputPerMTokUsd),
-    outputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.outputPerMTokUsd),
+    // A rerank has no output tokens: its output count is search units, priced per unit (estimate.ts).
+    outputNanoPerToken: r.spec.type === 'rerank' ? usdToNano(r.spec.pricing.perSearchUnitUsd ?? 0) : perMTokToNanoPerToken(r.spec.pricing.outputPerMTokUsd),
     maxOutputTokens: r.spec.maxOutputTokens,
     targets: compiled,
     fallbacks: r.spec.fallbacks,
+    ...(r.spec.type === 'completions' && r.spec.fim ? { fim: true as const } : {}),
     ...(r.spec.hostedTools === 'reject' ? { hostedTools: 'reject' as const } : {}),
     ...(r.spec.cache
       ? {
