@@ -166,6 +166,8 @@ const CATEGORIES = [
   'violence',
   'violence/graphic',
 ] as const;
+/** The categories OpenAI also judges images for (the others apply to text only). */
+const IMAGE_CATEGORIES = new Set(['self-harm', 'self-harm/intent', 'self-harm/instructions', 'sexual', 'violence', 'violence/graphic']);
 /** Words that flag a text as violence in the mock (a demo, not a classifier). */
 const VIOLENT = /\b(kill|attack|hurt|stab)\b/i;
 
@@ -190,7 +192,7 @@ export function mockModerations(body: ModerationsBody): UpstreamOutcome {
     const violent = VIOLENT.test(text);
     const categories = Object.fromEntries(CATEGORIES.map((c) => [c, c === 'violence' && violent]));
     const category_scores = Object.fromEntries(CATEGORIES.map((c) => [c, c === 'violence' && violent ? 0.91 : 0.0001]));
-    const applied = Object.fromEntries(CATEGORIES.map((c) => [c, ['text', ...(image ? ['image'] : [])]]));
+    const applied = Object.fromEntries(CATEGORIES.map((c) => [c, ['text', ...(image && IMAGE_CATEGORIES.has(c) ? ['image'] : [])]]));
     return { flagged: violent, categories, category_scores, category_applied_input_types: applied };
   });
   return { kind: 'json', status: 200, body: JSON.stringify({ id: `modr-mock-${Date.now().toString(36)}`, model: body.model, results }) };
