@@ -267,7 +267,7 @@ export const modelRoute = z
         fieldPath: '.spec.pricing.perSearchUnitUsd',
       },
       {
-        rule: "self.spec.type != 'rerank' || !has(self.spec.pricing.outputPerMTokUsd) || self.spec.pricing.outputPerMTokUsd == 0",
+        rule: "self.spec.type != 'rerank' || !has(self.spec.pricing.outputPerMTokUsd) || self.spec.pricing.outputPerMTokUsd == 0.0",
         message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd',
         fieldPath: '.spec.pricing.outputPerMTokUsd',
       },

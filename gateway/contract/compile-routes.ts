@@ -87,6 +87,18 @@ function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): Com
   };
 }
 
+/** Fields that apply to one kind of model only (the CRD's CEL rules refuse them at apply time; standalone here). */
+function kindProblems(r: ModelRoute): Array<{ field: string; message: string }> {
+  const out: Array<{ field: string; message: string }> = [];
+  const { type, fim, pricing } = r.spec;
+  if (pricing.perSearchUnitUsd !== undefined && type !== 'rerank')
+    out.push({ field: 'spec.pricing.perSearchUnitUsd', message: 'perSearchUnitUsd applies to type rerank only' });
+  if (type === 'rerank' && pricing.outputPerMTokUsd !== 0)
+    out.push({ field: 'spec.pricing.outputPerMTokUsd', message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd' });
+  if (fim && type !== 'completions') out.push({ field: 'spec.fim', message: 'fim applies to type completions only' });
+  return out;
+}
+
 interface CompiledRoute {
   model: CompiledModel;
   targets: TargetVerdict[];
@@ -110,6 +122,7 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     }
     return { name: t.name, ...accepted(`Target ${t.name} is published.`) };
   });
+  for (const p of kindProblems(r)) problems.push({ object, ...p });
   const id = r.spec.model ?? r.metadata.name;
   const model: CompiledModel = {
     id,
