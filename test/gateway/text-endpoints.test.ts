@@ -42,6 +42,7 @@ beforeAll(async () => {
     route('code-fim', openai('vllm-a', 'deepseek-coder'), { type: 'completions', fim: true }),
     route('text-plain', openai('vllm-b', 'gpt-3.5-turbo-instruct'), { type: 'completions' }),
     route('gpt-chat', openai('chat-a', 'gpt-4o')),
+    route('text-cached', openai('vllm-c', 'gpt-3.5-turbo-instruct'), { type: 'completions', cache: {} }),
     route('rerank-cohere', [{ name: 'cohere-a', provider: 'openai', baseUrl: up.cohereBaseUrl, upstreamModel: 'rerank-v3.5' }], {
       type: 'rerank',
       pricing: { inputPerMTokUsd: 0, perSearchUnitUsd: UNIT_NANO / 1e9 },
@@ -152,6 +153,20 @@ describe('POST /v1/completions', () => {
     await expectRefused(await post('/v1/completions', { model: 'text-plain', prompt: 'x', n: 3, best_of: 2 }), 400, 'best_of', before);
     await expectRefused(await post('/v1/completions', { model: 'text-plain', prompt: 'x', best_of: 2, stream: true }), 400, 'best_of', before);
     await expectRefused(await post('/v1/completions', { model: 'text-plain', prompt: 'x', stop: ['a', 'b', 'c', 'd', 'e'] }), 400, 'stop', before);
+  });
+
+  it('is answered from the response cache like chat: a repeated call at temperature 0 is a hit, no upstream call, charged 0', async () => {
+    const body = { model: 'text-cached', prompt: 'cache me', max_tokens: 8, temperature: 0 };
+    const first = await post('/v1/completions', body);
+    expect(first.headers.get('x-svc-cache')).toBe('miss');
+    const text = await first.text();
+    const calls = up.calls.length;
+    const second = await post('/v1/completions', body);
+    expect(second.headers.get('x-svc-cache')).toBe('hit');
+    expect(second.headers.get('x-svc-upstream')).toBe('cache');
+    expect(await second.text()).toBe(text);
+    expect(up.calls.length).toBe(calls);
+    expect(gw.sink.events.at(-1)).toMatchObject({ endpoint: 'completions', cache: 'hit', costNano: 0, cacheSavedNano: 9 * IN + 5 * OUT });
   });
 
   it(`holds max_tokens x best_of: of ${BURST} concurrent calls against a budget that fits ${BURST - 1} holds, exactly ${BURST - 1} are admitted`, async () => {
