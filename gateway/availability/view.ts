@@ -1,7 +1,7 @@
 // Everything the public status page and its JSON show, assembled once per request from the snapshot (which models
 // and McpServers: `mcp:<name>`, type mcp, one target), the board (current states) and the history (bars, uptime,
 // incidents). Same for every console process.
-import type { Snapshot } from '../contract/snapshot.ts';
+import type { CompiledModel, Snapshot } from '../contract/snapshot.ts';
 import type { Board } from './board.ts';
 import type { History } from './history.ts';
 import { inMaintenance } from './monitor.ts';
@@ -11,8 +11,8 @@ import { mcpSubject, type Incident, type State, type TargetStatus } from './type
 
 export interface ModelView {
   id: string;
-  /** mcp: an McpServer (id `mcp:<name>`, its one target the server's name). */
-  type: 'chat' | 'embeddings' | 'mcp';
+  /** What the model serves, or mcp: an McpServer (id `mcp:<name>`, its one target the server's name). */
+  type: CompiledModel['type'] | 'mcp';
   state: State;
   targets: TargetStatus[];
   lastProbe: number | null;

@@ -28,7 +28,7 @@ type Headers = Record<string, string | string[] | undefined>;
 
 export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {
   const trace = deps.tracer?.start(headers, {
-    operation: spec.modelType,
+    operation: spec.modelType === 'completions' ? 'text_completion' : spec.modelType,
     model: spec.modelId,
     dialect: spec.dialect,
     endpoint: spec.endpoint,
@@ -81,6 +81,7 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
     extraInputTokens: spec.extraInputTokens ?? 0,
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
+    searchUnits: spec.searchUnits ?? 0,
   });
   // The response cache is read before admission (what a hit holds depends on it) and used only after it: the key,
   // its limits, budget and balance are checked for a hit as for any call.

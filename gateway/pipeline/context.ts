@@ -58,7 +58,8 @@ export interface CallTracer {
 
 /** What the trace knows of a call when it starts. */
 export interface TracedCall {
-  operation: 'chat' | 'embeddings';
+  /** gen_ai.operation.name: chat, embeddings, text_completion, rerank, moderation. */
+  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation';
   model: string;
   dialect: Dialect;
   endpoint: Endpoint;
