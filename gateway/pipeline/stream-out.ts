@@ -13,14 +13,26 @@ export interface StreamResult {
   message: string | null;
 }
 
-/** `cancel` aborts the upstream call: when the client is not gone, the gateway is ending the call (shutdown). */
+/** Runs once the stream's outcome is known, before its final event is written (the settle, when it must come first). */
+export type BeforeEnd = (r: StreamResult) => Promise<void>;
+
+export interface StreamCall {
+  clientGone: () => boolean;
+  cancel?: AbortSignal;
+  beforeEnd?: BeforeEnd;
+}
+
+/**
+ * `cancel` aborts the upstream call: when the client is not gone, the gateway is ending the call (shutdown).
+ * `beforeEnd`, when given, is awaited before the final event (the clean end or the error event) is written.
+ */
 export async function pipeStream(
   served: Extract<Served, { kind: 'stream' }>,
   tr: StreamTranslator,
   res: StreamWriter,
-  clientGone: () => boolean,
-  cancel?: AbortSignal,
+  call: StreamCall,
 ): Promise<StreamResult> {
+  const { clientGone, cancel, beforeEnd } = call;
   let events = 0;
   let scrubber: Scrubber | undefined;
   // Made once, when an error text first needs it.
@@ -47,29 +59,42 @@ export async function pipeStream(
     }
   } catch (err) {
     if (clientGone()) return result('client_closed', null);
-    if (cancel?.aborted) return endWithError(res, tr, result, (cancel.reason as Error).message, 'shutting_down');
-    return endWithError(res, tr, result, scrub(`The upstream stream failed: ${(err as Error).message || 'error'}`));
+    const end = { res, tr, result, beforeEnd };
+    if (cancel?.aborted) return endWithError(end, (cancel.reason as Error).message, 'shutting_down');
+    return endWithError(end, scrub(`The upstream stream failed: ${(err as Error).message || 'error'}`), 'upstream_error');
   } finally {
     served.abort();
   }
   if (!tr.complete || served.parser.pending) {
-    return endWithError(res, tr, result, 'The upstream closed the stream before it was complete.');
+    return endWithError({ res, tr, result, beforeEnd }, 'The upstream closed the stream before it was complete.', 'upstream_error');
   }
   if (tr.failed) {
+    const r = result('upstream_error', 'The upstream ended the stream with an error.');
+    await beforeEnd?.(r);
     res.end();
-    return result('upstream_error', 'The upstream ended the stream with an error.');
+    return r;
   }
-  res.end(tr.finish());
-  return result('complete', null);
+  const last = tr.finish();
+  const r = result('complete', null);
+  await beforeEnd?.(r);
+  res.end(last);
+  return r;
 }
 
-function endWithError(
-  res: StreamWriter,
-  tr: StreamTranslator,
-  result: (o: StreamResult['outcome'], m: string | null) => StreamResult,
+async function endWithError(
+  end: {
+    res: StreamWriter;
+    tr: StreamTranslator;
+    result: (o: StreamResult['outcome'], m: string | null) => StreamResult;
+    beforeEnd: BeforeEnd | undefined;
+  },
   message: string,
-  outcome: StreamResult['outcome'] = 'upstream_error',
-): StreamResult {
-  if (!res.destroyed) res.end(tr.error(message, outcome === 'shutting_down' ? 'shutting_down' : 'upstream_stream_error'));
-  return result(outcome, message);
+  outcome: StreamResult['outcome'],
+): Promise<StreamResult> {
+  const { res, tr } = end;
+  const last = res.destroyed ? null : tr.error(message, outcome === 'shutting_down' ? 'shutting_down' : 'upstream_stream_error');
+  const r = end.result(outcome, message);
+  await end.beforeEnd?.(r);
+  if (last !== null && !res.destroyed) res.end(last);
+  return r;
 }

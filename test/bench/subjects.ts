@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { generateKey } from '../../gateway/contract/keys.ts';
 import { account, apiKey, plan, route, secret, toYaml, type TargetSpec } from '../helpers/manifests.ts';
 import { startCollector } from '../otel/collector.ts';
+import { startPostgres } from '../helpers/postgres.ts';
 import { freePort, ROOT, startProc, type Proc } from './procs.ts';
 
 export interface Subject {
@@ -162,6 +163,23 @@ export async function gateway(
     metricsUrls,
     headers: { authorization: `Bearer ${key}`, ...opts.cache },
   };
+}
+
+/**
+ * The settle's durability, side by side on one Redis and one throwaway Postgres (DATABASE_URL: the process runs the
+ * usage exporter in both): `durable` sets SVC_SETTLE_DURABILITY=postgres, so each call's usage event is committed in
+ * Postgres before its answer ends; the other leaves it to the exporter (the default).
+ */
+export async function gatewayPostgres(up: Proc, redisProc: Proc, durable: boolean): Promise<Subject> {
+  const pg = await startPostgres(durable ? 'bench_durable' : 'bench_pg', { own: true });
+  try {
+    const env: Record<string, string> = { DATABASE_URL: pg.url, ...(durable ? { SVC_SETTLE_DURABILITY: 'postgres' } : {}) };
+    const s = await gateway(up, { name: durable ? 'gateway-redis-pg-durable' : 'gateway-redis-pg', processes: 1, redis: redisProc, env });
+    return { ...s, stop: () => pg.stop() };
+  } catch (err) {
+    await pg.stop();
+    throw err;
+  }
 }
 
 /**
