@@ -38,6 +38,9 @@ export async function pipeStream(
   // Made once, when an error text first needs it.
   const scrub = (text: string): string => (scrubber ??= scrubberFor(served.target, served.sent?.())).scrub(text);
   const result = (outcome: StreamResult['outcome'], message: string | null): StreamResult => ({ outcome, usage: tr.usage(), events, message });
+  // With beforeEnd, the event that ends the stream ([DONE], message_stop, an upstream's error event) and any after it
+  // are held back and written once beforeEnd is done.
+  let held = '';
   try {
     let pending = served.first;
     for (;;) {
@@ -45,9 +48,12 @@ export async function pipeStream(
       let out = '';
       for (const ev of pending) {
         events++;
+        const ended = tr.complete;
         const piece = tr.event(ev);
         // An upstream's error event may echo the credential it was sent: scrubbed (only then: it ends the stream).
-        out += tr.failed ? scrub(piece) : piece;
+        const text = tr.failed ? scrub(piece) : piece;
+        if (beforeEnd && (ended || tr.complete)) held += text;
+        else out += text;
       }
       const wait = out === '' || res.destroyed ? null : res.write(out);
       if (wait) await wait;
@@ -66,15 +72,16 @@ export async function pipeStream(
     served.abort();
   }
   if (!tr.complete || served.parser.pending) {
+    if (held !== '' && !res.destroyed) void res.write(held);
     return endWithError({ res, tr, result, beforeEnd }, 'The upstream closed the stream before it was complete.', 'upstream_error');
   }
   if (tr.failed) {
     const r = result('upstream_error', 'The upstream ended the stream with an error.');
     await beforeEnd?.(r);
-    res.end();
+    res.end(held || undefined);
     return r;
   }
-  const last = tr.finish();
+  const last = held + tr.finish();
   const r = result('complete', null);
   await beforeEnd?.(r);
   res.end(last);
