@@ -175,6 +175,18 @@ export async function gatewayPostgres(up: Proc, redisProc: Proc, durable: boolea
   try {
     const env: Record<string, string> = { DATABASE_URL: pg.url, ...(durable ? { SVC_SETTLE_DURABILITY: 'postgres' } : {}) };
     const s = await gateway(up, { name: durable ? 'gateway-redis-pg-durable' : 'gateway-redis-pg', processes: 1, redis: redisProc, env });
+    // With DATABASE_URL a fresh Redis is first rebuilt from the (empty) ledger: 503 until then, not ready.
+    const readyz = `${s.metricsUrls?.[0] as string}/readyz`;
+    for (
+      let i = 0;
+      i < 600 &&
+      (await fetch(readyz).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200;
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
     return { ...s, stop: () => pg.stop() };
   } catch (err) {
     await pg.stop();
