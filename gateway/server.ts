@@ -42,6 +42,8 @@ export interface BuildOptions {
   tracing?: TracingSdk | null;
   /** SVC_CACHE_ACCOUNT_MAX_BYTES as parsed: the response cache's per-account byte budget (default 64 MiB). */
   cacheAccountBytes?: number;
+  /** SVC_SETTLE_DURABILITY=postgres: settle (the store writes the event to Postgres) before the answer ends. */
+  settleBeforeAnswer?: boolean;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -78,6 +80,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     lifecycle: opts.drain,
     tracer: opts.tracing?.calls,
     cacheAccountBytes: opts.cacheAccountBytes,
+    settleBeforeAnswer: opts.settleBeforeAnswer,
   };
   metrics.watchBalances(async () => {
     const now = Date.now();

@@ -19,6 +19,7 @@ import {
   gatewayBedrock,
   gatewayCache,
   gatewayMcp,
+  gatewayPostgres,
   gatewayTraced,
   portkey,
   redis,
@@ -36,7 +37,8 @@ const HELP = `npm run bench [-- options]
                        gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey,
                        gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct); or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
-                       gateway processes on a 3-master, 3-replica Redis Cluster)
+                       gateway processes on a 3-master, 3-replica Redis Cluster), gateway-redis-pg and gateway-redis-pg-durable (Redis and
+                       Postgres, SVC_SETTLE_DURABILITY off and =postgres: the cost of writing each settle to Postgres before answering)
   --json FILE          also write the raw results as JSON
   --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
                        (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
@@ -84,11 +86,21 @@ const STARTERS: Record<string, Starter> = {
   portkey: (up) => portkey(up),
   'gateway-otel': (up) => gatewayTraced(up),
   'gateway-redis-x4': async (up, r) => gateway(up, { name: 'gateway-redis-x4', processes: 4, redis: await r() }),
+  'gateway-redis-pg': async (up, r) => gatewayPostgres(up, await r(), false),
+  'gateway-redis-pg-durable': async (up, r) => gatewayPostgres(up, await r(), true),
   'gateway-cluster': async (up, _r, c) => gateway(up, { name: 'gateway-cluster', processes: 1, redisCluster: (await c()).url }),
   'gateway-cluster-x2': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x2', processes: 2, redisCluster: (await c()).url }),
   'gateway-cluster-x4': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x4', processes: 4, redisCluster: (await c()).url }),
 };
-const SCALING = ['gateway-otel', 'gateway-redis-x4', 'gateway-cluster', 'gateway-cluster-x2', 'gateway-cluster-x4'];
+const SCALING = [
+  'gateway-otel',
+  'gateway-redis-x4',
+  'gateway-redis-pg',
+  'gateway-redis-pg-durable',
+  'gateway-cluster',
+  'gateway-cluster-x2',
+  'gateway-cluster-x4',
+];
 
 async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<{ results: SubjectResult[]; extra: string[] }> {
   const up = await upstream();

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { generateKey } from '../../gateway/contract/keys.ts';
 import { account, apiKey, mcpServer, plan, route, secret, toYaml, type TargetSpec } from '../helpers/manifests.ts';
 import { startCollector } from '../otel/collector.ts';
+import { startPostgres } from '../helpers/postgres.ts';
 import { freePort, ROOT, startProc, type Proc } from './procs.ts';
 
 export interface Subject {
@@ -166,6 +167,35 @@ export async function gateway(
     metricsUrls,
     headers: { authorization: `Bearer ${key}`, ...opts.cache },
   };
+}
+
+/**
+ * The settle's durability, side by side on one Redis and one throwaway Postgres (DATABASE_URL: the process runs the
+ * usage exporter in both): `durable` sets SVC_SETTLE_DURABILITY=postgres, so each call's usage event is committed in
+ * Postgres before its answer ends; the other leaves it to the exporter (the default).
+ */
+export async function gatewayPostgres(up: Proc, redisProc: Proc, durable: boolean): Promise<Subject> {
+  const pg = await startPostgres(durable ? 'bench_durable' : 'bench_pg', { own: true });
+  try {
+    const env: Record<string, string> = { DATABASE_URL: pg.url, ...(durable ? { SVC_SETTLE_DURABILITY: 'postgres' } : {}) };
+    const s = await gateway(up, { name: durable ? 'gateway-redis-pg-durable' : 'gateway-redis-pg', processes: 1, redis: redisProc, env });
+    // With DATABASE_URL a fresh Redis is first rebuilt from the (empty) ledger: 503 until then, not ready.
+    const readyz = `${s.metricsUrls?.[0] as string}/readyz`;
+    for (
+      let i = 0;
+      i < 600 &&
+      (await fetch(readyz).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200;
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
+    return { ...s, stop: () => pg.stop() };
+  } catch (err) {
+    await pg.stop();
+    throw err;
+  }
 }
 
 /**
