@@ -373,6 +373,19 @@ describe('what the rendered objects promise', () => {
     expect(await env(['exporter.reconcileSeconds=15'])).toBe('15');
   });
 
+  it('commits each call in the Postgres ledger before its answer ends only when asked (gateway.settleDurability)', async () => {
+    const gatewayEnv = async (set: string[]): Promise<Array<{ name: string; value?: string; valueFrom?: unknown }>> =>
+      (container(find(parseDocs(await template('ns1', [], set)), 'Deployment', '-gateway')) as { env: Array<{ name: string; value?: string }> }).env;
+    const off = await gatewayEnv(['postgres.url=postgres://pg/usage']);
+    expect(off.map((e) => e.name)).not.toContain('SVC_SETTLE_DURABILITY');
+    expect(off.map((e) => e.name)).not.toContain('DATABASE_URL');
+    const on = await gatewayEnv(['postgres.url=postgres://pg/usage', 'gateway.settleDurability=postgres']);
+    expect(on.find((e) => e.name === 'SVC_SETTLE_DURABILITY')?.value).toBe('postgres');
+    expect(on.find((e) => e.name === 'DATABASE_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'svc-svc-gateway-connections', key: 'postgres-url' } });
+    await expect(template('ns1', [], ['gateway.settleDurability=postgres'])).rejects.toThrow(/settleDurability=postgres needs Postgres/);
+    await expect(template('ns1', [], ['gateway.settleDurability=disk'])).rejects.toThrow(/settleDurability/);
+  });
+
   it('runs evaluation stores only when asked (redis.deploy, postgres.deploy), marked not for production, and uses them', async () => {
     expect(defaults.filter((d) => /-(redis|postgres)$/.test(d.metadata.name))).toEqual([]);
     const docs = parseDocs(await template('ns1', [], ['redis.deploy=true', 'postgres.deploy=true']));
