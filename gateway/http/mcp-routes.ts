@@ -6,10 +6,11 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { GatewayError } from '../errors/catalog.ts';
 import type { McpAnswer } from '../mcp/answer.ts';
 import { deleteAll, postAll } from '../mcp/aggregate.ts';
+import { getAll } from '../mcp/aggregate-stream.ts';
 import type { McpContext } from '../mcp/context.ts';
 import { readMessage, RPC, RpcRefusal, rpcError } from '../mcp/jsonrpc.ts';
 import { deleteOne, getOne, postOne } from '../mcp/one.ts';
-import { SessionSealer } from '../mcp/session-id.ts';
+import { McpSessions } from '../mcp/sessions.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { keyCacheOf } from '../pipeline/key-cache.ts';
@@ -71,7 +72,7 @@ function errorAnswer(err: FastifyError | Error): McpAnswer {
 }
 
 export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<void> {
-  const sealer = new SessionSealer(deps.pepper);
+  const sessions = new McpSessions(deps.pepper);
   return async (app) => {
     app.decorateRequest('mcpCaller', null);
     app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -106,7 +107,7 @@ export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<
       reply.raw.once('close', () => watch.dispose());
       const ctx: McpContext = {
         deps,
-        sealer,
+        sessions,
         snapshot: deps.config.current(),
         ...caller,
         // A drain that must end the calls in flight ends MCP streams too (a GET stream would otherwise hold it).
@@ -118,7 +119,7 @@ export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<
     };
     const post = { bodyLimit: MCP_BODY_LIMIT };
     app.post('/', post, (req, reply) => run(req, reply, (ctx) => postAll(ctx, readMessage(req.body))));
-    app.get('/', (req, reply) => run(req, reply, async () => ({ kind: 'status', status: 405, allow: 'POST, DELETE' })));
+    app.get('/', (req, reply) => run(req, reply, (ctx) => getAll(ctx)));
     app.delete('/', (req, reply) => run(req, reply, (ctx) => deleteAll(ctx)));
     app.post<{ Params: { server: string } }>('/:server', post, (req, reply) =>
       run(req, reply, (ctx) => postOne(ctx, req.params.server, readMessage(req.body))),
