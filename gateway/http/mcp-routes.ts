@@ -11,6 +11,8 @@ import type { McpContext } from '../mcp/context.ts';
 import { readMessage, RPC, RpcRefusal, rpcError } from '../mcp/jsonrpc.ts';
 import { deleteOne, getOne, postOne } from '../mcp/one.ts';
 import { McpSessions } from '../mcp/sessions.ts';
+import { closeUpstreams } from '../mcp/close.ts';
+import { DEFAULT_MCP_SETTINGS, type McpSettings } from '../mcp/settings.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { keyCacheOf } from '../pipeline/key-cache.ts';
@@ -71,9 +73,19 @@ function errorAnswer(err: FastifyError | Error): McpAnswer {
   return { kind: 'json', status: 500, body: rpcError(null, RPC.internalError, 'The gateway failed to process the request.') };
 }
 
-export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<void> {
-  const sessions = new McpSessions(deps.pepper);
+/** What a page of an allowed origin may send, and read of the answer (the session id above all). */
+const ALLOW_HEADERS = 'authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id';
+const EXPOSE_HEADERS = 'mcp-session-id, mcp-protocol-version, www-authenticate, retry-after';
+
+export function mcpRoutes(deps: GatewayDeps, settings: McpSettings = DEFAULT_MCP_SETTINGS): (app: FastifyInstance) => Promise<void> {
+  const allowedOrigins = new Set(settings.allowedOrigins);
+  const sessions = new McpSessions(deps.pepper, deps.store.mcpSessions, settings.idleMs);
   return async (app) => {
+    const stopSweep = sessions.sweep({
+      close: closeUpstreams(() => deps.config.current()),
+      warn: (message, err) => deps.log.warn({ error: err instanceof Error ? err.message : String(err) }, message),
+    });
+    app.addHook('onClose', async () => stopSweep());
     app.decorateRequest('mcpCaller', null);
     app.setErrorHandler((err: FastifyError, req, reply) => {
       if (reply.sent || reply.raw.headersSent) return;
@@ -86,10 +98,30 @@ export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<
     );
     app.addHook('onRequest', async (req, reply) => {
       // Browsers send Origin; MCP clients (SDKs, Claude Code, Codex) do not. A page on any site could otherwise
-      // reach a gateway on the visitor's network through DNS rebinding.
-      if (header(req, 'origin') !== null) {
-        void reply.header('connection', 'close');
-        throw new RpcRefusal(403, RPC.forbidden, 'Requests with an Origin header (browsers) are refused on /mcp: DNS-rebinding protection.');
+      // reach a gateway on the visitor's network through DNS rebinding: only the origins of SVC_MCP_ALLOWED_ORIGINS
+      // pass, with CORS headers that let their pages read the session id.
+      const origin = header(req, 'origin');
+      if (origin !== null) {
+        if (!allowedOrigins.has(origin)) {
+          void reply.header('connection', 'close');
+          throw new RpcRefusal(
+            403,
+            RPC.forbidden,
+            'This Origin is not allowed on /mcp (DNS-rebinding protection; SVC_MCP_ALLOWED_ORIGINS lists the allowed ones).',
+          );
+        }
+        void reply.headers({ 'access-control-allow-origin': origin, vary: 'origin', 'access-control-expose-headers': EXPOSE_HEADERS });
+      }
+      if (req.method === 'OPTIONS') {
+        // A preflight (or a bare OPTIONS): no key is asked for.
+        void reply.code(204).header('allow', 'GET, POST, DELETE, OPTIONS');
+        if (origin !== null)
+          void reply.headers({
+            'access-control-allow-methods': 'GET, POST, DELETE',
+            'access-control-allow-headers': ALLOW_HEADERS,
+            'access-control-max-age': '600',
+          });
+        return reply.send();
       }
       try {
         const key = await authenticate(req.headers, 'openai', deps.store, deps.pepper, keyCacheOf(deps.store));
@@ -125,6 +157,9 @@ export function mcpRoutes(deps: GatewayDeps): (app: FastifyInstance) => Promise<
       run(req, reply, (ctx) => postOne(ctx, req.params.server, readMessage(req.body))),
     );
     app.get<{ Params: { server: string } }>('/:server', (req, reply) => run(req, reply, (ctx) => getOne(ctx, req.params.server)));
+    // Answered by the hook above (preflights); the routes only make OPTIONS a known method here.
+    app.options('/', async (_req, reply) => reply.code(204).send());
+    app.options('/:server', async (_req, reply) => reply.code(204).send());
     app.delete<{ Params: { server: string } }>('/:server', (req, reply) => run(req, reply, (ctx) => deleteOne(ctx, req.params.server)));
   };
 }

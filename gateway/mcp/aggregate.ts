@@ -207,7 +207,7 @@ function request(ctx: McpContext, joined: Joined[], msg: JsonRpcRequest): Promis
 export async function deleteAll(ctx: McpContext): Promise<McpAnswer> {
   try {
     const joined = await openSession(ctx);
-    await ctx.sessions.end(ctx.headers.sessionId as string);
+    await ctx.sessions.end(ctx.headers.sessionId as string, ctx.keyHash);
     await Promise.all(
       joined.map(async (j) => {
         const up = await callUpstream(j.server, { method: 'DELETE', sessionId: j.id, protocolVersion: j.version }, ctx.signal).catch(() => null);

@@ -90,6 +90,7 @@ export async function deleteOne(ctx: McpContext, name: string): Promise<McpAnswe
   try {
     const server = serverFor(ctx, name);
     const sessionId = await upstreamSession(ctx, server, true);
+    await ctx.sessions.end(ctx.headers.sessionId as string, ctx.keyHash);
     const up = await callUpstream(server, { method: 'DELETE', sessionId, protocolVersion: ctx.headers.protocolVersion }, ctx.signal);
     up.body.resume();
     return {
