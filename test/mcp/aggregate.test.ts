@@ -9,6 +9,10 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { account, apiKey, mcpServer, plan, secret } from '../helpers/manifests.ts';
 import { startEverything, startSdkServer, type SdkUpstream, type Upstream } from '../helpers/mcp-upstreams.ts';
 import { until } from '../helpers/until.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { docExample } from '../helpers/docs.ts';
+import { ROOT } from '../helpers/process.ts';
 
 const TOKEN = 'aggregate-upstream-credential-41c9';
 let everything: Upstream;
@@ -95,6 +99,20 @@ describe('/mcp resources, prompts and completions', () => {
     await expect(client.readResource({ uri: 'svc-mcp://everything/demo://resource/dynamic/text/3' })).rejects.toThrow(/Resource not found/);
     await expect(client.getPrompt({ name: 'everything__simple-prompt' })).rejects.toThrow(/Unknown prompt/);
     await client.close();
+  });
+});
+
+describe('docs/mcp.md', () => {
+  it('mcp-resources: lists resources with svc-mcp:// URIs, reads the first, lists prompts', async () => {
+    const code = docExample('docs/mcp.md', 'mcp-resources').replaceAll('http://127.0.0.1:8080', gw.url);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_KEY: key.key },
+    });
+    const lines = stdout.trim().split('\n');
+    expect(lines).toContain('svc-mcp://sdk/note://one');
+    expect(lines.at(-2)).toBe(lines[0]);
+    expect(lines.at(-1)?.split(' ')).toContain('sdk__greet');
   });
 });
 
