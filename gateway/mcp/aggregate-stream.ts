@@ -42,6 +42,8 @@ async function openSource(ctx: McpContext, j: Joined, lastEventId: string | unde
       { method: 'GET', sessionId: j.id, protocolVersion: j.version, ...(lastEventId ? { lastEventId } : {}) },
       ctx.signal,
     );
+    // undici errors a body destroyed unread (and one the client's leaving aborted), read or not: never unhandled.
+    up.body.on('error', () => {});
     if (up.status !== 200 || !up.contentType.includes('text/event-stream')) {
       up.body.destroy();
       return null;

@@ -9,6 +9,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { account, apiKey, mcpServer, plan, secret } from '../helpers/manifests.ts';
 import { startEverything, startSdkServer, type SdkUpstream, type Upstream } from '../helpers/mcp-upstreams.ts';
 import { until } from '../helpers/until.ts';
+import { lastIds } from '../../gateway/mcp/aggregate-stream.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { docExample } from '../helpers/docs.ts';
@@ -142,6 +143,69 @@ describe('GET /mcp', () => {
     await client.unsubscribeResource({ uri });
     await client.close();
   }, 180_000);
+
+  it('resumes with Last-Event-ID: each server replays, from its own id, what the client missed', async () => {
+    const h = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const rpc = (body: object, sid?: string): Promise<Response> =>
+      fetch(`${gw.url}/mcp`, { method: 'POST', headers: sid ? { ...h, 'mcp-session-id': sid } : h, body: JSON.stringify(body) });
+    const init = await rpc({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    const sid = init.headers.get('mcp-session-id') as string;
+    await init.text();
+    await (await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, sid)).text();
+    // Reads the stream's events (id and data) until `n` carry an id.
+    const read = async (lastEventId?: string, n = 2): Promise<{ id: string; data: string }[]> => {
+      const headers = { ...h, accept: 'text/event-stream', 'mcp-session-id': sid, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) };
+      const r = await fetch(`${gw.url}/mcp`, { headers });
+      expect(r.status).toBe(200);
+      const out: { id: string; data: string }[] = [];
+      let buf = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+        buf += decoder.decode(chunk, { stream: true });
+        let i;
+        while ((i = buf.indexOf('\n\n')) !== -1) {
+          const lines = buf.slice(0, i).split('\n');
+          buf = buf.slice(i + 2);
+          const id = lines.find((l) => l.startsWith('id: '))?.slice(4);
+          const data = lines.find((l) => l.startsWith('data: '))?.slice(6);
+          if (id && data) out.push({ id, data });
+        }
+        // Leaving the loop cancels the body: the gateway sees the client leave.
+        if (out.length >= n) break;
+      }
+      return out;
+    };
+    const first = read();
+    // server-everything logs every 5 s once asked, on the session's GET stream, and keeps its events.
+    const toggle = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'everything__toggle-simulated-logging', arguments: {} } }, sid);
+    await toggle.text();
+    const [a, b] = await first;
+    expect(a?.id).toMatch(/^svcev1\./);
+    // From the first event's id, server-everything replays (the stream must have closed upstream first: retried).
+    let replayed: { id: string; data: string }[] = [];
+    await until(
+      async () => {
+        replayed = await read(a?.id, 1).catch(() => []);
+        return replayed.length > 0;
+      },
+      60_000,
+      'a resumed stream',
+      200,
+    );
+    // A replay, not a new event: server-everything replays what it sent after that id (its store keeps every
+    // stream of the session, the answer to the toggle included), which a new stream never carries.
+    const m = JSON.parse(replayed[0]?.data as string) as { id?: unknown };
+    expect(m.id === 2 || replayed[0]?.data === b?.data).toBe(true);
+    expect(lastIds(replayed[0]?.id as string).everything).toBeDefined();
+    expect(lastIds(replayed[0]?.id as string).everything).not.toBe(lastIds(a?.id as string).everything);
+    await (await rpc({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'everything__toggle-simulated-logging', arguments: {} } }, sid)).text();
+    await fetch(`${gw.url}/mcp`, { method: 'DELETE', headers: { ...h, 'mcp-session-id': sid } });
+  }, 120_000);
 
   it('answers GET without a session with a JSON-RPC error, never a stream', async () => {
     const r = await fetch(`${gw.url}/mcp`, { headers: { authorization: `Bearer ${key.key}`, accept: 'text/event-stream' } });
