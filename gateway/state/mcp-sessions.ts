@@ -62,7 +62,8 @@ export class RedisMcpSessions implements McpSessionStore {
   }
 
   async start(sid: string, rec: IdleSession, now: number): Promise<void> {
-    await this.redis.multi().hset(this.keys.records, sid, JSON.stringify(rec)).zadd(this.keys.idle, now, sid).exec();
+    // One round trip (no MULTI: the gateway's ACL user has none); the record first, so a claim finds it.
+    await this.redis.pipeline().hset(this.keys.records, sid, JSON.stringify(rec)).zadd(this.keys.idle, now, sid).exec();
   }
 
   async touch(sid: string, now: number, oldest: number): Promise<boolean> {
@@ -70,7 +71,7 @@ export class RedisMcpSessions implements McpSessionStore {
   }
 
   async end(sid: string): Promise<void> {
-    await this.redis.multi().zrem(this.keys.idle, sid).hdel(this.keys.records, sid).exec();
+    await this.redis.pipeline().zrem(this.keys.idle, sid).hdel(this.keys.records, sid).exec();
   }
 
   async claimIdle(oldest: number, max: number): Promise<IdleSession[]> {
