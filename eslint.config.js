@@ -87,7 +87,7 @@ function zoneConfigs() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'charts/**', 'crds/*.yaml', 'coverage/**', '.*/**'] },
+  { ignores: ['node_modules/**', 'charts/**', 'crds/*.yaml', 'coverage/**', '.*/**', 'test/mcp/testdata/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

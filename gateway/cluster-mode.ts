@@ -16,6 +16,8 @@ import { redactUrl } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
 import { RedisStore } from './state/redis-store.ts';
 import { MoneyGuard } from './state/money-guard.ts';
+import { Metrics } from './http/metrics.ts';
+import { durableStore } from './usage/durable-settle.ts';
 
 export { CLUSTER_NEEDS } from './options.ts';
 
@@ -62,20 +64,25 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   const subscriber = createRedis(opts.redis);
   subscriber.on('error', (err: unknown) => log.warn('Redis subscriber connection error', err));
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, keyring: opts.keyring, pollMs: opts.pollMs, log });
+  const tracing = await startTracing(opts.env, 'svc-gateway');
+  const metricsOfProcess = new Metrics({ exemplars: tracing !== null });
+  // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
+  const durable = durableStore(withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), opts.settle, metricsOfProcess.registry, logger);
   const {
     app,
     deps,
     metrics: gatewayMetrics,
   } = await build({
-    // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
     config: source,
-    store: withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)),
+    store: durable.store,
+    settleBeforeAnswer: durable.before,
+    metrics: metricsOfProcess,
     pepper: opts.pepper,
     ready: () => source.ready(),
     drain,
     logger,
     timeouts: opts.timeouts,
-    tracing: await startTracing(opts.env, 'svc-gateway'),
+    tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
     mcp: opts.mcp,
   });
@@ -100,6 +107,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     await source.close();
     money.stop();
     await store.close();
+    await durable.close();
     throw err;
   }
   return {
@@ -114,6 +122,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
       await source.close();
       money.stop();
       await store.close();
+      await durable.close();
       await metrics.close();
     },
   };

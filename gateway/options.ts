@@ -13,6 +13,7 @@ import { PEPPER_REQUIRED, redisOptionsFromEnv } from './state/redis-env.ts';
 import type { RedisStoreOptions } from './state/redis-store.ts';
 import type { History } from './availability/history.ts';
 import { mcpSettingsFromEnv, type McpSettings } from './mcp/settings.ts';
+import { SETTLE_DURABILITIES, type SettleDurability } from './usage/durable-settle.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -46,9 +47,13 @@ Environment:
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
+  SVC_ADMISSION_LEASES   1: admit and settle from leased slices of a key's limits, far from its caps (0: off, the default)
   DATABASE_URL    Postgres for usage events (migrated at start); with REDIS_URL this process also runs the usage exporter,
                   and rebuilds a Redis that lost its data from the Postgres ledger (without it, money lives in Redis only)
   SVC_RECONCILE_SECONDS  with REDIS_URL and DATABASE_URL: how often Redis's money is checked against the ledger (60; 0 = never)
+  SVC_SETTLE_DURABILITY  redis|postgres (redis): postgres writes each call's usage event to DATABASE_URL before its answer
+                         ends (a stream: before its final event), so a Redis that loses its data loses no served call's
+                         money; costs one Postgres commit per call on the hot path (docs/operations.md). Cluster mode too.
   SVC_CONSOLE_TOKEN      admin token of the console at /dashboard (at least 16 characters; default: generated, printed)
   SVC_CONSOLE_STATE      without REDIS_URL: a JSON file where the console keeps the keys it made (as HMACs) and
                          pending revocations across restarts (needs a fixed SVC_KEY_PEPPER); default: memory only
@@ -87,6 +92,8 @@ interface CommonOptions {
   cacheAccountBytes: number;
   /** SVC_MCP_SESSION_IDLE_MS, SVC_MCP_ALLOWED_ORIGINS. */
   mcp: McpSettings;
+  /** SVC_SETTLE_DURABILITY with its DATABASE_URL: where a call's usage event must be before its answer ends. */
+  settle: { durability: 'redis' } | { durability: 'postgres'; databaseUrl: string };
   /** The environment, for the parts that read settings of their own (the console). */
   env: Env;
 }
@@ -144,6 +151,16 @@ function pollMs(env: Env): number {
   return n;
 }
 
+function settleOf(env: Env): CommonOptions['settle'] {
+  const v = env.SVC_SETTLE_DURABILITY || 'redis';
+  if (!SETTLE_DURABILITIES.includes(v as SettleDurability)) {
+    throw new Error(`SVC_SETTLE_DURABILITY must be one of ${SETTLE_DURABILITIES.join(', ')}, got ${JSON.stringify(v)}`);
+  }
+  if (v === 'redis') return { durability: 'redis' };
+  if (!env.DATABASE_URL) throw new Error('SVC_SETTLE_DURABILITY=postgres needs DATABASE_URL (the Postgres the usage exporter writes to).');
+  return { durability: 'postgres', databaseUrl: env.DATABASE_URL };
+}
+
 function common(args: Args, env: Env): CommonOptions {
   return {
     port: portOf(args, env),
@@ -155,6 +172,7 @@ function common(args: Args, env: Env): CommonOptions {
     logLevel: env.LOG_LEVEL || 'info',
     cacheAccountBytes: cacheAccountBytes(env),
     mcp: mcpSettingsFromEnv(env),
+    settle: settleOf(env),
     env,
   };
 }

@@ -45,6 +45,8 @@ export interface BuildOptions {
   cacheAccountBytes?: number;
   /** /mcp's settings (SVC_MCP_*); default: gateway/mcp/settings.ts. */
   mcp?: McpSettings;
+  /** SVC_SETTLE_DURABILITY=postgres: settle (the store writes the event to Postgres) before the answer ends. */
+  settleBeforeAnswer?: boolean;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -81,6 +83,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     lifecycle: opts.drain,
     tracer: opts.tracing?.calls,
     cacheAccountBytes: opts.cacheAccountBytes,
+    settleBeforeAnswer: opts.settleBeforeAnswer,
   };
   metrics.watchBalances(async () => {
     const now = Date.now();
@@ -116,7 +119,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     { prefix: '/anthropic' },
   );
   // MCP (gateway/mcp/): JSON-RPC errors of its own.
-  await app.register(mcpRoutes(deps, opts.mcp), { prefix: '/mcp' });
+  await app.register(mcpRoutes(deps, opts.tracing?.mcp, opts.mcp), { prefix: '/mcp' });
   app.addHook('onClose', async () => {
     await opts.tracing?.shutdown();
     await deps.providers.close();

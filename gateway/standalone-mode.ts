@@ -25,6 +25,7 @@ import { startStandaloneMoney, type StandaloneMoney } from './standalone-money.t
 import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
+import { durableStore } from './usage/durable-settle.ts';
 import { standaloneUsage } from './usage/standalone.ts';
 
 export interface Standalone {
@@ -76,9 +77,11 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
   const snapshot = config.snapshot;
   const drain = new Drain();
+  const durable = durableStore(withLastUsed(state.store, state.lastUsed), opts.settle, metrics.registry, usageLog);
   const { app, deps } = await build({
     config: { current: () => snapshot },
-    store: withLastUsed(state.store, state.lastUsed),
+    store: durable.store,
+    settleBeforeAnswer: durable.before,
     ready: state.ready,
     pepper: opts.pepper,
     metrics,
@@ -135,6 +138,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     await sla?.stop();
     await app.close();
     await state.store.close();
+    await durable.close();
     await usage.close();
     throw err;
   }
@@ -150,6 +154,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
       await availability.close();
       await state.closeMoney?.();
       await state.store.close();
+      await durable.close();
       await usage.close();
       await metricsServer.close();
     },

@@ -34,6 +34,7 @@ export async function startStandaloneMoney(
     publish: () => store.applyConfig(config.snapshot, config.keys),
     record: ledger ? () => ledger.record() : null,
     recordGrants: ledger ? () => ledger.recordGrants(store.redis, store.prefix) : undefined,
+    recent: ledger ? (accounts) => ledger.recent(accounts) : undefined,
     accounts: () => Object.values(config.snapshot.accounts),
     log: logger,
   });

@@ -17,6 +17,7 @@ import type { Caches } from './controllers/context.ts';
 import { compiled } from './controllers/compiled.ts';
 import { expiringByAccount } from './controllers/key-expiry.ts';
 import { ControllerManager } from './controllers/manager.ts';
+import { DriftEvents } from './controllers/drift-events.ts';
 import { SpendStatus } from './controllers/spend-status.ts';
 import { startProbes, type ProbeServer } from './http/probes.ts';
 import { startProber, type OperatorProber } from './availability.ts';
@@ -67,6 +68,8 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   // Spend, budget used and balance in status: read from the ledger on a cadence by the leader, never per call.
   const spend = new SpendStatus(ctx, metrics, opts.spendStatusMs);
   manager.onPublished(() => spend.soon());
+  // The drift the exporter's reconciliation found, as Events on the Accounts (the exporter has no Kubernetes access).
+  const drift = new DriftEvents(ctx);
   metrics.watchKeyExpiry(() => {
     if (!manager.synced) return [];
     const c = compiled(ctx);
@@ -89,6 +92,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
         .start()
         .then(async () => {
           spend.start();
+          drift.start();
           prober = await startProber(ctx, store.prefix, process.env);
         })
         .catch((err: unknown) => onLostLeadership(`controllers failed to start: ${String(err)}`));
@@ -107,6 +111,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
     stop: async () => {
       await prober?.stop();
       await spend.stop();
+      await drift.stop();
       if (leading) await manager.stop();
       await elector.release();
       metrics.leader.set(0);

@@ -253,7 +253,8 @@ export function statementCsv(s: Statement): string {
   if (s.billing?.sla) row('header', '', SLA_RULE, null, null);
   row('opening', s.from, 'Opening balance', null, s.openingNano);
   for (const c of s.credits) row('credit', c.at.slice(0, 10), `${creditLabel(c.kind)} ${c.reference}`.trim(), null, c.amountNano);
-  for (const u of s.detail) row('usage', '', 'Usage', u, u.costNano);
+  // MCP tool calls (model mcp:<server>/<tool>) are usage lines beside the models', said to be tool calls.
+  for (const u of s.detail) row('usage', '', u.model.startsWith('mcp:') ? 'Tool calls' : 'Usage', u, u.costNano);
   row('total', s.to, 'Credits', null, s.creditsNano);
   row('total', s.to, 'Usage', null, s.spendNano);
   row('total', s.to, 'of which platform fee (4%)', null, s.feeNano);

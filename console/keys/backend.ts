@@ -80,6 +80,8 @@ export interface KeyBackend {
   planLimits(account: string): Promise<PlanLimits>;
   list(account: string, offset: number, limit: number, now: number): Promise<KeyPage>;
   create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey>;
+  /** Refuses (KeyActionError, 'not-found') when the account has no key of that name: an action's page is never shown for one. */
+  expectKey(account: string, name: string): Promise<void>;
   revoke(account: string, name: string, actor: string, now: number): Promise<void>;
   /** A new key with the same settings; the old one is revoked now (graceMs 0) or once the grace period ends. */
   rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey>;

@@ -230,6 +230,10 @@ export class ClusterKeys implements KeyBackend {
     await this.event(k, 'KeyRevoked', 'Revoke', `Key revoked in the console by ${actor}${why ? ` ${why}` : ''}.`);
   }
 
+  async expectKey(account: string, name: string): Promise<void> {
+    await this.get(account, name);
+  }
+
   async revoke(account: string, name: string, actor: string): Promise<void> {
     await this.patchRevoked(await this.get(account, name), actor, '');
   }

@@ -182,6 +182,10 @@ export class StandaloneKeys implements KeyBackend {
     );
   }
 
+  async expectKey(account: string, name: string): Promise<void> {
+    await this.find(account, name);
+  }
+
   async revoke(account: string, name: string, actor: string, now: number): Promise<void> {
     const k = await this.find(account, name);
     // Recorded first: a crash between the two steps is completed by restore() at the next start.

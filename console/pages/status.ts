@@ -54,7 +54,7 @@ function incidentBlock(i: Incident): Html {
 
 function modelRow(m: ModelView): Html {
   return html`<tr>
-<th scope="row">${m.id}<br><span class="hint">${m.type}, ${m.targets.length} target${m.targets.length === 1 ? '' : 's'}</span></th>
+<th scope="row">${m.id}<br><span class="hint">${m.type === 'mcp' ? 'MCP server' : `${m.type}, ${m.targets.length} target${m.targets.length === 1 ? '' : 's'}`}</span></th>
 <td>${stateBadge(m.state)}</td>
 <td>${m.lastProbe === null ? 'not yet' : html`<time datetime="${new Date(m.lastProbe).toISOString()}">${utc(m.lastProbe)}</time>`}</td>
 <td>${m.latencyMs === null ? '—' : `${m.latencyMs} ms`}</td>
@@ -91,7 +91,7 @@ ${scrollTable(
 ${targetRows(v)}
 </section>
 <section aria-labelledby="rules-h"><h2 id="rules-h">How states and uptime are decided</h2>
-<ul>${STATE_RULES.map((r) => html`<li>${r}</li>`)}<li>${UPTIME_RULE}</li><li>Probes are minimal real calls (one short message, max_tokens 1) billed to no account; an incident opens when a model leaves operational for two probe rounds in a row and resolves after two good rounds.</li></ul>
+<ul>${STATE_RULES.map((r) => html`<li>${r}</li>`)}<li>${UPTIME_RULE}</li><li>Probes are minimal real calls (one short message, max_tokens 1) billed to no account; an MCP server's (listed as mcp:&lt;name&gt;) is initialize and ping, its session closed after; an incident opens when a model leaves operational for two probe rounds in a row and resolves after two good rounds.</li></ul>
 </section>
 <section aria-labelledby="history-h"><h2 id="history-h">Incident history (90 days)</h2>
 ${past.length === 0 ? html`<p>No incidents in the last 90 days.</p>` : past.map(incidentBlock)}

@@ -87,6 +87,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const a = actionOf(req);
     const u = userOf(req);
     await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    await deps.keys.expectKey(a.account, a.name);
     return sendHtml(reply, 200, revokePage({ user: u, ...a }));
   });
 
@@ -105,6 +106,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const a = actionOf(req);
     const u = userOf(req);
     await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    await deps.keys.expectKey(a.account, a.name);
     return sendHtml(reply, 200, rotatePage({ user: u, ...a }));
   });
 

@@ -44,7 +44,7 @@ function component(p: PageInfo, m: ModelView, position: number, at: number): obj
     created_at: iso(at),
     updated_at: iso(m.lastProbe ?? at),
     position,
-    description: `${m.type} model, ${m.targets.length} target${m.targets.length === 1 ? '' : 's'}`,
+    description: m.type === 'mcp' ? 'MCP server' : `${m.type} model, ${m.targets.length} target${m.targets.length === 1 ? '' : 's'}`,
     showcase: true,
     start_date: null,
     group_id: null,

@@ -147,14 +147,34 @@ export const target = z
     ),
   );
 
+/** What a model serves: the endpoint family its calls come through (docs/api.md). */
+export const MODEL_TYPES = ['chat', 'embeddings', 'completions', 'rerank', 'moderation'] as const;
+export type ModelType = (typeof MODEL_TYPES)[number];
+
 export const modelRouteSpec = z.object({
   model: z.string().min(1).max(200).optional().describe('Public model id; default metadata.name.'),
-  type: z.enum(['chat', 'embeddings']).default('chat'),
+  type: z
+    .enum(MODEL_TYPES)
+    .default('chat')
+    .describe(
+      'What the model serves: chat (/v1/chat/completions, /v1/responses, /anthropic/v1/messages), embeddings (/v1/embeddings), completions (/v1/completions, legacy text completions), rerank (/v1/rerank, /cohere/v2/rerank), moderation (/v1/moderations).',
+    ),
+  fim: z
+    .boolean()
+    .default(false)
+    .describe('type completions: the upstream completes fill-in-the-middle (a `suffix` in the request); off: a call with a suffix answers 400.'),
   minTier: z.number().int().nonnegative().default(0).describe('Lowest plan tier that may call it (0 = all).'),
   pricing: z
     .object({
       inputPerMTokUsd: z.number().nonnegative().describe('USD per million input tokens, platform fee included.'),
       outputPerMTokUsd: z.number().nonnegative().default(0).describe('USD per million output tokens, fee included.'),
+      perSearchUnitUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe(
+          'type rerank: USD per search unit (one query over up to 100 documents, as Cohere bills), fee included, charged on top of the per-token prices (set those to 0 to bill by search unit only).',
+        ),
     })
     .describe('Listed prices (4% platform fee included).'),
   maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
@@ -234,12 +254,29 @@ export const modelRoute = z
       .optional(),
   })
   .meta(
-    cel({
-      // `in`, not exists(): the latter's estimated cost over an unbounded list of strings exceeds the CEL budget.
-      rule: '!((has(self.spec.model) ? self.spec.model : self.metadata.name) in self.spec.fallbacks)',
-      message: "cannot name the route's own model (spec.model, default metadata.name)",
-      fieldPath: '.spec.fallbacks',
-    }),
+    cel(
+      {
+        // `in`, not exists(): the latter's estimated cost over an unbounded list of strings exceeds the CEL budget.
+        rule: '!((has(self.spec.model) ? self.spec.model : self.metadata.name) in self.spec.fallbacks)',
+        message: "cannot name the route's own model (spec.model, default metadata.name)",
+        fieldPath: '.spec.fallbacks',
+      },
+      {
+        rule: "!has(self.spec.pricing.perSearchUnitUsd) || self.spec.type == 'rerank'",
+        message: 'perSearchUnitUsd applies to type rerank only',
+        fieldPath: '.spec.pricing.perSearchUnitUsd',
+      },
+      {
+        rule: "self.spec.type != 'rerank' || !has(self.spec.pricing.outputPerMTokUsd) || self.spec.pricing.outputPerMTokUsd == 0.0",
+        message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd',
+        fieldPath: '.spec.pricing.outputPerMTokUsd',
+      },
+      {
+        rule: "!has(self.spec.fim) || !self.spec.fim || self.spec.type == 'completions'",
+        message: 'fim applies to type completions only',
+        fieldPath: '.spec.fim',
+      },
+    ),
   );
 
 export type ModelRoute = z.infer<typeof modelRoute>;

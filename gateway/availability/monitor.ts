@@ -2,17 +2,20 @@
 // else 180; at least 5), the states of targets and models decided from the probes and the live traffic on the board,
 // published to the board (every gateway reads them there), kept in the history, and incidents opened and resolved.
 // Standalone: the process runs one; cluster: only the operator's leader does. Rounds are spread over the interval
-// and probes capped (probe-schedule.ts): 5,000 routes never make 5,000 upstream calls at once.
+// and probes capped (probe-schedule.ts): 5,000 routes never make 5,000 upstream calls at once. Every McpServer is
+// probed the same way (mcp-probe.ts: initialize and ping) as the subject `mcp:<name>` with one target, its name,
+// on the default interval and through the same cap.
 import { randomUUID } from 'node:crypto';
-import type { CompiledModel, Snapshot } from '../contract/snapshot.ts';
+import type { CompiledMcpServer, CompiledModel, Snapshot } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { Board } from './board.ts';
 import type { History } from './history.ts';
 import { newTrack, step, type ModelTrack } from './incidents.ts';
+import { probeMcpServer } from './mcp-probe.ts';
 import { probeTarget } from './probe.ts';
 import { nextProbeAt, probeOffsetMs, ProbeSlots } from './probe-schedule.ts';
 import { DEFAULT_THRESHOLDS, modelState, targetState, type Thresholds } from './states.ts';
-import { targetKey, type Incident, type ProbeResult, type State, type TargetStatus } from './types.ts';
+import { mcpSubject, targetKey, type Incident, type ProbeResult, type State, type TargetStatus } from './types.ts';
 
 export const DEFAULT_INTERVAL_S = 180;
 export const MIN_INTERVAL_S = 5;
@@ -95,16 +98,30 @@ export class Monitor {
     this.timer = null;
   }
 
+  /** The probe interval of McpServers (s): the default one (an McpServer sets none of its own). */
+  mcpInterval(): number {
+    return Math.max(MIN_INTERVAL_S, this.o.intervalSeconds ?? DEFAULT_INTERVAL_S);
+  }
+
   private tick(): void {
     const now = this.now();
-    for (const m of Object.values(this.o.snapshot().models)) {
-      if (this.running.has(m.id) || (this.due.get(m.id) ?? 0) > now) continue;
-      const intervalMs = this.intervalOf(m) * 1000;
-      this.due.set(m.id, nextProbeAt(now, probeOffsetMs(m.id, intervalMs), intervalMs));
-      this.running.add(m.id);
-      void this.round(m)
+    const snap = this.o.snapshot();
+    const subjects: Array<[string, number, () => Promise<void>]> = [
+      ...Object.values(snap.models).map((m): [string, number, () => Promise<void>] => [m.id, this.intervalOf(m), () => this.round(m)]),
+      ...Object.values(snap.mcpServers ?? {}).map((s): [string, number, () => Promise<void>] => [
+        mcpSubject(s.name),
+        this.mcpInterval(),
+        () => this.roundMcp(s),
+      ]),
+    ];
+    for (const [id, intervalS, round] of subjects) {
+      if (this.running.has(id) || (this.due.get(id) ?? 0) > now) continue;
+      const intervalMs = intervalS * 1000;
+      this.due.set(id, nextProbeAt(now, probeOffsetMs(id, intervalMs), intervalMs));
+      this.running.add(id);
+      void round()
         .catch((err: unknown) => this.o.onError?.(err))
-        .finally(() => this.running.delete(m.id));
+        .finally(() => this.running.delete(id));
     }
   }
 
@@ -112,37 +129,52 @@ export class Monitor {
   async round(m: CompiledModel): Promise<void> {
     const at = this.now();
     const results = await Promise.all(m.targets.map((t) => this.slots.run(() => probeTarget(this.o.providers, m, t, at, this.now))));
+    const { statuses, state } = await this.judge(m.id, this.intervalOf(m), at, results);
+    await this.o.onRound?.(m, statuses, state);
+    this.rounds.set(m.id, (this.rounds.get(m.id) ?? 0) + 1);
+  }
+
+  /** One probe round of an McpServer (subject `mcp:<name>`, one target), through the same concurrency cap. */
+  async roundMcp(s: CompiledMcpServer): Promise<void> {
+    const at = this.now();
+    const id = mcpSubject(s.name);
+    const result = await this.slots.run(() => probeMcpServer(s, at, this.now));
+    await this.judge(id, this.mcpInterval(), at, [result]);
+    this.rounds.set(id, (this.rounds.get(id) ?? 0) + 1);
+  }
+
+  /** States from a round's probes and the live traffic, published; the round kept; incidents opened or resolved. */
+  private async judge(id: string, intervalS: number, at: number, results: ProbeResult[]): Promise<{ statuses: TargetStatus[]; state: State }> {
     const live = await this.o.board.live(this.now()).catch((err: unknown) => {
       this.o.onError?.(err);
       return new Map();
     });
     const declared = this.o.declared?.() ?? [];
-    const maintenance = inMaintenance(declared, m.id, at);
+    const maintenance = inMaintenance(declared, id, at);
     const statuses: TargetStatus[] = results.map((r) => {
-      const k = targetKey(m.id, r.target);
+      const k = targetKey(id, r.target);
       const log = [...(this.recent.get(k) ?? []), r].slice(-3);
       this.recent.set(k, log);
       const state: State = maintenance
         ? 'under_maintenance'
         : targetState(log, live.get(k) ?? { calls: 0, failures: 0 }, this.o.thresholds ?? DEFAULT_THRESHOLDS);
-      return { model: m.id, target: r.target, state, lastProbe: r.at, latencyMs: r.latencyMs, message: r.message };
+      return { model: id, target: r.target, state, lastProbe: r.at, latencyMs: r.latencyMs, message: r.message };
     });
     const state = modelState(
       statuses.map((s) => s.state),
       maintenance,
     );
     await this.o.board.publish(statuses);
-    await this.o.history.addRound({ model: m.id, at, intervalMs: this.intervalOf(m) * 1000, state, probes: results });
-    let track = this.tracks.get(m.id);
-    if (!track) this.tracks.set(m.id, (track = newTrack()));
+    await this.o.history.addRound({ model: id, at, intervalMs: intervalS * 1000, state, probes: results });
+    let track = this.tracks.get(id);
+    if (!track) this.tracks.set(id, (track = newTrack()));
     const detail = results
       .filter((r) => !r.ok)
       .map((r) => r.message)
       .join('; ');
-    const declaredOpen = declared.some((i) => i.models.includes(m.id) && i.status !== 'resolved' && i.scheduled === null);
-    const change = step(track, { model: m.id, state, detail, at, declaredOpen }, randomUUID);
+    const declaredOpen = declared.some((i) => i.models.includes(id) && i.status !== 'resolved' && i.scheduled === null);
+    const change = step(track, { model: id, state, detail, at, declaredOpen }, randomUUID);
     if (change) await this.o.history.saveIncident(change.incident);
-    await this.o.onRound?.(m, statuses, state);
-    this.rounds.set(m.id, (this.rounds.get(m.id) ?? 0) + 1);
+    return { statuses, state };
   }
 }

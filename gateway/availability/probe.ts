@@ -23,6 +23,9 @@ export function probeRequest(model: CompiledModel, target: CompiledTarget, proto
   }
   if (protocol === 'anthropic') return { operation: 'messages', body: JSON.stringify({ model: target.upstreamModel, max_tokens: 1, messages }) };
   if (model.type === 'embeddings') return { operation: 'embeddings', body: JSON.stringify({ model: target.upstreamModel, input: 'ping' }) };
+  if (model.type === 'completions') return { operation: 'completions', body: JSON.stringify({ model: target.upstreamModel, prompt: 'ping', max_tokens: 1 }) };
+  if (model.type === 'rerank') return { operation: 'rerank', body: JSON.stringify({ model: target.upstreamModel, query: 'ping', documents: ['ping'] }) };
+  if (model.type === 'moderation') return { operation: 'moderations', body: JSON.stringify({ model: target.upstreamModel, input: 'ping' }) };
   return { operation: 'chat', body: JSON.stringify({ model: target.upstreamModel, messages, max_tokens: 1 }) };
 }
 

@@ -68,3 +68,8 @@ export interface Incident {
 export function targetKey(model: string, target: string): string {
   return `${model}/${target}`;
 }
+
+/** The id of an McpServer among the models on the status page, the board and the history (as on the metrics). */
+export function mcpSubject(server: string): string {
+  return `mcp:${server}`;
+}

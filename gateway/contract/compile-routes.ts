@@ -6,7 +6,7 @@
 // A target missing what its kind needs (region, project, baseUrl) is a mistake in the manifest itself, which the
 // CRD refuses in a cluster, so standalone refuses to start on it.
 import { CLOUD_PROVIDERS, type ModelRoute, type Target } from '../../crds/schema/index.ts';
-import { perMTokToNanoPerToken } from './money.ts';
+import { perMTokToNanoPerToken, usdToNano } from './money.ts';
 import type { CompiledModel, CompiledTarget, CredentialRef } from './snapshot.ts';
 import { accepted, inScope, type RouteVerdict, type TargetVerdict } from './verdict.ts';
 import type { Problem } from './problem.ts';
@@ -87,6 +87,18 @@ function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): Com
   };
 }
 
+/** Fields that apply to one kind of model only (the CRD's CEL rules refuse them at apply time; standalone here). */
+function kindProblems(r: ModelRoute): Array<{ field: string; message: string }> {
+  const out: Array<{ field: string; message: string }> = [];
+  const { type, fim, pricing } = r.spec;
+  if (pricing.perSearchUnitUsd !== undefined && type !== 'rerank')
+    out.push({ field: 'spec.pricing.perSearchUnitUsd', message: 'perSearchUnitUsd applies to type rerank only' });
+  if (type === 'rerank' && pricing.outputPerMTokUsd !== 0)
+    out.push({ field: 'spec.pricing.outputPerMTokUsd', message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd' });
+  if (fim && type !== 'completions') out.push({ field: 'spec.fim', message: 'fim applies to type completions only' });
+  return out;
+}
+
 interface CompiledRoute {
   model: CompiledModel;
   targets: TargetVerdict[];
@@ -110,16 +122,19 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     }
     return { name: t.name, ...accepted(`Target ${t.name} is published.`) };
   });
+  for (const p of kindProblems(r)) problems.push({ object, ...p });
   const id = r.spec.model ?? r.metadata.name;
   const model: CompiledModel = {
     id,
     type: r.spec.type,
     minTier: r.spec.minTier,
     inputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.inputPerMTokUsd),
-    outputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.outputPerMTokUsd),
+    // A rerank has no output tokens: its output count is search units, priced per unit (estimate.ts).
+    outputNanoPerToken: r.spec.type === 'rerank' ? usdToNano(r.spec.pricing.perSearchUnitUsd ?? 0) : perMTokToNanoPerToken(r.spec.pricing.outputPerMTokUsd),
     maxOutputTokens: r.spec.maxOutputTokens,
     targets: compiled,
     fallbacks: r.spec.fallbacks,
+    ...(r.spec.type === 'completions' && r.spec.fim ? { fim: true as const } : {}),
     ...(r.spec.hostedTools === 'reject' ? { hostedTools: 'reject' as const } : {}),
     ...(r.spec.cache
       ? {

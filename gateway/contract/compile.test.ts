@@ -153,6 +153,19 @@ describe('compile', () => {
     ['a missing credential Secret', [routeDoc], 'ModelRoute/gpt', 'spec.targets[0].credentials.secretKeyRef'],
     ['an unknown fallback', [{ ...routeDoc, spec: { ...routeDoc.spec, fallbacks: ['ghost'] } }, upstreamSecret], 'ModelRoute/gpt', 'spec.fallbacks[0]'],
     [
+      'a search-unit price on a chat model',
+      [{ ...routeDoc, spec: { ...routeDoc.spec, pricing: { ...routeDoc.spec.pricing, perSearchUnitUsd: 0.002 } } }, upstreamSecret],
+      'ModelRoute/gpt',
+      'spec.pricing.perSearchUnitUsd',
+    ],
+    ['fim on a chat model', [{ ...routeDoc, spec: { ...routeDoc.spec, fim: true } }, upstreamSecret], 'ModelRoute/gpt', 'spec.fim'],
+    [
+      'an output price on a rerank',
+      [{ ...routeDoc, spec: { ...routeDoc.spec, type: 'rerank', pricing: { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } } }, upstreamSecret],
+      'ModelRoute/gpt',
+      'spec.pricing.outputPerMTokUsd',
+    ],
+    [
       'a malformed key in a Secret',
       [
         plan,

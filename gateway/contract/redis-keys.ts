@@ -13,9 +13,13 @@
 //   <p>:usage:streams            SET     names of every account's usage stream (for the exporter)
 //   <p>:money:generation         STRING  a random id, written once the money state is complete (published, or rebuilt
 //                                        from Postgres); gone = this Redis lost its data (gateway/state/money-guard.ts)
+//   <p>:money:slot:{<tag>}       STRING  the generation again, one per Redis Cluster hash slot (the tag picks it): gone =
+//                                        the slot's shard lost its data (gateway/state/slot-markers.ts)
 //   <p>:money:rebuild-lock       STRING  the process rebuilding money from Postgres (SET NX PX), so only one does
 //   <p>:{a:<a>}:acct             HASH    credited, spent, fee, held (nano-USD), trial (granted once: its amount; absent:
-//                                        the account's money is not in Redis, money scripts refuse), restored ("1": rebuilt)
+//                                        the account's money is not in Redis, money scripts refuse), restored ("1": rebuilt),
+//                                        node (Redis Cluster with a ledger: the master it was last checked on against
+//                                        the ledger; another node serving it refuses until caught up, catch-up.lua)
 //   <p>:{a:<a>}:credits          SET     credit ids applied (each exactly once)
 //   <p>:{a:<a>}:revoked          SET     revoked key HMACs (checked inside admit; never removed)
 //   <p>:{a:<a>}:keyexp           HASH    key HMAC -> expiry (ms), checked inside admit against the server's TIME
@@ -24,6 +28,8 @@
 //   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
 //   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
 //   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op
+//   <p>:{a:<a>}:leases           HASH    admission leases (SVC_ADMISSION_LEASES): lease id -> "<k>|<month>|<slots left>|
+//                                        <deadline>", _demand -> time until which none is granted (state/lua/lease.lua)
 //   <p>:{a:<a>}:tpm:<k>          ZSET    the key's calls: call id -> admission time (last 60 s); its size is the RPM count
 //   <p>:{a:<a>}:tpmn:<k>         HASH    call id -> tokens (reserved, then actual after settle), _sum -> window total
 //   <p>:{a:<a>}:usage            STREAM  usage events
@@ -46,6 +52,8 @@ export interface AccountKeys {
   held: string;
   spend: string;
   settled: string;
+  /** Admission leases held by gateway processes (gateway/state/leases.ts). */
+  leases: string;
   usage: string;
   stripe: string;
   billing: string;
@@ -69,6 +77,10 @@ export interface RedisKeys {
   usageStreams: string;
   moneyGeneration: string;
   moneyRebuildLock: string;
+  /** What the exporter's last reconciliation found (gateway/contract/money-drift.ts), for the operator's Events. */
+  moneyDrift: string;
+  /** One slot's marker, named by a hash tag that lands in that slot (gateway/state/slot-markers.ts). */
+  moneySlot: (tag: string) => string;
   account: (account: string) => AccountKeys;
   /** A key's sliding window (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
   window: (account: string, key: string) => { calls: string; tpmn: string };
@@ -92,6 +104,7 @@ export function accountKeys(prefix: string, account: string): AccountKeys {
     held: `${t}:held`,
     spend: `${t}:spend`,
     settled: `${t}:settled`,
+    leases: `${t}:leases`,
     usage: `${t}:usage`,
     stripe: `${t}:stripe`,
     billing: `${t}:billing`,
@@ -116,6 +129,8 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     usageStreams: `${prefix}:usage:streams`,
     moneyGeneration: `${prefix}:money:generation`,
     moneyRebuildLock: `${prefix}:money:rebuild-lock`,
+    moneyDrift: `${prefix}:money:drift`,
+    moneySlot: (tag) => `${prefix}:money:slot:{${tag}}`,
     account: (account) => accountKeys(prefix, account),
     window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),
     availability: (part) => `${prefix}:{avail}:${part}`,

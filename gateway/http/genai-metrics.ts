@@ -24,6 +24,9 @@ const OPERATION: Record<Endpoint, string | null> = {
   embeddings: 'embeddings',
   count_tokens: null,
   mcp: null,
+  completions: 'text_completion',
+  rerank: 'rerank',
+  moderations: 'moderation',
 };
 
 const MODEL_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;

@@ -8,7 +8,8 @@ import type { McpAnswer } from '../mcp/answer.ts';
 import { deleteAll, postAll } from '../mcp/aggregate.ts';
 import { getAll } from '../mcp/aggregate-stream.ts';
 import type { McpContext } from '../mcp/context.ts';
-import { readMessage, RPC, RpcRefusal, rpcError } from '../mcp/jsonrpc.ts';
+import type { McpTracer } from '../mcp/trace.ts';
+import { readMessage, RPC, RpcRefusal, rpcError, type ClientMessage } from '../mcp/jsonrpc.ts';
 import { deleteOne, getOne, postOne } from '../mcp/one.ts';
 import { McpSessions } from '../mcp/sessions.ts';
 import { closeUpstreams } from '../mcp/close.ts';
@@ -77,7 +78,8 @@ function errorAnswer(err: FastifyError | Error): McpAnswer {
 const ALLOW_HEADERS = 'authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id';
 const EXPOSE_HEADERS = 'mcp-session-id, mcp-protocol-version, www-authenticate, retry-after';
 
-export function mcpRoutes(deps: GatewayDeps, settings: McpSettings = DEFAULT_MCP_SETTINGS): (app: FastifyInstance) => Promise<void> {
+/** `tracer`: present while tracing is on; each POSTed message is a span (gateway/tracing/mcp-trace.ts). */
+export function mcpRoutes(deps: GatewayDeps, tracer?: McpTracer, settings: McpSettings = DEFAULT_MCP_SETTINGS): (app: FastifyInstance) => Promise<void> {
   const allowedOrigins = new Set(settings.allowedOrigins);
   const sessions = new McpSessions(deps.pepper, deps.store.mcpSessions, settings.idleMs);
   return async (app) => {
@@ -149,12 +151,40 @@ export function mcpRoutes(deps: GatewayDeps, settings: McpSettings = DEFAULT_MCP
       const track = (): Promise<McpAnswer> => handle(ctx);
       return sendAnswer(reply, await (deps.lifecycle ? deps.lifecycle.track(track) : track()));
     };
+    /** A POST: its one message read, handled, and traced while tracing is on (a refused body is not: no message). */
+    const runPost = async (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      server: string | null,
+      handle: (ctx: McpContext, m: ClientMessage) => Promise<McpAnswer>,
+    ) => {
+      const message = readMessage(req.body);
+      if (!tracer || !req.mcpCaller) return run(req, reply, (ctx) => handle(ctx, message));
+      const trace = tracer.start({
+        headers: req.headers,
+        message,
+        server,
+        sessionId: header(req, 'mcp-session-id'),
+        protocolVersion: header(req, 'mcp-protocol-version'),
+        httpVersion: req.raw.httpVersion,
+        account: req.mcpCaller.p.account.name,
+        apiKeyName: req.mcpCaller.p.key.name,
+      });
+      return run(req, reply, async (ctx) => {
+        try {
+          return trace.end(await handle(ctx, message));
+        } catch (err) {
+          trace.end(errorAnswer(err as Error));
+          throw err;
+        }
+      });
+    };
     const post = { bodyLimit: MCP_BODY_LIMIT };
-    app.post('/', post, (req, reply) => run(req, reply, (ctx) => postAll(ctx, readMessage(req.body))));
+    app.post('/', post, (req, reply) => runPost(req, reply, null, (ctx, m) => postAll(ctx, m)));
     app.get('/', (req, reply) => run(req, reply, (ctx) => getAll(ctx)));
     app.delete('/', (req, reply) => run(req, reply, (ctx) => deleteAll(ctx)));
     app.post<{ Params: { server: string } }>('/:server', post, (req, reply) =>
-      run(req, reply, (ctx) => postOne(ctx, req.params.server, readMessage(req.body))),
+      runPost(req, reply, req.params.server, (ctx, m) => postOne(ctx, req.params.server, m)),
     );
     app.get<{ Params: { server: string } }>('/:server', (req, reply) => run(req, reply, (ctx) => getOne(ctx, req.params.server)));
     // Answered by the hook above (preflights); the routes only make OPTIONS a known method here.

@@ -70,3 +70,47 @@ describe('gateway metrics', () => {
     ]);
   });
 });
+
+describe('MCP tool call metrics', () => {
+  const call = (tool: string, over: Partial<UsageEvent> = {}): UsageEvent =>
+    event({
+      endpoint: 'mcp',
+      requestedModel: `mcp:github/${tool}`,
+      servedModel: `mcp:github/${tool}`,
+      upstream: 'github',
+      inputTokens: 0,
+      outputTokens: 0,
+      ...over,
+    });
+
+  it('counts calls by server, tool and outcome, and their latency by server and outcome', async () => {
+    const m = new Metrics({ defaultMetrics: false });
+    m.observe(call('search', { latencyMs: 40 }));
+    m.observe(call('search', { status: 200, errorCode: 'tool_error', costNano: 0 }));
+    m.observe(call('search', { status: 502, errorCode: 'upstream_error', costNano: 0 }));
+    m.observe(call('search', { status: 429, errorCode: 'rate_limited', costNano: 0 }));
+    expect(await lines(m, 'svc_gateway_mcp_tool_calls_total')).toEqual([
+      'svc_gateway_mcp_tool_calls_total{server="github",tool="search",outcome="ok"} 1',
+      'svc_gateway_mcp_tool_calls_total{server="github",tool="search",outcome="tool_error"} 1',
+      'svc_gateway_mcp_tool_calls_total{server="github",tool="search",outcome="upstream_error"} 1',
+      'svc_gateway_mcp_tool_calls_total{server="github",tool="search",outcome="refused"} 1',
+    ]);
+    expect(await lines(m, 'svc_gateway_mcp_tool_call_duration_seconds_count')).toEqual([
+      'svc_gateway_mcp_tool_call_duration_seconds_count{server="github",outcome="ok"} 1',
+      'svc_gateway_mcp_tool_call_duration_seconds_count{server="github",outcome="tool_error"} 1',
+      'svc_gateway_mcp_tool_call_duration_seconds_count{server="github",outcome="upstream_error"} 1',
+      'svc_gateway_mcp_tool_call_duration_seconds_count{server="github",outcome="refused"} 1',
+    ]);
+  });
+
+  it('names a tool only once its server answered a call of it, and at most 100 per server: made-up names mint no series', async () => {
+    const m = new Metrics({ defaultMetrics: false });
+    for (let i = 0; i < 50; i++) m.observe(call(`made-up-${i}`, { status: 200, errorCode: 'tool_error', costNano: 0 }));
+    for (let i = 0; i < 150; i++) m.observe(call(`real-${i}`));
+    const out = await lines(m, 'svc_gateway_mcp_tool_calls_total');
+    expect(out.filter((l) => l.includes('made-up'))).toEqual([]);
+    expect(out).toContain('svc_gateway_mcp_tool_calls_total{server="github",tool="_other",outcome="tool_error"} 50');
+    expect(out).toContain('svc_gateway_mcp_tool_calls_total{server="github",tool="_other",outcome="ok"} 50');
+    expect(out.filter((l) => l.includes('tool="real-'))).toHaveLength(100);
+  });
+});

@@ -9,6 +9,7 @@ import { GenAiMetrics } from './genai-metrics.ts';
 import type { CompiledTarget, KeyRecord } from '../contract/snapshot.ts';
 import { exemplarOf, observe } from './exemplars.ts';
 import { CacheMetrics } from './cache-metrics.ts';
+import { McpMetrics } from './mcp-metrics.ts';
 import type { CacheCount } from '../pipeline/context.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
@@ -37,6 +38,7 @@ export class Metrics {
   readonly alerts: AlertMetrics;
   private readonly genai: GenAiMetrics;
   private readonly caching: CacheMetrics;
+  private readonly mcp: McpMetrics;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   /** Latency histograms carry the call's trace id as an exemplar (tracing on; shown to OpenMetrics scrapes). */
@@ -128,6 +130,7 @@ export class Metrics {
     this.alerts = new AlertMetrics(this.registry);
     this.genai = new GenAiMetrics(this.registry, enableExemplars);
     this.caching = new CacheMetrics(this.registry);
+    this.mcp = new McpMetrics(this.registry, enableExemplars);
   }
 
   /** What became of the sampled spans, when tracing is on (gateway/tracing/bounded.ts). */
@@ -198,6 +201,7 @@ export class Metrics {
     if (e.ttftMs !== null) observe(this.ttft, { endpoint: e.endpoint, model }, e.ttftMs / 1000, ex);
     this.genai.observe(e, provider ?? null, ex);
     this.caching.observe(e);
+    if (e.endpoint === 'mcp') this.mcp.observe(e, ex);
   }
 
   cache(model: string, what: CacheCount, n?: number): void {

@@ -10,11 +10,13 @@ import type { GatewayDeps } from '../pipeline/context.ts';
 import { serveCall } from './serve-call.ts';
 import { choicesOf } from '../pipeline/estimate.ts';
 import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
+import { serversFor } from '../mcp/access.ts';
 import { principal } from '../pipeline/resolve.ts';
 import { chatTranslation, embeddingsTranslation } from '../translate/select.ts';
 import { keyFirst } from './key-first.ts';
 import { chatBody, embeddingsBody } from './openai-schemas.ts';
 import { responsesRoutes } from './responses-routes.ts';
+import { textRoutes } from './text-routes.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
@@ -38,6 +40,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   });
 
   responsesRoutes(app, deps);
+  textRoutes(app, deps);
 
   app.post('/v1/embeddings', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(embeddingsBody, req.body);
@@ -58,13 +61,13 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
   app.get('/v1/models', async () => {
     const snap = deps.config.current();
-    return { object: 'list', data: Object.values(snap.models).map((m) => modelEntry(m.id)) };
+    return { object: 'list', data: Object.values(snap.models).map((m) => modelEntry(m)) };
   });
 
   app.get<{ Params: { id: string } }>('/v1/models/:id', async (req) => {
     const m = entryOf(deps.config.current().models, req.params.id);
     if (!m) throw new GatewayError('model_not_found', `The model ${JSON.stringify(req.params.id)} does not exist.`, { param: 'model' });
-    return modelEntry(m.id);
+    return modelEntry(m);
   });
 
   app.get('/v1/me', { onRequest: keyFirst('openai') }, async (req, reply) => {
@@ -86,6 +89,9 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       rpm_limit: key.rpm,
       tpm_limit: key.tpm,
       model_whitelist: key.models,
+      // Tools beside models: the McpServers this key may use, and its own tool globs (over "<server>/<tool>").
+      mcp_servers: serversFor(deps.config.current(), p).map((s) => s.name),
+      mcp_tool_whitelist: key.mcp?.tools ?? null,
       expires_at: typeof key.expiresAt === 'number' ? rfc3339(key.expiresAt) : null,
       created_at: typeof key.createdAt === 'number' ? rfc3339(key.createdAt) : null,
     };
@@ -94,6 +100,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
 const CREATED = 1_767_225_600; // 2026-01-01: the model list is config, not history.
 
-function modelEntry(id: string): object {
-  return { id, object: 'model', created: CREATED, owned_by: 'svc-gateway' };
+/** OpenAI's model object, and what the model serves (`type`: chat, embeddings, completions, rerank, moderation). */
+function modelEntry(m: { id: string; type: string }): object {
+  return { id: m.id, object: 'model', created: CREATED, owned_by: 'svc-gateway', type: m.type };
 }

@@ -18,11 +18,21 @@ export class UpstreamFailed extends Error {
   }
 }
 
+/**
+ * How long an idle upstream connection is kept for the next request: less than the 5 s after which a Node.js server
+ * (most MCP servers, the official SDKs' included) closes an idle connection. Those servers do not advertise it on
+ * their SSE answers (they set `Connection: keep-alive` themselves, so Node adds no `Keep-Alive: timeout=5`), and a
+ * connection kept longer is sometimes reused just as the server closes it: the call then fails at the socket
+ * (ECONNRESET, "other side closed") although the upstream is fine. A server that advertises its idle timeout
+ * (`Keep-Alive: timeout=N`) has its connections kept that long less 2 s instead (undici's rule).
+ */
+export const UPSTREAM_IDLE_MS = 4_000;
+
 const agents = new Map<number, Agent>();
 
 function agent(connectMs: number): Agent {
   let a = agents.get(connectMs);
-  if (!a) agents.set(connectMs, (a = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, allowH2: false })));
+  if (!a) agents.set(connectMs, (a = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: UPSTREAM_IDLE_MS, allowH2: false })));
   return a;
 }
 

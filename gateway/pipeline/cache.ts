@@ -51,10 +51,10 @@ function refusesStored(cc: Map<string, string>, headers: Headers): boolean {
 
 /**
  * Whether the call samples: a temperature above 0, or none (OpenAI's and Anthropic's default is 1), or more than
- * one choice. Embeddings never sample.
+ * one choice. Embeddings, reranks and moderations never sample.
  */
 export function samples(spec: CallSpec, body: Readonly<Record<string, unknown>>): boolean {
-  if (spec.modelType === 'embeddings') return false;
+  if (spec.modelType === 'embeddings' || spec.modelType === 'rerank' || spec.modelType === 'moderation') return false;
   if ((spec.choices ?? 1) > 1) return true;
   const t = body.temperature;
   return !(typeof t === 'number' && t === 0);

@@ -1,4 +1,5 @@
 // What a route tells the pipeline about one call: all of it read from the request, none of it HTTP.
+import type { CompiledModel } from '../contract/snapshot.ts';
 import type { Dialect } from '../errors/catalog.ts';
 import type { Protocol } from '../providers/types.ts';
 import type { Translation } from '../translate/types.ts';
@@ -8,7 +9,7 @@ import type { Principal } from './resolve.ts';
 export interface CallSpec {
   dialect: Dialect;
   endpoint: Endpoint;
-  modelType: 'chat' | 'embeddings';
+  modelType: CompiledModel['type'];
   modelId: string;
   stream: boolean;
   taskType: string | null;
@@ -19,6 +20,8 @@ export interface CallSpec {
   extraInputTokens?: number;
   /** Choices asked for (Chat Completions `n`): the output bound is the cap times this; default 1. */
   choices?: number;
+  /** Rerank: the most search units the call can be billed (rerank-bound.ts). */
+  searchUnits?: number;
   translationFor: (protocol: Protocol) => Translation;
   /** The client's parsed body, set only while tracing (a ModelRoute may capture its prompt: tracing/content.ts). */
   body?: unknown;

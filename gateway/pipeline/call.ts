@@ -28,7 +28,7 @@ type Headers = Record<string, string | string[] | undefined>;
 
 export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {
   const trace = deps.tracer?.start(headers, {
-    operation: spec.modelType,
+    operation: spec.modelType === 'completions' ? 'text_completion' : spec.modelType,
     model: spec.modelId,
     dialect: spec.dialect,
     endpoint: spec.endpoint,
@@ -81,6 +81,7 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
     extraInputTokens: spec.extraInputTokens ?? 0,
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
+    searchUnits: spec.searchUnits ?? 0,
   });
   // The response cache is read before admission (what a hit holds depends on it) and used only after it: the key,
   // its limits, budget and balance are checked for a hit as for any call.
@@ -92,9 +93,10 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, sink);
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(sink, plan.maxEntryBytes) : null;
-  const settle = withCache(settler(deps, hold, events, r), plan, async (e) => {
+  const cached = withCache(settler(deps, hold, events, r), plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
+  const settle = cached.settle;
   if (plan) sink.headers({ [CACHE_HEADER]: plan.state === 'lookup' ? 'miss' : 'bypass' });
   // The client left while the call was admitted: release the hold now, call no upstream.
   if (client.aborted) {
@@ -107,16 +109,26 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   } finally {
     sig.dispose();
   }
+  await cached.stored();
 }
 
-/** The settle of a call the cache looked at: its event says miss or bypass, and a miss's answer is stored after. */
-function withCache(settle: Settle, plan: CachePlan | null, after: (e: UsageEvent) => Promise<void>): Settle {
-  if (!plan) return settle;
+/**
+ * The settle of a call the cache looked at: its event says miss or bypass, and a miss's answer is stored by `stored`
+ * once the answer has ended (with SVC_SETTLE_DURABILITY the settle comes before the end).
+ */
+function withCache(settle: Settle, plan: CachePlan | null, after: (e: UsageEvent) => Promise<void>): { settle: Settle; stored: () => Promise<void> } {
+  if (!plan) return { settle, stored: async () => {} };
   const state = plan.state === 'lookup' ? 'miss' : 'bypass';
-  return async (o) => {
-    const e = await settle({ ...o, cache: state });
-    await after(e);
-    return e;
+  let settled: UsageEvent | null = null;
+  return {
+    settle: async (o) => {
+      const e = await settle({ ...o, cache: state });
+      settled = e;
+      return e;
+    },
+    stored: async () => {
+      if (settled) await after(settled);
+    },
   };
 }
 

@@ -58,7 +58,8 @@ export interface CallTracer {
 
 /** What the trace knows of a call when it starts. */
 export interface TracedCall {
-  operation: 'chat' | 'embeddings';
+  /** gen_ai.operation.name: chat, embeddings, text_completion, rerank, moderation. */
+  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation';
   model: string;
   dialect: Dialect;
   endpoint: Endpoint;
@@ -107,4 +108,9 @@ export interface GatewayDeps {
   cacheAccountBytes?: number;
   /** This call's trace (set on the call's own copy of the deps, only while tracing). */
   trace?: CallTrace;
+  /**
+   * SVC_SETTLE_DURABILITY=postgres: a served call is settled (its usage event committed in Postgres by the store's
+   * settle, gateway/usage/durable-settle.ts) before its answer is sent, or, for a stream, before its final event.
+   */
+  settleBeforeAnswer?: boolean;
 }

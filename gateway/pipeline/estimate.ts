@@ -15,8 +15,10 @@ export interface Demand {
   extraInputTokens: number;
   /** The client's output cap; undefined: each model's maxOutputTokens (and that is what goes upstream). */
   maxTokens: number | undefined;
-  /** Choices asked for (Chat Completions `n`); 1 elsewhere. */
+  /** Choices asked for (Chat Completions `n`, legacy completions' larger of `n` and `best_of`); 1 elsewhere. */
   choices: number;
+  /** Rerank: the most search units the call can be billed (its output count: rerank-bound.ts); 0 elsewhere. */
+  searchUnits?: number;
 }
 
 export interface Reservation {
@@ -37,9 +39,13 @@ export function inputBound(d: Demand): number {
   return Math.min(d.inputBytes + d.extraInputTokens, MAX_AMOUNT);
 }
 
-/** The output tokens model `m` may produce for this call: its cap times the choices (0 for embeddings). */
+/**
+ * The output tokens model `m` may produce for this call: its cap times the choices (0 for embeddings and moderation);
+ * a rerank's output count is its search units.
+ */
 export function outputBound(m: CompiledModel, d: Demand): number {
-  if (m.type === 'embeddings') return 0;
+  if (m.type === 'embeddings' || m.type === 'moderation') return 0;
+  if (m.type === 'rerank') return Math.min(d.searchUnits ?? 0, MAX_AMOUNT);
   return mulBounded(d.maxTokens ?? m.maxOutputTokens, Math.max(1, d.choices));
 }
 

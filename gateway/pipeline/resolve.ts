@@ -20,18 +20,28 @@ export function mayUse(p: Principal, model: CompiledModel): boolean {
   return planAllows(p.plan, model) && keyAllows(p.key, model.id);
 }
 
+/** The endpoints of each kind of model, as a refusal names them. */
+const SERVED_AT: Record<CompiledModel['type'], string> = {
+  chat: '/v1/chat/completions, /v1/responses and /anthropic/v1/messages',
+  embeddings: '/v1/embeddings',
+  completions: '/v1/completions',
+  rerank: '/v1/rerank',
+  moderation: '/v1/moderations',
+};
+
+function wrongType(modelId: string, has: CompiledModel['type'], wanted: CompiledModel['type']): string {
+  const base = `The model ${modelId} is a${has === 'embeddings' ? 'n' : ''} ${has} model (served at ${SERVED_AT[has]}) and cannot serve this endpoint.`;
+  // Legacy completions are not translated to chat: a prompt with echo, logprobs of the prompt and best_of have no
+  // faithful chat equivalent, so a chat model is refused rather than answered differently than its caller expects.
+  return wanted === 'completions' && has === 'chat' ? `${base} Chat models are not translated to text completions: call /v1/chat/completions.` : base;
+}
+
 /** The requested model, then the fallbacks the caller may use, in order. */
 export function resolveChain(snapshot: Snapshot, p: Principal, modelId: string, type: CompiledModel['type']): CompiledModel[] {
   const model = entryOf(snapshot.models, modelId);
   if (!model)
     throw new GatewayError('model_not_found', `The model ${JSON.stringify(modelId)} does not exist. GET /v1/models lists the models.`, { param: 'model' });
-  if (model.type !== type) {
-    throw new GatewayError(
-      'invalid_request',
-      `The model ${modelId} is a${model.type === 'chat' ? ' chat' : 'n embeddings'} model and cannot serve this endpoint.`,
-      { param: 'model' },
-    );
-  }
+  if (model.type !== type) throw new GatewayError('invalid_request', wrongType(modelId, model.type, type), { param: 'model' });
   if (!planAllows(p.plan, model))
     throw new GatewayError('model_not_allowed', `The ${p.plan.name} plan does not include the model ${modelId}.`, { param: 'model' });
   if (!keyAllows(p.key, model.id)) throw new GatewayError('model_not_allowed', `This API key may not use the model ${modelId}.`, { param: 'model' });

@@ -60,29 +60,35 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
   const headers = routeHeaders(modelId, served);
   const span = served.span;
   if (served.kind === 'json') {
+    // What was served bounds the estimate when the upstream reported no usage: a quarter of the answer's bytes.
+    const settled = (): Promise<unknown> =>
+      settle({ status: 200, errorCode: null, route: served, usage: served.usage, ttftMs, contacted: true, servedOutput: Math.ceil(served.body.length / 4) });
+    // Settled first when its record must be in Postgres before the caller has the answer (SVC_SETTLE_DURABILITY).
+    if (deps.settleBeforeAnswer) await settled();
     sink.json(200, headers, served.body);
     if (span) {
       const facts = served.facts ?? served.translation.factsOf?.(served.body) ?? null;
       span.end(null, { usage: served.usage, facts, output: span.capture ? served.body : undefined });
     }
-    // What was served bounds the estimate when the upstream reported no usage: a quarter of the answer's bytes.
-    await settle({
-      status: 200,
-      errorCode: null,
-      route: served,
-      usage: served.usage,
-      ttftMs,
-      contacted: true,
-      servedOutput: Math.ceil(served.body.length / 4),
-    });
+    if (!deps.settleBeforeAnswer) await settled();
     return;
   }
   const tr = served.translation.stream(served.model.id, span !== undefined);
   const writer = sink.stream(headers);
   const tee = span?.capture ? new StreamTee(writer) : null;
-  const out = await pipeStream(served, tr, tee ?? writer, sig.clientGone, sig.signal);
-  const { status, code } = STREAM_OUTCOMES[out.outcome];
-  span?.end(code, { usage: out.usage, facts: tr.facts(), output: tee?.text(), stream: true });
   // A usage report that never came (cut or abort) or came malformed is estimated from the events (settle.ts).
-  await settle({ status, errorCode: code, route: served, usage: out.usage, ttftMs, contacted: true, servedOutput: out.events > 0 ? out.events : undefined });
+  let settledStream = false;
+  const settleStream = async (out: StreamResult): Promise<void> => {
+    const { status, code } = STREAM_OUTCOMES[out.outcome];
+    settledStream = true;
+    await settle({ status, errorCode: code, route: served, usage: out.usage, ttftMs, contacted: true, servedOutput: out.events > 0 ? out.events : undefined });
+  };
+  const out = await pipeStream(served, tr, tee ?? writer, {
+    clientGone: sig.clientGone,
+    cancel: sig.signal,
+    beforeEnd: deps.settleBeforeAnswer ? settleStream : undefined,
+  });
+  span?.end(STREAM_OUTCOMES[out.outcome].code, { usage: out.usage, facts: tr.facts(), output: tee?.text(), stream: true });
+  // The client gone mid-stream has no final event to wait for: settled here, as without the setting.
+  if (!settledStream) await settleStream(out);
 }

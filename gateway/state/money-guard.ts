@@ -14,11 +14,22 @@
 //     with no money (it cannot know the balances; granting them again could give money twice), publishes, logs an
 //     error. A process starting on a Redis without a marker cannot tell a fresh Redis from a lost one: it publishes.
 //   a cluster-mode gateway rebuilds nothing (it does not publish): it answers 503 until the operator has.
+//
+// On a Redis Cluster, one shard may lose its data while the others keep theirs (a master without a replica restarted
+// empty), or a replica that lagged behind may be promoted. The marker lives in one slot, so it cannot tell: every
+// slot has a marker of its own too (slot-markers.ts). A key record missing where its slot's marker is gone answers
+// 503, and the periodic check reads one marker per slot range: a shard without them is repaired (the accounts whose
+// money is gone restored from the ledger, the config published again, the markers written). With a ledger, each
+// account's record names the master it was checked on (lib.lua `node`): a promoted replica refuses the account until
+// it is caught up with the ledger's recent settles it never saw (money-catch-up.ts); the check runs when a money
+// script refuses and when the periodic check sees a slot range served by another master.
 import { randomBytes } from 'node:crypto';
 import { redisKeys } from '../contract/redis-keys.ts';
 import type { MoneyRecord } from './money-record.ts';
+import { catchUpAccounts, type RecentEvents } from './money-catch-up.ts';
 import { forgottenRecords, restoreAccounts } from './money-restore.ts';
-import type { RedisClient } from './redis-connect.ts';
+import { isCluster, type RedisClient } from './redis-connect.ts';
+import { slotKept, slotLayout, writeSlotMarkers } from './slot-markers.ts';
 
 export const CHECK_MS = 2000;
 /** Longest a rebuild may hold the lock (a process that dies mid-rebuild frees it after this). */
@@ -28,8 +39,8 @@ const REPAIR_MS = 5_000;
 
 /** What a store asks of the guard (RedisStore.findKey, and every money script that refuses). */
 export interface MoneyWatch {
-  /** True when this Redis has no money state now (checked, at most one GET). */
-  missing(): Promise<boolean>;
+  /** True when this Redis has no money state now, or (given) the key's Cluster slot lost its data (at most two GETs). */
+  missing(key?: string): Promise<boolean>;
   /** A money script refused an account without its state: look again soon. */
   unready(): void;
 }
@@ -49,6 +60,8 @@ export interface MoneyGuardOptions {
   record: (() => Promise<MoneyRecord[]>) | null;
   /** After a publish: the credits it granted, copied to the record at once (so a loss right after cannot grant them again). */
   recordGrants?: () => Promise<void>;
+  /** The ledger's recent usage events of some accounts (a promoted Redis Cluster replica's catch-up); absent without one. */
+  recent?: RecentEvents;
   /** The config's accounts (for a rebuild without a record). */
   accounts: () => ReadonlyArray<{ name: string; credits: ReadonlyArray<{ id: string }> }>;
   log: GuardLog;
@@ -69,6 +82,10 @@ export class MoneyGuard implements MoneyWatch {
   private repair = false;
   private lastRepair = 0;
   private again = false;
+  /** Every account of the config marked as checked on its Cluster master (again after each publish of this process). */
+  private armed = false;
+  /** The Cluster's slot ranges and their masters at the last check. */
+  private masters: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly onReady = (): void => {
     this.current = 'unknown';
@@ -107,12 +124,16 @@ export class MoneyGuard implements MoneyWatch {
     this.o.redis.off('ready', this.onReady);
   }
 
-  async missing(): Promise<boolean> {
+  async missing(key?: string): Promise<boolean> {
     if (this.current === 'lost') return true;
     const gen = await this.o.redis.get(this.marker);
     if (gen !== null) {
       this.seen ??= gen;
-      return false;
+      if (key === undefined || (await slotKept(this.o.redis, this.o.prefix, key))) return false;
+      // The key's shard lost its data while the marker's kept it: repaired by whoever has the record (503 meanwhile).
+      this.repair = true;
+      this.kick();
+      return true;
     }
     // Never saw a marker (a publisher that writes none, or nothing published yet): an unknown key is just unknown.
     if (this.seen === null) return false;
@@ -150,7 +171,10 @@ export class MoneyGuard implements MoneyWatch {
   async publish(): Promise<void> {
     await this.running;
     const gen = await this.o.redis.get(this.marker);
-    if (gen !== null && gen === this.seen && this.o.publish) {
+    // Not over a shard that lost its data: its accounts are restored first (a publish would grant their trial again).
+    const layout = await slotLayout(this.o.redis, this.o.prefix);
+    if (gen !== null && gen === this.seen && this.o.publish && !layout?.lost) {
+      this.armed = false;
       await this.o.publish();
       this.current = 'live';
       return;
@@ -168,12 +192,28 @@ export class MoneyGuard implements MoneyWatch {
     const gen = await this.o.redis.get(this.marker);
     if (gen !== null) {
       // Another process rebuilt (or this is our first look): our config on top, idempotent.
-      if (gen !== this.seen && this.o.publish) await this.o.publish();
+      // A shard that lost its data, or a replica promoted: the accounts there are repaired (read before a publish).
+      const layout = await slotLayout(this.o.redis, this.o.prefix);
+      if (layout?.lost) this.repair = true;
+      if (layout && this.masters !== null && layout.masters !== this.masters) this.armed = false;
+      if (gen !== this.seen && this.o.publish && !layout?.lost) {
+        await this.o.publish();
+        this.armed = false;
+      }
       this.seen = gen;
       this.current = 'live';
+      if (layout) this.masters = layout.masters;
+      if (!this.armed && this.o.recent && isCluster(this.o.redis)) {
+        const r = await catchUpAccounts(this.o.redis, this.o.prefix, this.accountNames(), this.o.recent);
+        this.armed = true;
+        this.logCatchUp(r);
+      }
       // Accounts whose money is gone while the rest is there: restored from the record (a live account is left as it
-      // is), at most every REPAIR_MS. Without a record nothing is done: their calls stay 503 (never granted twice).
-      if (this.repair && this.o.record && Date.now() - this.lastRepair >= REPAIR_MS) {
+      // is), at most every REPAIR_MS. Without a record an evicted account stays 503 (never granted twice); a Cluster
+      // shard that lost its slot markers is treated as a whole Redis lost here (its accounts' trial and credits marked
+      // as granted with no money, the config published again, so its key records come back).
+      const shardLost = layout?.lost === true && this.o.publish !== null;
+      if (((this.repair && this.o.record) || shardLost) && Date.now() - this.lastRepair >= REPAIR_MS) {
         this.repair = false;
         this.lastRepair = Date.now();
         await this.rebuild(true, true);
@@ -191,12 +231,31 @@ export class MoneyGuard implements MoneyWatch {
       // A fresh Redis, or one lost while this process was away: nothing tells them apart without a record.
       if (!atStart) return;
       await this.o.publish();
-      await this.o.redis.set(this.marker, newGeneration(), 'NX');
+      const mine = newGeneration();
+      await this.o.redis.set(this.marker, mine, 'NX');
       this.seen = await this.o.redis.get(this.marker);
+      // Written by the process whose marker won (not by every process starting together). Not written (a Cluster too
+      // busy now, or that process gone): the periodic check finds them missing and writes them with a repair.
+      if (this.seen === mine)
+        await writeSlotMarkers(this.o.redis, this.o.prefix, mine).catch((err: unknown) =>
+          this.o.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'Redis Cluster slot markers not written yet; retrying'),
+        );
       this.current = this.seen === null ? 'lost' : 'live';
       return;
     }
     await this.rebuild(lostHere);
+  }
+
+  private accountNames(): string[] {
+    return this.o.accounts().map((a) => a.name);
+  }
+
+  private logCatchUp(r: { armed: number; caughtUp: number; events: number; nano: number }): void {
+    if (r.caughtUp === 0) return;
+    this.o.log.warn(
+      { accounts: r.caughtUp, events: r.events, nano: r.nano },
+      `A Redis Cluster replica promoted had missed ${r.events} settles (${r.nano / 1e9} USD) the Postgres ledger holds: caught up`,
+    );
   }
 
   private async rebuild(lostHere: boolean, partial = false): Promise<void> {
@@ -209,8 +268,14 @@ export class MoneyGuard implements MoneyWatch {
       const restored = await restoreAccounts(this.o.redis, this.o.prefix, records);
       await this.o.publish?.();
       await this.o.recordGrants?.();
+      // Accounts of a promoted replica: caught up with the ledger's settles it never saw (armed: checked on it).
+      if (this.o.recent) {
+        this.logCatchUp(await catchUpAccounts(this.o.redis, this.o.prefix, this.accountNames(), this.o.recent));
+        this.armed = true;
+      }
+      const gen = partial ? (this.seen ?? (await this.o.redis.get(this.marker)) ?? newGeneration()) : newGeneration();
+      await writeSlotMarkers(this.o.redis, this.o.prefix, gen);
       if (!partial) {
-        const gen = newGeneration();
         await this.o.redis.set(this.marker, gen);
         this.seen = gen;
         this.current = 'live';

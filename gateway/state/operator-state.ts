@@ -1,7 +1,9 @@
 // What the operator does with the shared state, as narrow interfaces (the operator depends on these, not on the
 // store): publish the config with its key records and credits, revoke and read keys, read ledgers. One Redis
 // connection serves them; the availability board and history (gateway/availability) take it as `redis`.
+import type { RecentEvent } from './money-catch-up.ts';
 import { publishSnapshot, readCurrentVersion } from '../contract/config-channel.ts';
+import { parseDriftRecord, type Drift } from '../contract/money-drift.ts';
 import { redisKeys } from '../contract/redis-keys.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import { MoneyGuard, type GuardLog } from './money-guard.ts';
@@ -34,6 +36,8 @@ export interface LedgerReader {
   view(account: string, keyName: string, now: number): Promise<AccountView>;
   /** Credited, spent and this month's spend of the account and of the named keys, in one round trip. */
   monthSpend(account: string, keyNames: readonly string[], month: string): Promise<MonthSpend>;
+  /** The drifts the exporter's last reconciliation found (none when it found none, or ran not lately). */
+  moneyDrift(): Promise<Drift[]>;
 }
 
 export interface OperatorState extends ConfigPublisher, KeyAdmin, LedgerReader {
@@ -47,6 +51,8 @@ export interface OperatorState extends ConfigPublisher, KeyAdmin, LedgerReader {
 export interface OperatorLedger {
   record(): Promise<MoneyRecord[]>;
   recordGrants(redis: RedisClient, prefix: string): Promise<void>;
+  /** The recent usage events of these accounts (a promoted Redis Cluster replica's catch-up). */
+  recent?(accounts: readonly string[]): Promise<RecentEvent[]>;
 }
 
 export interface OperatorMoney {
@@ -86,6 +92,7 @@ class RedisOperatorState implements OperatorState {
       publish: () => this.apply(),
       record: ledger ? () => ledger.record() : null,
       recordGrants: ledger ? () => ledger.recordGrants(redis, prefix) : undefined,
+      recent: ledger?.recent ? (accounts) => (ledger.recent as NonNullable<OperatorLedger['recent']>)(accounts) : undefined,
       accounts: () => Object.values(this.last?.snapshot.accounts ?? {}),
       log,
     });
@@ -133,6 +140,10 @@ class RedisOperatorState implements OperatorState {
 
   monthSpend(account: string, keyNames: readonly string[], month: string): Promise<MonthSpend> {
     return this.store.monthSpend(account, keyNames, month);
+  }
+
+  async moneyDrift(): Promise<Drift[]> {
+    return parseDriftRecord(await this.store.redis.get(redisKeys(this.store.prefix).moneyDrift));
   }
 
   async close(): Promise<void> {

@@ -27,6 +27,8 @@ const SCRIPTED_CALLS = [
   '+zremrangebyscore',
   '+xadd',
   '+time',
+  // On a Redis Cluster: the node's id, against the one that last checked the account with the ledger (lib.lua).
+  '+cluster|myid',
 ];
 
 export type RedisRole = 'gateway' | 'operator' | 'exporter';
@@ -42,6 +44,8 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `%R~${p}:config:*`,
       `%R~${p}:key:*`,
       `%R~${p}:money:generation`,
+      // A Cluster shard that lost its data: each slot's marker (gateway/state/slot-markers.ts).
+      `%R~${p}:money:slot:*`,
       `~${p}:{a:*}:*`,
       `~${p}:lastused`,
       `~${p}:{avail}:*`,
@@ -79,6 +83,11 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `~${p}:{a:*}:spend`,
       `~${p}:{a:*}:stripe`,
       `~${p}:{a:*}:billing`,
+      // A promoted replica's accounts caught up with the ledger (catch-up.lua): the settles it missed, their holds.
+      `~${p}:{a:*}:settled`,
+      `~${p}:{a:*}:holds`,
+      `~${p}:{a:*}:holdrec`,
+      `~${p}:{a:*}:held`,
       `~${p}:{avail}:*`,
       `&${p}:config:changed`,
       '+get',
@@ -102,6 +111,10 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       '+hsetnx',
       '+hincrby',
       '+hexists',
+      '+zscore',
+      '+zadd',
+      '+zrem',
+      '+cluster|myid',
       '+evalsha',
       '+eval',
     ],
@@ -113,7 +126,10 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `%R~${p}:{a:*}:acct`,
       `%R~${p}:{a:*}:credits`,
       `%R~${p}:{a:*}:billing`,
+      // What the reconciliation found, for the operator's Events (one SET with an expiry).
+      `~${p}:money:drift`,
       '+get',
+      '+set',
       '+smembers',
       '+hget',
       // The reconciliation: one consistent read of an account's money and stream; the billing entries it copies.

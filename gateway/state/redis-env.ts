@@ -3,6 +3,7 @@ import { keyringFromEnv } from '../contract/sealed-credentials.ts';
 import type { KeyRecord } from '../contract/snapshot.ts';
 import { redisConnectionFromEnv, splitUrls } from './redis-connect.ts';
 import type { RedisStoreOptions } from './redis-store.ts';
+import type { LeaseOptions } from './leases.ts';
 
 export const PEPPER_REQUIRED =
   'REDIS_URL is set but SVC_KEY_PEPPER is not. Every gateway process sharing a Redis must hash API keys ' +
@@ -19,7 +20,7 @@ function positiveInt(env: Env, name: string): number | undefined {
 }
 
 /**
- * SVC_REDIS_PREFIX, SVC_REDIS_TIMEOUT_MS, SVC_HOLD_TTL_SECONDS, SVC_REDIS_WAIT_REPLICAS, SVC_REDIS_WAIT_TIMEOUT_MS, and the connection settings of redis-connect.ts
+ * SVC_ADMISSION_LEASES, SVC_REDIS_PREFIX, SVC_REDIS_TIMEOUT_MS, SVC_HOLD_TTL_SECONDS, SVC_REDIS_WAIT_REPLICAS, SVC_REDIS_WAIT_TIMEOUT_MS, and the connection settings of redis-connect.ts
  * (SVC_REDIS_CLUSTER, SVC_REDIS_CA_FILE, SVC_REDIS_CERT_FILE, SVC_REDIS_KEY_FILE); throws a readable error on a bad value.
  */
 export function redisOptionsFromEnv(url: string, env: Env): RedisStoreOptions {
@@ -34,7 +35,16 @@ export function redisOptionsFromEnv(url: string, env: Env): RedisStoreOptions {
     prefix,
     commandTimeoutMs: positiveInt(env, 'SVC_REDIS_TIMEOUT_MS'),
     holdTtlMs: ttl === undefined ? undefined : ttl * 1000,
+    leases: admissionLeases(env),
   };
+}
+
+/** SVC_ADMISSION_LEASES=1 turns leased admission on (gateway/state/leases.ts); unset or 0: off (the default). */
+function admissionLeases(env: Env): LeaseOptions | null {
+  const v = env.SVC_ADMISSION_LEASES;
+  if (v === undefined || v === '' || v === '0') return null;
+  if (v === '1') return {};
+  throw new Error(`SVC_ADMISSION_LEASES must be 0 or 1, got ${JSON.stringify(v)}`);
 }
 
 /** The URL without its password, for messages. */

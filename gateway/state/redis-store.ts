@@ -28,6 +28,7 @@ import { connectRedis, type RedisClient, type RedisConnection } from './redis-co
 import { SettleRetries } from './settle-retries.ts';
 import type { MoneyWatch } from './money-guard.ts';
 import { WriteBatch } from './write-batch.ts';
+import { LEASE_LIFE_MS, Leases, type LeaseBatch, type LeaseOptions, type LeaseReply } from './leases.ts';
 import { rateLimitedWarn } from './rate-limited-warn.ts';
 import {
   checkAmount,
@@ -69,6 +70,8 @@ export interface RedisStoreOptions extends StoreTiming, RedisConnection {
   /** Seals upstream credentials in every snapshot written to Redis (gateway/contract/sealed-credentials.ts). */
   keyring?: Keyring | null;
   onWarning?: (message: string, err?: unknown) => void;
+  /** Leased admission (SVC_ADMISSION_LEASES, gateway/state/leases.ts); absent: one script per call, as always. */
+  leases?: LeaseOptions | null;
 }
 
 export { accountKeys } from '../contract/redis-keys.ts';
@@ -91,6 +94,8 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly waitTimeoutMs: number;
   /** Tells whether this Redis lost its money state (gateway/state/money-guard.ts); null: nobody watches (tools). */
   private watch: MoneyWatch | null = null;
+  /** Admission leases, when on (gateway/state/leases.ts). */
+  readonly leases: Leases | null;
 
   private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
@@ -109,6 +114,18 @@ export class RedisStore implements Store, StoreAdmin {
     this.warn = rateLimitedWarn(opts.onWarning ?? (() => {}));
     // A settle that failed is retried (it is idempotent) until its hold would have expired anyway.
     this.retries = new SettleRetries((h, s) => this.runSettle(h, s), this.holdTtlMs, this.warn);
+    this.leases = opts.leases
+      ? new Leases(
+          {
+            run: (account, key, batch, now) => this.runLease(account, key, batch, now),
+            admit: (req) => this.admitPerCall(req),
+            settle: (hold, s) => this.settlePerCall(hold, s),
+            holdTtlMs: this.holdTtlMs,
+            warn: this.warn,
+          },
+          opts.leases,
+        )
+      : null;
   }
 
   /** Connects (failing fast if Redis is unreachable) and returns the store. */
@@ -140,8 +157,17 @@ export class RedisStore implements Store, StoreAdmin {
    * (gateway/state/config-writer.ts says what each step keeps true). The copy the exporter reads is written first.
    */
   async applyConfig(snapshot: Snapshot, keys: KeyRecord[]): Promise<void> {
+    // A key's limits, expiry or revocation may change: this process's leases stop at once and go back once written.
+    void this.leases?.releaseAll();
     await this.redis.set(this.k.appliedSnapshot, canonicalJson(this.seal(snapshot)));
     await this.config.write(snapshot, keys);
+    await this.leases?.releaseAll();
+    if (this.leases) await this.revokedLeasesEnded(keys);
+  }
+
+  /** With leases on, a key revoked by config is refused everywhere once this returns, as by revoke(). */
+  private async revokedLeasesEnded(keys: readonly KeyRecord[]): Promise<void> {
+    await Promise.all(keys.filter((k) => k.revoked).map((k) => this.leasesEnded(k.account, k.name, k.hash)));
   }
 
   /**
@@ -149,7 +175,10 @@ export class RedisStore implements Store, StoreAdmin {
    * revocation and expiry in the account's slot first, where admit reads them, then the record lookups read.
    */
   async publishKey(key: KeyRecord): Promise<void> {
+    void this.leases?.releaseAll();
     await this.config.keys([key], false);
+    await this.leases?.releaseAll();
+    if (this.leases) await this.revokedLeasesEnded([key]);
   }
 
   /** The snapshot as it may be written to Redis: upstream credentials sealed (unchanged without a keyring). */
@@ -162,11 +191,28 @@ export class RedisStore implements Store, StoreAdmin {
    * on the record (every lookup refuses it). A key unknown yet leaves a revoked tombstone.
    */
   async revoke(hash: string): Promise<void> {
+    void this.leases?.releaseAll();
     const record = this.k.key(hash);
     const raw = await this.redis.hget(record, 'record');
-    if (raw) await this.redis.sadd(this.k.account(keyRecord.parse(JSON.parse(raw)).account).revoked, hash);
+    const rec = raw ? keyRecord.parse(JSON.parse(raw)) : null;
+    if (rec) await this.redis.sadd(this.k.account(rec.account).revoked, hash);
     await SCRIPTS.revokeKey.run(this.redis, { record }, {});
     await this.redis.sadd(this.k.keys, hash);
+    await this.leases?.releaseAll();
+    if (rec) await this.leasesEnded(rec.account, rec.name, hash);
+  }
+
+  /**
+   * Returns once no gateway process holds an admission lease on the key (each gives it back at its next flush, which
+   * hears of the revocation, and none admits from one past its end): from then on every call takes the per-call path
+   * and is refused. At most LEASE_LIFE_MS (and one EXISTS when no process leases at all).
+   */
+  private async leasesEnded(account: string, key: string, hash: string): Promise<void> {
+    if ((await this.redis.exists(this.k.account(account).leases)) === 0) return;
+    const end = performance.now() + LEASE_LIFE_MS + 50;
+    while ((await this.runLease(account, key, { h: hash }, Date.now())).live > 0 && performance.now() < end) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
   }
 
   async findKey(hash: string, again = true): Promise<FoundKey | null> {
@@ -176,7 +222,7 @@ export class RedisStore implements Store, StoreAdmin {
     if (typeof raw !== 'string' || raw === '') {
       // An unknown key, or lost records (503: SDKs do not retry a 401); a rebuild done meanwhile: look once more.
       if (!this.watch) return null;
-      if (await this.guard('findKey', () => (this.watch as MoneyWatch).missing())) throw this.unavailable();
+      if (await this.guard('findKey', () => (this.watch as MoneyWatch).missing(this.k.key(hash)))) throw this.unavailable();
       return again ? this.findKey(hash, false) : null;
     }
     const record = keyRecord.parse(JSON.parse(raw));
@@ -184,7 +230,17 @@ export class RedisStore implements Store, StoreAdmin {
     return { ...record, revoked: revoked === '1', expired: isExpired(record.expiresAt, serverNow), clockOffsetMs: serverNow - Date.now() };
   }
 
-  async admit(req: AdmitRequest): Promise<AdmitDecision> {
+  admit(req: AdmitRequest): Promise<AdmitDecision> {
+    return this.leases ? this.admitLeased(this.leases, req) : this.admitPerCall(req);
+  }
+
+  private async admitLeased(leases: Leases, req: AdmitRequest): Promise<AdmitDecision> {
+    checkAmount('tokens', req.tokens);
+    checkAmount('holdNano', req.holdNano);
+    return leases.admit(req);
+  }
+
+  private async admitPerCall(req: AdmitRequest): Promise<AdmitDecision> {
     const a = this.k.account(req.account.name);
     const w = this.k.window(req.account.name, req.key.name);
     const month = monthOf(req.now);
@@ -234,7 +290,18 @@ export class RedisStore implements Store, StoreAdmin {
     return toDecision(req, verdict as Refusal, int(waitMs), int(leftNano));
   }
 
-  async settle(hold: Hold, s: Settlement): Promise<void> {
+  settle(hold: Hold, s: Settlement): Promise<void> {
+    return hold.lease !== undefined && this.leases ? this.settleLeased(this.leases, hold, s) : this.settlePerCall(hold, s);
+  }
+
+  private async settleLeased(leases: Leases, hold: Hold, s: Settlement): Promise<void> {
+    checkAmount('costNano', s.costNano);
+    checkAmount('feeNano', s.event.feeNano);
+    checkAmount('tokens', s.tokens);
+    return leases.settle(hold, s);
+  }
+
+  private async settlePerCall(hold: Hold, s: Settlement): Promise<void> {
     // Checked here, not only in runSettle: a settle that can never be valid is refused, not retried.
     checkAmount('costNano', s.costNano);
     checkAmount('feeNano', s.event.feeNano);
@@ -276,6 +343,45 @@ export class RedisStore implements Store, StoreAdmin {
     // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
     if (!(await this.replicated(a.acct)))
       throw new Error(`settle of ${hold.id} not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
+  }
+
+  /** One run of lease.lua for a key (gateway/state/leases.ts): settles, a release, a grant, a request for leases back. */
+  private async runLease(account: string, key: string, batch: LeaseBatch, now: number): Promise<LeaseReply> {
+    const a = this.k.account(account);
+    const w = this.k.window(account, key);
+    this.batch.join();
+    const reply = await this.guard('lease', () =>
+      SCRIPTS.lease.run(
+        this.redis,
+        {
+          acct: a.acct,
+          revoked: a.revoked,
+          holds: a.holds,
+          holdrec: a.holdrec,
+          held: a.held,
+          spend: a.spend,
+          settled: a.settled,
+          usage: a.usage,
+          leases: a.leases,
+          calls: w.calls,
+          tpmn: w.tpmn,
+          keyexp: a.keyexp,
+        },
+        { now, settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS, streamMaxLen: this.streamMaxLen, batchJson: JSON.stringify({ ...batch, k: key }) },
+      ),
+    );
+    const [verdict, slots, tokens, nano, demand, revoked, live] = Array.isArray(reply) ? (reply as unknown[]) : [];
+    // With waitReplicas, settled and released calls count as written once a replica has them (as runSettle).
+    const acked = await this.guard('lease', () => this.replicated(a.acct));
+    if (!acked && (batch.s?.length || batch.r))
+      throw new Error(`leased settles not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
+    return {
+      // A grant no replica has could vanish in a failover: not used (Redis reclaims it at its deadline).
+      granted: verdict === 'lease' && acked ? { slots: int(slots), tokens: int(tokens), nano: int(nano) } : null,
+      demand: int(demand) === 1,
+      revoked: int(revoked) === 1,
+      live: int(live),
+    };
   }
 
   /** WAIT on the connection of `key`'s node (its slot in a Cluster): true when enough replicas have the writes so far. */
@@ -349,6 +455,8 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   async close(): Promise<void> {
+    // A graceful drain: every leased settle written and every lease given back before the retries' last round.
+    await this.leases?.drain().catch((err: unknown) => this.warn('Giving admission leases back failed', err));
     await this.retries.flush();
     try {
       await this.redis.quit();

@@ -27,6 +27,8 @@ export interface Hold {
   month: string;
   /** The in-memory store's place of the call in its key's window (other stores leave it out). */
   slot?: number;
+  /** The admission lease the call was admitted from (gateway/state/leases.ts); absent: an ordinary hold. */
+  lease?: string;
 }
 
 export type AdmitDecision = { ok: true; hold: Hold } | { ok: false; code: RefusalCode; message: string; retryAfterSec?: number };

@@ -5,6 +5,7 @@
 // OTEL_TRACES_SAMPLER/_ARG the sampler (parentbased_always_on by default, as the specification says).
 import { BoundedProcessor, countingExporter, type SpanCounts } from './bounded.ts';
 import { callTracer } from './call-trace.ts';
+import { mcpTracer } from './mcp-trace.ts';
 import { exportTimeoutMs, genAiLatest, otlpProtocol } from './env.ts';
 import { traceExporter } from './exporters.ts';
 import type { TracingSdk } from './tracing-sdk.ts';
@@ -66,6 +67,7 @@ export async function createTracing(env: Env, service: string): Promise<TracingS
   const provider = new TracerProvider({ resource, sampler, spanProcessors: [bounded] });
   return {
     calls: callTracer(provider.getTracer('svc-gateway'), { latest: genAiLatest(env) }),
+    mcp: mcpTracer(provider.getTracer('svc-gateway')),
     counts,
     shutdown: () => provider.shutdown(),
   };

@@ -39,7 +39,8 @@ export function upstreamChatBody(client: Body, upstreamModel: string): Body {
 
 type OpenAIUsage = Parameters<typeof fromOpenAIUsage>[0];
 
-class OpenAIPassThroughStream implements StreamTranslator {
+/** Chat Completions and legacy completions chunks alike: passed on with the model set, usage read. */
+export class OpenAIPassThroughStream implements StreamTranslator {
   complete = false;
   failed = false;
   private seen: Usage = NO_USAGE;

@@ -13,6 +13,9 @@ import type { Json } from './json-read.ts';
 import { openAIFromAnthropic } from './openai-anthropic.ts';
 import { openAIFromConverse } from './openai-converse.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
+import { openAICompletionsPassThrough } from './openai-completions.ts';
+import { moderationsPassThrough } from './openai-moderations.ts';
+import { rerankPassThrough } from './openai-rerank.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
 import { responsesFromConverse } from './responses-converse.ts';
 import { openAIFromGemini } from './openai-gemini.ts';
@@ -75,6 +78,59 @@ export function embeddingsTranslation(body: Json): TranslationFor {
         return openAIBedrockEmbeddings(body);
       case 'gemini':
         return openAIEmbeddingsFromGemini(body);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** What only an OpenAI-compatible upstream serves: a route of this type pointing elsewhere is a configuration error. */
+function openAIOnly(what: string, p: Protocol): never {
+  throw new GatewayError('upstream_error', `This ${what} model is routed to an upstream of the ${p} protocol, which has no ${what} API.`);
+}
+
+/** POST /v1/completions (legacy text completions, fill-in-the-middle). */
+export function completionsTranslation(body: Json): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return openAICompletionsPassThrough(body);
+      case 'anthropic':
+      case 'converse':
+      case 'gemini':
+        return openAIOnly('completions', p);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/rerank and /cohere/v2/rerank. */
+export function rerankTranslation(body: Json): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return rerankPassThrough(body);
+      case 'anthropic':
+      case 'converse':
+      case 'gemini':
+        return openAIOnly('rerank', p);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/moderations. */
+export function moderationsTranslation(body: Json): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return moderationsPassThrough(body);
+      case 'anthropic':
+      case 'converse':
+      case 'gemini':
+        return openAIOnly('moderation', p);
       default:
         return unreachable(p);
     }

@@ -1,17 +1,21 @@
 // The Postgres ledger as the record a Redis that lost its data is rebuilt from (gateway/state/money-guard.ts): read
 // every account's money, and copy to it at once the credits a publish granted, so a loss right after a publish cannot
 // grant them again. Used by the standalone gateway with DATABASE_URL and by the operator's leader.
+import type { RecentEvent } from '../state/money-catch-up.ts';
 import type { MoneyRecord } from '../state/money-record.ts';
 import type { RedisClient } from '../state/redis-connect.ts';
 import { monthOf } from '../state/store.ts';
 import { syncCredits } from './exporter/credit-sync.ts';
 import { migrate } from './postgres/migrate.ts';
 import { readMoneyRecords } from './postgres/money-record.ts';
+import { readRecentEvents } from './postgres/recent-events.ts';
 import { createPool } from './postgres/pool.ts';
 
 export interface LedgerMoney {
   record(): Promise<MoneyRecord[]>;
   recordGrants(redis: RedisClient, prefix: string): Promise<void>;
+  /** The recent usage events of these accounts (a promoted replica's catch-up). */
+  recent(accounts: readonly string[]): Promise<RecentEvent[]>;
   close(): Promise<void>;
 }
 
@@ -23,6 +27,10 @@ export function ledgerMoney(databaseUrl: string, onError: (err: Error) => void):
       return readMoneyRecords(pool, monthOf(Date.now()));
     },
     recordGrants: async (redis, prefix) => void (await syncCredits(redis, pool, prefix)),
+    recent: async (accounts) => {
+      await migrate(pool);
+      return readRecentEvents(pool, accounts);
+    },
     close: () => pool.end().catch(() => {}),
   };
 }

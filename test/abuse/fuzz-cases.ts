@@ -27,6 +27,10 @@ export const MODEL_ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/v1/embeddings', admits: true },
   { method: 'POST', path: '/anthropic/v1/messages', admits: true },
   { method: 'POST', path: '/anthropic/v1/messages/count_tokens', admits: true },
+  { method: 'POST', path: '/v1/completions', admits: true },
+  { method: 'POST', path: '/v1/rerank', admits: true },
+  { method: 'POST', path: '/cohere/v2/rerank', admits: true },
+  { method: 'POST', path: '/v1/moderations', admits: true },
 ];
 export const RESPONSES: Endpoint = { method: 'POST', path: '/v1/responses', admits: true };
 export const READ_ENDPOINTS: Endpoint[] = [
@@ -41,6 +45,10 @@ const msgs = [{ role: 'user', content: 'Hello there' }];
 const MODELS: Record<string, string[]> = {
   '/v1/chat/completions': ['chat-o', 'chat-a', 'mock-mini'],
   '/v1/embeddings': ['embed'],
+  '/v1/completions': ['text-m'],
+  '/v1/rerank': ['rerank-m'],
+  '/cohere/v2/rerank': ['rerank-m'],
+  '/v1/moderations': ['mod-m'],
   '/anthropic/v1/messages': ['chat-a', 'chat-o', 'mock-mini'],
   '/anthropic/v1/messages/count_tokens': ['chat-a', 'chat-o'],
   '/v1/responses': ['chat-o', 'chat-a', 'mock-mini'],
@@ -63,6 +71,10 @@ const FIELDS: Record<string, string[]> = {
     'response_format',
   ],
   '/v1/embeddings': ['model', 'input', 'dimensions', 'encoding_format', 'metadata'],
+  '/v1/completions': ['model', 'prompt', 'suffix', 'echo', 'logprobs', 'n', 'best_of', 'stop', 'max_tokens', 'stream', 'metadata'],
+  '/v1/rerank': ['model', 'query', 'documents', 'top_n', 'return_documents', 'metadata'],
+  '/cohere/v2/rerank': ['model', 'query', 'documents', 'top_n', 'max_tokens_per_doc'],
+  '/v1/moderations': ['model', 'input', 'metadata'],
   '/anthropic/v1/messages': [
     'model',
     'messages',
@@ -96,6 +108,10 @@ const FIELDS: Record<string, string[]> = {
 const NUMERIC: Record<string, string[]> = {
   '/v1/chat/completions': ['max_tokens', 'max_completion_tokens', 'n', 'temperature', 'top_p', 'seed'],
   '/v1/embeddings': ['dimensions'],
+  '/v1/completions': ['max_tokens', 'n', 'best_of', 'logprobs', 'temperature'],
+  '/v1/rerank': ['top_n'],
+  '/cohere/v2/rerank': ['top_n', 'max_tokens_per_doc'],
+  '/v1/moderations': [],
   '/anthropic/v1/messages': ['max_tokens', 'temperature', 'top_p', 'top_k'],
   '/anthropic/v1/messages/count_tokens': ['max_tokens'],
   '/v1/responses': ['max_output_tokens', 'temperature', 'top_p'],
@@ -104,6 +120,13 @@ const NUMERIC: Record<string, string[]> = {
 function baseBody(path: string, model: string): Record<string, unknown> {
   switch (path) {
     case '/v1/embeddings':
+      return { model, input: 'Hello there' };
+    case '/v1/completions':
+      return { model, prompt: 'Hello there', suffix: '!', max_tokens: 32 };
+    case '/v1/rerank':
+    case '/cohere/v2/rerank':
+      return { model, query: 'Hello there', documents: ['Hello', 'there'] };
+    case '/v1/moderations':
       return { model, input: 'Hello there' };
     case '/anthropic/v1/messages':
       return { model, max_tokens: 32, messages: msgs };

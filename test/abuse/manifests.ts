@@ -33,6 +33,9 @@ export function abuseConfig(upstreams: { openai: string; anthropic: string }, ex
       route('slow', [{ name: 's', provider: 'openai', baseUrl: upstreams.openai, upstreamModel: 'slow-up', ...t }]),
       route('embed', [{ name: 'e', provider: 'openai', baseUrl: upstreams.openai, upstreamModel: 'embed-up', ...t }], { type: 'embeddings', ...CACHED }),
       route('mock-mini', [{ name: 'm', provider: 'mock' }], CACHED),
+      route('text-m', [{ name: 'tm', provider: 'mock' }], { type: 'completions', fim: true, ...CACHED }),
+      route('rerank-m', [{ name: 'rm', provider: 'mock' }], { type: 'rerank', pricing: { inputPerMTokUsd: 1.04, perSearchUnitUsd: 0.002 } }),
+      route('mod-m', [{ name: 'mm', provider: 'mock' }], { type: 'moderation' }),
     ],
   };
 }

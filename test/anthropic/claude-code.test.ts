@@ -2,65 +2,16 @@
 // with its base URL on the gateway's /anthropic and a gateway key as its auth token, served once by an
 // Anthropic-format upstream and once by an OpenAI-format one. The fakes make it call its Read tool on a file and
 // then answer with what the tool returned, so the answer proves the whole tool loop crossed the translators.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedCall } from '../fakes/anthropic-upstream.ts';
-import { ROOT } from '../helpers/process.ts';
+import { CLAUDE, CLAUDE_HOW_TO as HOW_TO, claudeEnv as agentEnv, runClaude as run, toolResultText } from '../helpers/claude-code.ts';
 import { startRecordingProxy, type SeenRequest } from './recording-proxy.ts';
 import { startEnv, type Env } from './setup.ts';
 
-const CLAUDE = join(ROOT, 'node_modules/.bin/claude');
 const SECRET = 'the-answer-is-4217';
-const HOW_TO = `Claude Code could not run. It is a devDependency: \`npm ci\` installs @anthropic-ai/claude-code and its native
-package (@anthropic-ai/claude-code-linux-x64 here), and its postinstall copies the binary to
-node_modules/@anthropic-ai/claude-code/bin/claude.exe. If npm ran with --ignore-scripts, run
-\`node node_modules/@anthropic-ai/claude-code/install.cjs\`; then \`node_modules/.bin/claude --version\` must print a version.`;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], env: Record<string, string>, cwd: string, timeoutMs = 120_000): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(CLAUDE, args, { cwd, env, timeout: timeoutMs, maxBuffer: 10 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (((err as { code?: unknown }).code as number | null) ?? 1) : 0;
-      resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr: `${stderr}${err && !stdout ? `\n${err.message}` : ''}` });
-    });
-  });
-}
-
-/** A clean environment: no Anthropic or proxy variables of the machine, a temporary HOME and config dir. */
-function agentEnv(home: string, baseUrl: string, key: string, model: string): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    CLAUDE_CONFIG_DIR: join(home, '.claude'),
-    TMPDIR: tmpdir(),
-    LANG: 'C.UTF-8',
-    ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_AUTH_TOKEN: key,
-    ANTHROPIC_MODEL: model,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
-}
-
-/** The text of the tool result in a request, if it carries one (Anthropic tool_result or OpenAI tool message). */
-function toolResultText(body: Record<string, unknown>): string | null {
-  for (const m of (body.messages as Array<{ role: string; content: unknown }> | undefined) ?? []) {
-    if (m.role === 'tool') return String(m.content);
-    if (!Array.isArray(m.content)) continue;
-    for (const b of m.content as Array<{ type: string; content?: unknown }>) {
-      if (b.type !== 'tool_result') continue;
-      return typeof b.content === 'string' ? b.content : JSON.stringify(b.content);
-    }
-  }
-  return null;
-}
 
 let env: Env;
 let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;

@@ -5,9 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
+import { mcpReport, measureMcp } from './measure-mcp.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
+import { leaseBench, leaseTable } from './lease-store.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 import {
@@ -16,6 +18,8 @@ import {
   gateway,
   gatewayBedrock,
   gatewayCache,
+  gatewayMcp,
+  gatewayPostgres,
   gatewayTraced,
   portkey,
   redis,
@@ -28,11 +32,16 @@ const HELP = `npm run bench [-- options]
 
   --quick              a short smoke run (well under a minute): every subject, every scenario, tiny durations
   --soak MINUTES       memory soak of the gateway at a moderate steady rate instead of the comparison
-  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-x2,
-                       gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey; or of the
+  --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-leases
+                       (admission leases on),gateway-redis-x2,
+                       gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey,
+                       gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct); or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
-                       gateway processes on a 3-master, 3-replica Redis Cluster)
+                       gateway processes on a 3-master, 3-replica Redis Cluster), gateway-redis-pg and gateway-redis-pg-durable (Redis and
+                       Postgres, SVC_SETTLE_DURABILITY off and =postgres: the cost of writing each settle to Postgres before answering)
   --json FILE          also write the raw results as JSON
+  --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
+                       (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
   --scale-startup      instead of the comparison: how long writing the config to Redis takes (applyConfig), with
                        --keys N keys (default 50000), on one redis-server and (with --cluster) on a Redis Cluster
   -h, --help           this help
@@ -46,10 +55,12 @@ const ALL = [
   'gateway',
   'gateway-bedrock',
   'gateway-redis',
+  'gateway-redis-leases',
   'gateway-redis-x2',
   'gateway-redis-cache-miss',
   'gateway-redis-cache-hit',
   'portkey',
+  'gateway-mcp',
 ];
 
 function machine(): string {
@@ -67,22 +78,47 @@ const STARTERS: Record<string, Starter> = {
   gateway: (up) => gateway(up, { name: 'gateway', processes: 1 }),
   'gateway-bedrock': () => gatewayBedrock(),
   'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
+  // Leased admission on (SVC_ADMISSION_LEASES=1): admitted and settled from a lease, settles written in batches.
+  'gateway-redis-leases': async (up, r) => gateway(up, { name: 'gateway-redis-leases', processes: 1, redis: await r(), env: { SVC_ADMISSION_LEASES: '1' } }),
   'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
   'gateway-redis-cache-miss': async (up, r) => gatewayCache(up, await r(), 'miss'),
   'gateway-redis-cache-hit': async (up, r) => gatewayCache(up, await r(), 'hit'),
   portkey: (up) => portkey(up),
   'gateway-otel': (up) => gatewayTraced(up),
   'gateway-redis-x4': async (up, r) => gateway(up, { name: 'gateway-redis-x4', processes: 4, redis: await r() }),
+  'gateway-redis-pg': async (up, r) => gatewayPostgres(up, await r(), false),
+  'gateway-redis-pg-durable': async (up, r) => gatewayPostgres(up, await r(), true),
   'gateway-cluster': async (up, _r, c) => gateway(up, { name: 'gateway-cluster', processes: 1, redisCluster: (await c()).url }),
   'gateway-cluster-x2': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x2', processes: 2, redisCluster: (await c()).url }),
   'gateway-cluster-x4': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x4', processes: 4, redisCluster: (await c()).url }),
 };
-const SCALING = ['gateway-otel', 'gateway-redis-x4', 'gateway-cluster', 'gateway-cluster-x2', 'gateway-cluster-x4'];
+const SCALING = [
+  'gateway-otel',
+  'gateway-redis-x4',
+  'gateway-redis-pg',
+  'gateway-redis-pg-durable',
+  'gateway-cluster',
+  'gateway-cluster-x2',
+  'gateway-cluster-x4',
+];
 
-async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<SubjectResult[]> {
+async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<{ results: SubjectResult[]; extra: string[] }> {
   const up = await upstream();
   const results: SubjectResult[] = [];
+  const extra: string[] = [];
   for (const name of names) {
+    if (name === 'gateway-mcp') {
+      // A table of its own: the paired figure of MCP tools/call and model calls (measure-mcp.ts).
+      const s = await gatewayMcp(up);
+      log(`measuring ${name}...`);
+      try {
+        extra.push(mcpReport(await measureMcp(s, up, quick ? QUICK : FULL)));
+      } finally {
+        await Promise.all(s.procs.map((p) => p.stop()));
+        await s.stop?.();
+      }
+      continue;
+    }
     let redisProc: Proc | null = null;
     const r = async (): Promise<Proc> => (redisProc = await redis());
     let cluster: TestRedisCluster | null = null;
@@ -100,7 +136,7 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
     }
   }
   await up.stop();
-  return results;
+  return { results, extra };
 }
 
 async function main(): Promise<void> {
@@ -111,6 +147,7 @@ async function main(): Promise<void> {
       subjects: { type: 'string' },
       json: { type: 'string' },
       'scale-startup': { type: 'boolean' },
+      leases: { type: 'boolean' },
       keys: { type: 'string' },
       cluster: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -130,6 +167,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${header}\n\n${await scaleStartup(keys, values.cluster === true, log)}\n`);
     return;
   }
+  if (values.leases) {
+    const rows = await leaseBench(values.quick ? 2000 : undefined);
+    process.stdout.write(`${header}\n\n${leaseTable(rows)}\n`);
+    return;
+  }
   if (values.soak !== undefined) {
     const minutes = Number(values.soak);
     if (!(minutes > 0)) throw new Error('--soak takes a number of minutes');
@@ -144,13 +186,15 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown subjects: ${unknown.join(', ')}`);
   const names = [...ALL, ...SCALING].filter((n) => wanted.includes(n) && (redisOk || !n.startsWith('gateway-redis')));
   if (!redisOk) log('The Redis store is not in this build yet: the gateway runs on its in-memory store.');
-  const results = await compare(names, values.quick === true, log);
+  const { results, extra } = await compare(names, values.quick === true, log);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   const store = redisOk ? 'gateway rows on the in-memory store and on Redis' : 'gateway on the in-memory store (no Redis store yet)';
   const after = `load average at the end ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}`;
-  process.stdout.write(`${header}, ${after}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}`);
+  process.stdout.write(
+    `${header}, ${after}\nMode: ${values.quick ? 'quick' : 'full'}, ${store}, ${seconds} s\n\n${report(results)}${extra.map((x) => `\n${x}`).join('')}`,
+  );
   if (values.json) writeFileSync(values.json, `${JSON.stringify({ header, results }, null, 2)}\n`);
 }
 

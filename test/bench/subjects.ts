@@ -5,8 +5,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKey } from '../../gateway/contract/keys.ts';
-import { account, apiKey, plan, route, secret, toYaml, type TargetSpec } from '../helpers/manifests.ts';
+import { account, apiKey, mcpServer, plan, route, secret, toYaml, type TargetSpec } from '../helpers/manifests.ts';
 import { startCollector } from '../otel/collector.ts';
+import { startPostgres } from '../helpers/postgres.ts';
 import { freePort, ROOT, startProc, type Proc } from './procs.ts';
 
 export interface Subject {
@@ -56,7 +57,7 @@ const BENCH_AWS = { AWS_ACCESS_KEY_ID: 'AKIABENCH00000000001', AWS_SECRET_ACCESS
  * Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. `bedrock`:
  * the routes go to a Claude model on the bench's fake Bedrock (SigV4 with a key pair from a Secret) instead.
  */
-export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean; bedrock?: boolean } = {}): string {
+export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean; bedrock?: boolean; mcpPort?: number } = {}): string {
   const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const timeouts = { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 };
   const bedrock = opts.bedrock === true;
@@ -80,6 +81,8 @@ export function manifests(upstreamPort: number, key: string, opts: { cache?: boo
     // With `cache`: the response cache on (docs/billing.md: Response cache); the bench's calls say x-svc-cache: force.
     route('bench-chat', [target('bench-chat')], opts.cache ? { cache: { ttlSeconds: 3600 } } : {}),
     route('bench-paced', [target('bench-paced')], opts.cache ? { cache: { ttlSeconds: 3600 } } : {}),
+    // With `mcpPort`: the bench's MCP server behind /mcp/bench-tools, a paid tool (a hold and a settle per call).
+    ...(opts.mcpPort ? [mcpServer('bench-tools', { url: `http://127.0.0.1:${opts.mcpPort}/mcp`, pricing: { perCallUsd: 0.000001 }, timeouts })] : []),
   ]);
 }
 
@@ -120,12 +123,14 @@ export async function gateway(
     /** The routes' response cache on, and these headers on every call (x-svc-cache: force, cache-control). */
     cache?: Record<string, string>;
     bedrock?: boolean;
+    /** The port of the bench's MCP server, served as the McpServer bench-tools. */
+    mcpPort?: number;
   },
 ): Promise<Subject> {
   const key = generateKey();
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const config = join(dir, 'bench.yaml');
-  writeFileSync(config, manifests(up.port, key, { cache: opts.cache !== undefined, bedrock: opts.bedrock === true }));
+  writeFileSync(config, manifests(up.port, key, { cache: opts.cache !== undefined, bedrock: opts.bedrock === true, mcpPort: opts.mcpPort }));
   const env: Record<string, string> = {
     SVC_CONFIG: config,
     PORT: '0',
@@ -162,6 +167,35 @@ export async function gateway(
     metricsUrls,
     headers: { authorization: `Bearer ${key}`, ...opts.cache },
   };
+}
+
+/**
+ * The settle's durability, side by side on one Redis and one throwaway Postgres (DATABASE_URL: the process runs the
+ * usage exporter in both): `durable` sets SVC_SETTLE_DURABILITY=postgres, so each call's usage event is committed in
+ * Postgres before its answer ends; the other leaves it to the exporter (the default).
+ */
+export async function gatewayPostgres(up: Proc, redisProc: Proc, durable: boolean): Promise<Subject> {
+  const pg = await startPostgres(durable ? 'bench_durable' : 'bench_pg', { own: true });
+  try {
+    const env: Record<string, string> = { DATABASE_URL: pg.url, ...(durable ? { SVC_SETTLE_DURABILITY: 'postgres' } : {}) };
+    const s = await gateway(up, { name: durable ? 'gateway-redis-pg-durable' : 'gateway-redis-pg', processes: 1, redis: redisProc, env });
+    // With DATABASE_URL a fresh Redis is first rebuilt from the (empty) ledger: 503 until then, not ready.
+    const readyz = `${s.metricsUrls?.[0] as string}/readyz`;
+    for (
+      let i = 0;
+      i < 600 &&
+      (await fetch(readyz).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200;
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
+    return { ...s, stop: () => pg.stop() };
+  } catch (err) {
+    await pg.stop();
+    throw err;
+  }
 }
 
 /**
@@ -212,4 +246,20 @@ export async function portkey(up: Proc): Promise<Subject> {
     urls: [`http://127.0.0.1:${port}`],
     headers: { authorization: 'Bearer sk-bench', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${up.port}/v1` },
   };
+}
+
+/** The bench's fake MCP server (test/bench/mcp-upstream.ts). */
+export function mcpUpstream(): Promise<Proc> {
+  return startProc({ name: 'mcp-upstream', command: NODE, args: ['test/bench/mcp-upstream.ts'], ready: /listening (\d+)/ });
+}
+
+/**
+ * One gateway process (in-memory store) serving the chat routes and the bench's MCP server as bench-tools: the
+ * subject of the paired figure, a proxied tools/call beside a model call (measure-mcp.ts). The MCP server's own
+ * process is not counted.
+ */
+export async function gatewayMcp(up: Proc): Promise<Subject & { mcp: Proc }> {
+  const mcp = await mcpUpstream();
+  const s = await gateway(up, { name: 'gateway-mcp', processes: 1, mcpPort: mcp.port });
+  return { ...s, mcp, stop: () => mcp.stop() };
 }

@@ -2,7 +2,7 @@
 // Postgres, so the usage exporter runs in it and its metrics are on the same /metrics) takes mixed traffic: successes,
 // streams, fallbacks, upstream errors, cut streams, client aborts, rate-limited and budget-refused calls. A real
 // Prometheus scrapes its metrics port (SVC_METRICS_PORT, as the ServiceMonitor does): every PromQL query of
-// traffic.json returns data. Every SQL query of spend.json runs on the
+// traffic.json returns data (MCP tool calls through the built-in mock McpServer included). Every SQL query of spend.json runs on the
 // real schema and returns the sums computed independently from the raw usage_events rows.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream } from '../fakes/upstream.ts';
 import { rowCounts, waitFor } from '../helpers/exporter.ts';
 import { FLEET_PEPPER, writeManifests } from '../helpers/fleet.ts';
-import { apiKey } from '../helpers/manifests.ts';
+import { apiKey, mcpServer } from '../helpers/manifests.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -44,6 +44,20 @@ let u: Upstreams;
 let gw: GatewayProcess;
 let prom: TestPrometheus;
 const calls: CallOutcome[] = [];
+/** MCP tool calls made (each one usage event), and those the tool answered with isError. */
+const mcp = { calls: 0, toolErrors: 0 };
+
+async function toolCall(url: string, key: string, args: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${url}/mcp/demo-tools`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', arguments: args } }),
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { result?: { isError?: boolean } };
+  mcp.calls++;
+  if (body.result?.isError) mcp.toolErrors++;
+}
 
 beforeAll(async () => {
   const [primary, secondary, backup] = await Promise.all([startFakeUpstream('primary'), startFakeUpstream('secondary'), startFakeUpstream('backup')]);
@@ -55,7 +69,7 @@ beforeAll(async () => {
   // A budget its calls use a little of (the alert test lowers the budget alert's threshold under its share).
   const budgeted = apiKey('budgeted', 'globex', { monthlyBudgetUsd: 0.01 });
   gw = await startGatewayProcess({
-    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs, ...budgeted.docs]),
+    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs, ...budgeted.docs, mcpServer('demo-tools', { mock: {}, pricing: { perCallUsd: 0.0001 } })]),
     REDIS_URL: redis.url,
     SVC_REDIS_PREFIX: redis.prefix,
     SVC_KEY_PEPPER: FLEET_PEPPER,
@@ -67,10 +81,12 @@ beforeAll(async () => {
     calls.push(...(await mixedTraffic([gw.url], m.keys, 60)));
     for (let i = 0; i < 3; i++) calls.push(await callOfKind(gw.url, capped.key, 'ok', i));
     for (let i = 0; i < 3; i++) calls.push(await callOfKind(gw.url, budgeted.key, 'ok', i));
+    for (let i = 0; i < 3; i++) await toolCall(gw.url, m.keys.a1, { a: i, b: 2 });
+    await toolCall(gw.url, m.keys.a1, { a: 'not a number', b: 2 });
     const seen = await prom.scrapes();
     await waitFor(async () => (await prom.scrapes()) >= seen + 3, 20_000, 'three more scrapes');
   }
-  await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length, 30_000, 'every call exported to Postgres');
+  await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length + mcp.calls, 30_000, 'every call exported to Postgres');
   const seen = await prom.scrapes();
   await waitFor(async () => (await prom.scrapes()) >= seen + 2, 20_000, 'two scrapes after the export');
 }, 180_000);
@@ -122,6 +138,18 @@ describe('PromQL of traffic.json, against Prometheus scraping a gateway under tr
     }
   });
 
+  it('counts the MCP tool calls by server, tool and outcome, as they were made', async () => {
+    const byOutcome = await prom.query('sum by (server, tool, outcome) (svc_gateway_mcp_tool_calls_total)');
+    expect(byOutcome.map((s) => [s.metric.server, s.metric.tool, s.metric.outcome, Number(s.value[1])]).sort()).toEqual(
+      [
+        ['demo-tools', 'add', 'ok', mcp.calls - mcp.toolErrors],
+        ['demo-tools', 'add', 'tool_error', mcp.toolErrors],
+      ].sort(),
+    );
+    const latency = await prom.query('sum(svc_gateway_mcp_tool_call_duration_seconds_count)');
+    expect(Number(latency[0]?.value[1])).toBe(mcp.calls);
+  });
+
   it('sees the refusals the traffic caused, by reason', async () => {
     const refused = await prom.query('sum by (reason) (svc_gateway_budget_refused_total)');
     expect(refused.map((s) => s.metric.reason)).toEqual(['budget_exceeded']);
@@ -163,8 +191,8 @@ describe("the chart's alert expressions, against Prometheus scraping a gateway u
     expect(Object.fromEntries(ratio.map((s) => [s.metric.key, Number(s.value[1])]))).toEqual({ capped: 0, budgeted: Number(spent.rows[0]?.nano) / 1e7 });
     const ledger = (await db.pool.query<{ account: string }>('SELECT account FROM account_ledger ORDER BY account')).rows.map((r) => r.account);
     expect(fired.SvcGatewayAccountBalanceLow?.map((m) => m.account).sort()).toEqual(ledger);
-    // The outage rule reads the states this gateway got from its probes: one per target and state.
-    expect((await prom.query('count(svc_gateway_upstream_state)'))[0]?.value[1]).toBe(String(3 * 5));
+    // The outage rule reads the states this gateway got from its probes: one per target and state (the McpServer's one).
+    expect((await prom.query('count(svc_gateway_upstream_state)'))[0]?.value[1]).toBe(String(4 * 5));
   });
 });
 
@@ -236,7 +264,7 @@ describe('SQL of spend.json, against the real schema', () => {
     }
     const total = (await db.pool.query<{ usd: string; n: string }>('SELECT sum(cost_usd)::text AS usd, count(*)::text AS n FROM usage_events')).rows[0];
     console.log(`${all.length} SQL queries equal to the raw-row sums (${total?.n} calls, ${total?.usd} USD):\n${report.join('\n')}`);
-    expect(Number(total?.n)).toBe(calls.length);
+    expect(Number(total?.n)).toBe(calls.length + mcp.calls);
   });
 
   it("agrees with Prometheus: spend, and each account's balance", async () => {

@@ -16,9 +16,21 @@ export interface Sample {
   value: [number, string];
 }
 
+export interface Alert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  state: 'pending' | 'firing';
+  activeAt: string;
+  value: string;
+}
+
 export interface TestPrometheus {
   url: string;
   query(expr: string): Promise<Sample[]>;
+  /** The alerts pending or firing now (/api/v1/alerts), from the `ruleFiles` it was started with. */
+  alerts(): Promise<Alert[]>;
+  /** Rule group evaluations so far (the latest lastEvaluation of every group, as ms since the epoch; 0: none yet). */
+  lastEvaluation(): Promise<number>;
   /** Scrapes of every target so far (up{} samples), to wait for a few more. */
   scrapes(): Promise<number>;
   stop(): Promise<void>;
@@ -26,12 +38,13 @@ export interface TestPrometheus {
 
 /** labels: target labels, as the ServiceMonitor's discovery adds them (namespace, container, pod); with `scrapeConfigs`
  * those jobs instead of the static targets (e.g. the pods a Service's endpoints name); `flags`: more command-line flags
- * (e.g. --enable-feature=exemplar-storage). */
+ * (e.g. --enable-feature=exemplar-storage); `ruleFiles`: rules files (`groups:`) it evaluates every second. */
 export async function startPrometheus(
   targets: string[],
   labels: Record<string, string> = {},
   scrapeConfigs?: object[],
   flags: string[] = [],
+  ruleFiles: string[] = [],
 ): Promise<TestPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-prom-'));
   const port = await freePort();
@@ -41,6 +54,7 @@ export async function startPrometheus(
     stringify({
       global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
       scrape_configs: scrapeConfigs ?? [{ job_name: 'svc-gateway', static_configs: [{ targets, labels }] }],
+      ...(ruleFiles.length > 0 ? { rule_files: ruleFiles } : {}),
     }),
   );
   const child: ChildProcess = spawn(
@@ -77,9 +91,20 @@ export async function startPrometheus(
     if (body.data.resultType !== 'vector') throw new Error(`PromQL ${expr}: a ${body.data.resultType}, not a vector`);
     return body.data.result;
   };
+  const api = async <T>(path: string): Promise<T> => {
+    const res = await fetch(`${url}/api/v1/${path}`);
+    const body = (await res.json()) as { status: string; error?: string; data?: T };
+    if (body.status !== 'success' || !body.data) throw new Error(`GET /api/v1/${path}: ${body.error ?? res.status}`);
+    return body.data;
+  };
   return {
     url,
     query,
+    alerts: async () => (await api<{ alerts: Alert[] }>('alerts')).alerts,
+    lastEvaluation: async () => {
+      const { groups } = await api<{ groups: Array<{ lastEvaluation: string }> }>('rules');
+      return Math.max(0, ...groups.map((g) => Date.parse(g.lastEvaluation)).filter((t) => Number.isFinite(t)));
+    },
     scrapes: async () => Number((await query('sum(count_over_time(up[1h]))'))[0]?.value[1] ?? 0),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {

@@ -363,6 +363,16 @@ describe('what the rendered objects promise', () => {
     expect(defaults.filter((d) => d.metadata.name.includes('exporter'))).toEqual([]);
   });
 
+  it("sets the exporter's reconciliation interval (a drift is a MoneyDrift Event on the Account)", async () => {
+    const env = async (set: string[]): Promise<string | undefined> =>
+      envOf(
+        container(find(parseDocs(await template('ns1', [], ['postgres.url=postgres://pg/usage', ...set])), 'Deployment', '-exporter')),
+        'SVC_RECONCILE_SECONDS',
+      )?.value;
+    expect(await env([])).toBe('60');
+    expect(await env(['exporter.reconcileSeconds=15'])).toBe('15');
+  });
+
   it('runs evaluation stores only when asked (redis.deploy, postgres.deploy), marked not for production, and uses them', async () => {
     expect(defaults.filter((d) => /-(redis|postgres)$/.test(d.metadata.name))).toEqual([]);
     const docs = parseDocs(await template('ns1', [], ['redis.deploy=true', 'postgres.deploy=true']));

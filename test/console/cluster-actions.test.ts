@@ -144,6 +144,9 @@ describe('console key actions in a cluster: 4xx, never a 500, and nothing change
       ['revoke, a sub-resource', alice.post('/dashboard/keys/revoke', { account: 'alpha', name: 'beta-key/status', confirm: 'beta-key/status' }), 400],
       ['rotate, a sub-resource', alice.post('/dashboard/keys/rotate', { account: 'alpha', name: 'beta-key/status', grace: 'now' }), 400],
       ['revoke, a path', alice.post('/dashboard/keys/revoke', { account: 'alpha', name: '../beta-key', confirm: '../beta-key' }), 400],
+      ["revoke page, another account's key", alice.get('/dashboard/keys/revoke?account=alpha&name=beta-private'), 404],
+      ["rotate page, another account's key", alice.get('/dashboard/keys/rotate?account=alpha&name=beta-private'), 404],
+      ['revoke page, no such key', alice.get('/dashboard/keys/revoke?account=alpha&name=nothing'), 404],
       ["revoke, another account's key", alice.post('/dashboard/keys/revoke', { account: 'alpha', name: 'beta-private', confirm: 'beta-private' }), 404],
       ["rotate, another account's key", alice.post('/dashboard/keys/rotate', { account: 'alpha', name: 'beta-private', grace: 'now' }), 404],
       [

@@ -5,6 +5,8 @@
 // Upstream models are the one fake (test/fakes, on the host); Redis and Postgres are real servers on the host, reached
 // by the pods through the node's address.
 import Anthropic from '@anthropic-ai/sdk';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +21,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { docExample } from '../helpers/docs.ts';
 import { until } from '../helpers/until.ts';
 import { apiKey } from '../helpers/manifests.ts';
+import { startSdkServer, type SdkUpstream } from '../helpers/mcp-upstreams.ts';
 import { callOfKind, mixedTraffic, script, trafficManifests, type Upstreams } from '../helpers/usage-traffic.ts';
 import { CHART, findHelm } from '../chart/helm.ts';
 import { startPrometheus, type TestPrometheus } from '../chart/prometheus.ts';
@@ -35,6 +38,9 @@ let cluster: E2eCluster;
 let redis: TestRedis;
 let db: TestPostgres;
 let upstream: FakeUpstream;
+/** An MCP server (the official SDK's) on the host, behind an McpServer: it answers only with its own credential. */
+let mcp: SdkUpstream;
+const MCP_TOKEN = 'mcp-upstream-credential-e2e-91b4';
 let gateway: Forward;
 let key = '';
 /** What `helm install` printed (its NOTES), and the key the NOTES' block made. */
@@ -254,7 +260,12 @@ beforeAll(async () => {
   tunablesBefore = (await run('sysctl', TUNABLES)).out;
   cluster = await e2eCluster();
   const host = cluster.hostAddress;
-  [redis, db, upstream] = await Promise.all([startRedis('e2e', { host }), startPostgres('e2e', { host }), startFakeUpstream('openai', host)]);
+  [redis, db, upstream, mcp] = await Promise.all([
+    startRedis('e2e', { host }),
+    startPostgres('e2e', { host }),
+    startFakeUpstream('openai', host),
+    startSdkServer(MCP_TOKEN, { host }),
+  ]);
 }, 60 * 60_000);
 
 afterAll(async () => {
@@ -267,7 +278,7 @@ afterAll(async () => {
         .map(([k, v]) => `  ${k}: ${v}`)
         .join('\n')}`,
     );
-  await Promise.allSettled([upstream?.close(), redis?.stop(), db?.stop()]);
+  await Promise.allSettled([upstream?.close(), mcp?.close(), redis?.stop(), db?.stop()]);
   await cluster?.stop();
 }, 10 * 60_000);
 
@@ -410,6 +421,91 @@ describe.sequential(`the chart on a real node`, () => {
     },
     5 * 60_000,
   );
+  it(
+    '3b. an McpServer applied with kubectl: Ready, its tools called through every gateway pod and the Service with a key, its credential injected, each call one usage row at its price',
+    async () => {
+      const agent = apiKey('mcp-agent', 'acme');
+      await apply([
+        ...agent.docs,
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tools-token' }, stringData: { authorization: `Bearer ${MCP_TOKEN}` } },
+        {
+          apiVersion: 'gateway.svc.dev/v1alpha1',
+          kind: 'McpServer',
+          metadata: { name: 'tools' },
+          spec: {
+            url: mcp.url,
+            headers: [{ name: 'Authorization', secretKeyRef: { name: 'tools-token', key: 'authorization' } }],
+            tools: { exclude: ['admin_*'] },
+            pricing: { perCallUsd: 0.001 },
+          },
+        },
+      ]);
+      // The operator accepted it: its Ready condition, as `kubectl get mcpservers` shows it.
+      const readyCondition = async (): Promise<string | undefined> =>
+        (await kjson<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(['get', 'mcpserver', '-n', NS, 'tools'])).status?.conditions?.find(
+          (c) => c.type === 'Ready',
+        )?.status;
+      await until(async () => (await readyCondition()) === 'True', 60_000, 'the McpServer is Ready', 500).catch(async (err: unknown) => {
+        throw new Error(`${String(err)}\n${await kubectl(['get', 'mcpserver', '-n', NS, 'tools', '-o', 'yaml'])}\n${await diagnose()}`);
+      });
+      await knownEverywhere(agent.key);
+      const connect = async (url: string): Promise<Client> => {
+        let client: Client | undefined;
+        // Until the pod has the McpServer (the operator's config reaches each gateway through Redis).
+        await until(
+          async () => {
+            const c = new Client({ name: 'e2e-agent', version: '1.0.0' });
+            const ok = await c
+              .connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${agent.key}` } } }))
+              .then(() => true)
+              .catch(() => false);
+            if (ok) client = c;
+            return ok;
+          },
+          60_000,
+          `an MCP session at ${url}`,
+          500,
+        );
+        return client as Client;
+      };
+      // Every gateway pod serves it...
+      const all = await gatewayPods();
+      for (const p of all) {
+        const client = await connect(`${p.url}/mcp/tools`);
+        expect((await client.callTool({ name: 'echo', arguments: { text: p.name } })).content).toEqual([{ type: 'text', text: p.name }]);
+        await client.close();
+      }
+      // ...and so does the Service, whichever pod each request of the session lands on: /mcp with the tools prefixed.
+      const client = await connect(`${gateway.url}/mcp`);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['tools__echo', 'tools__fail', 'tools__notify', 'tools__slow']);
+      expect((await client.callTool({ name: 'tools__echo', arguments: { text: 'through the Service' } })).content).toEqual([
+        { type: 'text', text: 'through the Service' },
+      ]);
+      await client.close();
+      expect(mcp.calls.filter((c) => c === 'echo')).toHaveLength(all.length + 1);
+      expect(new Set(mcp.authorizations)).toEqual(new Set([`Bearer ${MCP_TOKEN}`]));
+      // Each call is one usage row, exported by the exporter pod: endpoint mcp, the tool, its price (0.001 USD).
+      const rows = async (): Promise<Array<{ endpoint: string; requested_model: string; upstream: string; status: number; cost_nano: string }>> =>
+        (
+          await db.pool.query<{ endpoint: string; requested_model: string; upstream: string; status: number; cost_nano: string }>(
+            "SELECT endpoint, requested_model, upstream, status, cost_nano FROM usage_events WHERE api_key = 'mcp-agent'",
+          )
+        ).rows;
+      await until(async () => (await rows()).length >= all.length + 1, 60_000, `${all.length + 1} usage rows for the MCP calls`, 500);
+      const got = await rows();
+      expect(got).toHaveLength(all.length + 1);
+      for (const r of got)
+        expect({ ...r, cost_nano: Number(r.cost_nano) }).toEqual({
+          endpoint: 'mcp',
+          requested_model: 'tools/echo',
+          upstream: 'tools',
+          status: 200,
+          cost_nano: 1_000_000,
+        });
+    },
+    5 * 60_000,
+  );
+
   it(
     '4. helm upgrade (a rolling restart of the gateways) under steady calls: 0 failed, 0 usage rows lost or doubled',
     async () => {

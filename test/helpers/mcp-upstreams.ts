@@ -1,13 +1,15 @@
 // Real MCP servers behind the gateway in tests: the reference server `@modelcontextprotocol/server-everything`
-// (its streamableHttp mode, a child process), and servers written with the official SDK in the test, which check
-// the upstream credential the gateway must inject and count the requests still open at the upstream.
+// (its streamableHttp mode, a child process), the conformance suite's reference server (a pinned copy of its source,
+// a child process), and servers written with the official SDK in the test, which check the upstream credential the
+// gateway must inject and count the requests still open at the upstream.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import ts from 'typescript';
 import { z } from 'zod';
 import { freePort } from './host.ts';
 import { ROOT } from './process.ts';
@@ -45,15 +47,58 @@ export async function startEverything(): Promise<Upstream & { output: () => stri
   };
 }
 
+/**
+ * The MCP conformance suite's reference server (modelcontextprotocol/conformance v0.1.16,
+ * examples/servers/typescript/everything-server.ts, kept unmodified with its licence in test/mcp/testdata/), on a free
+ * port (it listens on /mcp). Its source imports types as values, which Node's type stripping refuses, so TypeScript
+ * transpiles it (as tsx would) and Node runs the result from the repository's root, where its imports resolve.
+ */
+export async function startConformanceServer(): Promise<Upstream & { output: () => string }> {
+  const source = readFileSync(join(ROOT, 'test', 'mcp', 'testdata', 'conformance-server', 'everything-server.ts'), 'utf8');
+  const js = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+  }).outputText;
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin?.end(js);
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  await until(() => output.includes('MCP endpoint'), 60_000).catch(() => {
+    child.kill();
+    throw new Error(
+      `the conformance reference server did not start (npm install gives its imports: @modelcontextprotocol/sdk, express, cors, zod):\n${output}`,
+    );
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    output: () => output,
+    close: async () => {
+      if (child.exitCode === null) {
+        child.kill();
+        await new Promise((r) => child.once('exit', r));
+      }
+    },
+  };
+}
+
 export interface SdkUpstream extends Upstream {
   /** Requests the server is still answering (a client gone through the gateway must leave none). */
   open(): number;
+  /** TCP connections the server has accepted so far. */
+  connections(): number;
   /** Authorization headers it received (the gateway's credential, never the client's key). */
   authorizations: string[];
   /** tools/call requests it received, by tool. */
   calls: string[];
-  /** Sessions it keeps open (a DELETE or the gateway's idle TTL ends one). */
+  /** Sessions it keeps open (initialized and not yet ended by DELETE). */
   sessions(): number;
+  /** DELETE requests it received (sessions ended by their client). */
+  deletes(): number;
 }
 
 /**
@@ -62,10 +107,11 @@ export interface SdkUpstream extends Upstream {
  * sends tools/list_changed on its GET stream) and admin_delete; a resource note://one and a prompt greet. It
  * answers 401 unless the request carries `Authorization: Bearer <token>`.
  */
-export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean } = {}): Promise<SdkUpstream> {
+export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean; keepAliveMs?: number; host?: string } = {}): Promise<SdkUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const authorizations: string[] = [];
   const calls: string[] = [];
+  let deletes = 0;
   let open = 0;
   const build = (): McpServer => {
     const s = new McpServer({ name: 'sdk-test-upstream', version: '1.0.0' });
@@ -119,6 +165,7 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
     }
     open++;
     res.on('close', () => open--);
+    if (req.method === 'DELETE') deletes++;
     void (async () => {
       const sid = req.headers['mcp-session-id'];
       let t = typeof sid === 'string' ? transports.get(sid) : undefined;
@@ -139,13 +186,21 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
       await t.handleRequest(req, res);
     })();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  let connections = 0;
+  server.on('connection', () => connections++);
+  // Node's default is 5 s; a test may keep idle connections longer, as servers behind other proxies do.
+  if (opts.keepAliveMs !== undefined) server.keepAliveTimeout = opts.keepAliveMs;
+  // Loopback unless a test's pods must reach it (the node's address the end-to-end test gives).
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((r) => server.listen(0, host, r));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://${host}:${port}/mcp`,
     open: () => open,
+    connections: () => connections,
     authorizations,
     calls,
+    deletes: () => deletes,
     sessions: () => transports.size,
     close: async () => {
       for (const t of transports.values()) await t.close();

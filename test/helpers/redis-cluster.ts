@@ -27,6 +27,8 @@ export interface ClusterNode {
   kill(): Promise<void>;
   /** Starts a killed node again on its port and data dir: it rejoins the Cluster (a killed master as a replica). */
   restart(): Promise<void>;
+  /** The redis-server process id while alive (to SIGSTOP a replica so that it lags behind). */
+  pid(): number | undefined;
 }
 
 export interface TestRedisCluster {
@@ -40,6 +42,8 @@ export interface TestRedisCluster {
   nodes: ClusterNode[];
   /** The node serving `key`'s slot as master now. */
   masterOf(key: string): Promise<ClusterNode>;
+  /** The live replica of a master. */
+  replicaOf(master: ClusterNode): Promise<ClusterNode>;
   /** Waits until every live node says cluster_state:ok and every slot has a live master. */
   waitHealthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -155,6 +159,7 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
       owned: false,
       nodes: [],
       masterOf: () => Promise.reject(new Error('cannot tell the nodes of a Cluster this test did not start')),
+      replicaOf: () => Promise.reject(new Error('cannot tell the nodes of a Cluster this test did not start')),
       waitHealthy: async () => {},
       stop: async () => {
         for (const k of await scanAll(client, `${prefix}:*`)) await client.del(k);
@@ -195,6 +200,7 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
           children[i] = await spawnNode(port, busPort, dir, opts.extraArgs ?? []);
           node.alive = true;
         },
+        pid: () => children[i]?.pid,
       };
       nodes.push(node);
     }
@@ -262,6 +268,19 @@ export async function startRedisCluster(name: string, opts: { extraArgs?: string
       const node = nodes.find((x) => x.port === port);
       if (!node) throw new Error(`no master found for slot ${slot}`);
       return node;
+    },
+    replicaOf: async (master: ClusterNode) => {
+      for (const n of nodes.filter((x) => x.alive && x !== master)) {
+        const c = new Redis({ port: n.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        c.on('error', () => {});
+        try {
+          await c.connect();
+          if (String(await c.info('replication')).includes(`master_port:${master.port}\r`)) return n;
+        } finally {
+          c.disconnect();
+        }
+      }
+      throw new Error(`no live replica of the master on port ${master.port}`);
     },
     stop: async () => {
       client.disconnect();

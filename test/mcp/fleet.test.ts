@@ -130,11 +130,11 @@ describe('money and limits across replicas', () => {
 
     const urls = fleet.procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null).map((p) => p.url);
     const answers = await Promise.all(Array.from({ length: N }, (_, i) => rawCall(urls[i % urls.length] as string, sid, i + 1, 'echo')));
+    // Every answer is a result or the budget refusal: anything else (an upstream failure, -32006) is shown whole. The
+    // gateway once reused an upstream connection the server was closing and lost a call that way (upstream-idle.test.ts).
     const served = answers.filter((a) => a.result !== undefined);
-    const refused = answers.filter((a) => a.error !== undefined);
-    expect(served, JSON.stringify(answers)).toHaveLength(N - 1);
-    expect(refused).toHaveLength(1);
-    expect(refused[0]?.error).toMatchObject({ code: -32005, data: { type: 'budget_exceeded' } });
+    const refused = answers.filter((a) => a.error?.code === -32005 && a.error.data?.type === 'budget_exceeded');
+    expect({ served: served.length, refused: refused.length }, JSON.stringify(answers)).toEqual({ served: N - 1, refused: 1 });
     await until(async () => (await store.ledger('acme')).openHolds === 0, 10_000, 'every hold settled');
     expect((await store.ledger('acme')).spentNano - before.spentNano).toBe((N - 1) * PRICE_NANO);
     await client.close();

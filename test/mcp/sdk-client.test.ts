@@ -104,6 +104,13 @@ describe('/mcp', () => {
     await client.close();
     const events = gw.sink.events.slice(before).filter((e) => e.endpoint === 'mcp');
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ endpoint: 'mcp', requestedModel: 'tools/echo', servedModel: 'tools/echo', upstream: 'tools', status: 200, costNano: 0 });
+    expect(events[0]).toMatchObject({
+      endpoint: 'mcp',
+      requestedModel: 'mcp:tools/echo',
+      servedModel: 'mcp:tools/echo',
+      upstream: 'tools',
+      status: 200,
+      costNano: 0,
+    });
   });
 });

@@ -163,11 +163,12 @@ describe('Redis over TLS with ACL users', () => {
         await admin.close();
       }
       // The operator's spend refresh of status reads this month's spend with its user (its leader also writes it back
-      // when it rebuilds a Redis that lost its data), and cannot touch holds or usage.
+      // when it rebuilds a Redis that lost its data; and releases the holds of settles a promoted replica missed, when it
+      // catches one up), and cannot touch the rate windows or usage.
       const spend = await op.monthSpend('acme', ['k1'], new Date().toISOString().slice(0, 7));
       expect(spend.keyMonthNano.k1).toBeGreaterThan(0);
       expect(spend.accountMonthNano).toBeGreaterThanOrEqual(spend.keyMonthNano.k1 as number);
-      await refused(op.redis, 'HSET', 'svc:{a:acme}:holdrec', 'x', '1');
+      await refused(op.redis, 'HSET', 'svc:{a:acme}:tpmn:k1', 'x', '1');
       await refused(op.redis, 'XADD', 'svc:{a:acme}:usage', '*', 'v', '1');
 
       const ex = await connectRedis(conn('exporter'));

@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
 import { mockEmbedding, mockReply, mockTokens, promptText } from './reply.ts';
+import { mockCompletions, mockModerations, mockRerank } from './text.ts';
 
 interface ChatBody {
   model: string;
@@ -30,8 +31,19 @@ export class MockProvider implements Provider {
         return this.chat(JSON.parse(call.body) as ChatBody, call, mock.chunkDelayMs);
       case 'embeddings':
         return { kind: 'json', status: 200, body: JSON.stringify(embeddings(JSON.parse(call.body) as EmbeddingsBody)) };
+      case 'completions':
+        return mockCompletions(JSON.parse(call.body) as Parameters<typeof mockCompletions>[0], call.stream, mock.chunkDelayMs, call.signal);
+      case 'rerank':
+        return mockRerank(JSON.parse(call.body) as Parameters<typeof mockRerank>[0]);
+      case 'moderations':
+        return mockModerations(JSON.parse(call.body) as Parameters<typeof mockModerations>[0]);
       default:
-        return { kind: 'error', status: 404, body: '{"error":{"message":"mock serves chat and embeddings"}}', retryAfter: undefined };
+        return {
+          kind: 'error',
+          status: 404,
+          body: '{"error":{"message":"mock serves chat, embeddings, completions, rerank and moderations"}}',
+          retryAfter: undefined,
+        };
     }
   }
 

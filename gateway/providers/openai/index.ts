@@ -2,7 +2,15 @@
 import { HttpTransport } from '../http-send.ts';
 import { credentialValue, type Operation, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
 
-const PATHS: Partial<Record<Operation, string>> = { chat: '/chat/completions', embeddings: '/embeddings', responses: '/responses' };
+// Rerank: Jina, Voyage and vLLM serve {base}/v1/rerank, Cohere {base}/v2/rerank (its baseUrl ends in /v2).
+const PATHS: Partial<Record<Operation, string>> = {
+  chat: '/chat/completions',
+  embeddings: '/embeddings',
+  responses: '/responses',
+  completions: '/completions',
+  rerank: '/rerank',
+  moderations: '/moderations',
+};
 
 export class OpenAIProvider implements Provider {
   readonly protocol = 'openai' as const;

@@ -18,9 +18,10 @@ if not now or not rpm or not tpm or not budget or not tonumber(ARGV[11]) then
   return redis.error_reply('svc: admit needs numeric now, limits and deadline')
 end
 
--- Redis lost the account's money (restarted empty, flushed, failed over to a replica that had none): no admission
--- on it until it is rebuilt from the record.
-if money_missing(acct) then return redis.error_reply(UNREADY) end
+-- Redis lost the account's money (restarted empty, flushed, failed over to a replica that had none), or serves it
+-- from a promoted replica not yet checked against the record: no admission on it until it is rebuilt or caught up.
+local refused = money_refusal(acct)
+if refused then return refused end
 
 reclaim(acct, holds, holdrec, held, now)
 -- The same call admitted twice (a resent command) holds once.

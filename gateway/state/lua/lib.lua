@@ -44,9 +44,17 @@ end
 -- An account's money state is in Redis when its record holds `trial` (set once, when the trial is granted or
 -- restored). Without it Redis lost its data (or the account was never published): money scripts refuse, so the
 -- gateway answers 503 until the state is rebuilt from the Postgres ledger (gateway/state/money-guard.ts).
+-- On a Redis Cluster with a ledger, the record also holds `node`: the id of the master on which the account's money
+-- was last checked against the ledger. Another node serving it is a replica promoted since, which may have missed the
+-- last settles (asynchronous replication): the money scripts refuse until the account is caught up from the ledger
+-- (catch-up.lua). A replica copies `node` as it is, so only a promotion makes the two differ.
 local UNREADY = 'SVCUNREADY the account\'s money state is not in Redis (lost; waiting for its rebuild)'
-local function money_missing(acct)
-  return redis.call('HEXISTS', acct, 'trial') == 0
+local STALE = 'SVCUNREADY the account\'s money is on a promoted replica (waiting for its check against the ledger)'
+local function money_refusal(acct)
+  local m = redis.call('HMGET', acct, 'trial', 'node')
+  if not m[1] then return redis.error_reply(UNREADY) end
+  if m[2] and m[2] ~= redis.call('CLUSTER', 'MYID') then return redis.error_reply(STALE) end
+  return nil
 end
 
 local function parse_hold(rec)

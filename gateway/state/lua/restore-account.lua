@@ -41,6 +41,9 @@ for field, v in pairs(r.spend or {}) do add(spend, field, v) end
 local entries = r.billing or {}
 for i = #entries, 1, -1 do redis.call('LPUSH', billing, entries[i]) end
 redis.call('HSET', acct, 'restored', '1')
+-- On a Redis Cluster: checked against the ledger on this node (lib.lua money_refusal).
+local me = redis.pcall('CLUSTER', 'MYID')
+if type(me) == 'string' then redis.call('HSET', acct, 'node', me) end
 -- Last: `trial` is what admission checks; without it (never granted) the next publish grants it once.
 if type(r.trial) == 'string' then redis.call('HSET', acct, 'trial', r.trial) end
 return 1

@@ -18,8 +18,10 @@ if not now or not tonumber(ARGV[8]) or not tonumber(ARGV[10]) then
 end
 
 -- Not on a Redis that lost the account's money: the settle is retried (idempotent) and lands after the rebuild, on
--- top of the spend restored from Postgres, so the rebuild never counts it twice.
-if money_missing(acct) then return redis.error_reply(UNREADY) end
+-- top of the spend restored from Postgres, so the rebuild never counts it twice. On a promoted replica not checked
+-- yet, likewise: the catch-up marks the settles the ledger has as settled first, so a retry of one of them is a no-op.
+local refused = money_refusal(acct)
+if refused then return refused end
 
 reclaim(acct, holds, holdrec, held, now)
 if redis.call('ZSCORE', settled, id) then return 0 end

@@ -4,8 +4,14 @@
 -- Returns {credited, spent, key's spend this month, account's spend this month, key's cache hits this month, what
 -- they saved}.
 -- Redis lost the account's money (no `trial` in its record): 503 until the rebuild, never a balance of 0.
-if redis.call('HEXISTS', KEYS[1], 'trial') == 0 then
+-- On a promoted replica not yet checked against the ledger (`node` is another's, lib.lua), likewise: its balance may
+-- miss the last settles.
+local m = redis.call('HMGET', KEYS[1], 'trial', 'node')
+if not m[1] then
   return redis.error_reply('SVCUNREADY the account\'s money state is not in Redis (lost; waiting for its rebuild)')
+end
+if m[2] and m[2] ~= redis.call('CLUSTER', 'MYID') then
+  return redis.error_reply('SVCUNREADY the account\'s money is on a promoted replica (waiting for its check against the ledger)')
 end
 local a = redis.call('HMGET', KEYS[1], 'credited', 'spent')
 local m = ARGV[1] .. '|' .. ARGV[2]

@@ -3,9 +3,11 @@
 // the credits and billing entries Redis applied (idempotent). Spend: Redis's `spent` against usage_daily, counting the
 // events still in the account's stream (not exported yet) and leaving out the ones exported after the check began, so
 // traffic during the check is no drift. A drift is measured twice in a row and reported only when both agree: as
-// svc_money_drift_usd{account,field}, and a log line naming the account and the amount.
+// svc_money_drift_usd{account,field}, a log line naming the account and the amount, and in <p>:money:drift
+// (gateway/contract/money-drift.ts), from which the operator's leader records a MoneyDrift Event on the Account.
 import type pg from 'pg';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { driftLogMessage, driftRecordJson, type Drift, type DriftField } from '../../contract/money-drift.ts';
 import { accountKeys, redisKeys } from '../../contract/redis-keys.ts';
 import { snapshot as snapshotSchema } from '../../contract/snapshot.ts';
 import { RedisBilling } from '../../state/billing-ledger.ts';
@@ -14,13 +16,11 @@ import { recordBillingEntries } from '../postgres/billing-credits.ts';
 import { syncCredits } from './credit-sync.ts';
 import type { Log } from './log.ts';
 
-export type DriftField = 'credited' | 'spent';
-export interface Drift {
-  account: string;
-  field: DriftField;
-  /** Redis minus the record (nano-USD): above 0, Redis would let the account spend money it does not have. */
-  driftNano: number;
-}
+export type { Drift, DriftField };
+
+/** The published findings outlive a few missed checks, then expire (an exporter gone reports nothing stale). */
+const PUBLISHED_CHECKS = 3;
+const PUBLISHED_MIN_MS = 60_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -86,6 +86,7 @@ export class MoneyReconciler {
   private readonly runs: Counter<'result'>;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<Drift[]> | null = null;
+  private publishWarned = false;
 
   constructor(o: ReconcilerOptions) {
     this.o = o;
@@ -148,12 +149,24 @@ export class MoneyReconciler {
         const d = first[i] === second[i] ? (second[i] as number) : 0;
         this.drift.set({ account, field }, d / 1e9);
         if (d === 0) return;
-        found.push({ account, field, driftNano: d });
-        this.o.log.error(
-          { account, field, driftNano: d, driftUsd: d / 1e9 },
-          `Money drift: account ${account}: Redis's ${field} is ${d > 0 ? 'above' : 'below'} the Postgres ledger's by ${Math.abs(d) / 1e9} USD`,
-        );
+        const drift: Drift = { account, field, driftNano: d };
+        found.push(drift);
+        this.o.log.error({ account, field, driftNano: d, driftUsd: d / 1e9 }, driftLogMessage(drift));
       });
+    }
+    // For the operator's leader (it has Kubernetes access): the Events on the Accounts. Best effort: a Redis user made
+    // before this key existed may not write it; the metric and the log line above still tell the drift.
+    const ttl = Math.max(PUBLISHED_CHECKS * this.o.everyMs, PUBLISHED_MIN_MS);
+    try {
+      await redis.set(redisKeys(prefix).moneyDrift, driftRecordJson(found, new Date()), 'PX', ttl);
+    } catch (err) {
+      if (!this.publishWarned) {
+        this.publishWarned = true;
+        this.o.log.warn(
+          { err: err instanceof Error ? err.message : String(err), key: redisKeys(prefix).moneyDrift },
+          "Could not publish the drift for the operator's MoneyDrift Events (may the exporter's Redis user SET this key?); the metric and the log still report it",
+        );
+      }
     }
     return found;
   }

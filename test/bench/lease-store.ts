@@ -1,0 +1,114 @@
+// Admission and settle through the Redis store with leases off and on, side by side (`npm run bench -- --leases`
+// runs this instead of the comparison): admit+settle pairs, 32 at a time, on one key far from its caps, with the
+// gateway's own CPU, redis-server's CPU and the scripts Redis ran, per pair. The HTTP bench's subjects
+// (gateway-redis, gateway-redis-leases) measure the same through the whole gateway.
+import { feeShareNano } from '../../gateway/contract/money.ts';
+import { RedisStore } from '../../gateway/state/redis-store.ts';
+import { account, keyRec, snapshot } from '../../gateway/state/store-suite-fixtures.ts';
+import type { Hold } from '../../gateway/state/store.ts';
+import { cpuSeconds, type Proc } from './procs.ts';
+import { redis } from './subjects.ts';
+
+const PAIRS = 20_000;
+const CONCURRENCY = 32;
+
+export interface LeaseFigures {
+  mode: 'per call' | 'leases';
+  pairsPerSec: number;
+  gatewayCpuUs: number;
+  redisCpuUs: number;
+  scriptsPerPair: number;
+  heapAfterMb: number;
+}
+
+async function scripts(store: RedisStore): Promise<number> {
+  const info = await store.redis.info('commandstats');
+  return [...info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
+async function run(server: Proc, leases: boolean, pairs: number): Promise<LeaseFigures> {
+  const store = await RedisStore.connect({ url: `redis://127.0.0.1:${server.port}`, prefix: `bench-${leases ? 'on' : 'off'}`, leases: leases ? {} : null });
+  const acct = account({ trialCreditNano: 1e15 });
+  const key = keyRec({ rpm: 10_000_000, tpm: 10_000_000_000 });
+  await store.applyConfig(snapshot([acct]), [key]);
+  let seq = 0;
+  const one = async (): Promise<void> => {
+    const now = Date.now();
+    const id = `b-${leases ? 1 : 0}-${++seq}`;
+    const d = await store.admit({ eventId: id, key, account: acct, tokens: 100, holdNano: 5000, now });
+    if (!d.ok) throw new Error(`refused: ${d.code}`);
+    const h: Hold = d.hold;
+    await store.settle(h, { costNano: 3000, tokens: 80, event: event(h, now) });
+  };
+  const worker = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i++) await one();
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, () => worker(200))); // warm up
+  await store.leases?.flushAll();
+  const s0 = await scripts(store);
+  const r0 = cpuSeconds(server.pid);
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, () => worker(Math.ceil(pairs / CONCURRENCY))));
+  await store.leases?.flushAll();
+  const ms = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  const r = cpuSeconds(server.pid) - r0;
+  const done = Math.ceil(pairs / CONCURRENCY) * CONCURRENCY;
+  const used = (await scripts(store)) - s0;
+  await store.close();
+  globalThis.gc?.();
+  return {
+    mode: leases ? 'leases' : 'per call',
+    pairsPerSec: Math.round((done / ms) * 1000),
+    gatewayCpuUs: Math.round(((c.user + c.system) / done) * 10) / 10,
+    redisCpuUs: Math.round(((r * 1e6) / done) * 10) / 10,
+    scriptsPerPair: Math.round((used / done) * 100) / 100,
+    heapAfterMb: Math.round(process.memoryUsage().heapUsed / 1e5) / 10,
+  };
+}
+
+function event(h: Hold, now: number): Parameters<RedisStore['settle']>[1]['event'] {
+  return {
+    eventId: h.id,
+    createdAt: new Date(now).toISOString(),
+    account: h.account,
+    apiKey: h.key,
+    taskType: null,
+    endpoint: 'chat.completions',
+    requestedModel: 'm',
+    servedModel: 'm',
+    upstream: 't',
+    fallback: false,
+    fallbackReason: null,
+    status: 200,
+    errorCode: null,
+    stream: false,
+    inputTokens: 40,
+    outputTokens: 40,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: 3000,
+    feeNano: feeShareNano(3000),
+    latencyMs: 1,
+    ttftMs: 1,
+  };
+}
+
+/** Per call, then leases, then per call and leases again (the second pair shows the noise of the machine). */
+export async function leaseBench(pairs = PAIRS): Promise<LeaseFigures[]> {
+  const server = await redis();
+  try {
+    const out: LeaseFigures[] = [];
+    for (const on of [false, true, false, true]) out.push(await run(server, on, pairs));
+    return out;
+  } finally {
+    await server.stop();
+  }
+}
+
+export function leaseTable(rows: LeaseFigures[]): string {
+  const head =
+    '| store | admit+settle pairs/s | gateway CPU per pair (µs) | redis-server CPU per pair (µs) | scripts per pair |\n| --- | --- | --- | --- | --- |';
+  return [head, ...rows.map((r) => `| ${r.mode} | ${r.pairsPerSec} | ${r.gatewayCpuUs} | ${r.redisCpuUs} | ${r.scriptsPerPair} |`)].join('\n');
+}
