@@ -84,6 +84,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     timeouts: opts.timeouts,
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
+    mcp: opts.mcp,
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
   // gateway's upstream outcomes are added to the board every 5 s in one pipeline.

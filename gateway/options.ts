@@ -12,6 +12,7 @@ import { listenHost } from './lifecycle/listen-host.ts';
 import { PEPPER_REQUIRED, redisOptionsFromEnv } from './state/redis-env.ts';
 import type { RedisStoreOptions } from './state/redis-store.ts';
 import type { History } from './availability/history.ts';
+import { mcpSettingsFromEnv, type McpSettings } from './mcp/settings.ts';
 import { SETTLE_DURABILITIES, type SettleDurability } from './usage/durable-settle.ts';
 
 export type Env = Record<string, string | undefined>;
@@ -68,6 +69,10 @@ Environment:
   SVC_TRUST_MASK_PRIVATE_HOSTS  1: /trust shows private upstream hosts (10.x, *.internal, single-label…) masked (0)
   SVC_PROBE_INTERVAL_SECONDS  availability probes of every target, unless its ModelRoute sets spec.probe (180; at least 5)
   SVC_PROBE_CONCURRENCY  availability probes in flight at most; the others wait their turn (32)
+  SVC_MCP_SESSION_IDLE_MS  an MCP session (/mcp, /mcp/<server>) with no request for this long is ended: its
+                         upstream sessions closed (DELETE), its id answered 404 (1800000; 0 = only when its upstream ends it)
+  SVC_MCP_ALLOWED_ORIGINS  browser origins allowed on /mcp (scheme://host[:port], comma-separated); a request
+                         with any other Origin is refused (DNS-rebinding protection). Default: none
   SVC_SECURITY_CONTACT   /trust and /.well-known/security.txt: e-mail addresses or URLs, comma-separated
   SVC_SECURITY_TXT_EXPIRES  security.txt Expires (ISO date; default 180 days ahead)   SVC_PUBLIC_URL  its Canonical
 
@@ -85,6 +90,8 @@ interface CommonOptions {
   logLevel: string;
   /** SVC_CACHE_ACCOUNT_MAX_BYTES: the response cache's per-account byte budget. */
   cacheAccountBytes: number;
+  /** SVC_MCP_SESSION_IDLE_MS, SVC_MCP_ALLOWED_ORIGINS. */
+  mcp: McpSettings;
   /** SVC_SETTLE_DURABILITY with its DATABASE_URL: where a call's usage event must be before its answer ends. */
   settle: { durability: 'redis' } | { durability: 'postgres'; databaseUrl: string };
   /** The environment, for the parts that read settings of their own (the console). */
@@ -164,6 +171,7 @@ function common(args: Args, env: Env): CommonOptions {
     trustProxy: trustProxyFromEnv(env),
     logLevel: env.LOG_LEVEL || 'info',
     cacheAccountBytes: cacheAccountBytes(env),
+    mcp: mcpSettingsFromEnv(env),
     settle: settleOf(env),
     env,
   };

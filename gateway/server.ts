@@ -13,6 +13,7 @@ import { lazyChildLogger } from './http/lazy-logger.ts';
 import { Metrics } from './http/metrics.ts';
 import type { TracingSdk } from './tracing/start.ts';
 import { mcpRoutes } from './http/mcp-routes.ts';
+import type { McpSettings } from './mcp/settings.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
@@ -42,6 +43,8 @@ export interface BuildOptions {
   tracing?: TracingSdk | null;
   /** SVC_CACHE_ACCOUNT_MAX_BYTES as parsed: the response cache's per-account byte budget (default 64 MiB). */
   cacheAccountBytes?: number;
+  /** /mcp's settings (SVC_MCP_*); default: gateway/mcp/settings.ts. */
+  mcp?: McpSettings;
   /** SVC_SETTLE_DURABILITY=postgres: settle (the store writes the event to Postgres) before the answer ends. */
   settleBeforeAnswer?: boolean;
 }
@@ -116,7 +119,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     { prefix: '/anthropic' },
   );
   // MCP (gateway/mcp/): JSON-RPC errors of its own.
-  await app.register(mcpRoutes(deps, opts.tracing?.mcp), { prefix: '/mcp' });
+  await app.register(mcpRoutes(deps, opts.tracing?.mcp, opts.mcp), { prefix: '/mcp' });
   app.addHook('onClose', async () => {
     await opts.tracing?.shutdown();
     await deps.providers.close();

@@ -91,6 +91,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     trustProxy: opts.trustProxy,
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
+    mcp: opts.mcp,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

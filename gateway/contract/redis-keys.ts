@@ -87,6 +87,8 @@ export interface RedisKeys {
   availability: (part: string) => string;
   consoleSession: (idHash: string) => string;
   consoleSignIn: (address: string) => string;
+  /** MCP sessions' last use (sorted set) and records (hash), for the idle TTL; one Cluster slot. */
+  mcpSessions: { idle: string; records: string };
 }
 
 /** The keys of one account, all hash-tagged {a:<account>} so they share a Cluster slot. */
@@ -134,5 +136,6 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     availability: (part) => `${prefix}:{avail}:${part}`,
     consoleSession: (idHash) => `${prefix}:console:session:${idHash}`,
     consoleSignIn: (address) => `${prefix}:console:signin:${address}`,
+    mcpSessions: { idle: `${prefix}:{mcp}:sessions:idle`, records: `${prefix}:{mcp}:sessions` },
   };
 }

@@ -33,6 +33,11 @@ async function corsHook(app: FastifyInstance): Promise<void> {
   const always = corsHeaders();
   // Callback style: an async hook costs a promise and a microtask on every request.
   app.addHook('onRequest', (req, reply, done) => {
+    // /mcp has its own rules (an allowed list of origins: DNS-rebinding protection), in mcp-routes.ts.
+    if (req.url === '/mcp' || req.url.startsWith('/mcp/') || req.url.startsWith('/mcp?')) {
+      done();
+      return;
+    }
     void reply.headers(always);
     if (req.method !== 'OPTIONS') {
       done();

@@ -6,11 +6,14 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { GatewayError } from '../errors/catalog.ts';
 import type { McpAnswer } from '../mcp/answer.ts';
 import { deleteAll, postAll } from '../mcp/aggregate.ts';
+import { getAll } from '../mcp/aggregate-stream.ts';
 import type { McpContext } from '../mcp/context.ts';
 import type { McpTracer } from '../mcp/trace.ts';
 import { readMessage, RPC, RpcRefusal, rpcError, type ClientMessage } from '../mcp/jsonrpc.ts';
 import { deleteOne, getOne, postOne } from '../mcp/one.ts';
-import { SessionSealer } from '../mcp/session-id.ts';
+import { McpSessions } from '../mcp/sessions.ts';
+import { closeUpstreams } from '../mcp/close.ts';
+import { DEFAULT_MCP_SETTINGS, type McpSettings } from '../mcp/settings.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { keyCacheOf } from '../pipeline/key-cache.ts';
@@ -71,10 +74,20 @@ function errorAnswer(err: FastifyError | Error): McpAnswer {
   return { kind: 'json', status: 500, body: rpcError(null, RPC.internalError, 'The gateway failed to process the request.') };
 }
 
+/** What a page of an allowed origin may send, and read of the answer (the session id above all). */
+const ALLOW_HEADERS = 'authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id';
+const EXPOSE_HEADERS = 'mcp-session-id, mcp-protocol-version, www-authenticate, retry-after';
+
 /** `tracer`: present while tracing is on; each POSTed message is a span (gateway/tracing/mcp-trace.ts). */
-export function mcpRoutes(deps: GatewayDeps, tracer?: McpTracer): (app: FastifyInstance) => Promise<void> {
-  const sealer = new SessionSealer(deps.pepper);
+export function mcpRoutes(deps: GatewayDeps, tracer?: McpTracer, settings: McpSettings = DEFAULT_MCP_SETTINGS): (app: FastifyInstance) => Promise<void> {
+  const allowedOrigins = new Set(settings.allowedOrigins);
+  const sessions = new McpSessions(deps.pepper, deps.store.mcpSessions, settings.idleMs);
   return async (app) => {
+    const stopSweep = sessions.sweep({
+      close: closeUpstreams(() => deps.config.current()),
+      warn: (message, err) => deps.log.warn({ error: err instanceof Error ? err.message : String(err) }, message),
+    });
+    app.addHook('onClose', async () => stopSweep());
     app.decorateRequest('mcpCaller', null);
     app.setErrorHandler((err: FastifyError, req, reply) => {
       if (reply.sent || reply.raw.headersSent) return;
@@ -87,10 +100,30 @@ export function mcpRoutes(deps: GatewayDeps, tracer?: McpTracer): (app: FastifyI
     );
     app.addHook('onRequest', async (req, reply) => {
       // Browsers send Origin; MCP clients (SDKs, Claude Code, Codex) do not. A page on any site could otherwise
-      // reach a gateway on the visitor's network through DNS rebinding.
-      if (header(req, 'origin') !== null) {
-        void reply.header('connection', 'close');
-        throw new RpcRefusal(403, RPC.forbidden, 'Requests with an Origin header (browsers) are refused on /mcp: DNS-rebinding protection.');
+      // reach a gateway on the visitor's network through DNS rebinding: only the origins of SVC_MCP_ALLOWED_ORIGINS
+      // pass, with CORS headers that let their pages read the session id.
+      const origin = header(req, 'origin');
+      if (origin !== null) {
+        if (!allowedOrigins.has(origin)) {
+          void reply.header('connection', 'close');
+          throw new RpcRefusal(
+            403,
+            RPC.forbidden,
+            'This Origin is not allowed on /mcp (DNS-rebinding protection; SVC_MCP_ALLOWED_ORIGINS lists the allowed ones).',
+          );
+        }
+        void reply.headers({ 'access-control-allow-origin': origin, vary: 'origin', 'access-control-expose-headers': EXPOSE_HEADERS });
+      }
+      if (req.method === 'OPTIONS') {
+        // A preflight (or a bare OPTIONS): no key is asked for.
+        void reply.code(204).header('allow', 'GET, POST, DELETE, OPTIONS');
+        if (origin !== null)
+          void reply.headers({
+            'access-control-allow-methods': 'GET, POST, DELETE',
+            'access-control-allow-headers': ALLOW_HEADERS,
+            'access-control-max-age': '600',
+          });
+        return reply.send();
       }
       try {
         const key = await authenticate(req.headers, 'openai', deps.store, deps.pepper, keyCacheOf(deps.store));
@@ -108,7 +141,7 @@ export function mcpRoutes(deps: GatewayDeps, tracer?: McpTracer): (app: FastifyI
       reply.raw.once('close', () => watch.dispose());
       const ctx: McpContext = {
         deps,
-        sealer,
+        sessions,
         snapshot: deps.config.current(),
         ...caller,
         // A drain that must end the calls in flight ends MCP streams too (a GET stream would otherwise hold it).
@@ -148,12 +181,15 @@ export function mcpRoutes(deps: GatewayDeps, tracer?: McpTracer): (app: FastifyI
     };
     const post = { bodyLimit: MCP_BODY_LIMIT };
     app.post('/', post, (req, reply) => runPost(req, reply, null, (ctx, m) => postAll(ctx, m)));
-    app.get('/', (req, reply) => run(req, reply, async () => ({ kind: 'status', status: 405, allow: 'POST, DELETE' })));
+    app.get('/', (req, reply) => run(req, reply, (ctx) => getAll(ctx)));
     app.delete('/', (req, reply) => run(req, reply, (ctx) => deleteAll(ctx)));
     app.post<{ Params: { server: string } }>('/:server', post, (req, reply) =>
       runPost(req, reply, req.params.server, (ctx, m) => postOne(ctx, req.params.server, m)),
     );
     app.get<{ Params: { server: string } }>('/:server', (req, reply) => run(req, reply, (ctx) => getOne(ctx, req.params.server)));
+    // Answered by the hook above (preflights); the routes only make OPTIONS a known method here.
+    app.options('/', async (_req, reply) => reply.code(204).send());
+    app.options('/:server', async (_req, reply) => reply.code(204).send());
     app.delete<{ Params: { server: string } }>('/:server', (req, reply) => run(req, reply, (ctx) => deleteOne(ctx, req.params.server)));
   };
 }

@@ -1,9 +1,9 @@
-// What an MCP request's handler gets: the pipeline's deps, the caller (authenticated; its principal), the session
-// sealer, the client's signal and the MCP headers it sent. No HTTP framework.
+// What an MCP request's handler gets: the pipeline's deps, the caller (authenticated; its principal), the
+// sessions, the client's signal and the MCP headers it sent. No HTTP framework.
 import type { Snapshot } from '../contract/snapshot.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import type { Principal } from '../pipeline/resolve.ts';
-import type { SessionSealer } from './session-id.ts';
+import type { McpSessions } from './sessions.ts';
 
 export interface McpHeaders {
   sessionId: string | null;
@@ -13,7 +13,7 @@ export interface McpHeaders {
 
 export interface McpContext {
   deps: GatewayDeps;
-  sealer: SessionSealer;
+  sessions: McpSessions;
   snapshot: Snapshot;
   p: Principal;
   /** The caller's key HMAC: the session ids it may open are sealed to it. */

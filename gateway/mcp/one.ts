@@ -19,13 +19,13 @@ export function serverFor(ctx: McpContext, name: string): CompiledMcpServer {
 }
 
 /** The upstream's own session id of the client's session (null: none yet, or an upstream that keeps none). */
-function upstreamSession(ctx: McpContext, server: CompiledMcpServer, required: boolean): string | null {
+async function upstreamSession(ctx: McpContext, server: CompiledMcpServer, required: boolean): Promise<string | null> {
   const id = ctx.headers.sessionId;
   if (id === null) {
     if (required) throw new RpcRefusal(400, RPC.invalidRequest, 'This request needs the Mcp-Session-Id header of an initialized session.');
     return null;
   }
-  const u = ctx.sealer.open(id, ctx.keyHash)?.servers[server.name];
+  const u = (await ctx.sessions.use(id, ctx.keyHash))?.servers[server.name];
   if (!u) throw new RpcRefusal(404, RPC.sessionNotFound, 'Unknown session: send initialize again.');
   return u.id;
 }
@@ -36,7 +36,7 @@ interface Forward {
   id: JsonRpcId | null;
   hooks: RelayHooks;
   /** The gateway's session id to send back, given the upstream's (initialize only). */
-  sessionOut?: (upstreamId: string | null) => string | undefined;
+  sessionOut?: (upstreamId: string | null) => Promise<string | undefined>;
 }
 
 async function send(ctx: McpContext, f: Forward): Promise<McpAnswer> {
@@ -48,7 +48,7 @@ async function send(ctx: McpContext, f: Forward): Promise<McpAnswer> {
     if (err instanceof UpstreamFailed) return upstreamError(f.id, f.server.name, err.message, err.timeout ? 504 : 502);
     throw err;
   }
-  return relay(up, f.id, f.server.name, f.hooks, f.sessionOut?.(up.sessionId));
+  return relay(up, f.id, f.server.name, f.hooks, await f.sessionOut?.(up.sessionId));
 }
 
 export async function postOne(ctx: McpContext, name: string, message: ClientMessage): Promise<McpAnswer> {
@@ -56,7 +56,7 @@ export async function postOne(ctx: McpContext, name: string, message: ClientMess
   try {
     const server = serverFor(ctx, name);
     const initialize = message.kind === 'request' && message.msg.method === 'initialize';
-    const sessionId = initialize ? null : upstreamSession(ctx, server, false);
+    const sessionId = initialize ? null : await upstreamSession(ctx, server, false);
     const req: UpstreamRequest = { method: 'POST', body: JSON.stringify(message.msg), sessionId, protocolVersion: ctx.headers.protocolVersion };
     let hooks: RelayHooks = {};
     if (message.kind === 'request' && message.msg.method === 'tools/list') hooks = { response: filterToolsList(ctx, server) };
@@ -65,8 +65,8 @@ export async function postOne(ctx: McpContext, name: string, message: ClientMess
       if (tool instanceof RpcRefusal) return refusalAnswer(id, tool);
       hooks = (await chargedHooks(ctx, server, tool)).hooks;
     }
-    const seal = (upstreamId: string | null): string | undefined =>
-      initialize && upstreamId !== null ? ctx.sealer.seal({ servers: { [server.name]: { id: upstreamId, version: null } } }, ctx.keyHash) : undefined;
+    const seal = async (upstreamId: string | null): Promise<string | undefined> =>
+      initialize && upstreamId !== null ? ctx.sessions.start({ servers: { [server.name]: { id: upstreamId, version: null } } }, ctx.keyHash) : undefined;
     return await send(ctx, { server, req, id, hooks, sessionOut: seal });
   } catch (err) {
     return refusalAnswer(id, err);
@@ -77,7 +77,7 @@ export async function postOne(ctx: McpContext, name: string, message: ClientMess
 export async function getOne(ctx: McpContext, name: string): Promise<McpAnswer> {
   try {
     const server = serverFor(ctx, name);
-    const sessionId = upstreamSession(ctx, server, false);
+    const sessionId = await upstreamSession(ctx, server, false);
     const lastEventId = ctx.headers.lastEventId ?? undefined;
     return await send(ctx, { server, req: { method: 'GET', sessionId, protocolVersion: ctx.headers.protocolVersion, lastEventId }, id: null, hooks: {} });
   } catch (err) {
@@ -89,7 +89,8 @@ export async function getOne(ctx: McpContext, name: string): Promise<McpAnswer> 
 export async function deleteOne(ctx: McpContext, name: string): Promise<McpAnswer> {
   try {
     const server = serverFor(ctx, name);
-    const sessionId = upstreamSession(ctx, server, true);
+    const sessionId = await upstreamSession(ctx, server, true);
+    await ctx.sessions.end(ctx.headers.sessionId as string, ctx.keyHash);
     const up = await callUpstream(server, { method: 'DELETE', sessionId, protocolVersion: ctx.headers.protocolVersion }, ctx.signal);
     up.body.resume();
     return {

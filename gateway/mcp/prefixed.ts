@@ -36,3 +36,21 @@ export function inboundId(id: JsonRpcId | null): { server: string; id: JsonRpcId
     return null;
   }
 }
+
+/** Resource URIs on /mcp: `svc-mcp://<prefix>/<the server's own URI>` (templates too: the client fills them in). */
+const URI_SCHEME = 'svc-mcp://';
+
+export function prefixedUri(server: CompiledMcpServer, uri: string): string {
+  return `${URI_SCHEME}${server.prefix}/${uri}`;
+}
+
+/** The server a `svc-mcp://<prefix>/<uri>` URI names and its own URI, or null. */
+export function splitUri(servers: readonly CompiledMcpServer[], uri: string): { server: CompiledMcpServer; uri: string } | null {
+  if (!uri.startsWith(URI_SCHEME)) return null;
+  const rest = uri.slice(URI_SCHEME.length);
+  const i = rest.indexOf('/');
+  if (i <= 0) return null;
+  const prefix = rest.slice(0, i);
+  const server = servers.find((s) => s.prefix === prefix);
+  return server ? { server, uri: rest.slice(i + 1) } : null;
+}

@@ -14,6 +14,8 @@ export interface UpstreamSession {
 /** What a session id holds: its upstreams by McpServer name. */
 export interface McpSession {
   servers: Record<string, UpstreamSession>;
+  /** The session's own random id, under which the replicas record its last use (the idle TTL, sessions.ts). */
+  sid?: string;
 }
 
 const PREFIX = 'svcmcp1.';
@@ -62,5 +64,7 @@ function parseSession(v: unknown): McpSession | null {
     if ((typeof id !== 'string' && id !== null) || (typeof version !== 'string' && version !== null)) return null;
     out[k] = { id, version };
   }
-  return { servers: out };
+  const sid = (v as { sid?: unknown }).sid;
+  if (sid !== undefined && typeof sid !== 'string') return null;
+  return sid === undefined ? { servers: out } : { servers: out, sid };
 }

@@ -2,6 +2,7 @@
 // (JavaScript runs one admission at a time). It mirrors redis-store.ts step by step: holds with a deadline,
 // reclaimed on the account's next admit or settle; settle idempotent per hold id; revocation for good.
 import { MemoryCacheStore, type CacheStore } from './response-cache.ts';
+import { MemoryMcpSessions, type McpSessionStore } from './mcp-sessions.ts';
 import { isExpired } from '../contract/key-expiry.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent, UsageSink } from '../usage/event.ts';
@@ -56,6 +57,7 @@ export class MemoryStore implements Store, StoreAdmin {
   private readonly holdTtlMs: number;
   private readonly now: () => number;
   readonly responseCache: CacheStore = new MemoryCacheStore();
+  readonly mcpSessions: McpSessionStore = new MemoryMcpSessions();
 
   constructor(sink: UsageSink, timing: StoreTiming = {}) {
     this.sink = sink;

@@ -39,7 +39,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
   const byRole: Record<RedisRole, string[]> = {
     // Cluster-mode gateway: reads config and key records (read-only), admits/settles on account keys, appends usage,
     // listens for config announcements, records "last used", counts live traffic per target and reads target states
-    // (gateway/availability/board.ts).
+    // (gateway/availability/board.ts), keeps MCP sessions' last use (gateway/state/mcp-sessions.ts).
     gateway: [
       `%R~${p}:config:*`,
       `%R~${p}:key:*`,
@@ -49,6 +49,7 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `~${p}:{a:*}:*`,
       `~${p}:lastused`,
       `~${p}:{avail}:*`,
+      `~${p}:{mcp}:*`,
       `&${p}:config:changed`,
       '+evalsha',
       '+eval',

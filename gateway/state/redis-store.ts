@@ -23,6 +23,7 @@ import { REFUSALS, toDecision, type Refusal } from './admission.ts';
 import { int } from './lua-script.ts';
 import { SCRIPTS } from './scripts.ts';
 import { RedisCacheStore, type CacheStore } from './response-cache.ts';
+import { RedisMcpSessions, type McpSessionStore } from './mcp-sessions.ts';
 import { connectRedis, type RedisClient, type RedisConnection } from './redis-connect.ts';
 import { SettleRetries } from './settle-retries.ts';
 import type { MoneyWatch } from './money-guard.ts';
@@ -79,6 +80,7 @@ export class RedisStore implements Store, StoreAdmin {
   readonly redis: RedisClient;
   readonly prefix: string;
   readonly responseCache: CacheStore;
+  readonly mcpSessions: McpSessionStore;
   private readonly k: RedisKeys;
   private readonly holdTtlMs: number;
   private readonly retryAfterSec: number;
@@ -98,6 +100,7 @@ export class RedisStore implements Store, StoreAdmin {
   private constructor(redis: RedisClient, opts: RedisStoreOptions) {
     this.redis = redis;
     this.responseCache = new RedisCacheStore(redis, opts.prefix ?? 'svc');
+    this.mcpSessions = new RedisMcpSessions(redis, opts.prefix ?? 'svc');
     this.batch = new WriteBatch(redis);
     this.config = new ConfigWriter(redis, redisKeys(opts.prefix ?? 'svc'));
     this.prefix = opts.prefix ?? 'svc';

@@ -34,4 +34,6 @@ export const SCRIPTS = {
   }),
   cacheGet: new NamedScript('cache-get', { readOnly: true, keys: ['entries', 'index'], args: ['sha', 'now'] }),
   cachePut: new NamedScript('cache-put', { keys: ['entries', 'index', 'sizes'], args: ['sha', 'entryJson', 'ttlMs', 'now', 'budgetBytes'] }),
+  mcpTouch: new NamedScript('mcp-touch', { keys: ['idle'], args: ['sid', 'now', 'oldest'] }),
+  mcpClaimIdle: new NamedScript('mcp-claim-idle', { keys: ['idle', 'records'], args: ['oldest', 'max'] }),
 } as const;

@@ -2,6 +2,7 @@
 import type { CompiledAccount, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import type { CacheStore } from './response-cache.ts';
+import type { McpSessionStore } from './mcp-sessions.ts';
 
 export type RefusalCode = 'key_revoked' | 'key_expired' | 'rate_limited' | 'request_too_large_for_limit' | 'budget_exceeded' | 'insufficient_balance';
 
@@ -116,6 +117,8 @@ export interface Store {
   close(): Promise<void>;
   /** Where the response cache keeps its entries, beside the account's money (state/response-cache.ts). */
   readonly responseCache?: CacheStore;
+  /** MCP sessions' last use, for their idle TTL (state/mcp-sessions.ts). */
+  readonly mcpSessions?: McpSessionStore;
 }
 
 export function monthOf(now: number): string {

@@ -5,6 +5,7 @@ import type { Snapshot } from '../../gateway/contract/snapshot.ts';
 import { formatIssue, parseManifests } from '../../gateway/config/manifests.ts';
 import type { Metrics } from '../../gateway/http/metrics.ts';
 import { build } from '../../gateway/server.ts';
+import type { McpSettings } from '../../gateway/mcp/settings.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { MemoryUsageSink } from '../../gateway/usage/event.ts';
 import { until } from './until.ts';
@@ -22,7 +23,7 @@ export interface TestGateway {
 
 export const TEST_PEPPER = 'test-pepper-not-secret';
 
-export async function startGateway(docs: object[], opts: { bodyLimit?: number } = {}): Promise<TestGateway> {
+export async function startGateway(docs: object[], opts: { bodyLimit?: number; mcp?: McpSettings } = {}): Promise<TestGateway> {
   const parsed = parseManifests(docs.map((doc, i) => ({ source: `test#${i}`, doc })));
   if (parsed.errors.length > 0) throw new Error(parsed.errors.map(formatIssue).join('\n'));
   const result = compile(parsed.set, { pepper: TEST_PEPPER });
@@ -36,6 +37,7 @@ export async function startGateway(docs: object[], opts: { bodyLimit?: number } 
     pepper: TEST_PEPPER,
     logLevel: 'silent',
     bodyLimit: opts.bodyLimit,
+    mcp: opts.mcp,
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url: address, app, sink, store, snapshot: result.snapshot, metrics, close: () => app.close() };

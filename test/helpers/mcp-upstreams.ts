@@ -103,8 +103,9 @@ export interface SdkUpstream extends Upstream {
 
 /**
  * An SDK server (stateful sessions) with tools echo, fail (isError), slow (answers after `slowMs`, or never: 0),
- * notify (progress notifications then an answer, on an SSE stream) and admin_delete. It answers 401 unless the
- * request carries `Authorization: Bearer <token>`.
+ * notify (progress notifications then an answer, on an SSE stream), grow (adds a tool grown_<n>: the server
+ * sends tools/list_changed on its GET stream) and admin_delete; a resource note://one and a prompt greet. It
+ * answers 401 unless the request carries `Authorization: Bearer <token>`.
  */
 export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean; keepAliveMs?: number; host?: string } = {}): Promise<SdkUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -145,6 +146,15 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
       }
       return { content: [{ type: 'text', text: 'notified' }] };
     });
+    let grown = 0;
+    tool('grow', async () => {
+      s.registerTool(`grown_${++grown}`, { description: 'a grown tool' }, async () => ({ content: [{ type: 'text', text: 'grown' }] }));
+      return { content: [{ type: 'text', text: 'grew' }] };
+    });
+    s.registerResource('note', 'note://one', { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, text: 'the note' }] }));
+    s.registerPrompt('greet', { argsSchema: { who: z.string() } }, ({ who }) => ({
+      messages: [{ role: 'user', content: { type: 'text', text: `Hello ${who}` } }],
+    }));
     return s;
   };
   const server: Server = createServer((req: IncomingMessage, res) => {

@@ -65,7 +65,7 @@ describe('/mcp/<server>', () => {
   it('hides excluded tools from tools/list and refuses a call to one as an unknown tool', async () => {
     const client = await connect('/mcp/tools');
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['echo', 'fail', 'notify', 'slow']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['echo', 'fail', 'grow', 'notify', 'slow']);
     const before = sdk.calls.length;
     await expect(client.callTool({ name: 'admin_delete', arguments: {} })).rejects.toThrow(/Unknown tool: admin_delete/);
     expect(sdk.calls.length).toBe(before);
