@@ -477,7 +477,7 @@ describe.sequential(`the chart on a real node`, () => {
       }
       // ...and so does the Service, whichever pod each request of the session lands on: /mcp with the tools prefixed.
       const client = await connect(`${gateway.url}/mcp`);
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['tools__echo', 'tools__fail', 'tools__notify', 'tools__slow']);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['tools__echo', 'tools__fail', 'tools__grow', 'tools__notify', 'tools__slow']);
       expect((await client.callTool({ name: 'tools__echo', arguments: { text: 'through the Service' } })).content).toEqual([
         { type: 'text', text: 'through the Service' },
       ]);
@@ -497,7 +497,7 @@ describe.sequential(`the chart on a real node`, () => {
       for (const r of got)
         expect({ ...r, cost_nano: Number(r.cost_nano) }).toEqual({
           endpoint: 'mcp',
-          requested_model: 'tools/echo',
+          requested_model: 'mcp:tools/echo',
           upstream: 'tools',
           status: 200,
           cost_nano: 1_000_000,

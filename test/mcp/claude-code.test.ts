@@ -116,7 +116,7 @@ describe('Claude Code configured with docs/mcp.md’s line', () => {
         named(first)
           .filter((n) => n.startsWith('mcp__svc-tools__'))
           .sort(),
-    ).toEqual(['echo', 'fail', 'notify', 'slow'].map((t) => `mcp__svc-tools__sdk__${t}`));
+    ).toEqual(['echo', 'fail', 'grow', 'notify', 'slow'].map((t) => `mcp__svc-tools__sdk__${t}`));
     expect(calls.some((c) => offered(c).includes('mcp__svc-tools__sdk__echo'))).toBe(true);
     // The tool ran at the upstream with the McpServer's credential, and its result went back to the model.
     expect(tools.calls).toEqual(['echo']);
@@ -124,7 +124,7 @@ describe('Claude Code configured with docs/mcp.md’s line', () => {
     // One usage event for the tool call, at the McpServer's price, beside the model calls.
     const events = gw.sink.events.slice(usage);
     expect(events.filter((e) => e.endpoint === 'mcp')).toEqual([
-      expect.objectContaining({ endpoint: 'mcp', requestedModel: 'tools/echo', upstream: 'tools', status: 200, costNano: PRICE_NANO }),
+      expect.objectContaining({ endpoint: 'mcp', requestedModel: 'mcp:tools/echo', upstream: 'tools', status: 200, costNano: PRICE_NANO }),
     ]);
     expect(events.filter((e) => e.endpoint === 'messages').length).toBeGreaterThanOrEqual(2);
   }, 180_000);
