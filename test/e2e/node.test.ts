@@ -40,6 +40,8 @@ let db: TestPostgres;
 let upstream: FakeUpstream;
 /** An MCP server (the official SDK's) on the host, behind an McpServer: it answers only with its own credential. */
 let mcp: SdkUpstream;
+/** The key of step 3b's agent, which may call the McpServer `tools` (the dashboard step calls it again). */
+let mcpAgentKey: string | undefined;
 const MCP_TOKEN = 'mcp-upstream-credential-e2e-91b4';
 let gateway: Forward;
 let key = '';
@@ -449,6 +451,7 @@ describe.sequential(`the chart on a real node`, () => {
         throw new Error(`${String(err)}\n${await kubectl(['get', 'mcpserver', '-n', NS, 'tools', '-o', 'yaml'])}\n${await diagnose()}`);
       });
       await knownEverywhere(agent.key);
+      mcpAgentKey = agent.key;
       const connect = async (url: string): Promise<Client> => {
         let client: Client | undefined;
         // Until the pod has the McpServer (the operator's config reaches each gateway through Redis).
@@ -660,6 +663,16 @@ describe.sequential(`the chart on a real node`, () => {
         for (let wave = 0; wave < 2; wave++) {
           await mixedTraffic(urls, m.keys, 40, 4);
           for (let i = 0; i < 3; i++) await callOfKind(urls[i % urls.length] as string, capped.key, 'ok', i);
+          // Tool calls on every pod, for the dashboard's MCP row (the pods restarted since step 3b: their counters too).
+          if (mcpAgentKey === undefined) throw new Error('step 3b did not run: the MCP row of the dashboard has no traffic');
+          for (const u of urls) {
+            const client = new Client({ name: 'e2e-dashboard', version: '1.0.0' });
+            await client.connect(
+              new StreamableHTTPClientTransport(new URL(`${u}/mcp/tools`), { requestInit: { headers: { Authorization: `Bearer ${mcpAgentKey}` } } }),
+            );
+            await client.callTool({ name: 'echo', arguments: { text: 'dashboard' } });
+            await client.close();
+          }
           const seen = await prom.scrapes();
           await until(async () => (await (prom as TestPrometheus).scrapes()) >= seen + 3 * 6, 60_000, 'three more scrapes of every target', 500);
         }
