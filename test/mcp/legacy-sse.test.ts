@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { parseAllDocuments } from 'yaml';
+import { docExample } from '../helpers/docs.ts';
 import { startFleet, type Fleet } from '../helpers/fleet.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { freePort } from '../helpers/host.ts';
@@ -195,5 +197,28 @@ describe('one session over two gateway processes on one Redis', () => {
       expect((await client.callTool({ name: 'echo', arguments: { text: `n${n}` } })).content).toEqual([{ type: 'text', text: `n${n}` }]);
     expect(new Set(hits).size).toBe(2);
     await client.close();
+  });
+});
+
+describe('docs/mcp.md: the legacy HTTP+SSE McpServer as written', () => {
+  it('is served (its URL and token swapped for the test upstream): tools listed and a call charged at its price', async () => {
+    const example = parseAllDocuments(docExample('docs/mcp.md', 'mcp-legacy-sse')).map((d) => d.toJS() as Record<string, Record<string, unknown>>);
+    const [sec, server] = example as [Record<string, Record<string, unknown>>, Record<string, Record<string, unknown>>];
+    expect(server.spec).toMatchObject({ transport: 'sse', pricing: { perCallUsd: 0.002 } });
+    sec.stringData = { authorization: `Bearer ${TOKEN}` };
+    server.spec = { ...server.spec, url: up.url };
+    const own = await startGateway([plan('pro', { tier: 1 }), account('acme', 'pro', { credits: [{ id: 'c1', amountUsd: 10 }] }), ...key.docs, sec, server]);
+    try {
+      expect(own.snapshot.mcpServers?.['legacy-tools']).toMatchObject({ transport: 'sse', perCallNano: 2_000_000 });
+      const client = await connect(own.url, '/mcp/legacy-tools');
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+      const before = own.sink.events.length;
+      expect((await client.callTool({ name: 'echo', arguments: { text: 'doc' } })).content).toEqual([{ type: 'text', text: 'doc' }]);
+      await until(() => own.sink.events.length > before, 30_000, 'the usage event');
+      expect(own.sink.events.at(-1)).toMatchObject({ requestedModel: 'mcp:legacy-tools/echo', costNano: 2_000_000 });
+      await client.close();
+    } finally {
+      await own.close();
+    }
   });
 });
