@@ -6,7 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseAllDocuments } from 'yaml';
+import { probeMcpServer } from '../../gateway/availability/mcp-probe.ts';
 import { docExample } from '../helpers/docs.ts';
 import { startFleet, type Fleet } from '../helpers/fleet.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -22,10 +25,19 @@ const PRICE_NANO = 12_500_000;
 const key = apiKey('agent', 'acme');
 let up: LegacyUpstream;
 let gw: TestGateway;
+/** An upstream that opens its SSE stream and never names its endpoint. */
+let mute: Server;
+let muteOpen = 0;
 let docs: object[];
 
 beforeAll(async () => {
   up = await startLegacyUpstream(TOKEN);
+  mute = createServer((_req, res) => {
+    muteOpen++;
+    res.on('close', () => muteOpen--);
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': nothing to say\n\n');
+  });
+  await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
   docs = [
     plan('pro', { tier: 1 }),
     account('acme', 'pro', { credits: [{ id: 'c1', amountUsd: 10 }] }),
@@ -38,6 +50,8 @@ beforeAll(async () => {
       pricing: { tools: [{ name: 'echo', perCallUsd: PRICE_USD }] },
     }),
     mcpServer('gone', { url: `http://127.0.0.1:${await freePort()}/sse`, transport: 'sse' }),
+    mcpServer('nocred', { url: up.url, transport: 'sse' }),
+    mcpServer('mute', { url: `http://127.0.0.1:${(mute.address() as AddressInfo).port}/sse`, transport: 'sse', timeouts: { firstByteMs: 300 } }),
   ];
   gw = await startGateway(docs);
 }, 60_000);
@@ -45,7 +59,22 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await up?.close();
+  mute?.closeAllConnections();
+  await new Promise((r) => mute?.close(r));
 });
+
+function initialize(path: string): Promise<Response> {
+  return fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key.key}` },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+}
 
 async function connect(base: string, path: string, fetchFn?: typeof fetch, sampling = false): Promise<Client> {
   const client = new Client({ name: 'legacy-test-client', version: '1.0.0' }, sampling ? { capabilities: { sampling: {} } } : {});
@@ -153,6 +182,29 @@ describe('/mcp/<server> on a legacy HTTP+SSE upstream', () => {
     expect(body.error.code).toBe(-32006);
     expect(body.error.message).toContain('McpServer gone');
     expect(body.error.message).not.toContain('127.0.0.1');
+  });
+
+  it("an upstream that refuses the gateway's credential: -32006 saying so", async () => {
+    const res = await initialize('/mcp/nocred');
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { code: number; message: string } };
+    expect(body.error).toMatchObject({ code: -32006 });
+    expect(body.error.message).toContain("McpServer nocred refused the gateway's credential (HTTP 401");
+  });
+
+  it('an upstream that never names its endpoint: -32006 timed out (504) after firstByteMs, its stream closed', async () => {
+    const res = await initialize('/mcp/mute');
+    expect(res.status).toBe(504);
+    expect(((await res.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32006, message: 'McpServer mute timed out.' });
+    await until(() => muteOpen === 0, 30_000, 'the mute stream closed');
+  });
+
+  it('the availability probe (initialize, initialized, ping) passes on a legacy upstream', async () => {
+    const server = gw.snapshot.mcpServers?.legacy;
+    if (!server) throw new Error('no legacy server');
+    const r = await probeMcpServer(server, Date.now());
+    expect(r).toMatchObject({ ok: true, status: 200 });
+    await until(() => up.openStreams() === 0, 30_000, 'upstream streams closed');
   });
 });
 
