@@ -78,9 +78,10 @@ async function* sseEvents(body: AsyncIterable<unknown>): AsyncGenerator<SseEvent
   let buf = '';
   let event = '';
   let data: string[] = [];
+  let chars = 0;
   for await (const chunk of body) {
     buf += decoder.decode(chunk as Uint8Array, { stream: true });
-    if (buf.length > MAX_EVENT_CHARS) throw new UpstreamFailed(`sent an SSE event above ${MAX_EVENT_CHARS} characters`, false);
+    if (buf.length + chars > MAX_EVENT_CHARS) throw new UpstreamFailed(`sent an SSE event above ${MAX_EVENT_CHARS} characters`, false);
     let nl = buf.search(/\r\n|\r|\n/);
     while (nl !== -1) {
       const line = buf.slice(0, nl);
@@ -89,12 +90,16 @@ async function* sseEvents(body: AsyncIterable<unknown>): AsyncGenerator<SseEvent
         if (data.length > 0) yield { event: event || 'message', data: data.join('\n') };
         event = '';
         data = [];
+        chars = 0;
       } else if (!line.startsWith(':')) {
         const colon = line.indexOf(':');
         const field = colon === -1 ? line : line.slice(0, colon);
         const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
         if (field === 'event') event = value;
-        else if (field === 'data') data.push(value);
+        else if (field === 'data') {
+          data.push(value);
+          chars += value.length + 1;
+        }
       }
       nl = buf.search(/\r\n|\r|\n/);
     }

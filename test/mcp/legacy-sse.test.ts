@@ -49,7 +49,7 @@ beforeAll(async () => {
       headers: [{ name: 'Authorization', secretKeyRef: { name: 'legacy-token', key: 'authorization' } }],
       pricing: { tools: [{ name: 'echo', perCallUsd: PRICE_USD }] },
     }),
-    mcpServer('gone', { url: `http://127.0.0.1:${await freePort()}/sse`, transport: 'sse' }),
+    mcpServer('gone', { url: `http://127.0.0.1:${await freePort()}/sse`, transport: 'sse', pricing: { perCallUsd: PRICE_USD } }),
     mcpServer('nocred', { url: up.url, transport: 'sse' }),
     mcpServer('mute', { url: `http://127.0.0.1:${(mute.address() as AddressInfo).port}/sse`, transport: 'sse', timeouts: { firstByteMs: 300 } }),
   ];
@@ -182,6 +182,23 @@ describe('/mcp/<server> on a legacy HTTP+SSE upstream', () => {
     expect(body.error.code).toBe(-32006);
     expect(body.error.message).toContain('McpServer gone');
     expect(body.error.message).not.toContain('127.0.0.1');
+  });
+
+  it('a priced tools/call to an upstream that cannot be reached costs nothing: one usage event, upstream_error', async () => {
+    const spent = (await gw.store.ledger('acme')).spentNano;
+    const before = gw.sink.events.length;
+    const res = await fetch(`${gw.url}/mcp/gone`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key.key}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }),
+    });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32006);
+    await until(() => gw.sink.events.length > before, 30_000, 'the usage event');
+    expect(gw.sink.events.at(-1)).toMatchObject({ requestedModel: 'mcp:gone/echo', costNano: 0, errorCode: 'upstream_error' });
+    const ledger = await gw.store.ledger('acme');
+    expect(ledger.spentNano).toBe(spent);
+    expect(ledger.openHolds).toBe(0);
   });
 
   it("an upstream that refuses the gateway's credential: -32006 saying so", async () => {
