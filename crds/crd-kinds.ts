@@ -134,6 +134,7 @@ export const CRD_KINDS: readonly CrdKind[] = [
     schema: CR_SCHEMAS.McpServer,
     columns: [
       { name: 'URL', type: 'string', jsonPath: '.spec.url' },
+      { name: 'Transport', type: 'string', jsonPath: '.spec.transport', priority: 1 },
       { name: 'Prefix', type: 'string', jsonPath: '.spec.prefix', description: 'Tools on /mcp are named <prefix>__<tool> (default: the name).' },
       { name: '$/Call', type: 'number', jsonPath: '.spec.pricing.perCallUsd', description: 'USD per tools/call.' },
       READY,

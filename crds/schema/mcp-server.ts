@@ -45,7 +45,13 @@ export const mcpServerSpec = z
       .url({ protocol: /^https?$/ })
       .meta(cel({ rule: "self.startsWith('http://') || self.startsWith('https://')", message: 'must be an http or https URL' }))
       .optional()
-      .describe("The upstream's Streamable HTTP endpoint (https://mcp.example.com/mcp)."),
+      .describe("The upstream's endpoint: its Streamable HTTP URL (https://mcp.example.com/mcp), or with transport sse its SSE URL."),
+    transport: z
+      .enum(['streamable-http', 'sse'])
+      .default('streamable-http')
+      .describe(
+        'streamable-http (MCP 2025-03-26 and later), or sse: the legacy HTTP+SSE transport (2024-11-05) of an upstream that has only that; each request then opens its own SSE stream and replays initialize (docs/mcp.md).',
+      ),
     mock: z.object({}).strict().optional().describe('Instead of url: the built-in mock MCP server (tools echo, add and time; the offline demo).'),
     headers: z
       .array(header)

@@ -61,6 +61,7 @@ export function compileMcpServers(
     out.servers[name] = {
       name,
       url: s.spec.url ?? null,
+      ...(s.spec.transport === 'sse' && s.spec.url !== undefined ? { transport: 'sse' as const } : {}),
       prefix,
       headers,
       include: s.spec.tools.include,

@@ -69,6 +69,8 @@ export const compiledMcpServer = z.object({
   name: z.string(),
   /** The upstream's endpoint; null: the built-in mock server (spec.mock). */
   url: z.string().nullable(),
+  /** 'sse': the legacy HTTP+SSE transport (upstream-sse.ts); absent: Streamable HTTP. */
+  transport: z.literal('sse').optional(),
   prefix: z.string(),
   headers: z.array(z.object({ name: z.string(), credential: credentialRef })),
   include: z.array(z.string()),

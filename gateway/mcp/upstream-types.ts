@@ -16,3 +16,13 @@ export interface UpstreamAnswer {
   sessionId: string | null;
   body: Readable;
 }
+
+/** An upstream that could not be reached or did not answer in time; its message names no URL or header. */
+export class UpstreamFailed extends Error {
+  readonly timeout: boolean;
+
+  constructor(message: string, timeout: boolean) {
+    super(message);
+    this.timeout = timeout;
+  }
+}

@@ -5,18 +5,10 @@ import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { CompiledMcpServer } from '../contract/snapshot.ts';
 import { mockAnswer } from './mock-server.ts';
-import type { UpstreamAnswer, UpstreamRequest } from './upstream-types.ts';
+import { callSseUpstream } from './upstream-sse.ts';
+import { UpstreamFailed, type UpstreamAnswer, type UpstreamRequest } from './upstream-types.ts';
 
-export type { UpstreamAnswer, UpstreamRequest } from './upstream-types.ts';
-
-export class UpstreamFailed extends Error {
-  readonly timeout: boolean;
-
-  constructor(message: string, timeout: boolean) {
-    super(message);
-    this.timeout = timeout;
-  }
-}
+export { UpstreamFailed, type UpstreamAnswer, type UpstreamRequest } from './upstream-types.ts';
 
 /**
  * How long an idle upstream connection is kept for the next request: less than the 5 s after which a Node.js server
@@ -42,6 +34,7 @@ function headerOf(v: string | string[] | undefined): string | null {
 
 export async function callUpstream(server: CompiledMcpServer, req: UpstreamRequest, client: AbortSignal): Promise<UpstreamAnswer> {
   if (server.url === null) return mockAnswer(req);
+  if (server.transport === 'sse') return callSseUpstream(server, req, client);
   const headers: Record<string, string> = { accept: 'application/json, text/event-stream' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.sessionId) headers['mcp-session-id'] = req.sessionId;

@@ -124,6 +124,14 @@ describe('kubectl get', () => {
     expect(await header('modelroutes')).toEqual(['NAME', 'MODEL', 'TYPE', 'MIN TIER', 'INPUT $/MTOK', 'OUTPUT $/MTOK', 'READY', 'STATE', 'AGE']);
     expect(await header('incidents')).toEqual(['NAME', 'TITLE', 'MODELS', 'IMPACT', 'STATUS', 'AGE']);
     expect(await header('mcpservers')).toEqual(['NAME', 'URL', 'PREFIX', '$/CALL', 'READY', 'AGE']);
+    const wide = (await kubectlOk(cp, ['get', '-n', ns, 'mcpservers', '-o', 'wide'])).split('\n');
+    expect(wide[0]?.split(/\s{2,}/)).toEqual(['NAME', 'URL', 'TRANSPORT', 'PREFIX', '$/CALL', 'READY', 'AGE']);
+    expect(
+      wide
+        .find((l) => l.startsWith('legacy-tools'))
+        ?.split(/\s+/)
+        .slice(0, 3),
+    ).toEqual(['legacy-tools', 'https://tools.example.com/sse', 'sse']);
     const row = (await kubectlOk(cp, ['get', '-n', ns, 'apikey', 'ci-bot', '--no-headers'])).trim().split(/\s+/);
     expect(row.slice(0, 3)).toEqual(['ci-bot', 'acme', '25']); // State and Key are empty until the operator runs
   });
