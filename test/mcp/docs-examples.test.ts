@@ -14,9 +14,14 @@ function docs(yaml: string): object[] {
   return parseAllDocuments(yaml).map((d) => d.toJS() as object);
 }
 
-function compiled(extra: object[], examples = ['mcp-server', 'mcp-access']): ReturnType<typeof compile> {
+const EXAMPLES = {
+  server: () => [...docs(docExample('docs/mcp.md', 'mcp-server')), ...docs(docExample('docs/mcp.md', 'mcp-access'))],
+  oauth: () => docs(docExample('docs/mcp.md', 'mcp-oauth')),
+};
+
+function compiled(extra: object[], examples: keyof typeof EXAMPLES = 'server'): ReturnType<typeof compile> {
   const parsed = parseManifests(
-    [...examples.flatMap((e) => docs(docExample('docs/mcp.md', e))), ...extra].map((doc, i) => ({
+    [...EXAMPLES[examples](), ...extra].map((doc, i) => ({
       source: `mcp.md#${i}`,
       doc,
     })),
@@ -54,7 +59,7 @@ describe('docs/mcp.md examples', () => {
   });
 
   it('mcp-oauth: served with its client-credentials grant, the client secret from the Secret, sealed at rest', () => {
-    const r = compiled([], ['mcp-oauth']);
+    const r = compiled([], 'oauth');
     expect(r.problems).toEqual([]);
     expect(r.verdicts.mcpServers.crm).toMatchObject({ ready: true, served: true });
     const crm = r.snapshot.mcpServers?.crm;
@@ -77,7 +82,7 @@ describe('docs/mcp.md examples', () => {
   });
 
   it('mcp-oauth without its Secret is not served, the verdict naming the Secret', () => {
-    const [, server] = docs(docExample('docs/mcp.md', 'mcp-oauth'));
+    const [, server] = EXAMPLES.oauth();
     const parsed = parseManifests([{ source: 'mcp.md#0', doc: server as object }]);
     const r = compile(parsed.set, { pepper: 'p' });
     expect(r.snapshot.mcpServers).toBeUndefined();
@@ -89,7 +94,7 @@ describe('docs/mcp.md examples', () => {
   });
 
   it('mcp-oauth with an Authorization header too is refused: one credential', () => {
-    const [secretDoc, server] = docs(docExample('docs/mcp.md', 'mcp-oauth')) as [object, { spec: Record<string, unknown> }];
+    const [secretDoc, server] = EXAMPLES.oauth() as [object, { spec: Record<string, unknown> }];
     const both = { ...server, spec: { ...server.spec, headers: [{ name: 'authorization', value: 'Bearer static' }] } };
     const parsed = parseManifests([secretDoc, both].map((doc, i) => ({ source: `mcp.md#${i}`, doc })));
     expect(JSON.stringify(parsed.errors)).toContain('takes one of oauth, an Authorization header');
