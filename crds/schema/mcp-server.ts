@@ -39,6 +39,34 @@ const header = z
   })
   .meta(cel({ rule: '(has(self.value) ? 1 : 0) + (has(self.secretKeyRef) ? 1 : 0) == 1', message: 'takes one of value, secretKeyRef' }));
 
+const oauth = z
+  .object({
+    tokenUrl: z
+      .url({ protocol: /^https?$/ })
+      .meta(cel({ rule: "self.startsWith('http://') || self.startsWith('https://')", message: 'must be an http or https URL' }))
+      .describe("The authorization server's token endpoint."),
+    clientId: z.string().min(1).max(1000).describe('The client id the gateway authenticates as.'),
+    clientSecretRef: z
+      .object({ name: objectName, key: z.string().min(1).max(253) })
+      .describe('The client secret, from a Secret: sealed at rest in Redis, never shown to clients.'),
+    scopes: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[!#-[\]-~]+$/, 'must be an OAuth scope token'),
+      )
+      .max(50)
+      .optional()
+      .describe('Scopes asked for (sent space-joined).'),
+    audience: z.string().min(1).max(1000).optional().describe('The audience parameter, for authorization servers that ask for one (Auth0, Okta).'),
+    resource: z.string().min(1).max(1000).optional().describe("The resource indicator (RFC 8707): the upstream MCP server's canonical URL."),
+  })
+  .describe(
+    'An OAuth client-credentials grant: the gateway obtains an access token with client_secret_basic, keeps it until shortly before it expires, and sends it upstream as Authorization: Bearer.',
+  );
+
 export const mcpServerSpec = z
   .object({
     url: z
@@ -59,6 +87,7 @@ export const mcpServerSpec = z
       .default([])
       .describe("Headers sent upstream on every request (the upstream's own credential); the client's key is never sent.")
       .meta(listMapKeys('name')),
+    oauth: oauth.optional(),
     tools: z
       .object({
         include: z.array(toolPattern).max(200).default(['*']).describe('Tools offered (globs); default all.'),
@@ -97,7 +126,22 @@ export const mcpServerSpec = z
   })
   // The same rule for manifests read outside a cluster (zod) as in one (CEL).
   .refine((s) => (s.url === undefined) !== (s.mock === undefined), { message: 'takes one of url, mock' })
-  .meta(cel({ rule: 'has(self.url) != has(self.mock)', message: 'takes one of url, mock' }));
+  .refine((s) => s.oauth === undefined || s.url !== undefined, { message: 'oauth needs url', path: ['oauth'] })
+  .refine((s) => s.oauth === undefined || !s.headers.some((h) => h.name.toLowerCase() === 'authorization'), {
+    message: 'takes one of oauth, an Authorization header',
+    path: ['oauth'],
+  })
+  .meta(
+    cel(
+      { rule: 'has(self.url) != has(self.mock)', message: 'takes one of url, mock' },
+      { rule: '!has(self.oauth) || has(self.url)', message: 'oauth needs url', fieldPath: '.oauth' },
+      {
+        rule: "!has(self.oauth) || !has(self.headers) || !self.headers.exists(h, h.name.lowerAscii() == 'authorization')",
+        message: 'takes one of oauth, an Authorization header',
+        fieldPath: '.oauth',
+      },
+    ),
+  );
 
 export const mcpServer = z.object({
   apiVersion: z.literal(API_VERSION),

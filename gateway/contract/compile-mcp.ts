@@ -33,6 +33,28 @@ function headersOf(s: McpServerCr, secrets: Map<string, Record<string, string>>)
   return { headers, missing: null };
 }
 
+type OAuth = NonNullable<CompiledMcpServer['oauth']>;
+
+/** spec.oauth with its client secret read from its Secret; `missing` names the Secret key that is not there. */
+function oauthOf(s: McpServerCr, secrets: Map<string, Record<string, string>>): { oauth?: OAuth; missing: string | null } {
+  const o = s.spec.oauth;
+  if (!o) return { missing: null };
+  const ref = o.clientSecretRef;
+  const value = secrets.get(ref.name)?.[ref.key];
+  if (value === undefined) return { missing: `Secret ${ref.name} key ${ref.key}` };
+  return {
+    oauth: {
+      tokenUrl: o.tokenUrl,
+      clientId: o.clientId,
+      clientSecret: { kind: 'value', value },
+      scopes: o.scopes ?? [],
+      audience: o.audience ?? null,
+      resource: o.resource ?? null,
+    },
+    missing: null,
+  };
+}
+
 export function compileMcpServers(
   servers: readonly McpServerCr[],
   secrets: Map<string, Record<string, string>>,
@@ -45,9 +67,12 @@ export function compileMcpServers(
     const name = s.metadata.name;
     const object = `McpServer/${name}`;
     const prefix = s.spec.prefix ?? name;
-    const { headers, missing } = headersOf(s, secrets);
+    const h = headersOf(s, secrets);
+    const { headers } = h;
+    const o = oauthOf(s, secrets);
+    const missing = h.missing ?? o.missing;
     if (missing) {
-      problems.push({ object, field: 'spec.headers', message: `${missing} does not exist` });
+      problems.push({ object, field: h.missing ? 'spec.headers' : 'spec.oauth.clientSecretRef', message: `${missing} does not exist` });
       out.verdicts[name] = { ready: false, served: false, reason: 'MissingSecret', message: `${missing} does not exist${inScope(scope)}.` };
       continue;
     }
@@ -64,6 +89,7 @@ export function compileMcpServers(
       ...(s.spec.transport === 'sse' && s.spec.url !== undefined ? { transport: 'sse' as const } : {}),
       prefix,
       headers,
+      ...(o.oauth ? { oauth: o.oauth } : {}),
       include: s.spec.tools.include,
       exclude: s.spec.tools.exclude,
       perCallNano: usdToNano(s.spec.pricing.perCallUsd),

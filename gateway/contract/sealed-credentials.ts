@@ -109,7 +109,8 @@ function mapValues(snap: Snapshot, f: (value: string, aad: string) => string): S
     ]),
   );
   if (!snap.mcpServers) return { ...snap, models };
-  // An McpServer's header values, bound to "mcp/<server>/<header>" so none can be moved to another server.
+  // An McpServer's header values, bound to "mcp/<server>/<header>" so none can be moved to another server; its OAuth
+  // client secret to "mcp/<server>/oauth" (no header is named that: header names cannot hold a slash).
   const mcpServers = Object.fromEntries(
     Object.entries(snap.mcpServers).map(([name, s]) => [
       name,
@@ -118,6 +119,9 @@ function mapValues(snap: Snapshot, f: (value: string, aad: string) => string): S
         headers: s.headers.map((h) =>
           h.credential.kind === 'value' ? { ...h, credential: { kind: 'value' as const, value: f(h.credential.value, `mcp/${name}/${h.name}`) } } : h,
         ),
+        ...(s.oauth && s.oauth.clientSecret.kind === 'value'
+          ? { oauth: { ...s.oauth, clientSecret: { kind: 'value' as const, value: f(s.oauth.clientSecret.value, `mcp/${name}/oauth`) } } }
+          : {}),
       },
     ]),
   );

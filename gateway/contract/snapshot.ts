@@ -73,6 +73,17 @@ export const compiledMcpServer = z.object({
   transport: z.literal('sse').optional(),
   prefix: z.string(),
   headers: z.array(z.object({ name: z.string(), credential: credentialRef })),
+  /** spec.oauth (the client-credentials grant); its client secret sealed at rest like the headers. Absent: none. */
+  oauth: z
+    .object({
+      tokenUrl: z.string(),
+      clientId: z.string(),
+      clientSecret: credentialRef,
+      scopes: z.array(z.string()),
+      audience: z.string().nullable(),
+      resource: z.string().nullable(),
+    })
+    .optional(),
   include: z.array(z.string()),
   exclude: z.array(z.string()),
   perCallNano: z.number().int(),

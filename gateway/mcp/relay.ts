@@ -57,7 +57,8 @@ export async function relay(up: UpstreamAnswer, id: JsonRpcId | null, server: st
     await hooks.done?.(r.final ? r.msg : null);
     return { kind: 'json', status: 200, body: r.msg, ...sid };
   }
-  up.body.destroy();
+  // Undici emits 'error' on a body destroyed before its end: without a listener it would end the process.
+  up.body.on('error', () => undefined).destroy();
   await hooks.done?.(null);
   return failed(up.status, id, server);
 }

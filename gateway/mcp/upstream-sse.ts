@@ -121,9 +121,10 @@ class LegacyConnection {
     this.signal = signal;
   }
 
-  static async open(server: CompiledMcpServer, signal: AbortSignal): Promise<LegacyConnection> {
+  static async open(server: CompiledMcpServer, signal: AbortSignal, bearer: string | null): Promise<LegacyConnection> {
     const headers: Record<string, string> = {};
     for (const h of server.headers) if (h.credential.kind === 'value') headers[h.name.toLowerCase()] = h.credential.value;
+    if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
     const res = await request(server.url as string, {
       method: 'GET',
       headers: { ...headers, accept: 'text/event-stream' },
@@ -219,7 +220,13 @@ function failure(err: unknown, timedOut: boolean): unknown {
   return new UpstreamFailed(timeout ? 'timed out' : `connection failed (${code || 'error'})`, timeout);
 }
 
-export async function callSseUpstream(server: CompiledMcpServer, req: UpstreamRequest, client: AbortSignal): Promise<UpstreamAnswer> {
+/** `bearer`: the server's OAuth access token (spec.oauth), sent on the stream and every post, or null. */
+export async function callSseUpstream(
+  server: CompiledMcpServer,
+  req: UpstreamRequest,
+  client: AbortSignal,
+  bearer: string | null = null,
+): Promise<UpstreamAnswer> {
   // No standing stream to GET (a Streamable HTTP server's 405), no upstream session to DELETE.
   if (req.method === 'GET') return status(405);
   if (req.method === 'DELETE') return status(200);
@@ -243,7 +250,7 @@ export async function callSseUpstream(server: CompiledMcpServer, req: UpstreamRe
   }, server.timeouts.firstByteMs);
   let c: LegacyConnection;
   try {
-    c = await LegacyConnection.open(server, signal);
+    c = await LegacyConnection.open(server, signal, bearer);
     if (initialize) {
       await c.post({ ...msg, params: { ...init, capabilities: {} } });
     } else {

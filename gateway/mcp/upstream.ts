@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { CompiledMcpServer } from '../contract/snapshot.ts';
 import { mockAnswer } from './mock-server.ts';
+import { tokenRefused, upstreamToken } from './oauth.ts';
 import { callSseUpstream } from './upstream-sse.ts';
 import { UpstreamFailed, type UpstreamAnswer, type UpstreamRequest } from './upstream-types.ts';
 
@@ -32,15 +33,26 @@ function headerOf(v: string | string[] | undefined): string | null {
   return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
+/** The OAuth access token of a server with spec.oauth (oauth.ts), or null; a token not obtained fails the call. */
+async function bearerOf(server: CompiledMcpServer): Promise<string | null> {
+  try {
+    return await upstreamToken(server);
+  } catch (err) {
+    throw new UpstreamFailed(`could not obtain an OAuth token (${(err as Error).message})`, false);
+  }
+}
+
 export async function callUpstream(server: CompiledMcpServer, req: UpstreamRequest, client: AbortSignal): Promise<UpstreamAnswer> {
   if (server.url === null) return mockAnswer(req);
-  if (server.transport === 'sse') return callSseUpstream(server, req, client);
+  const bearer = await bearerOf(server);
+  if (server.transport === 'sse') return callSseUpstream(server, req, client, bearer);
   const headers: Record<string, string> = { accept: 'application/json, text/event-stream' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.sessionId) headers['mcp-session-id'] = req.sessionId;
   if (req.protocolVersion) headers['mcp-protocol-version'] = req.protocolVersion;
   if (req.lastEventId) headers['last-event-id'] = req.lastEventId;
   for (const h of server.headers) if (h.credential.kind === 'value') headers[h.name.toLowerCase()] = h.credential.value;
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
   // A POST's answer (stream included) is bounded by totalMs; a GET stream lives as long as its client.
   const signal = req.method === 'POST' ? AbortSignal.any([client, AbortSignal.timeout(server.timeouts.totalMs)]) : client;
   try {
@@ -53,6 +65,7 @@ export async function callUpstream(server: CompiledMcpServer, req: UpstreamReque
       headersTimeout: server.timeouts.firstByteMs,
       bodyTimeout: 0,
     });
+    if (bearer !== null && res.statusCode === 401) tokenRefused(server, bearer);
     return {
       status: res.statusCode,
       contentType: headerOf(res.headers['content-type']) ?? '',

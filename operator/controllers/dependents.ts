@@ -28,7 +28,8 @@ function keysOfAccounts(caches: Caches, accounts: Set<string>): Work[] {
 function mcpSecretUsers(caches: Caches, secret: string): Work[] {
   const servers = caches.McpServer.list().filter((s) => {
     const headers = (specOf(s).headers ?? []) as Array<{ secretKeyRef?: { name?: string } }>;
-    return headers.some((h) => h.secretKeyRef?.name === secret);
+    const oauth = specOf(s).oauth as { clientSecretRef?: { name?: string } } | undefined;
+    return headers.some((h) => h.secretKeyRef?.name === secret) || oauth?.clientSecretRef?.name === secret;
   });
   return names(servers, () => true).map((n) => ['McpServer', n] as const);
 }

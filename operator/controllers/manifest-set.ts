@@ -20,6 +20,7 @@ function parsedAll<K extends CrKind>(caches: Caches, kind: K): Array<Parsed<K>> 
 export function referencedSecrets(apiKeys: ApiKey[], routes: ModelRoute[], mcpServers: McpServerCr[] = []): Set<string> {
   const names = new Set<string>();
   for (const s of mcpServers) for (const h of s.spec.headers) if (h.secretKeyRef) names.add(h.secretKeyRef.name);
+  for (const s of mcpServers) if (s.spec.oauth) names.add(s.spec.oauth.clientSecretRef.name);
   for (const k of apiKeys) names.add(keySecretName(k.metadata.name, k.spec.secretName));
   for (const r of routes) {
     for (const t of r.spec.targets) if (t.credentials?.secretKeyRef) names.add(t.credentials.secretKeyRef.name);

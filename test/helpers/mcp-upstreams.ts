@@ -105,9 +105,13 @@ export interface SdkUpstream extends Upstream {
  * An SDK server (stateful sessions) with tools echo, fail (isError), slow (answers after `slowMs`, or never: 0),
  * notify (progress notifications then an answer, on an SSE stream), grow (adds a tool grown_<n>: the server
  * sends tools/list_changed on its GET stream) and admin_delete; a resource note://one and a prompt greet. It
- * answers 401 unless the request carries `Authorization: Bearer <token>`.
+ * answers 401 unless the request carries `Authorization: Bearer <token>` (or, given a function, a Bearer token it
+ * accepts: the tokens an OAuth authorization server issued and that have not expired).
  */
-export async function startSdkServer(token: string, opts: { slowMs?: number; json?: boolean; keepAliveMs?: number; host?: string } = {}): Promise<SdkUpstream> {
+export async function startSdkServer(
+  token: string | ((bearer: string) => boolean),
+  opts: { slowMs?: number; json?: boolean; keepAliveMs?: number; host?: string } = {},
+): Promise<SdkUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const authorizations: string[] = [];
   const calls: string[] = [];
@@ -159,7 +163,9 @@ export async function startSdkServer(token: string, opts: { slowMs?: number; jso
   };
   const server: Server = createServer((req: IncomingMessage, res) => {
     authorizations.push(String(req.headers.authorization ?? ''));
-    if (req.headers.authorization !== `Bearer ${token}`) {
+    const auth = String(req.headers.authorization ?? '');
+    const ok = typeof token === 'string' ? auth === `Bearer ${token}` : auth.startsWith('Bearer ') && token(auth.slice(7));
+    if (!ok) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
     }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import { UpstreamFailure } from '../types.ts';
 import { ambientCredential, clientSecretCredential, cognitiveServicesToken, type ClientSecretKeys } from './entra.ts';
-import { TokenCache } from './token-cache.ts';
+import { TokenCache } from '../token-cache.ts';
 
 const SP_KEYS = ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'] as const;
 

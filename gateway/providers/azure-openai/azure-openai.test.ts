@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import { FIRST_HOLD_MS } from '../credential-backoff.ts';
-import { TokenCache, type AccessTokenLike } from './token-cache.ts';
+import { TokenCache, type AccessTokenLike } from '../token-cache.ts';
 import { azureUrl } from './urls.ts';
 
 const target = (extra: Partial<CompiledTarget>): CompiledTarget => ({

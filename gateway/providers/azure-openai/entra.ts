@@ -2,7 +2,7 @@
 // never loads it). Instance discovery is off: the gateway trusts the authority host it is given (the public cloud's
 // by default, AZURE_AUTHORITY_HOST otherwise) and asks it nothing but its OpenID configuration and tokens.
 import type { TokenCredential } from '@azure/identity';
-import type { AccessTokenLike } from './token-cache.ts';
+import type { AccessTokenLike } from '../token-cache.ts';
 
 /** The scope of every Azure OpenAI (Cognitive Services) data-plane call. */
 export const COGNITIVE_SERVICES_SCOPE = 'https://cognitiveservices.azure.com/.default';

@@ -1,8 +1,9 @@
 // One access token kept for every call: fetched once, refreshed before it expires (in the background while the
 // current one is still good), never per call; concurrent callers share one fetch in flight. After a failed fetch with
 // no token to serve, the clouds' common back-off (credential-backoff.ts) holds: calls get the same failure without
-// asking Entra ID. A failed background refresh is tried again after BACKGROUND_RETRY_MS while the token serves.
-import { CredentialBackoff } from '../credential-backoff.ts';
+// asking the token issuer again. A failed background refresh is tried again after BACKGROUND_RETRY_MS while the token
+// serves. Used for Azure Entra ID (azure-openai/auth.ts) and the OAuth client-credentials grant of MCP upstreams.
+import { CredentialBackoff } from './credential-backoff.ts';
 
 export interface AccessTokenLike {
   token: string;
@@ -54,6 +55,14 @@ export class TokenCache {
     if (this.inflight) return this.inflight;
     const failure = this.backoff.held(t);
     return failure ? Promise.reject(failure) : this.refresh(true);
+  }
+
+  /**
+   * Drops `token` if it is the one held (its resource refused it): the next call fetches anew. A token replaced
+   * meanwhile is kept, so many calls refused with the same old token drop it once.
+   */
+  invalidate(token: string): void {
+    if (this.held?.token === token) this.held = null;
   }
 
   /** `foreground`: no token to serve meanwhile, so a failure starts (or extends) the back-off. */
