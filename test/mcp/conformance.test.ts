@@ -1,8 +1,8 @@
 // The official MCP conformance runner (@modelcontextprotocol/conformance) against two reference servers none of us
 // wrote, each directly and through /mcp/<server>: server-everything, and the conformance suite's own reference server
-// (the server its scenarios are written against). Every check a server passes alone passes through the gateway, but
-// one the gateway fails by design (below). The runner sends no headers of its own, so a loopback forwarder adds the
-// key's Authorization, as a configured client would.
+// (the server its scenarios are written against). Every check a server passes alone passes through the gateway. The
+// runner sends no headers of its own, so a loopback forwarder adds the key's Authorization, as a configured client
+// would.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MCP_SETTINGS } from '../../gateway/mcp/settings.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { account, apiKey, mcpServer, plan } from '../helpers/manifests.ts';
 import { startConformanceServer, startEverything, type Upstream } from '../helpers/mcp-upstreams.ts';
@@ -34,13 +35,6 @@ interface Run {
   checks: Map<string, Check[]>;
   total: string;
 }
-
-/**
- * The one check the gateway fails on purpose: the runner's dns-rebinding scenario sends, besides a forged Host and
- * Origin (refused, as it must be), a request with a loopback Origin that it expects served. The gateway refuses every
- * request that carries an Origin (a browser) with 403 and JSON-RPC -32003, as docs/mcp.md says; MCP clients send none.
- */
-const REFUSED_ORIGIN = 'dns-rebinding-protection/localhost-host-valid-accepted';
 
 function run(url: string): Promise<Run> {
   const bin = join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
@@ -79,25 +73,24 @@ function lostChecks(direct: Run, through: Run): { key: string; check: Check | un
   return lost;
 }
 
-/** Nothing lost but the Origin the gateway refuses by design, and that one refused as documented. */
+/** Nothing lost: every check passing directly passes through the gateway. */
 function expectSameChecks(direct: Run, through: Run): void {
   expect(through.checks.size, through.total).toBe(direct.checks.size);
-  const lost = lostChecks(direct, through);
-  const refused = lost.find((l) => l.key === REFUSED_ORIGIN);
   expect(
-    lost.map((l) => l.key),
+    lostChecks(direct, through).map((l) => l.key),
     through.total,
-  ).toEqual(refused ? [REFUSED_ORIGIN] : []);
-  if (refused) {
-    expect(refused.check?.details?.statusCode).toBe(403);
-    expect(refused.check?.details?.body?.error?.code).toBe(-32003);
-  }
+  ).toEqual([]);
 }
 
-/** A loopback forwarder to the gateway's /mcp/<server> that adds the key; its URL ends in /mcp as the runner expects. */
+/**
+ * A loopback forwarder to the gateway's /mcp/<server> that adds the key; its URL ends in /mcp as the runner expects.
+ * It listens before the gateway starts, so that its origin is one the gateway allows (SVC_MCP_ALLOWED_ORIGINS): the
+ * runner's DNS-rebinding scenario expects a request from the server's own loopback origin served and a forged one
+ * refused. Headers pass through unchanged (Host is the gateway's, as a reverse proxy's would be).
+ */
 async function forwarder(server: string): Promise<string> {
-  const target = new URL(`${gw.url}/mcp/${server}`);
   const fwd = createServer((req, res) => {
+    const target = new URL(`${gw.url}/mcp/${server}`);
     const up = request(
       {
         host: target.hostname,
@@ -123,7 +116,7 @@ async function forwarder(server: string): Promise<string> {
 /** Runs the runner directly and through the gateway, and prints both counts. */
 async function compare(server: string, upstream: Upstream): Promise<{ direct: Run; through: Run }> {
   const direct = await run(upstream.url);
-  const through = await run(await forwarder(server));
+  const through = await run(forwarded[server] as string);
   const lost = lostChecks(direct, through).map((l) => l.key);
   console.log(
     `conformance ${server}: directly ${passed(direct).length}/${direct.summary.size} scenarios (${direct.total}); ` +
@@ -133,15 +126,22 @@ async function compare(server: string, upstream: Upstream): Promise<{ direct: Ru
   return { direct, through };
 }
 
+const forwarded: Record<string, string> = {};
+
 beforeAll(async () => {
   [everything, reference] = await Promise.all([startEverything(), startConformanceServer()]);
-  gw = await startGateway([
-    plan('pro', { tier: 1 }),
-    account('acme', 'pro'),
-    ...key.docs,
-    mcpServer('everything', { url: everything.url }),
-    mcpServer('reference', { url: reference.url }),
-  ]);
+  for (const server of ['everything', 'reference']) forwarded[server] = await forwarder(server);
+  const origins = Object.values(forwarded).map((u) => new URL(u).origin);
+  gw = await startGateway(
+    [
+      plan('pro', { tier: 1 }),
+      account('acme', 'pro'),
+      ...key.docs,
+      mcpServer('everything', { url: everything.url }),
+      mcpServer('reference', { url: reference.url }),
+    ],
+    { mcp: { ...DEFAULT_MCP_SETTINGS, allowedOrigins: origins } },
+  );
 }, 60_000);
 
 afterAll(async () => {
