@@ -43,7 +43,8 @@ if b.g then
 end
 
 -- Redis lost the account's money: nothing is settled, released or granted until it is rebuilt.
-if money_missing(acct) then return redis.error_reply(UNREADY) end
+local refused = money_refusal(acct)
+if refused then return refused end
 reclaim(acct, holds, holdrec, held, now)
 trim_tokens(calls, tpmn, now - WINDOW)
 
