@@ -22,11 +22,15 @@ export interface FuzzCase {
   what: string;
 }
 
-export const MODEL_ENDPOINTS: Endpoint[] = [
+/** The endpoints of chat and Messages models (what every upstream kind serves). */
+export const CHAT_ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/v1/chat/completions', admits: true },
   { method: 'POST', path: '/v1/embeddings', admits: true },
   { method: 'POST', path: '/anthropic/v1/messages', admits: true },
   { method: 'POST', path: '/anthropic/v1/messages/count_tokens', admits: true },
+];
+export const MODEL_ENDPOINTS: Endpoint[] = [
+  ...CHAT_ENDPOINTS,
   { method: 'POST', path: '/v1/completions', admits: true },
   { method: 'POST', path: '/v1/rerank', admits: true },
   { method: 'POST', path: '/cohere/v2/rerank', admits: true },

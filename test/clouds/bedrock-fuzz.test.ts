@@ -1,11 +1,11 @@
 // The abuse fuzzer (test/abuse/fuzz-cases.ts) with Claude on AWS Bedrock behind the Anthropic-protocol model: hostile
-// bodies and headers on every endpoint, translated and sent through Invoke (signed with SigV4, the fake verifying
-// every signature) or refused before. None may get a 5xx, an answer outside the caller's dialect, or no answer; and the
+// bodies and headers on every endpoint a chat model serves (completions, rerank and moderations go to other kinds),
+// translated and sent through Invoke (signed with SigV4, the fake verifying every signature) or refused before. None may get a 5xx, an answer outside the caller's dialect, or no answer; and the
 // fuzz must reach Bedrock, or it tested only the front door. On the in-memory store (test/abuse/fuzz.test.ts runs
 // the same cases on Redis with the other upstreams).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOfPath, dialectProblem } from '../abuse/dialect.ts';
-import { fuzzCase, MODEL_ENDPOINTS, RESPONSES, type FuzzCase } from '../abuse/fuzz-cases.ts';
+import { fuzzCase, CHAT_ENDPOINTS, RESPONSES, type FuzzCase } from '../abuse/fuzz-cases.ts';
 import { prng, startAbuseGateway, type AbuseGateway } from '../abuse/harness.ts';
 import { abuseConfig } from '../abuse/manifests.ts';
 import { rawRequest, requestBytes, type RawAnswer } from '../abuse/raw-http.ts';
@@ -56,7 +56,7 @@ afterAll(async () => {
 describe(`fuzz with Claude on Bedrock: ${N} hostile requests, seed ${SEED}`, () => {
   it("answers no 5xx, nothing outside the caller's dialect, and reaches Bedrock", async () => {
     const r = prng(SEED);
-    const cases = Array.from({ length: N }, () => fuzzCase(r, key, [...MODEL_ENDPOINTS, RESPONSES]));
+    const cases = Array.from({ length: N }, () => fuzzCase(r, key, [...CHAT_ENDPOINTS, RESPONSES]));
     const bad: Array<[FuzzCase, RawAnswer, string]> = [];
     const byStatus: Record<string, number> = {};
     let next = 0;
