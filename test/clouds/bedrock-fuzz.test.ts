@@ -1,8 +1,9 @@
 // The abuse fuzzer (test/abuse/fuzz-cases.ts) with Claude on AWS Bedrock behind the Anthropic-protocol model: hostile
 // bodies and headers on every endpoint a chat model serves (completions, rerank and moderations go to other kinds),
-// translated and sent through Invoke (signed with SigV4, the fake verifying every signature) or refused before. None may get a 5xx, an answer outside the caller's dialect, or no answer; and the
-// fuzz must reach Bedrock, or it tested only the front door. On the in-memory store (test/abuse/fuzz.test.ts runs
-// the same cases on Redis with the other upstreams).
+// translated and sent through Invoke (signed with SigV4, the fake verifying every signature) or refused before. None
+// may get a 5xx, an answer outside the caller's dialect, or no answer; and the fuzz must reach Bedrock, or it tested
+// only the front door. On the in-memory store (test/abuse/fuzz.test.ts runs the same cases on Redis with the other
+// upstreams).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOfPath, dialectProblem } from '../abuse/dialect.ts';
 import { fuzzCase, CHAT_ENDPOINTS, RESPONSES, type FuzzCase } from '../abuse/fuzz-cases.ts';
