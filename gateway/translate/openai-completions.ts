@@ -12,7 +12,7 @@ import type { Translation, UpstreamRequest } from './types.ts';
 type Body = Record<string, unknown>;
 type OpenAIUsage = Parameters<typeof fromOpenAIUsage>[0];
 
-/** A suffix that asks for fill-in-the-middle: any non-empty one (OpenAI's default is null; "" adds nothing). */
+/** A suffix asks for fill-in-the-middle when it is not empty (OpenAI's default is null; "" adds nothing). */
 export function asksFim(client: Body): boolean {
   return typeof client.suffix === 'string' && client.suffix !== '';
 }
