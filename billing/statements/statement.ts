@@ -143,9 +143,7 @@ export function buildStatement(account: string, month: string, billing: AccountB
   const r = monthRange(month);
   if (!r) throw new RangeError(`month must be YYYY-MM, got ${month}`);
   const credits = [...d.credits].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.reference < b.reference ? -1 : 1));
-  const detail = [...d.usage]
-    .filter((u) => u.requests > 0 || u.costNano !== 0)
-    .sort((a, b) => (detailKey(a) < detailKey(b) ? -1 : 1));
+  const detail = [...d.usage].filter((u) => u.requests > 0 || u.costNano !== 0).sort((a, b) => (detailKey(a) < detailKey(b) ? -1 : 1));
   const creditsNano = sum(credits.map((c) => c.amountNano));
   const spendNano = sum(detail.map((u) => u.costNano));
   return {

@@ -32,7 +32,7 @@ GROUP BY 1, 2`;
     const r = await this.pool.query<Record<string, string>>(sql, [q.accounts, q.from, q.to]);
     return r.rows.map((x) => ({
       day: x.day as string,
-      group: q.groupBy === 'kind' ? KIND_LABELS[x.grp as keyof typeof KIND_LABELS] ?? (x.grp as string) : (x.grp as string),
+      group: q.groupBy === 'kind' ? (KIND_LABELS[x.grp as keyof typeof KIND_LABELS] ?? (x.grp as string)) : (x.grp as string),
       requests: Number(x.requests),
       errors: Number(x.errors),
       fallbacks: Number(x.fallbacks),

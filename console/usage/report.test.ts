@@ -91,6 +91,8 @@ describe('usage report', () => {
       Moderation: [1, 6, 0, 0],
     });
     expect(byKind.totals).toMatchObject({ outputTokens: 10, searchUnits: 3 });
-    expect(toCsv(byKind, 'kind').split('\r\n')[0]).toBe('Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units');
+    expect(toCsv(byKind, 'kind').split('\r\n')[0]).toBe(
+      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units',
+    );
   });
 });

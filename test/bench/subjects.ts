@@ -57,11 +57,7 @@ const BENCH_AWS = { AWS_ACCESS_KEY_ID: 'AKIABENCH00000000001', AWS_SECRET_ACCESS
  * Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. `bedrock`:
  * the routes go to a Claude model on the bench's fake Bedrock (SigV4 with a key pair from a Secret) instead.
  */
-export function manifests(
-  upstreamPort: number,
-  key: string,
-  opts: { cache?: boolean; bedrock?: boolean; mcpPort?: number; endpoints?: boolean } = {},
-): string {
+export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean; bedrock?: boolean; mcpPort?: number; endpoints?: boolean } = {}): string {
   const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const timeouts = { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 };
   const bedrock = opts.bedrock === true;

@@ -46,7 +46,11 @@ function frames(model: string): Buffer[] {
 const TEXT_USAGE = { prompt_tokens: 12, completion_tokens: CHUNKS, total_tokens: 12 + CHUNKS };
 const textBase = { id: 'cmpl-bench', object: 'text_completion', created: 1_700_000_000, model: 'bench-text', system_fingerprint: 'fp_bench' };
 const TEXT_JSON = Buffer.from(
-  JSON.stringify({ ...textBase, choices: [{ index: 0, text: ' a fixed completion from the bench upstream.', logprobs: null, finish_reason: 'stop' }], usage: TEXT_USAGE }),
+  JSON.stringify({
+    ...textBase,
+    choices: [{ index: 0, text: ' a fixed completion from the bench upstream.', logprobs: null, finish_reason: 'stop' }],
+    usage: TEXT_USAGE,
+  }),
 );
 const TEXT_SSE = [
   ...Array.from({ length: CHUNKS - 1 }, (_, i) => ({ ...textBase, choices: [{ index: 0, text: `word${i} `, logprobs: null, finish_reason: null }] })),

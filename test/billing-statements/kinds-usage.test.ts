@@ -99,7 +99,18 @@ describe('kinds of call in the usage views', () => {
     await page.getByRole('button', { name: 'Show' }).click();
     await expect(page.getByRole('table', { name: 'Usage by kind' }).count()).resolves.toBe(1);
     const header = await page.locator('table thead th').allTextContents();
-    expect(header).toEqual(['Kind', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)', 'Cache hits', 'Saved by cache (USD)', 'Search units']);
+    expect(header).toEqual([
+      'Kind',
+      'Requests',
+      'Errors',
+      'Fallbacks',
+      'Tokens in',
+      'Tokens out',
+      'Spend (USD)',
+      'Cache hits',
+      'Saved by cache (USD)',
+      'Search units',
+    ]);
     const table = await page
       .locator('table tbody tr')
       .evaluateAll((trs) =>
@@ -108,7 +119,7 @@ describe('kinds of call in the usage views', () => {
     expect(table.map((r) => r[0]).sort()).toEqual(['Chat', 'Moderation', 'Rerank', 'Text completions']);
     const row = (kind: string): string[] => table.find((r) => r[0] === kind) ?? [];
     // A rerank's output count is search units, in their own column: its Tokens out is 0.
-    expect([row('Rerank')[1], row('Rerank')[5], row('Rerank')[6], row('Rerank')[9]]).toEqual(['2', '0', (3 * UNIT_NANO / 1e9).toFixed(9), '3']);
+    expect([row('Rerank')[1], row('Rerank')[5], row('Rerank')[6], row('Rerank')[9]]).toEqual(['2', '0', ((3 * UNIT_NANO) / 1e9).toFixed(9), '3']);
     expect(Number(row('Text completions')[5])).toBeGreaterThan(0);
     expect(row('Text completions')[9]).toBe('0');
     expect(row('Moderation')[9]).toBe('0');
@@ -118,7 +129,12 @@ describe('kinds of call in the usage views', () => {
     // The CSV is the table.
     const csv = (await (await page.request.get(`${gw.url}/dashboard/usage.csv?account=acme&group=kind`)).text()).trim().split('\r\n');
     expect(csv[0]).toBe('Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units');
-    expect(csv.slice(1, -1).map((l) => l.split(',')).sort()).toEqual(table.map((r) => r.map(String)).sort());
+    expect(
+      csv
+        .slice(1, -1)
+        .map((l) => l.split(','))
+        .sort(),
+    ).toEqual(table.map((r) => r.map(String)).sort());
 
     const month = new Date().toISOString().slice(0, 7);
     const statement = await page.request.get(`${gw.url}/dashboard/billing/statements/${month}.csv?account=acme`);

@@ -29,7 +29,10 @@ beforeAll(async () => {
   gw = await startGateway([
     ...b.docs,
     secret('aws-keys', KEYS),
-    route('amazon-rerank', [target('bedrock-amazon', 'amazon.rerank-v1:0')], { type: 'rerank', pricing: { inputPerMTokUsd: 0, perSearchUnitUsd: UNIT_NANO / 1e9 } }),
+    route('amazon-rerank', [target('bedrock-amazon', 'amazon.rerank-v1:0')], {
+      type: 'rerank',
+      pricing: { inputPerMTokUsd: 0, perSearchUnitUsd: UNIT_NANO / 1e9 },
+    }),
     route('cohere-rerank-bedrock', [target('bedrock-cohere', `arn:aws:bedrock:us-west-2::foundation-model/${COHERE_ON_BEDROCK}`)], {
       type: 'rerank',
       pricing: { inputPerMTokUsd: 0, perSearchUnitUsd: (2 * UNIT_NANO) / 1e9 },
@@ -62,7 +65,10 @@ describe('the fake Bedrock Agent Runtime, read by @aws-sdk/client-bedrock-agent-
         sources: DOCS.map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
         rerankingConfiguration: {
           type: 'BEDROCK_RERANKING_MODEL',
-          bedrockRerankingConfiguration: { modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' }, numberOfResults: 2 },
+          bedrockRerankingConfiguration: {
+            modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' },
+            numberOfResults: 2,
+          },
         },
       }),
     );
@@ -83,7 +89,13 @@ describe("Bedrock's rerank models through the gateway", () => {
     const res = await fetch(`${gw.url}/v1/rerank`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'amazon-rerank', query: 'capital of France', documents: [DOCS[0], { text: DOCS[1] }, DOCS[2]], top_n: 2, return_documents: true }),
+      body: JSON.stringify({
+        model: 'amazon-rerank',
+        query: 'capital of France',
+        documents: [DOCS[0], { text: DOCS[1] }, DOCS[2]],
+        top_n: 2,
+        return_documents: true,
+      }),
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-svc-upstream')).toBe('bedrock-amazon');
@@ -102,10 +114,20 @@ describe("Bedrock's rerank models through the gateway", () => {
       sources: DOCS.map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
       rerankingConfiguration: {
         type: 'BEDROCK_RERANKING_MODEL',
-        bedrockRerankingConfiguration: { modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' }, numberOfResults: 2 },
+        bedrockRerankingConfiguration: {
+          modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' },
+          numberOfResults: 2,
+        },
       },
     });
-    expect(gw.sink.events.at(-1)).toMatchObject({ endpoint: 'rerank', upstream: 'bedrock-amazon', status: 200, inputTokens: 0, outputTokens: 1, costNano: UNIT_NANO });
+    expect(gw.sink.events.at(-1)).toMatchObject({
+      endpoint: 'rerank',
+      upstream: 'bedrock-amazon',
+      status: 200,
+      inputTokens: 0,
+      outputTokens: 1,
+      costNano: UNIT_NANO,
+    });
     expect(await spend()).toBe(before + UNIT_NANO);
   });
 

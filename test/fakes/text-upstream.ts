@@ -150,7 +150,11 @@ function voyageRerank(fake: TextUpstream, call: RecordedCall, res: ServerRespons
     return json(res, 400, { detail: 'query must be a string and documents a list of strings' });
   const topK = typeof b.top_k === 'number' ? b.top_k : docs.length;
   const data = (docs as string[])
-    .map((d, index) => ({ relevance_score: Math.round((1 - index / (docs.length + 1)) * 1000) / 1000, index, ...(b.return_documents === true ? { document: d } : {}) }))
+    .map((d, index) => ({
+      relevance_score: Math.round((1 - index / (docs.length + 1)) * 1000) / 1000,
+      index,
+      ...(b.return_documents === true ? { document: d } : {}),
+    }))
     .reverse()
     .slice(0, topK);
   json(res, 200, { object: 'list', data, model: b.model, usage: { total_tokens: fake.rerankTokens } });

@@ -273,7 +273,12 @@ describe('POST /v1/rerank and /cohere/v2/rerank', () => {
 
   it('refuses max_tokens_per_doc on a Voyage AI upstream, which has no such cap: 400 naming it, nothing charged', async () => {
     const before = { calls: up.calls.length, spend: await spendOf(key) };
-    const e = await expectRefused(await post('/v1/rerank', { model: 'rerank-voyage', query: 'q', documents, max_tokens_per_doc: 100 }), 400, 'max_tokens_per_doc', before);
+    const e = await expectRefused(
+      await post('/v1/rerank', { model: 'rerank-voyage', query: 'q', documents, max_tokens_per_doc: 100 }),
+      400,
+      'max_tokens_per_doc',
+      before,
+    );
     expect(e.message).toContain('Voyage AI');
   });
 

@@ -132,7 +132,8 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
 
   async function handle(method: string, rawPath: string, headers: IncomingHttpHeaders, raw: Buffer, res: ServerResponse): Promise<void> {
     const path = rawPath.split('?')[0] ?? '';
-    const m = path === '/rerank' ? ['', '', 'rerank'] : /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/.exec(path);
+    const m =
+      path === '/rerank' ? ['', '', 'rerank'] : /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/.exec(path);
     let body: Record<string, unknown> = {};
     try {
       body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
@@ -198,9 +199,16 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
     if (b.queries?.length !== 1 || b.queries[0]?.type !== 'TEXT' || typeof b.queries[0].textQuery?.text !== 'string')
       return sendError(res, 400, 'ValidationException', 'queries must hold one TEXT query');
     const sources = b.sources ?? [];
-    if (sources.length < 1 || sources.length > 1000 || !sources.every((s) => s.type === 'INLINE' && typeof s.inlineDocumentSource?.textDocument?.text === 'string'))
+    if (
+      sources.length < 1 ||
+      sources.length > 1000 ||
+      !sources.every((s) => s.type === 'INLINE' && typeof s.inlineDocumentSource?.textDocument?.text === 'string')
+    )
       return sendError(res, 400, 'ValidationException', 'sources must hold 1 to 1000 INLINE TEXT documents');
-    if (b.rerankingConfiguration?.type !== 'BEDROCK_RERANKING_MODEL' || !/^arn:aws:bedrock:[a-z0-9-]+::foundation-model\/.+/.test(cfg?.modelConfiguration?.modelArn ?? ''))
+    if (
+      b.rerankingConfiguration?.type !== 'BEDROCK_RERANKING_MODEL' ||
+      !/^arn:aws:bedrock:[a-z0-9-]+::foundation-model\/.+/.test(cfg?.modelConfiguration?.modelArn ?? '')
+    )
       return sendError(res, 400, 'ValidationException', 'rerankingConfiguration needs a BEDROCK_RERANKING_MODEL with a foundation model ARN');
     const n = cfg?.numberOfResults ?? sources.length;
     if (n < 1 || n > sources.length) return sendError(res, 400, 'ValidationException', 'numberOfResults must be between 1 and the number of sources');
