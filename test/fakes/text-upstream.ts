@@ -21,6 +21,8 @@ export interface TextUpstream {
   completion: { text: string; promptTokens: number; completionTokens: number; gate: Promise<void> | null };
   /** Tokens a rerank answer reports (Jina, vLLM); Cohere reports search units instead. */
   rerankTokens: number;
+  /** Holds every rerank answer until it resolves (calls in flight together, whatever the machine's speed). */
+  rerankGate: Promise<void> | null;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startTextUpstream(): Promise<TextUpstream> {
     calls: http.calls,
     completion: { text: ' return a + b', promptTokens: 9, completionTokens: 5, gate: null },
     rerankTokens: 42,
+    rerankGate: null,
     close: http.close,
   };
   return fake;
@@ -116,7 +119,8 @@ function moderations(call: RecordedCall, res: ServerResponse): void {
   json(res, 200, { id: 'modr-fake-1', model: call.body.model, results });
 }
 
-function rerank(fake: TextUpstream, call: RecordedCall, res: ServerResponse, flavor: RerankFlavor): void {
+async function rerank(fake: TextUpstream, call: RecordedCall, res: ServerResponse, flavor: RerankFlavor): Promise<void> {
+  if (fake.rerankGate) await fake.rerankGate;
   const docs = (call.body.documents as unknown[]) ?? [];
   const topN = typeof call.body.top_n === 'number' ? call.body.top_n : docs.length;
   const text = (d: unknown): string => (typeof d === 'string' ? d : String((d as { text?: unknown }).text));

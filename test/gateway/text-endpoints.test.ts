@@ -32,6 +32,10 @@ const BURST_BODY = { model: 'code-fim', prompt: 'def add(a, b):', max_tokens: 10
 const BURST_HOLD = Buffer.byteLength(JSON.stringify(BURST_BODY)) * IN + 10 * 3 * OUT;
 const BURST = 5;
 const tightBudget = apiKey('budget-key', 'acme', { monthlyBudgetUsd: ((BURST - 1) * BURST_HOLD) / 1e9 });
+/** The rerank of the concurrency test: 150 documents, so at most 2 search units (each document one 500-token chunk). */
+const RERANK_BURST_BODY = { model: 'rerank-vllm', query: 'q', documents: Array.from({ length: 150 }, (_, i) => `d${i}`) };
+const RERANK_HOLD = Buffer.byteLength(JSON.stringify(RERANK_BURST_BODY)) * JINA_IN + 2 * UNIT_NANO;
+const rerankBudget = apiKey('rerank-budget-key', 'acme', { monthlyBudgetUsd: ((BURST - 1) * RERANK_HOLD) / 1e9 });
 
 beforeAll(async () => {
   up = await startTextUpstream();
@@ -42,6 +46,7 @@ beforeAll(async () => {
     ...b.docs,
     ...tight.docs,
     ...tightBudget.docs,
+    ...rerankBudget.docs,
     route('code-fim', openai('vllm-a', 'deepseek-coder'), { type: 'completions', fim: true }),
     route('text-plain', openai('vllm-b', 'gpt-3.5-turbo-instruct'), { type: 'completions' }),
     route('gpt-chat', openai('chat-a', 'gpt-4o')),
@@ -243,6 +248,26 @@ describe('POST /v1/rerank and /cohere/v2/rerank', () => {
     const e = gw.sink.events.at(-1);
     expect(e).toMatchObject({ inputTokens: 42, outputTokens: 2 });
     expect(e?.costNano).toBe(42 * JINA_IN + 2 * UNIT_NANO);
+  });
+
+  it(`holds tokens and search units: of ${BURST} concurrent reranks against a budget that fits ${BURST - 1} holds, exactly ${BURST - 1} are admitted`, async () => {
+    let open = (): void => {};
+    up.rerankGate = new Promise<void>((r) => (open = r));
+    const calls0 = up.calls.length;
+    const statuses: number[] = [];
+    const all = Array.from({ length: BURST }, () => post('/v1/rerank', RERANK_BURST_BODY, rerankBudget.key).then((r) => (statuses.push(r.status), r)));
+    try {
+      await until(() => up.calls.length - calls0 === BURST - 1 && statuses.length === 1, 30_000, 'four reranks upstream, one refused');
+    } finally {
+      up.rerankGate = null;
+      open();
+    }
+    const results = await Promise.all(all);
+    expect(statuses.sort()).toEqual([200, 200, 200, 200, 402]);
+    const refused = results.find((r) => r.status === 402);
+    expect(((await refused?.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+    // Each admitted rerank settles at its exact cost: 42 tokens and 2 search units.
+    expect(await spendOf(rerankBudget.key)).toBe((BURST - 1) * (42 * JINA_IN + 2 * UNIT_NANO));
   });
 
   it('reranks on a Voyage AI upstream (rerankApi: voyage): top_k and plain strings sent, data read back as results, priced per token', async () => {
