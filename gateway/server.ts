@@ -15,6 +15,7 @@ import type { TracingSdk } from './tracing/start.ts';
 import { mcpRoutes } from './http/mcp-routes.ts';
 import type { McpSettings } from './mcp/settings.ts';
 import { openAIRoutes } from './http/openai-routes.ts';
+import { cohereRoutes } from './http/text-routes.ts';
 import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
 import { ProviderRegistry } from './providers/registry.ts';
@@ -117,6 +118,14 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
       anthropicRoutes(api, deps);
     },
     { prefix: '/anthropic' },
+  );
+  await app.register(
+    async (api) => {
+      dialectErrors(api, 'cohere', count);
+      dialectNotFound(api, 'cohere');
+      cohereRoutes(api, deps);
+    },
+    { prefix: '/cohere' },
   );
   // MCP (gateway/mcp/): JSON-RPC errors of its own.
   await app.register(mcpRoutes(deps, opts.tracing?.mcp, opts.mcp), { prefix: '/mcp' });

@@ -62,6 +62,24 @@ function table(title: string, first: string, lines: readonly Line[], R: number):
   return out;
 }
 
+/** Usage by kind of call: each kind in its units (a rerank's output is search units, not tokens). */
+function kindTable(lines: readonly Line[], R: number): PdfLine[] {
+  const cols = (label: string, l: Pick<Line, 'requests' | 'inputTokens' | 'outputTokens' | 'searchUnits'> | null, bold: boolean, amount: string): PdfLine => ({
+    cells: [
+      { x: L, text: label, bold },
+      { x: 280, text: l ? String(l.requests) : 'Requests', bold, right: true },
+      { x: 340, text: l ? String(l.inputTokens) : 'Tokens in', bold, right: true },
+      { x: 400, text: l ? String(l.outputTokens) : 'Tokens out', bold, right: true },
+      { x: 465, text: l ? String(l.searchUnits) : 'Search units', bold, right: true },
+      { x: R, text: amount, bold, right: true },
+    ],
+  });
+  const out: PdfLine[] = [GAP, text('Usage by kind of call', L, true, 11), cols('Kind', null, true, 'Amount (USD)')];
+  if (lines.length === 0) out.push(text('No usage this month.'));
+  for (const l of lines) out.push(cols(l.label, l, false, money(l.costNano)));
+  return out;
+}
+
 function amountLine(label: string, nano: number, R: number, bold = false): PdfLine {
   return {
     cells: [
@@ -115,7 +133,7 @@ export function statementPdf(s: Statement, o: { paper?: Paper } = {}): Promise<B
       ],
     });
   }
-  lines.push(...table('Usage by model', 'Model', s.byModel, R), ...table('Usage by key', 'Key', s.byKey, R));
+  lines.push(...kindTable(s.byKind, R), ...table('Usage by model', 'Model', s.byModel, R), ...table('Usage by key', 'Key', s.byKey, R));
   lines.push(GAP, ...wrap(`Rounding: ${ROUNDING_RULE}`, 110).map((l) => text(l, L, false, 8)));
   if (s.billing?.sla) lines.push(GAP, ...wrap(SLA_RULE, 110).map((l) => text(l, L, false, 8)));
   // Dated the end of its period: the same statement is the same file, wherever and whenever it is made.

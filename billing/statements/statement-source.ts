@@ -5,6 +5,7 @@
 // payments ledger's entries.
 import type pg from 'pg';
 import type { UsageEvent } from '../../gateway/usage/event.ts';
+import { isSearchUnits, kindOf, type Kind } from '../../gateway/usage/kind.ts';
 import type { AppliedEntry } from '../../gateway/state/billing-ledger.ts';
 import type { ConfigCredit } from '../backend.ts';
 import { monthRange, type CreditRow, type StatementData, type StatementSource, type UsageRow } from './statement.ts';
@@ -22,13 +23,15 @@ WHERE account = $1 AND coalesce(occurred_at, recorded_at) >= $2::timestamptz AND
 ORDER BY 1, 3`;
 
 const USAGE = `
-SELECT CASE WHEN served_model = '' THEN requested_model ELSE served_model END AS model, api_key, task_type,
-       sum(requests)::text AS requests, sum(input_tokens)::text AS input_tokens, sum(output_tokens)::text AS output_tokens,
+SELECT CASE WHEN served_model = '' THEN requested_model ELSE served_model END AS model, api_key, task_type, kind,
+       sum(requests)::text AS requests, sum(input_tokens)::text AS input_tokens,
+       coalesce(sum(output_tokens) FILTER (WHERE kind <> 'rerank'), 0)::text AS output_tokens,
+       coalesce(sum(output_tokens) FILTER (WHERE kind = 'rerank'), 0)::text AS search_units,
        sum(cost_nano)::text AS cost_nano, sum(fee_nano)::text AS fee_nano,
        sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano
 FROM usage_daily
 WHERE account = $1 AND day >= $2::date AND day < $3::date
-GROUP BY 1, 2, 3`;
+GROUP BY 1, 2, 3, 4`;
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -56,9 +59,11 @@ export class PostgresStatementSource implements StatementSource {
         model: x.model as string,
         apiKey: x.api_key as string,
         taskType: x.task_type as string,
+        kind: x.kind as Kind | '',
         requests: Number(x.requests),
         inputTokens: Number(x.input_tokens),
         outputTokens: Number(x.output_tokens),
+        searchUnits: Number(x.search_units),
         costNano: Number(x.cost_nano),
         feeNano: Number(x.fee_nano),
         cacheHits: Number(x.cache_hits),
@@ -107,16 +112,31 @@ export class MemoryStatementSource implements StatementSource {
       if (at >= r.end) continue;
       const model = e.servedModel || e.requestedModel;
       const taskType = e.taskType ?? '';
-      const id = `${model}\u0000${e.apiKey}\u0000${taskType}`;
+      const kind = kindOf(e.endpoint);
+      const id = `${model}\u0000${e.apiKey}\u0000${taskType}\u0000${kind}`;
       let u = usage.get(id);
       if (!u)
         usage.set(
           id,
-          (u = { model, apiKey: e.apiKey, taskType, requests: 0, inputTokens: 0, outputTokens: 0, costNano: 0, feeNano: 0, cacheHits: 0, cacheSavedNano: 0 }),
+          (u = {
+            model,
+            apiKey: e.apiKey,
+            taskType,
+            kind,
+            requests: 0,
+            inputTokens: 0,
+            outputTokens: 0,
+            searchUnits: 0,
+            costNano: 0,
+            feeNano: 0,
+            cacheHits: 0,
+            cacheSavedNano: 0,
+          }),
         );
       u.requests += 1;
       u.inputTokens += e.inputTokens;
-      u.outputTokens += e.outputTokens;
+      if (isSearchUnits(kind)) u.searchUnits = (u.searchUnits ?? 0) + e.outputTokens;
+      else u.outputTokens += e.outputTokens;
       u.costNano += e.costNano;
       u.feeNano += e.feeNano;
       if (e.cache === 'hit') u.cacheHits = (u.cacheHits ?? 0) + 1;

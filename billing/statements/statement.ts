@@ -4,6 +4,7 @@
 // the cent once, for display only (ROUNDING_RULE), so the CSV's exact column adds up to the last digit.
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import type { CompiledAccount } from '../../gateway/contract/snapshot.ts';
+import { KIND_LABELS, type Kind } from '../../gateway/usage/kind.ts';
 
 export type AccountBilling = NonNullable<CompiledAccount['billing']>;
 
@@ -28,14 +29,18 @@ export interface CreditRow {
   amountNano: number;
 }
 
-/** Usage of one (model, key, task) in the month. */
+/** Usage of one (model, key, task, kind) in the month. */
 export interface UsageRow {
   model: string;
   apiKey: string;
   taskType: string;
+  /** The kind of call (gateway/usage/kind.ts); '' or absent: not recorded (usage rolled up before kinds were). */
+  kind?: Kind | '';
   requests: number;
   inputTokens: number;
+  /** Output tokens; a rerank's output count is in searchUnits instead. */
   outputTokens: number;
+  searchUnits?: number;
   costNano: number;
   feeNano: number;
   /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
@@ -60,6 +65,7 @@ export interface Line {
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  searchUnits: number;
   costNano: number;
   feeNano: number;
 }
@@ -77,6 +83,8 @@ export interface Statement {
   creditsNano: number;
   byModel: Line[];
   byKey: Line[];
+  /** Usage by kind of call (chat, embeddings, text completions, rerank, moderation, MCP tool calls), each in its units. */
+  byKind: Line[];
   detail: UsageRow[];
   spendNano: number;
   feeNano: number;
@@ -104,10 +112,11 @@ function group(rows: readonly UsageRow[], by: (r: UsageRow) => string): Line[] {
   for (const r of rows) {
     const label = by(r);
     let l = m.get(label);
-    if (!l) m.set(label, (l = { label, requests: 0, inputTokens: 0, outputTokens: 0, costNano: 0, feeNano: 0 }));
+    if (!l) m.set(label, (l = { label, requests: 0, inputTokens: 0, outputTokens: 0, searchUnits: 0, costNano: 0, feeNano: 0 }));
     l.requests += r.requests;
     l.inputTokens += r.inputTokens;
     l.outputTokens += r.outputTokens;
+    l.searchUnits += r.searchUnits ?? 0;
     l.costNano += r.costNano;
     l.feeNano += r.feeNano;
   }
@@ -121,13 +130,20 @@ function sum(xs: readonly number[]): number {
   return s;
 }
 
+const detailKey = (u: UsageRow): string => [u.model, u.apiKey, u.taskType, u.kind ?? ''].join('\u0000');
+
+/** A usage line's description in the CSV: its kind of call (chat and unrecorded usage say Usage, as before kinds). */
+export function usageDescription(u: Pick<UsageRow, 'model' | 'kind'>): string {
+  if (u.kind === 'mcp' || u.model.startsWith('mcp:')) return 'Tool calls';
+  if (!u.kind || u.kind === 'chat') return 'Usage';
+  return KIND_LABELS[u.kind];
+}
+
 export function buildStatement(account: string, month: string, billing: AccountBilling | null, d: StatementData): Statement {
   const r = monthRange(month);
   if (!r) throw new RangeError(`month must be YYYY-MM, got ${month}`);
   const credits = [...d.credits].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.reference < b.reference ? -1 : 1));
-  const detail = [...d.usage]
-    .filter((u) => u.requests > 0 || u.costNano !== 0)
-    .sort((a, b) => (a.model + '\u0000' + a.apiKey + '\u0000' + a.taskType < b.model + '\u0000' + b.apiKey + '\u0000' + b.taskType ? -1 : 1));
+  const detail = [...d.usage].filter((u) => u.requests > 0 || u.costNano !== 0).sort((a, b) => (detailKey(a) < detailKey(b) ? -1 : 1));
   const creditsNano = sum(credits.map((c) => c.amountNano));
   const spendNano = sum(detail.map((u) => u.costNano));
   return {
@@ -141,6 +157,7 @@ export function buildStatement(account: string, month: string, billing: AccountB
     creditsNano,
     byModel: group(detail, (u) => u.model),
     byKey: group(detail, (u) => u.apiKey),
+    byKind: group(detail, (u) => KIND_LABELS[u.kind ?? '']),
     detail,
     spendNano,
     feeNano: sum(detail.map((u) => u.feeNano)),
@@ -225,6 +242,7 @@ export const CSV_COLUMNS = [
   'amount_nano',
   'amount_usd_exact',
   'amount_usd',
+  'search_units',
 ] as const;
 
 /** The CSV: header rows, opening, credits, usage by model, key and task, totals; exact and rounded amounts. */
@@ -232,6 +250,7 @@ export function statementCsv(s: Statement): string {
   const rows: string[] = [CSV_COLUMNS.join(',')];
   const row = (section: string, date: string, description: string, u: Partial<UsageRow> | null, amount: number | null): void => {
     const a = amount === null ? ['', '', ''] : [String(amount), exactUsd(amount), money(amount).replace(/,/g, '')];
+    const units = u?.searchUnits === undefined || u.searchUnits === 0 ? '' : String(u.searchUnits);
     rows.push(
       [
         cell(section, false),
@@ -244,6 +263,7 @@ export function statementCsv(s: Statement): string {
         u?.inputTokens ?? '',
         u?.outputTokens ?? '',
         ...a,
+        units,
       ].join(','),
     );
   };
@@ -253,8 +273,9 @@ export function statementCsv(s: Statement): string {
   if (s.billing?.sla) row('header', '', SLA_RULE, null, null);
   row('opening', s.from, 'Opening balance', null, s.openingNano);
   for (const c of s.credits) row('credit', c.at.slice(0, 10), `${creditLabel(c.kind)} ${c.reference}`.trim(), null, c.amountNano);
-  // MCP tool calls (model mcp:<server>/<tool>) are usage lines beside the models', said to be tool calls.
-  for (const u of s.detail) row('usage', '', u.model.startsWith('mcp:') ? 'Tool calls' : 'Usage', u, u.costNano);
+  // Each usage line says its kind: MCP tool calls (model mcp:<server>/<tool>), text completions, rerank (its search
+  // units in their own column), moderation, embeddings; chat says Usage.
+  for (const u of s.detail) row('usage', '', usageDescription(u), u, u.costNano);
   row('total', s.to, 'Credits', null, s.creditsNano);
   row('total', s.to, 'Usage', null, s.spendNano);
   row('total', s.to, 'of which platform fee (4%)', null, s.feeNano);

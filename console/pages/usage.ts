@@ -52,15 +52,15 @@ ${v.accounts.length > 1 ? '' : accountSelector('/dashboard/usage', v.accounts, p
 ${controls(v)}
 <h2>Account ${p.account}, ${p.from} to ${p.to} (UTC)</h2>
 <dl class="cards">${card('Spend', usd(t.costNano))}${card('Requests', String(t.requests))}${card('Tokens in', String(t.inputTokens))}
-${card('Tokens out', String(t.outputTokens))}${card('Errors', String(t.errors))}${card('Fallbacks', String(t.fallbacks))}
+${card('Tokens out', String(t.outputTokens))}${card('Search units (rerank)', String(t.searchUnits))}${card('Errors', String(t.errors))}${card('Fallbacks', String(t.fallbacks))}
 ${card('Cache hits', String(t.cacheHits))}${card('Saved by cache', usd(t.cacheSavedNano))}</dl>
 ${spendChart(r.days)}
 ${scrollTable(
   'usage-caption',
   `Usage by ${label.toLowerCase()}`,
   html`<thead><tr><th scope="col">${label}</th>${COLUMNS.map((c) => html`<th scope="col"${MONEY_COLUMNS.has(c) ? html` class="num"` : ''}>${c}</th>`)}</tr></thead>
-<tbody>${r.rows.length === 0 ? html`<tr><td colspan="9">No calls in this period.</td></tr>` : r.rows.map((x) => html`<tr><th scope="row">${x.group}</th><td>${x.requests}</td><td>${x.errors}</td><td>${x.fallbacks}</td><td>${x.inputTokens}</td><td>${x.outputTokens}</td><td class="num">${usd(x.costNano)}</td><td>${x.cacheHits}</td><td class="num">${usd(x.cacheSavedNano)}</td></tr>`)}</tbody>
-<tfoot><tr><th scope="row">Total</th><td>${t.requests}</td><td>${t.errors}</td><td>${t.fallbacks}</td><td>${t.inputTokens}</td><td>${t.outputTokens}</td><td class="num">${usd(t.costNano)}</td><td>${t.cacheHits}</td><td class="num">${usd(t.cacheSavedNano)}</td></tr></tfoot>`,
+<tbody>${r.rows.length === 0 ? html`<tr><td colspan="10">No calls in this period.</td></tr>` : r.rows.map((x) => html`<tr><th scope="row">${x.group}</th><td>${x.requests}</td><td>${x.errors}</td><td>${x.fallbacks}</td><td>${x.inputTokens}</td><td>${x.outputTokens}</td><td class="num">${usd(x.costNano)}</td><td>${x.cacheHits}</td><td class="num">${usd(x.cacheSavedNano)}</td><td>${x.searchUnits}</td></tr>`)}</tbody>
+<tfoot><tr><th scope="row">Total</th><td>${t.requests}</td><td>${t.errors}</td><td>${t.fallbacks}</td><td>${t.inputTokens}</td><td>${t.outputTokens}</td><td class="num">${usd(t.costNano)}</td><td>${t.cacheHits}</td><td class="num">${usd(t.cacheSavedNano)}</td><td>${t.searchUnits}</td></tr></tfoot>`,
 )}
 <p><a href="/dashboard/usage.csv?${query(p)}" download>Download CSV</a></p>`,
   );

@@ -16,7 +16,18 @@ export function usd(nano: number): string {
   return `${sign}${Math.floor(n / NANO_PER_USD)}.${String(n % NANO_PER_USD).padStart(9, '0')}`;
 }
 
-export const COLUMNS = ['Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)', 'Cache hits', 'Saved by cache (USD)'] as const;
+export const COLUMNS = [
+  'Requests',
+  'Errors',
+  'Fallbacks',
+  'Tokens in',
+  'Tokens out',
+  'Spend (USD)',
+  'Cache hits',
+  'Saved by cache (USD)',
+  // A rerank's output count (its Tokens out is 0).
+  'Search units',
+] as const;
 
 /** The columns of amounts (right-aligned on the page). */
 export const MONEY_COLUMNS: ReadonlySet<string> = new Set(['Spend (USD)', 'Saved by cache (USD)']);
@@ -25,12 +36,16 @@ export function toCsv(report: UsageReport, groupBy: GroupBy): string {
   const lines = [[GROUP_LABELS[groupBy], ...COLUMNS].map(cell).join(',')];
   for (const r of report.rows) {
     lines.push(
-      [r.group, r.requests, r.errors, r.fallbacks, r.inputTokens, r.outputTokens, usd(r.costNano), r.cacheHits, usd(r.cacheSavedNano)].map(cell).join(','),
+      [r.group, r.requests, r.errors, r.fallbacks, r.inputTokens, r.outputTokens, usd(r.costNano), r.cacheHits, usd(r.cacheSavedNano), r.searchUnits]
+        .map(cell)
+        .join(','),
     );
   }
   const t = report.totals;
   lines.push(
-    ['Total', t.requests, t.errors, t.fallbacks, t.inputTokens, t.outputTokens, usd(t.costNano), t.cacheHits, usd(t.cacheSavedNano)].map(cell).join(','),
+    ['Total', t.requests, t.errors, t.fallbacks, t.inputTokens, t.outputTokens, usd(t.costNano), t.cacheHits, usd(t.cacheSavedNano), t.searchUnits]
+      .map(cell)
+      .join(','),
   );
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -1,5 +1,6 @@
 // Usage from events held in the process (standalone without Postgres): folded into the same cells as the rollup.
 import type { UsageEvent } from '../../gateway/usage/event.ts';
+import { isSearchUnits, KIND_LABELS, kindOf } from '../../gateway/usage/kind.ts';
 import { addTo, UNTAGGED, zero, type Cell, type GroupBy, type UsageQuery, type UsageSource } from './report.ts';
 
 export function groupOf(e: UsageEvent, by: GroupBy): string {
@@ -10,6 +11,8 @@ export function groupOf(e: UsageEvent, by: GroupBy): string {
       return e.taskType || UNTAGGED;
     case 'model':
       return e.servedModel || e.requestedModel;
+    case 'kind':
+      return KIND_LABELS[kindOf(e.endpoint)];
     default: {
       const never: never = by;
       return never;
@@ -27,12 +30,14 @@ export function cellsOf(events: Iterable<UsageEvent>, q: UsageQuery): Cell[] {
     const id = `${day}\u0000${group}`;
     let c = cells.get(id);
     if (!c) cells.set(id, (c = { day, group, ...zero() }));
+    const units = isSearchUnits(kindOf(e.endpoint));
     addTo(c, {
       requests: 1,
       errors: e.status >= 400 ? 1 : 0,
       fallbacks: e.fallback ? 1 : 0,
       inputTokens: e.inputTokens,
-      outputTokens: e.outputTokens,
+      outputTokens: units ? 0 : e.outputTokens,
+      searchUnits: units ? e.outputTokens : 0,
       costNano: e.costNano,
       cacheHits: e.cache === 'hit' ? 1 : 0,
       cacheSavedNano: e.cacheSavedNano ?? 0,

@@ -38,7 +38,7 @@ export function readParams(q: Record<string, string | undefined>, account: strin
   if (from > to) [from, to] = [to, from];
   const limit = day(Date.parse(`${to}T00:00:00Z`) - 365 * 86_400_000);
   if (from < limit) from = limit;
-  const groupBy: GroupBy = q.group === 'task' || q.group === 'model' ? q.group : 'key';
+  const groupBy: GroupBy = q.group === 'task' || q.group === 'model' || q.group === 'kind' ? q.group : 'key';
   return { account, from, to, groupBy };
 }
 

@@ -69,7 +69,30 @@ describe('usage report', () => {
   it('exports the table as CSV, formulas defused', () => {
     const csv = toCsv(summarize(cellsOf([ev({ taskType: '=HYPERLINK("x")' })], q), q.from, q.to), 'task');
     expect(csv).toBe(
-      'Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD)\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000,0,0.000000000\r\nTotal,1,0,0,10,5,0.000001000,0,0.000000000\r\n',
+      'Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000,0,0.000000000,0\r\nTotal,1,0,0,10,5,0.000001000,0,0.000000000,0\r\n',
+    );
+  });
+
+  it('groups by kind of call, a rerank counting search units (not output tokens), as labelled for users', () => {
+    const mixed = [
+      ev({ endpoint: 'chat.completions', inputTokens: 10, outputTokens: 5 }),
+      ev({ endpoint: 'responses', inputTokens: 4, outputTokens: 2 }),
+      ev({ endpoint: 'completions', inputTokens: 7, outputTokens: 3 }),
+      ev({ endpoint: 'rerank', inputTokens: 40, outputTokens: 2, costNano: 4000 }),
+      ev({ endpoint: 'rerank', inputTokens: 0, outputTokens: 1, costNano: 2000 }),
+      ev({ endpoint: 'moderations', inputTokens: 6, outputTokens: 0 }),
+    ];
+    const byKind = summarize(cellsOf(mixed, { ...q, groupBy: 'kind' }), q.from, q.to);
+    const rows = Object.fromEntries(byKind.rows.map((r) => [r.group, [r.requests, r.inputTokens, r.outputTokens, r.searchUnits]]));
+    expect(rows).toEqual({
+      Chat: [2, 14, 7, 0],
+      'Text completions': [1, 7, 3, 0],
+      Rerank: [2, 40, 0, 3],
+      Moderation: [1, 6, 0, 0],
+    });
+    expect(byKind.totals).toMatchObject({ outputTokens: 10, searchUnits: 3 });
+    expect(toCsv(byKind, 'kind').split('\r\n')[0]).toBe(
+      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units',
     );
   });
 });

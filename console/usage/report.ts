@@ -1,8 +1,8 @@
 // The usage page's one aggregate: cells (UTC day x group) from one query; rows, the daily series, the cards and
 // the CSV are all sums of the same cells, so the totals always equal the sum of the rows.
-export type GroupBy = 'key' | 'task' | 'model';
+export type GroupBy = 'key' | 'task' | 'model' | 'kind';
 
-export const GROUP_LABELS: Record<GroupBy, string> = { key: 'Key', task: 'Task', model: 'Model' };
+export const GROUP_LABELS: Record<GroupBy, string> = { key: 'Key', task: 'Task', model: 'Model', kind: 'Kind' };
 export const UNTAGGED = '(untagged)';
 
 export interface Figures {
@@ -10,7 +10,9 @@ export interface Figures {
   errors: number;
   fallbacks: number;
   inputTokens: number;
+  /** Output tokens of every kind but rerank, whose output count is search units (below). */
   outputTokens: number;
+  searchUnits: number;
   costNano: number;
   /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
   cacheHits: number;
@@ -42,7 +44,7 @@ export interface UsageReport {
 }
 
 export function zero(): Figures {
-  return { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, costNano: 0, cacheHits: 0, cacheSavedNano: 0 };
+  return { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, searchUnits: 0, costNano: 0, cacheHits: 0, cacheSavedNano: 0 };
 }
 
 export function addTo(f: Figures, c: Figures): void {
@@ -51,6 +53,7 @@ export function addTo(f: Figures, c: Figures): void {
   f.fallbacks += c.fallbacks;
   f.inputTokens += c.inputTokens;
   f.outputTokens += c.outputTokens;
+  f.searchUnits += c.searchUnits;
   f.costNano += c.costNano;
   f.cacheHits += c.cacheHits;
   f.cacheSavedNano += c.cacheSavedNano;

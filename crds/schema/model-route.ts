@@ -28,7 +28,7 @@ export const target = z
       .meta(cel({ rule: "self.startsWith('http://') || self.startsWith('https://')", message: 'must be an http or https URL' }))
       .optional()
       .describe(
-        "Base URL as the provider SDK takes it (OpenAI-compatible ends in /v1). azure-openai: the resource endpoint (https://{resource}.openai.azure.com). bedrock, vertex, gemini: optional, the cloud's endpoint for the region is the default.",
+        "Base URL as the provider SDK takes it (OpenAI-compatible ends in /v1). azure-openai: the resource endpoint (https://{resource}.openai.azure.com). bedrock, vertex, gemini: optional, the cloud's endpoint for the region is the default (bedrock: bedrock-runtime, and bedrock-agent-runtime for rerank models).",
       ),
     region: z
       .string()
@@ -59,6 +59,12 @@ export const target = z
       .optional()
       .describe(
         'provider openai, and azure-openai on the v1 API (no apiVersion): the upstream also serves the Responses API ({baseUrl}/responses, as OpenAI does; Azure: /openai/v1/responses), so /v1/responses calls pass through instead of being translated to Chat Completions.',
+      ),
+    rerankApi: z
+      .enum(['cohere', 'voyage'])
+      .optional()
+      .describe(
+        "provider openai, type rerank: the wire shape of the upstream's POST {baseUrl}/rerank: cohere (Cohere v2, Jina, vLLM: top_n, answers in results; the default) or voyage (Voyage AI: top_k, answers in data). Bedrock's rerank models need no setting.",
       ),
     credentials: z
       .object({
@@ -143,6 +149,11 @@ export const target = z
         rule: "!has(self.responsesApi) || !self.responsesApi || self.provider == 'openai' || (self.provider == 'azure-openai' && !has(self.apiVersion))",
         message: 'responsesApi applies to provider openai, and to azure-openai without apiVersion, only',
         fieldPath: '.responsesApi',
+      },
+      {
+        rule: "!has(self.rerankApi) || self.provider == 'openai'",
+        message: 'rerankApi applies to provider openai only',
+        fieldPath: '.rerankApi',
       },
     ),
   );

@@ -66,6 +66,7 @@ function checkTarget(t: Target, secrets: Secrets, scope: string | undefined): Cr
   return credentialOf(t, secrets, scope);
 }
 
+const RERANK_API_OPENAI_ONLY = 'applies to provider openai only';
 const RESPONSES_API_OPENAI_ONLY = 'applies to provider openai, and to azure-openai without apiVersion, only';
 /** The targets that may pass /v1/responses through: OpenAI, and Azure OpenAI's v1 API (the dated API has no Responses). */
 const servesResponses = (t: Target): boolean => t.provider === 'openai' || (t.provider === 'azure-openai' && t.apiVersion === undefined);
@@ -80,6 +81,7 @@ function compileTarget(r: ModelRoute, t: Target, credential: CredentialRef): Com
     ...(t.project !== undefined ? { project: t.project } : {}),
     ...(t.apiVersion !== undefined ? { apiVersion: t.apiVersion } : {}),
     ...(t.responsesApi === true && servesResponses(t) ? { responsesApi: true } : {}),
+    ...(t.rerankApi === 'voyage' && t.provider === 'openai' ? { rerankApi: 'voyage' as const } : {}),
     credential,
     weight: t.weight,
     timeouts: t.timeouts,
@@ -119,6 +121,10 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     if (t.responsesApi === true && !servesResponses(t)) {
       problems.push({ object, field: `spec.targets[${i}].responsesApi`, message: RESPONSES_API_OPENAI_ONLY });
       return { name: t.name, ready: false, served: true, reason: 'InvalidSpec', message: `Target ${t.name}: responsesApi ${RESPONSES_API_OPENAI_ONLY}.` };
+    }
+    if (t.rerankApi !== undefined && t.provider !== 'openai') {
+      problems.push({ object, field: `spec.targets[${i}].rerankApi`, message: RERANK_API_OPENAI_ONLY });
+      return { name: t.name, ready: false, served: true, reason: 'InvalidSpec', message: `Target ${t.name}: rerankApi ${RERANK_API_OPENAI_ONLY}.` };
     }
     return { name: t.name, ...accepted(`Target ${t.name} is published.`) };
   });

@@ -166,6 +166,22 @@ describe('compile', () => {
       'spec.pricing.outputPerMTokUsd',
     ],
     [
+      'rerankApi on a target that is not openai',
+      [
+        {
+          ...routeDoc,
+          spec: {
+            ...routeDoc.spec,
+            type: 'rerank',
+            pricing: { inputPerMTokUsd: 0 },
+            targets: [{ name: 'b', provider: 'bedrock', region: 'us-west-2', upstreamModel: 'amazon.rerank-v1:0', rerankApi: 'voyage' }],
+          },
+        },
+      ],
+      'ModelRoute/gpt',
+      'spec.targets[0].rerankApi',
+    ],
+    [
       'a malformed key in a Secret',
       [
         plan,

@@ -34,6 +34,8 @@ export const compiledTarget = z.object({
   upstreamModel: z.string(),
   /** Set (true) only when the upstream serves the Responses API too; absent otherwise, so older snapshots hash the same. */
   responsesApi: z.boolean().optional(),
+  /** Set only when an openai target's rerank speaks Voyage AI's shape (top_k, data); absent: Cohere's (top_n, results). */
+  rerankApi: z.literal('voyage').optional(),
   credential: credentialRef,
   weight: z.number().int(),
   timeouts,

@@ -78,7 +78,8 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   internal_error: { status: 500, openaiType: 'api_error', anthropicType: 'api_error' },
 };
 
-export type Dialect = 'openai' | 'anthropic';
+/** The shape errors take: OpenAI's, Anthropic's, or Cohere's (on /cohere, for Cohere's clients). */
+export type Dialect = 'openai' | 'anthropic' | 'cohere';
 
 /** An error the pipeline answers with; `retryAfterSec` becomes the retry-after header. */
 export class GatewayError extends Error {
@@ -99,5 +100,7 @@ export class GatewayError extends Error {
 export function errorBody(dialect: Dialect, code: ErrorCode, message: string, param?: string): unknown {
   const e = ERRORS[code];
   if (dialect === 'anthropic') return { type: 'error', error: { type: e.anthropicType, message } };
+  // Cohere's API answers an error with its message alone (its SDK raises by status and keeps the body).
+  if (dialect === 'cohere') return { message };
   return { error: { message, type: e.openaiType, param: param ?? null, code } };
 }

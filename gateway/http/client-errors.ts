@@ -36,7 +36,8 @@ function pathOf(err: ClientError, socket: Socket): string {
 }
 
 export function dialectOfPath(path: string): Dialect {
-  return path.startsWith('/anthropic') ? 'anthropic' : 'openai';
+  if (path.startsWith('/anthropic')) return 'anthropic';
+  return path.startsWith('/cohere/') ? 'cohere' : 'openai';
 }
 
 export function clientErrorHandler(err: ClientError, socket: Socket): void {

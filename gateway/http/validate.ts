@@ -21,8 +21,9 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown, dialect: Diale
   const issue = first ? reportedIssue(first) : undefined;
   const path = issue ? fieldPath(issue.path, dialect) : '';
   const what = `${path ? `${path}: ` : ''}${issue?.message ?? 'invalid body'}`;
-  // Anthropic's messages are `field: reason`; OpenAI's error has the field in `param` too.
-  throw new GatewayError('invalid_request', dialect === 'anthropic' ? what : `Invalid request: ${what}`, { param: path || undefined });
+  // Anthropic's messages are `field: reason`, Cohere's `invalid request: ...`; OpenAI's error has the field in `param` too.
+  const message = dialect === 'anthropic' ? what : dialect === 'cohere' ? `invalid request: ${what}` : `Invalid request: ${what}`;
+  throw new GatewayError('invalid_request', message, { param: path || undefined });
 }
 
 /** metadata.task_type: optional string of at most 64 characters. */

@@ -16,6 +16,7 @@ import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-ope
 import { openAICompletionsPassThrough } from './openai-completions.ts';
 import { moderationsPassThrough } from './openai-moderations.ts';
 import { rerankPassThrough } from './openai-rerank.ts';
+import { rerankFromBedrock } from './openai-rerank-bedrock.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
 import { responsesFromConverse } from './responses-converse.ts';
 import { openAIFromGemini } from './openai-gemini.ts';
@@ -105,14 +106,16 @@ export function completionsTranslation(body: Json): TranslationFor {
   };
 }
 
-/** POST /v1/rerank and /cohere/v2/rerank. */
+/** POST /v1/rerank and /cohere/v2/rerank: OpenAI-compatible rerank upstreams (Cohere, Jina, vLLM, Voyage) and Bedrock's. */
 export function rerankTranslation(body: Json): TranslationFor {
   return (p) => {
     switch (p) {
       case 'openai':
         return rerankPassThrough(body);
-      case 'anthropic':
       case 'converse':
+        // Bedrock's models other than Claude: its rerank models through the Agent Runtime Rerank API.
+        return rerankFromBedrock(body);
+      case 'anthropic':
       case 'gemini':
         return openAIOnly('rerank', p);
       default:

@@ -1,9 +1,10 @@
-// The error shapes a caller's SDK can read: Anthropic's under /anthropic, OpenAI's everywhere else. Any non-2xx
-// answer must be one of them (docs/reference/errors.md; issue 18, item 6).
-export type Dialect = 'openai' | 'anthropic';
+// The error shapes a caller's SDK can read: Anthropic's under /anthropic, Cohere's under /cohere, OpenAI's everywhere
+// else. Any non-2xx answer must be one of them (docs/reference/errors.md).
+export type Dialect = 'openai' | 'anthropic' | 'cohere';
 
 export function dialectOfPath(path: string): Dialect {
-  return path.startsWith('/anthropic') ? 'anthropic' : 'openai';
+  if (path.startsWith('/anthropic')) return 'anthropic';
+  return path.startsWith('/cohere/') ? 'cohere' : 'openai';
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -15,6 +16,11 @@ export function dialectProblem(dialect: Dialect, body: string): string | null {
     j = JSON.parse(body);
   } catch {
     return `not JSON: ${JSON.stringify(body.slice(0, 120))}`;
+  }
+  if (dialect === 'cohere') {
+    // Cohere's: the message alone.
+    if (!isObj(j) || typeof j.message !== 'string' || 'error' in j) return `not Cohere's shape: ${body.slice(0, 160)}`;
+    return null;
   }
   if (!isObj(j) || !isObj(j.error)) return `no error object: ${body.slice(0, 160)}`;
   const e = j.error;

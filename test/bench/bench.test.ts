@@ -80,4 +80,17 @@ describe('npm run bench -- --quick', () => {
     expect(raw.results.map((x) => x.name)).toEqual(SUBJECTS);
     for (const x of raw.results) expect(x.json.sat.rps, x.name).toBeGreaterThan(0);
   }, 120_000);
+
+  it('measures each endpoint beside chat (gateway-endpoints): a row per endpoint, figures above zero, no errors', async () => {
+    const r = await runBench(['--quick', '--subjects', 'gateway-endpoints']);
+    expect(r.code, `${r.out}\n${r.err}`).toBe(0);
+    const rows = tableUnder(r.out, '### Endpoints beside chat');
+    expect(rows.map((row) => row.endpoint)).toEqual(['chat completions', 'completions', 'completions (stream)', 'rerank', 'moderations']);
+    for (const row of rows) {
+      expect(num(row['req/s (saturated, 32 conns)']), row.endpoint).toBeGreaterThan(0);
+      expect(num(row['gateway CPU per call (µs)']), row.endpoint).toBeGreaterThan(0);
+      expect(num(row['p50 direct (ms)']), row.endpoint).toBeGreaterThan(0);
+      expect(row.errors, row.endpoint).toBe('0');
+    }
+  }, 120_000);
 });

@@ -6,6 +6,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
 import { mcpReport, measureMcp } from './measure-mcp.ts';
+import { endpointsReport, measureEndpoints } from './measure-endpoints.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
@@ -18,6 +19,7 @@ import {
   gateway,
   gatewayBedrock,
   gatewayCache,
+  gatewayEndpoints,
   gatewayMcp,
   gatewayPostgres,
   gatewayTraced,
@@ -35,7 +37,9 @@ const HELP = `npm run bench [-- options]
   --subjects LIST      comma-separated subset of: direct,floor,gateway,gateway-bedrock,gateway-redis,gateway-redis-leases
                        (admission leases on),gateway-redis-x2,
                        gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey,
-                       gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct); or of the
+                       gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct),
+                       gateway-endpoints (chat, legacy completions plain and streamed, rerank and moderations, each beside
+                       its upstream direct); or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster), gateway-redis-pg and gateway-redis-pg-durable (Redis and
                        Postgres, SVC_SETTLE_DURABILITY off and =postgres: the cost of writing each settle to Postgres before answering)
@@ -61,6 +65,7 @@ const ALL = [
   'gateway-redis-cache-hit',
   'portkey',
   'gateway-mcp',
+  'gateway-endpoints',
 ];
 
 function machine(): string {
@@ -116,6 +121,17 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
       } finally {
         await Promise.all(s.procs.map((p) => p.stop()));
         await s.stop?.();
+      }
+      continue;
+    }
+    if (name === 'gateway-endpoints') {
+      // A table of its own: each endpoint's hot-path cost beside chat (measure-endpoints.ts).
+      const s = await gatewayEndpoints(up);
+      log(`measuring ${name}...`);
+      try {
+        extra.push(endpointsReport(await measureEndpoints(s, up, quick ? QUICK : FULL)));
+      } finally {
+        await Promise.all(s.procs.map((p) => p.stop()));
       }
       continue;
     }

@@ -57,7 +57,7 @@ const BENCH_AWS = { AWS_ACCESS_KEY_ID: 'AKIABENCH00000000001', AWS_SECRET_ACCESS
  * Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. `bedrock`:
  * the routes go to a Claude model on the bench's fake Bedrock (SigV4 with a key pair from a Secret) instead.
  */
-export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean; bedrock?: boolean; mcpPort?: number } = {}): string {
+export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean; bedrock?: boolean; mcpPort?: number; endpoints?: boolean } = {}): string {
   const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const timeouts = { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 };
   const bedrock = opts.bedrock === true;
@@ -82,6 +82,20 @@ export function manifests(upstreamPort: number, key: string, opts: { cache?: boo
     route('bench-chat', [target('bench-chat')], opts.cache ? { cache: { ttlSeconds: 3600 } } : {}),
     route('bench-paced', [target('bench-paced')], opts.cache ? { cache: { ttlSeconds: 3600 } } : {}),
     // With `mcpPort`: the bench's MCP server behind /mcp/bench-tools, a paid tool (a hold and a settle per call).
+    // With `endpoints`: a model of each kind beyond chat on the bench upstream (measure-endpoints.ts), priced as such.
+    ...(opts.endpoints
+      ? [
+          route('bench-text', [{ name: 'bench-text', provider: 'openai', baseUrl, upstreamModel: 'bench-text', timeouts }], { type: 'completions' }),
+          route('bench-rerank', [{ name: 'bench-rerank', provider: 'openai', baseUrl, upstreamModel: 'bench-rerank', timeouts }], {
+            type: 'rerank',
+            pricing: { inputPerMTokUsd: 0.052, perSearchUnitUsd: 0.00208 },
+          }),
+          route('bench-moderation', [{ name: 'bench-moderation', provider: 'openai', baseUrl, upstreamModel: 'bench-moderation', timeouts }], {
+            type: 'moderation',
+            pricing: { inputPerMTokUsd: 0.1 },
+          }),
+        ]
+      : []),
     ...(opts.mcpPort ? [mcpServer('bench-tools', { url: `http://127.0.0.1:${opts.mcpPort}/mcp`, pricing: { perCallUsd: 0.000001 }, timeouts })] : []),
   ]);
 }
@@ -125,12 +139,17 @@ export async function gateway(
     bedrock?: boolean;
     /** The port of the bench's MCP server, served as the McpServer bench-tools. */
     mcpPort?: number;
+    /** Also serve a completions, a rerank and a moderation model (measure-endpoints.ts). */
+    endpoints?: boolean;
   },
 ): Promise<Subject> {
   const key = generateKey();
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const config = join(dir, 'bench.yaml');
-  writeFileSync(config, manifests(up.port, key, { cache: opts.cache !== undefined, bedrock: opts.bedrock === true, mcpPort: opts.mcpPort }));
+  writeFileSync(
+    config,
+    manifests(up.port, key, { cache: opts.cache !== undefined, bedrock: opts.bedrock === true, mcpPort: opts.mcpPort, endpoints: opts.endpoints }),
+  );
   const env: Record<string, string> = {
     SVC_CONFIG: config,
     PORT: '0',
@@ -262,4 +281,13 @@ export async function gatewayMcp(up: Proc): Promise<Subject & { mcp: Proc }> {
   const mcp = await mcpUpstream();
   const s = await gateway(up, { name: 'gateway-mcp', processes: 1, mcpPort: mcp.port });
   return { ...s, mcp, stop: () => mcp.stop() };
+}
+
+/**
+ * One gateway process (in-memory store) serving chat and a model of each other kind (completions, rerank, moderation)
+ * on the bench upstream: the subject of the endpoints table, each call beside its upstream called directly
+ * (measure-endpoints.ts).
+ */
+export function gatewayEndpoints(up: Proc): Promise<Subject> {
+  return gateway(up, { name: 'gateway-endpoints', processes: 1, endpoints: true });
 }

@@ -1,7 +1,9 @@
 // The bench's fake upstream, as fast as node:http allows so that it is never the bottleneck: every answer is
 // a buffer built once. A chat call answers a fixed completion, or with "stream":true an SSE stream of CHUNKS
 // chunks written back to back (the model "bench-paced" spaces them PACE_MS apart, to see them go through
-// one by one). Run as its own process: node test/bench/upstream.ts; prints "listening PORT".
+// one by one). The other endpoints answer fixed bodies in OpenAI's (and, for rerank, Cohere's / vLLM's) wire format:
+// legacy completions (streamed too, usage last), rerank, moderations. Run as its own process: node
+// test/bench/upstream.ts; prints "listening PORT".
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -41,6 +43,66 @@ function frames(model: string): Buffer[] {
   return [...out.map((f) => Buffer.from(`data: ${JSON.stringify(f)}\n\n`)), Buffer.from('data: [DONE]\n\n')];
 }
 
+const TEXT_USAGE = { prompt_tokens: 12, completion_tokens: CHUNKS, total_tokens: 12 + CHUNKS };
+const textBase = { id: 'cmpl-bench', object: 'text_completion', created: 1_700_000_000, model: 'bench-text', system_fingerprint: 'fp_bench' };
+const TEXT_JSON = Buffer.from(
+  JSON.stringify({
+    ...textBase,
+    choices: [{ index: 0, text: ' a fixed completion from the bench upstream.', logprobs: null, finish_reason: 'stop' }],
+    usage: TEXT_USAGE,
+  }),
+);
+const TEXT_SSE = [
+  ...Array.from({ length: CHUNKS - 1 }, (_, i) => ({ ...textBase, choices: [{ index: 0, text: `word${i} `, logprobs: null, finish_reason: null }] })),
+  { ...textBase, choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop' }] },
+  { ...textBase, choices: [], usage: TEXT_USAGE },
+].map((f) => Buffer.from(`data: ${JSON.stringify(f)}\n\n`));
+TEXT_SSE.push(Buffer.from('data: [DONE]\n\n'));
+const RERANK = Buffer.from(
+  JSON.stringify({
+    id: 'rerank-bench',
+    model: 'bench-rerank',
+    results: [
+      { index: 3, relevance_score: 0.91 },
+      { index: 0, relevance_score: 0.42 },
+      { index: 1, relevance_score: 0.07 },
+    ],
+    usage: { total_tokens: 96 },
+  }),
+);
+const CATEGORIES = ['harassment', 'hate', 'illicit', 'self-harm', 'sexual', 'violence'];
+const MODERATION = Buffer.from(
+  JSON.stringify({
+    id: 'modr-bench',
+    model: 'bench-moderation',
+    results: [
+      {
+        flagged: false,
+        categories: Object.fromEntries(CATEGORIES.map((c) => [c, false])),
+        category_scores: Object.fromEntries(CATEGORIES.map((c) => [c, 0.0001])),
+        category_applied_input_types: Object.fromEntries(CATEGORIES.map((c) => [c, ['text']])),
+      },
+    ],
+  }),
+);
+
+/** The endpoints beyond chat: a fixed answer each (a completions stream written chunk by chunk, as chat's). */
+function other(res: ServerResponse, path: string, body: string): boolean {
+  const send = (b: Buffer): void => void res.writeHead(200, { 'content-type': 'application/json', 'content-length': b.length }).end(b);
+  if (path.endsWith('/completions') && !path.endsWith('/chat/completions')) {
+    if (!body.includes('"stream":true')) send(TEXT_JSON);
+    else {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      for (let i = 0; i < TEXT_SSE.length - 1; i++) res.write(TEXT_SSE[i]);
+      res.end(TEXT_SSE[TEXT_SSE.length - 1]);
+    }
+    return true;
+  }
+  if (path.endsWith('/rerank')) return (send(RERANK), true);
+  if (path.endsWith('/moderations')) return (send(MODERATION), true);
+  return false;
+}
+
 const MODELS = ['bench-chat', 'bench-paced'];
 const json = new Map(MODELS.map((m) => [m, completion(m)]));
 const sse = new Map(MODELS.map((m) => [m, frames(m)]));
@@ -55,7 +117,8 @@ async function paced(res: ServerResponse, chunks: Buffer[]): Promise<void> {
   res.end();
 }
 
-function answer(res: ServerResponse, body: string): void {
+function answer(res: ServerResponse, path: string, body: string): void {
+  if (other(res, path, body)) return;
   const model = MODELS.find((m) => body.includes(`"model":"${m}"`)) ?? 'bench-chat';
   if (!body.includes('"stream":true')) {
     const b = json.get(model) as Buffer;
@@ -78,7 +141,7 @@ const server = createServer((req, res) => {
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (c: string) => (body += c));
-  req.on('end', () => answer(res, body));
+  req.on('end', () => answer(res, req.url ?? '/', body));
 });
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {

@@ -84,7 +84,18 @@ describe('cache hits in the usage views', () => {
     expect(cards).toContain('Cache hits2');
     expect(cards).toContain('Saved by cache');
     const header = await page.locator('table thead th').allTextContents();
-    expect(header).toEqual(['Model', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)', 'Cache hits', 'Saved by cache (USD)']);
+    expect(header).toEqual([
+      'Model',
+      'Requests',
+      'Errors',
+      'Fallbacks',
+      'Tokens in',
+      'Tokens out',
+      'Spend (USD)',
+      'Cache hits',
+      'Saved by cache (USD)',
+      'Search units',
+    ]);
     const row = await page
       .getByRole('row', { name: /half-hit/ })
       .locator('td')

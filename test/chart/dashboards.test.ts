@@ -2,7 +2,8 @@
 // Postgres, so the usage exporter runs in it and its metrics are on the same /metrics) takes mixed traffic: successes,
 // streams, fallbacks, upstream errors, cut streams, client aborts, rate-limited and budget-refused calls. A real
 // Prometheus scrapes its metrics port (SVC_METRICS_PORT, as the ServiceMonitor does): every PromQL query of
-// traffic.json returns data (MCP tool calls through the built-in mock McpServer included). Every SQL query of spend.json runs on the
+// traffic.json returns data (MCP tool calls through the built-in mock McpServer, and legacy completions, rerank and
+// moderation calls through the mock provider, included). Every SQL query of spend.json runs on the
 // real schema and returns the sums computed independently from the raw usage_events rows.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream } from '../fakes/upstream.ts';
 import { rowCounts, waitFor } from '../helpers/exporter.ts';
 import { FLEET_PEPPER, writeManifests } from '../helpers/fleet.ts';
-import { apiKey, mcpServer } from '../helpers/manifests.ts';
+import { apiKey, mcpServer, route } from '../helpers/manifests.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -46,6 +47,27 @@ let prom: TestPrometheus;
 const calls: CallOutcome[] = [];
 /** MCP tool calls made (each one usage event), and those the tool answered with isError. */
 const mcp = { calls: 0, toolErrors: 0 };
+/** Calls of the kinds beyond chat made (completions, rerank, moderation: each one usage event). */
+let otherKinds = 0;
+
+/** One call of each kind beyond chat, on the mock provider's models of those kinds. */
+async function otherKindCalls(url: string, key: string, i: number): Promise<void> {
+  const bodies: Array<[string, object]> = [
+    ['/v1/completions', { model: 'text-m', prompt: `def f${i}():`, max_tokens: 8 }],
+    ['/v1/rerank', { model: 'rerank-m', query: `query ${i}`, documents: ['one document', 'another document', `document ${i}`] }],
+    ['/v1/moderations', { model: 'moderation-m', input: `a calm sentence ${i}` }],
+  ];
+  for (const [path, body] of bodies) {
+    const res = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, path).toBe(200);
+    await res.arrayBuffer();
+    otherKinds++;
+  }
+}
 
 async function toolCall(url: string, key: string, args: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${url}/mcp/demo-tools`, {
@@ -69,7 +91,15 @@ beforeAll(async () => {
   // A budget its calls use a little of (the alert test lowers the budget alert's threshold under its share).
   const budgeted = apiKey('budgeted', 'globex', { monthlyBudgetUsd: 0.01 });
   gw = await startGatewayProcess({
-    SVC_CONFIG: writeManifests([...m.docs, ...capped.docs, ...budgeted.docs, mcpServer('demo-tools', { mock: {}, pricing: { perCallUsd: 0.0001 } })]),
+    SVC_CONFIG: writeManifests([
+      ...m.docs,
+      ...capped.docs,
+      ...budgeted.docs,
+      mcpServer('demo-tools', { mock: {}, pricing: { perCallUsd: 0.0001 } }),
+      route('text-m', [{ name: 'mock-text', provider: 'mock' }], { type: 'completions' }),
+      route('rerank-m', [{ name: 'mock-rerank', provider: 'mock' }], { type: 'rerank', pricing: { inputPerMTokUsd: 0.05, perSearchUnitUsd: 0.002 } }),
+      route('moderation-m', [{ name: 'mock-moderation', provider: 'mock' }], { type: 'moderation', pricing: { inputPerMTokUsd: 0.1 } }),
+    ]),
     REDIS_URL: redis.url,
     SVC_REDIS_PREFIX: redis.prefix,
     SVC_KEY_PEPPER: FLEET_PEPPER,
@@ -83,10 +113,11 @@ beforeAll(async () => {
     for (let i = 0; i < 3; i++) calls.push(await callOfKind(gw.url, budgeted.key, 'ok', i));
     for (let i = 0; i < 3; i++) await toolCall(gw.url, m.keys.a1, { a: i, b: 2 });
     await toolCall(gw.url, m.keys.a1, { a: 'not a number', b: 2 });
+    for (let i = 0; i < 2; i++) await otherKindCalls(gw.url, m.keys.a2, i);
     const seen = await prom.scrapes();
     await waitFor(async () => (await prom.scrapes()) >= seen + 3, 20_000, 'three more scrapes');
   }
-  await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length + mcp.calls, 30_000, 'every call exported to Postgres');
+  await waitFor(async () => (await rowCounts(db.pool)).rows >= calls.length + mcp.calls + otherKinds, 30_000, 'every call exported to Postgres');
   const seen = await prom.scrapes();
   await waitFor(async () => (await prom.scrapes()) >= seen + 2, 20_000, 'two scrapes after the export');
 }, 180_000);
@@ -229,6 +260,12 @@ const EXPECTED: Record<string, string> = {
     FROM usage_events WHERE ${IN_RANGE} GROUP BY 1, 2 ORDER BY 1, 2`,
   'Spend by task': `SELECT account, coalesce(task_type, '(none)') AS task_type, count(*) AS requests, sum(cost_usd) AS cost_usd
     FROM usage_events WHERE ${IN_RANGE} GROUP BY 1, 2 ORDER BY cost_usd DESC, account, task_type`,
+  'Spend by kind of call': `SELECT CASE endpoint WHEN 'moderations' THEN 'moderation' WHEN 'chat.completions' THEN 'chat' WHEN 'messages' THEN 'chat'
+        WHEN 'responses' THEN 'chat' WHEN 'count_tokens' THEN 'chat' ELSE endpoint END AS kind,
+      count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors, sum(input_tokens) AS input_tokens,
+      coalesce(sum(output_tokens) FILTER (WHERE endpoint <> 'rerank'), 0) AS output_tokens,
+      coalesce(sum(output_tokens) FILTER (WHERE endpoint = 'rerank'), 0) AS search_units, sum(cost_usd) AS cost_usd
+    FROM usage_events WHERE ${IN_RANGE} GROUP BY 1 ORDER BY cost_usd DESC, kind`,
   'Fallbacks per day by reason': `SELECT ${DAY}::timestamptz AS time, fallback_reason AS metric, count(*) FILTER (WHERE fallback) AS fallbacks
     FROM usage_events WHERE ${IN_RANGE} AND fallback_reason IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2`,
   'Fallbacks by requested model and reason': `SELECT requested_model, coalesce(served_model, '') AS served_model, fallback_reason AS reason,
@@ -264,7 +301,21 @@ describe('SQL of spend.json, against the real schema', () => {
     }
     const total = (await db.pool.query<{ usd: string; n: string }>('SELECT sum(cost_usd)::text AS usd, count(*)::text AS n FROM usage_events')).rows[0];
     console.log(`${all.length} SQL queries equal to the raw-row sums (${total?.n} calls, ${total?.usd} USD):\n${report.join('\n')}`);
-    expect(Number(total?.n)).toBe(calls.length + mcp.calls);
+    expect(Number(total?.n)).toBe(calls.length + mcp.calls + otherKinds);
+  });
+
+  it('tells the kinds of call apart, each in its units: a rerank counts search units, not output tokens', async () => {
+    const panel = targets(dashboard('spend'), 'rawSql').find((t) => t.title === 'Spend by kind of call');
+    const from = new Date(Date.now() - 86_400_000);
+    const rows = normal((await db.pool.query(sql(panel?.text ?? '', from, new Date()))).rows as Array<Record<string, unknown>>);
+    const byKind = Object.fromEntries(rows.map((r) => [r.kind as string, r]));
+    expect(Object.keys(byKind).sort()).toEqual(['chat', 'completions', 'mcp', 'moderation', 'rerank']);
+    // Four reranks of three documents: one search unit each.
+    expect(byKind.rerank).toMatchObject({ requests: 4, output_tokens: 0, search_units: 4 });
+    expect(byKind.completions).toMatchObject({ requests: 4, search_units: 0 });
+    expect((byKind.completions?.output_tokens as number) > 0).toBe(true);
+    expect(byKind.moderation).toMatchObject({ requests: 4, output_tokens: 0, search_units: 0 });
+    expect(byKind.mcp?.requests).toBe(mcp.calls);
   });
 
   it("agrees with Prometheus: spend, and each account's balance", async () => {

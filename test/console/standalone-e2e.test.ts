@@ -155,7 +155,18 @@ describe('console, standalone, end to end', () => {
       .trim()
       .split('\r\n')
       .map((l) => l.split(','));
-    expect(csv[0]).toEqual(['Task', 'Requests', 'Errors', 'Fallbacks', 'Tokens in', 'Tokens out', 'Spend (USD)', 'Cache hits', 'Saved by cache (USD)']);
+    expect(csv[0]).toEqual([
+      'Task',
+      'Requests',
+      'Errors',
+      'Fallbacks',
+      'Tokens in',
+      'Tokens out',
+      'Spend (USD)',
+      'Cache hits',
+      'Saved by cache (USD)',
+      'Search units',
+    ]);
     expect(csv.slice(1)).toEqual(table);
     await expectAccessible(page, 'the usage page');
     await page.screenshot({ path: join(SHOTS, 'console-usage.png'), fullPage: true });

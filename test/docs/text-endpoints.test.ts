@@ -50,6 +50,10 @@ describe('docs/api.md: text completions, rerank and moderations on the demo', ()
     expect(body.meta.billed_units.search_units).toBe(1);
   });
 
+  it("refuses an empty query on the Cohere path in Cohere's shape", () => {
+    expect(run(docExample('docs/api.md', 'rerank-cohere-error'))).toEqual({ message: 'invalid request: query: must not be empty' });
+  });
+
   it('moderates text and an image with the default model', () => {
     const body = run(docExample('docs/api.md', 'moderations')) as {
       model: string;

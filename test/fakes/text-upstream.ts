@@ -2,7 +2,8 @@
 // text completions (POST /v1/completions, streamed with `stream_options.include_usage` as OpenAI and vLLM send it),
 // OpenAI's moderations (POST /v1/moderations: no usage in the answer), and rerank in the three shapes vendors answer
 // POST {base}/rerank with: Cohere v2 (meta.billed_units.search_units, no model, no usage), Jina (model,
-// usage.total_tokens, documents as {text}) and vLLM (id, model, usage.total_tokens).
+// usage.total_tokens, documents as {text}) and vLLM (id, model, usage.total_tokens); and Voyage AI's own shape at
+// {url}/voyage/v1/rerank (top_k, data[{index, relevance_score, document?}], usage.total_tokens, documents as strings).
 import type { ServerResponse } from 'node:http';
 import { startRecordingServer, type RecordedCall } from './recording-server.ts';
 
@@ -13,11 +14,15 @@ export interface TextUpstream {
   /** Base URL as the clients take it: {url}/v1 (Cohere's is {url}/v2: see cohereBaseUrl). */
   baseUrl: string;
   cohereBaseUrl: string;
+  /** Voyage AI's base URL as its clients take it (https://api.voyageai.com/v1 in production). */
+  voyageBaseUrl: string;
   calls: RecordedCall[];
   /** The completion text each choice gets, and the usage the next answers report. */
   completion: { text: string; promptTokens: number; completionTokens: number; gate: Promise<void> | null };
   /** Tokens a rerank answer reports (Jina, vLLM); Cohere reports search units instead. */
   rerankTokens: number;
+  /** Holds every rerank answer until it resolves (calls in flight together, whatever the machine's speed). */
+  rerankGate: Promise<void> | null;
   close(): Promise<void>;
 }
 
@@ -27,9 +32,11 @@ export async function startTextUpstream(): Promise<TextUpstream> {
     url: http.url,
     baseUrl: `${http.url}/v1`,
     cohereBaseUrl: `${http.url}/v2`,
+    voyageBaseUrl: `${http.url}/voyage/v1`,
     calls: http.calls,
     completion: { text: ' return a + b', promptTokens: 9, completionTokens: 5, gate: null },
     rerankTokens: 42,
+    rerankGate: null,
     close: http.close,
   };
   return fake;
@@ -43,6 +50,7 @@ async function answer(fake: TextUpstream, call: RecordedCall, res: ServerRespons
   if (call.path === '/v1/completions') return completions(fake, call, res);
   if (call.path === '/v1/moderations') return moderations(call, res);
   if (call.path === '/v2/rerank') return rerank(fake, call, res, 'cohere');
+  if (call.path === '/voyage/v1/rerank') return voyageRerank(fake, call, res);
   if (call.path === '/v1/rerank') return rerank(fake, call, res, call.body.model === 'jina-reranker-v2' ? 'jina' : 'vllm');
   json(res, 404, { error: { message: `no route ${call.path}`, type: 'invalid_request_error' } });
 }
@@ -111,7 +119,8 @@ function moderations(call: RecordedCall, res: ServerResponse): void {
   json(res, 200, { id: 'modr-fake-1', model: call.body.model, results });
 }
 
-function rerank(fake: TextUpstream, call: RecordedCall, res: ServerResponse, flavor: RerankFlavor): void {
+async function rerank(fake: TextUpstream, call: RecordedCall, res: ServerResponse, flavor: RerankFlavor): Promise<void> {
+  if (fake.rerankGate) await fake.rerankGate;
   const docs = (call.body.documents as unknown[]) ?? [];
   const topN = typeof call.body.top_n === 'number' ? call.body.top_n : docs.length;
   const text = (d: unknown): string => (typeof d === 'string' ? d : String((d as { text?: unknown }).text));
@@ -132,4 +141,25 @@ function rerank(fake: TextUpstream, call: RecordedCall, res: ServerResponse, fla
   const results = ranked.map((r) => ({ index: r.index, relevance_score: r.relevance_score, document: { text: text(r.d) } }));
   if (flavor === 'jina') return json(res, 200, { model: call.body.model, usage: { total_tokens: fake.rerankTokens }, results });
   json(res, 200, { id: 'rerank-vllm-1', model: call.body.model, usage: { total_tokens: fake.rerankTokens }, results });
+}
+
+/** Voyage AI's rerank: its own field names, strings only, and its error shape ({detail}) for anything else. */
+function voyageRerank(fake: TextUpstream, call: RecordedCall, res: ServerResponse): void {
+  const b = call.body;
+  const docs = b.documents;
+  const allowed = new Set(['query', 'documents', 'model', 'top_k', 'return_documents', 'truncation']);
+  const extra = Object.keys(b).filter((k) => !allowed.has(k));
+  if (extra.length > 0) return json(res, 400, { detail: `Unexpected fields: ${extra.join(', ')}` });
+  if (typeof b.query !== 'string' || !Array.isArray(docs) || !docs.every((d) => typeof d === 'string'))
+    return json(res, 400, { detail: 'query must be a string and documents a list of strings' });
+  const topK = typeof b.top_k === 'number' ? b.top_k : docs.length;
+  const data = (docs as string[])
+    .map((d, index) => ({
+      relevance_score: Math.round((1 - index / (docs.length + 1)) * 1000) / 1000,
+      index,
+      ...(b.return_documents === true ? { document: d } : {}),
+    }))
+    .reverse()
+    .slice(0, topK);
+  json(res, 200, { object: 'list', data, model: b.model, usage: { total_tokens: fake.rerankTokens } });
 }

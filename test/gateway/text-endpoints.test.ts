@@ -1,8 +1,10 @@
 // Legacy text completions (fill-in-the-middle included), rerank and moderations through the gateway: the official
-// openai SDK for completions and moderations; rerank with plain fetch in the wire shape Cohere v2, Jina and vLLM
-// share (Cohere's SDK is not installed). Fakes answer in each vendor's wire format; money is exact (cost = units x
+// openai SDK for completions and moderations; rerank with Cohere's own SDK (cohere-ai's CohereClientV2 pointed at
+// {gateway}/cohere) and with plain fetch in the wire shape Cohere v2, Jina and vLLM share, to upstreams of those
+// shapes and of Voyage AI's. Fakes answer in each vendor's wire format; money is exact (cost = units x
 // price), holds bound the charge, bad input is a 400 in OpenAI's shape with nothing charged, and every answer OpenAI
 // describes validates against its published OpenAPI description.
+import { Cohere, CohereClientV2, CohereError } from 'cohere-ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTextUpstream, type TextUpstream } from '../fakes/text-upstream.ts';
@@ -14,6 +16,7 @@ import { until } from '../helpers/until.ts';
 let up: TextUpstream;
 let gw: TestGateway;
 let client: OpenAI;
+let cohere: CohereClientV2;
 let key: string;
 
 // Prices in nano-USD per token (route() lists 1.04 and 2.08 USD per million tokens).
@@ -29,6 +32,10 @@ const BURST_BODY = { model: 'code-fim', prompt: 'def add(a, b):', max_tokens: 10
 const BURST_HOLD = Buffer.byteLength(JSON.stringify(BURST_BODY)) * IN + 10 * 3 * OUT;
 const BURST = 5;
 const tightBudget = apiKey('budget-key', 'acme', { monthlyBudgetUsd: ((BURST - 1) * BURST_HOLD) / 1e9 });
+/** The rerank of the concurrency test: 150 documents, so at most 2 search units (each document one 500-token chunk). */
+const RERANK_BURST_BODY = { model: 'rerank-vllm', query: 'q', documents: Array.from({ length: 150 }, (_, i) => `d${i}`) };
+const RERANK_HOLD = Buffer.byteLength(JSON.stringify(RERANK_BURST_BODY)) * JINA_IN + 2 * UNIT_NANO;
+const rerankBudget = apiKey('rerank-budget-key', 'acme', { monthlyBudgetUsd: ((BURST - 1) * RERANK_HOLD) / 1e9 });
 
 beforeAll(async () => {
   up = await startTextUpstream();
@@ -39,6 +46,7 @@ beforeAll(async () => {
     ...b.docs,
     ...tight.docs,
     ...tightBudget.docs,
+    ...rerankBudget.docs,
     route('code-fim', openai('vllm-a', 'deepseek-coder'), { type: 'completions', fim: true }),
     route('text-plain', openai('vllm-b', 'gpt-3.5-turbo-instruct'), { type: 'completions' }),
     route('gpt-chat', openai('chat-a', 'gpt-4o')),
@@ -48,11 +56,16 @@ beforeAll(async () => {
       pricing: { inputPerMTokUsd: 0, perSearchUnitUsd: UNIT_NANO / 1e9 },
     }),
     route('rerank-jina', openai('jina-a', 'jina-reranker-v2'), { type: 'rerank', pricing: { inputPerMTokUsd: JINA_IN / 1000 } }),
+    route('rerank-voyage', [{ name: 'voyage-a', provider: 'openai', baseUrl: up.voyageBaseUrl, upstreamModel: 'rerank-2.5', rerankApi: 'voyage' } as never], {
+      type: 'rerank',
+      pricing: { inputPerMTokUsd: JINA_IN / 1000 },
+    }),
     route('rerank-vllm', openai('vllm-r', 'bge-reranker'), { type: 'rerank', pricing: { inputPerMTokUsd: JINA_IN / 1000, perSearchUnitUsd: UNIT_NANO / 1e9 } }),
     route('omni-moderation-latest', openai('mod-a', 'omni-moderation-latest'), { type: 'moderation', pricing: { inputPerMTokUsd: 0 } }),
     route('mod-priced', openai('mod-b', 'omni-moderation-2024-09-26'), { type: 'moderation', pricing: { inputPerMTokUsd: MOD_IN / 1000 } }),
   ]);
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+  cohere = new CohereClientV2({ token: key, baseUrl: `${gw.url}/cohere`, maxRetries: 0 });
 });
 
 afterAll(async () => {
@@ -220,6 +233,8 @@ describe('POST /v1/rerank and /cohere/v2/rerank', () => {
     const body = (await res.json()) as { model: string; usage: { total_tokens: number }; results: Array<{ document: { text: string } }> };
     expect(body.model).toBe('rerank-jina');
     expect(body.results[0]?.document.text).toBe('The Seine flows through Paris.');
+    // The search units counted, in Cohere's field, though Jina bills none (and its own usage kept).
+    expect(body).toMatchObject({ usage: { total_tokens: 42 }, meta: { billed_units: { search_units: 1 } } });
     const e = gw.sink.events.at(-1);
     expect(e).toMatchObject({ endpoint: 'rerank', inputTokens: 42, outputTokens: 1 });
     expect(e?.costNano).toBe(42 * JINA_IN);
@@ -229,9 +244,67 @@ describe('POST /v1/rerank and /cohere/v2/rerank', () => {
     const many = Array.from({ length: 150 }, (_, i) => `document ${i}`);
     const res = await post('/v1/rerank', { model: 'rerank-vllm', query: 'document 7', documents: many, top_n: 3 });
     expect(res.status).toBe(200);
+    expect(((await res.json()) as { meta: unknown }).meta).toEqual({ billed_units: { search_units: 2 } });
     const e = gw.sink.events.at(-1);
     expect(e).toMatchObject({ inputTokens: 42, outputTokens: 2 });
     expect(e?.costNano).toBe(42 * JINA_IN + 2 * UNIT_NANO);
+  });
+
+  it(`holds tokens and search units: of ${BURST} concurrent reranks against a budget that fits ${BURST - 1} holds, exactly ${BURST - 1} are admitted`, async () => {
+    let open = (): void => {};
+    up.rerankGate = new Promise<void>((r) => (open = r));
+    const calls0 = up.calls.length;
+    const statuses: number[] = [];
+    const all = Array.from({ length: BURST }, () => post('/v1/rerank', RERANK_BURST_BODY, rerankBudget.key).then((r) => (statuses.push(r.status), r)));
+    try {
+      await until(() => up.calls.length - calls0 === BURST - 1 && statuses.length === 1, 30_000, 'four reranks upstream, one refused');
+    } finally {
+      up.rerankGate = null;
+      open();
+    }
+    const results = await Promise.all(all);
+    expect(statuses.sort()).toEqual([200, 200, 200, 200, 402]);
+    const refused = results.find((r) => r.status === 402);
+    expect(((await refused?.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+    // Each admitted rerank settles at its exact cost: 42 tokens and 2 search units.
+    expect(await spendOf(rerankBudget.key)).toBe((BURST - 1) * (42 * JINA_IN + 2 * UNIT_NANO));
+  });
+
+  it('reranks on a Voyage AI upstream (rerankApi: voyage): top_k and plain strings sent, data read back as results, priced per token', async () => {
+    const res = await post('/v1/rerank', {
+      model: 'rerank-voyage',
+      query: 'capital of France',
+      documents: [documents[0], { text: documents[1] }, documents[2]],
+      top_n: 2,
+      return_documents: true,
+      truncation: false,
+    });
+    expect(res.status).toBe(200);
+    expect(up.calls.at(-1)?.path).toBe('/voyage/v1/rerank');
+    expect(up.calls.at(-1)?.body).toEqual({ query: 'capital of France', documents, model: 'rerank-2.5', top_k: 2, return_documents: true, truncation: false });
+    expect(await res.json()).toEqual({
+      model: 'rerank-voyage',
+      results: [
+        { index: 2, relevance_score: 0.5, document: { text: documents[2] } },
+        { index: 1, relevance_score: 0.75, document: { text: documents[1] } },
+      ],
+      usage: { total_tokens: 42 },
+      meta: { billed_units: { search_units: 1 } },
+    });
+    const e = gw.sink.events.at(-1);
+    expect(e).toMatchObject({ endpoint: 'rerank', requestedModel: 'rerank-voyage', upstream: 'voyage-a', status: 200, inputTokens: 42, outputTokens: 1 });
+    expect(e?.costNano).toBe(42 * JINA_IN);
+  });
+
+  it('refuses max_tokens_per_doc on a Voyage AI upstream, which has no such cap: 400 naming it, nothing charged', async () => {
+    const before = { calls: up.calls.length, spend: await spendOf(key) };
+    const e = await expectRefused(
+      await post('/v1/rerank', { model: 'rerank-voyage', query: 'q', documents, max_tokens_per_doc: 100 }),
+      400,
+      'max_tokens_per_doc',
+      before,
+    );
+    expect(e.message).toContain('Voyage AI');
   });
 
   it('refuses 10,000 documents, an empty query, documents of the wrong type and a non-rerank model: 400, nothing charged', async () => {
@@ -244,9 +317,62 @@ describe('POST /v1/rerank and /cohere/v2/rerank', () => {
     );
     expect(big.message).toContain('1000');
     await expectRefused(await post('/v1/rerank', { model: 'rerank-cohere', query: '  ', documents }), 400, 'query', before);
-    await expectRefused(await post('/cohere/v2/rerank', { model: 'rerank-cohere', query: 'q', documents: [1, 2] }), 400, 'documents[0]', before);
+    await expectRefused(await post('/v1/rerank', { model: 'rerank-cohere', query: 'q', documents: [1, 2] }), 400, 'documents[0]', before);
     await expectRefused(await post('/v1/rerank', { model: 'rerank-cohere', query: 'q', documents: [] }), 400, 'documents', before);
     await expectRefused(await post('/v1/rerank', { model: 'text-plain', query: 'q', documents }), 400, 'model', before);
+  });
+});
+
+describe("Cohere's SDK on /cohere (CohereClientV2)", () => {
+  const documents = ['Paris is the capital of France.', 'Berlin is the capital of Germany.', 'The Seine flows through Paris.'];
+
+  it('reranks through the gateway: results, the search units billed, exact money', async () => {
+    const before = await spendOf(key);
+    const res = await cohere.rerank({ model: 'rerank-cohere', query: 'capital of France', documents, topN: 2 });
+    expect(res.results.map((r) => r.index)).toEqual([2, 1]);
+    expect(res.results[0]?.relevanceScore).toBe(0.5);
+    expect(res.meta?.billedUnits?.searchUnits).toBe(1);
+    expect(up.calls.at(-1)?.body).toMatchObject({ model: 'rerank-v3.5', top_n: 2 });
+    expect(gw.sink.events.at(-1)).toMatchObject({ endpoint: 'rerank', requestedModel: 'rerank-cohere', inputTokens: 0, outputTokens: 1, costNano: UNIT_NANO });
+    expect(await spendOf(key)).toBe(before + UNIT_NANO);
+  });
+
+  it('reads the search units of a model whose upstream bills none (vLLM: tokens and one unit per 100 documents)', async () => {
+    const before = await spendOf(key);
+    const many = Array.from({ length: 250 }, (_, i) => `document ${i}`);
+    const res = await cohere.rerank({ model: 'rerank-vllm', query: 'document 7', documents: many, topN: 1 });
+    expect(res.results).toHaveLength(1);
+    expect(res.meta?.billedUnits?.searchUnits).toBe(3);
+    const cost = 42 * JINA_IN + 3 * UNIT_NANO;
+    expect(gw.sink.events.at(-1)).toMatchObject({ inputTokens: 42, outputTokens: 3, costNano: cost });
+    expect(await spendOf(key)).toBe(before + cost);
+  });
+
+  it("refuses bad input in Cohere's error shape (the SDK raises BadRequestError), nothing charged, no upstream call", async () => {
+    const before = { calls: up.calls.length, spend: await spendOf(key) };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ model: 'rerank-cohere', query: 'q', documents: Array.from({ length: 10_000 }, () => 'd') }, 'documents'],
+      [{ model: 'rerank-cohere', query: '', documents }, 'query'],
+      [{ model: 'rerank-cohere', query: 'q', documents: [1, 2] }, 'documents[0]'],
+      [{ model: 'text-plain', query: 'q', documents }, 'model'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await post('/cohere/v2/rerank', body);
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as Record<string, unknown>;
+      expect(Object.keys(answer)).toEqual(['message']);
+      expect(answer.message).toContain(field);
+    }
+    const err = await cohere.rerank({ model: 'rerank-cohere', query: '', documents }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Cohere.BadRequestError);
+    expect((err as CohereError).statusCode).toBe(400);
+    expect((err as CohereError).body).toEqual({ message: expect.stringContaining('query') as unknown });
+    // A missing key: 401 in Cohere's shape too.
+    const anon = await fetch(`${gw.url}/cohere/v2/rerank`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(anon.status).toBe(401);
+    expect(Object.keys((await anon.json()) as object)).toEqual(['message']);
+    expect(up.calls.length).toBe(before.calls);
+    expect(await spendOf(key)).toBe(before.spend);
   });
 });
 

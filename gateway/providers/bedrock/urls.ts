@@ -24,11 +24,12 @@ export function runtimeBase(target: CompiledTarget): string {
   return `https://bedrock-runtime.${target.region ?? 'us-east-1'}.amazonaws.com`;
 }
 
-export type BedrockAction = 'converse' | 'converse-stream' | 'invoke' | 'invoke-with-response-stream' | 'count-tokens';
+export type BedrockAction = 'converse' | 'converse-stream' | 'invoke' | 'invoke-with-response-stream' | 'count-tokens' | 'rerank';
 
 /** The Bedrock action of one call, or undefined when Bedrock has none for the operation. */
 export function actionOf(protocol: Protocol, operation: Operation, stream: boolean): BedrockAction | undefined {
   if (operation === 'embeddings') return 'invoke';
+  if (operation === 'rerank') return protocol === 'converse' ? 'rerank' : undefined;
   if (protocol === 'anthropic') {
     if (operation === 'messages') return stream ? 'invoke-with-response-stream' : 'invoke';
     if (operation === 'count_tokens') return 'count-tokens';
@@ -39,7 +40,17 @@ export function actionOf(protocol: Protocol, operation: Operation, stream: boole
   return undefined;
 }
 
+/**
+ * Rerank is an Agent Runtime API (POST /rerank on bedrock-agent-runtime.{region}, the model named in the body); a
+ * baseUrl overrides that endpoint too.
+ */
+export function agentRuntimeBase(target: CompiledTarget): string {
+  if (target.baseUrl) return target.baseUrl.replace(/\/+$/, '');
+  return `https://bedrock-agent-runtime.${target.region ?? 'us-east-1'}.amazonaws.com`;
+}
+
 /** The model id is one path segment: ARNs and ids with `:` are URL-encoded whole. */
 export function actionUrl(target: CompiledTarget, action: BedrockAction): string {
+  if (action === 'rerank') return `${agentRuntimeBase(target)}/rerank`;
   return `${runtimeBase(target)}/model/${encodeURIComponent(target.upstreamModel)}/${action}`;
 }

@@ -1,6 +1,7 @@
 // The statements a batch commits: events inserted idempotently, the daily rollup grown by exactly the rows that
 // were new (RETURNING of ON CONFLICT DO NOTHING), and dead letters parked once.
 import type { UsageEvent } from '../event.ts';
+import { KIND_SQL } from '../kind.ts';
 
 const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['event_id', 'uuid', (e) => e.eventId],
@@ -34,7 +35,7 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
 
 const names = COLUMNS.map(([n]) => n).join(', ');
 const arrays = COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
-const ROLLUP_KEY = 'day, account, api_key, task_type, requested_model, served_model, fallback_reason';
+const ROLLUP_KEY = 'day, account, api_key, task_type, requested_model, served_model, fallback_reason, kind';
 const SUMS = [
   'requests',
   'errors',
@@ -56,19 +57,19 @@ WITH input AS (
 ), ins AS (
   INSERT INTO usage_events (${names}) SELECT ${names} FROM input
   ON CONFLICT DO NOTHING
-  RETURNING created_at, account, api_key, task_type, requested_model, served_model, fallback, fallback_reason, status,
+  RETURNING created_at, account, api_key, task_type, endpoint, requested_model, served_model, fallback, fallback_reason, status,
             input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms,
             cache, cache_saved_nano
 ), roll AS (
   INSERT INTO usage_daily AS d (${ROLLUP_KEY}, ${SUMS.join(', ')})
   SELECT (created_at AT TIME ZONE 'UTC')::date, account, api_key, coalesce(task_type, ''), requested_model,
-         coalesce(served_model, ''), coalesce(fallback_reason, ''),
+         coalesce(served_model, ''), coalesce(fallback_reason, ''), ${KIND_SQL},
          count(*), count(*) FILTER (WHERE status >= 400), count(*) FILTER (WHERE fallback),
          sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
          sum(cost_nano), sum(fee_nano), sum(latency_ms),
          count(*) FILTER (WHERE cache = 'hit'), sum(cache_saved_nano)
-  FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7
-  ORDER BY 1, 2, 3, 4, 5, 6, 7  -- one lock order for every writer: concurrent batches cannot deadlock here
+  FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+  ORDER BY 1, 2, 3, 4, 5, 6, 7, 8  -- one lock order for every writer: concurrent batches cannot deadlock here
   ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET ${SUMS.map((s) => `${s} = d.${s} + excluded.${s}`).join(', ')}
   RETURNING 1
 )

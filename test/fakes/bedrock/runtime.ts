@@ -1,5 +1,5 @@
 // A fake AWS Bedrock runtime on 127.0.0.1: Converse, ConverseStream, InvokeModel, InvokeModelWithResponseStream (Claude's
-// Messages body; Titan and Cohere embeddings) and CountTokens, with AWS's error shapes (x-amzn-errortype, {message})
+// Messages body; Titan and Cohere embeddings), CountTokens and the Agent Runtime's Rerank (POST /rerank), with AWS's error shapes (x-amzn-errortype, {message})
 // and event-stream frames encoded with @smithy/eventstream-codec. It checks every request's SigV4 signature against
 // its own copy of the credentials (sigv4-check.ts) or a Bedrock API key it knows. Scriptable per request like the
 // other fakes: reply, fail with an exception, an exception frame or a corrupted frame mid-stream, stall. The official
@@ -131,7 +131,9 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
   };
 
   async function handle(method: string, rawPath: string, headers: IncomingHttpHeaders, raw: Buffer, res: ServerResponse): Promise<void> {
-    const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/.exec(rawPath.split('?')[0] ?? '');
+    const path = rawPath.split('?')[0] ?? '';
+    const m =
+      path === '/rerank' ? ['', '', 'rerank'] : /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream|count-tokens)$/.exec(path);
     let body: Record<string, unknown> = {};
     try {
       body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
@@ -141,7 +143,7 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
     const verdict = await checkAuth({ method, rawPath, headers, body: raw, keys: fake.keys, apiKeys: fake.apiKeys });
     const call: BedrockCall = {
       action: m?.[2] ?? '',
-      modelId: m ? decodeURIComponent(m[1]!) : '',
+      modelId: m?.[2] === 'rerank' ? rerankModelOf(body) : m ? decodeURIComponent(m[1]!) : '',
       rawPath,
       headers,
       raw,
@@ -157,6 +159,8 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
     const reply = b.kind === 'reply' ? b : { kind: 'reply' as const };
     const usage = { ...DEFAULT_USAGE, ...reply.usage };
     switch (call.action) {
+      case 'rerank':
+        return rerank(call, res);
       case 'count-tokens':
         return countTokens(call, res);
       case 'invoke':
@@ -182,6 +186,37 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
     const parsed = JSON.parse(text) as Record<string, unknown>;
     const n = Math.ceil(JSON.stringify([parsed.system ?? '', parsed.messages ?? [], parsed.tools ?? []]).length / 4);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ inputTokens: n }));
+  }
+
+  /** Rerank: one text query over inline text sources, ranked in reverse order of position; no usage (billed per query). */
+  function rerank(call: BedrockCall, res: ServerResponse): void {
+    const b = call.body as {
+      queries?: Array<{ type?: string; textQuery?: { text?: unknown } }>;
+      sources?: Array<{ type?: string; inlineDocumentSource?: { type?: string; textDocument?: { text?: unknown } } }>;
+      rerankingConfiguration?: { type?: string; bedrockRerankingConfiguration?: { numberOfResults?: number; modelConfiguration?: { modelArn?: string } } };
+    };
+    const cfg = b.rerankingConfiguration?.bedrockRerankingConfiguration;
+    if (b.queries?.length !== 1 || b.queries[0]?.type !== 'TEXT' || typeof b.queries[0].textQuery?.text !== 'string')
+      return sendError(res, 400, 'ValidationException', 'queries must hold one TEXT query');
+    const sources = b.sources ?? [];
+    if (
+      sources.length < 1 ||
+      sources.length > 1000 ||
+      !sources.every((s) => s.type === 'INLINE' && typeof s.inlineDocumentSource?.textDocument?.text === 'string')
+    )
+      return sendError(res, 400, 'ValidationException', 'sources must hold 1 to 1000 INLINE TEXT documents');
+    if (
+      b.rerankingConfiguration?.type !== 'BEDROCK_RERANKING_MODEL' ||
+      !/^arn:aws:bedrock:[a-z0-9-]+::foundation-model\/.+/.test(cfg?.modelConfiguration?.modelArn ?? '')
+    )
+      return sendError(res, 400, 'ValidationException', 'rerankingConfiguration needs a BEDROCK_RERANKING_MODEL with a foundation model ARN');
+    const n = cfg?.numberOfResults ?? sources.length;
+    if (n < 1 || n > sources.length) return sendError(res, 400, 'ValidationException', 'numberOfResults must be between 1 and the number of sources');
+    const results = sources
+      .map((_, index) => ({ index, relevanceScore: Math.round((1 - index / (sources.length + 1)) * 1000) / 1000 }))
+      .reverse()
+      .slice(0, n);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results }));
   }
 
   function embed(call: BedrockCall, res: ServerResponse): void {
@@ -344,4 +379,11 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
   }
 
   return fake;
+}
+
+/** The model a Rerank call names (the last segment of its ARN). */
+function rerankModelOf(body: Record<string, unknown>): string {
+  const arn = (body.rerankingConfiguration as { bedrockRerankingConfiguration?: { modelConfiguration?: { modelArn?: unknown } } } | undefined)
+    ?.bedrockRerankingConfiguration?.modelConfiguration?.modelArn;
+  return typeof arn === 'string' ? (arn.split('/').at(-1) ?? '') : '';
 }
