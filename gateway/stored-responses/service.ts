@@ -1,0 +1,83 @@
+// Stored responses for the routes and the call step: reads that see this process's writes still in flight (a GET
+// right after the answer finds the record even while its Postgres insert runs), the previous_response_id chain
+// walked and bounded, and writes that never fail a call (a failed write is logged; the answer was already served).
+import { GatewayError } from '../errors/catalog.ts';
+import type { CallLog } from '../pipeline/context.ts';
+import { recordBytes, type ResponseStore, type StoredResponse, type StoredResponsesSettings } from './types.ts';
+
+export class StoredResponses {
+  readonly store: ResponseStore;
+  readonly settings: StoredResponsesSettings;
+  private readonly log: CallLog;
+  private readonly pending = new Map<string, Promise<void>>();
+
+  constructor(store: ResponseStore, settings: StoredResponsesSettings, log: CallLog) {
+    this.store = store;
+    this.settings = settings;
+    this.log = log;
+  }
+
+  /** Starts the write of a record; a read of its id waits for it. Resolves when written (never rejects). */
+  save(r: StoredResponse, now: number): Promise<void> {
+    const write = this.store.put(r, now).then(
+      () => {},
+      (err: unknown) => this.log.warn({ err, response: r.id, account: r.account }, 'A stored response was not written; it will not be found'),
+    );
+    const tracked = write.finally(() => this.pending.delete(r.id));
+    this.pending.set(r.id, tracked);
+    return tracked;
+  }
+
+  async get(account: string, id: string, now: number): Promise<StoredResponse | null> {
+    await this.pending.get(id);
+    return this.store.get(account, id, now);
+  }
+
+  /** The record, or 404 not_found in the caller's dialect (the same for another account's, a deleted or unknown id). */
+  async mustGet(account: string, id: string, now: number): Promise<StoredResponse> {
+    const r = await this.get(account, id, now);
+    if (!r) throw notFound(id);
+    return r;
+  }
+
+  async delete(account: string, id: string, now: number): Promise<void> {
+    await this.pending.get(id);
+    if (!(await this.store.delete(account, id, now))) throw notFound(id);
+  }
+
+  /**
+   * The chain that ends at `id`, oldest first: 400 when a response of it is gone (never stored, deleted, expired or
+   * another account's), or when its items pass the bound (the rebuilt input would be larger than an account may keep).
+   */
+  async chain(account: string, id: string, now: number): Promise<StoredResponse[]> {
+    const out: StoredResponse[] = [];
+    let bytes = 0;
+    const seen = new Set<string>();
+    for (let at: string | null = id; at !== null; ) {
+      if (seen.has(at)) break;
+      seen.add(at);
+      const r = await this.get(account, at, now);
+      if (!r) {
+        const which = at === id ? `Previous response with id '${id}' not found.` : `Response '${at}' in the chain of previous_response_id '${id}' was deleted or expired.`;
+        throw new GatewayError('previous_response_not_found', which, { param: 'previous_response_id' });
+      }
+      bytes += recordBytes(r);
+      if (bytes > this.settings.accountBytes) throw tooLarge(this.settings.accountBytes);
+      out.push(r);
+      at = r.previousId;
+    }
+    return out.reverse();
+  }
+}
+
+function notFound(id: string): GatewayError {
+  return new GatewayError('not_found', `Response with id '${id}' not found.`);
+}
+
+export function tooLarge(bound: number): GatewayError {
+  return new GatewayError(
+    'conversation_too_large',
+    `The conversation rebuilt from previous_response_id is over ${bound} bytes (SVC_RESPONSES_ACCOUNT_MAX_BYTES): start a new one, or send the input yourself with store: false.`,
+    { param: 'previous_response_id' },
+  );
+}
