@@ -13,7 +13,7 @@ import { estimateInputTokens } from '../translate/count-tokens.ts';
 import { keyFirst } from './key-first.ts';
 import { parseBody } from './validate.ts';
 
-type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+type Id = { Params: { id: string } };
 
 const itemsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -40,7 +40,7 @@ export function storedResponsesRoutes(app: FastifyInstance, deps: GatewayDeps, s
   };
   const opts = { onRequest: keyFirst('openai') };
 
-  app.get('/v1/responses/:id', opts, async (req: IdRequest) => {
+  app.get<Id>('/v1/responses/:id', opts, async (req) => {
     const acct = await account(req);
     const q = parseBody(getQuery, { ...(req.query as object) });
     if (q.stream === 'true') {
@@ -51,19 +51,19 @@ export function storedResponsesRoutes(app: FastifyInstance, deps: GatewayDeps, s
     return (await stored.mustGet(acct, req.params.id, deps.now())).response;
   });
 
-  app.delete('/v1/responses/:id', opts, async (req: IdRequest) => {
+  app.delete<Id>('/v1/responses/:id', opts, async (req) => {
     const acct = await account(req);
     await stored.delete(acct, req.params.id, deps.now());
     return { id: req.params.id, object: 'response', deleted: true };
   });
 
-  app.post('/v1/responses/:id/cancel', opts, async (req: IdRequest) => {
+  app.post<Id>('/v1/responses/:id/cancel', opts, async (req) => {
     const acct = await account(req);
     await stored.mustGet(acct, req.params.id, deps.now());
     throw new GatewayError('unsupported_content', 'Only background responses can be cancelled; this response has already ended.');
   });
 
-  app.get('/v1/responses/:id/input_items', opts, async (req: IdRequest) => {
+  app.get<Id>('/v1/responses/:id/input_items', opts, async (req) => {
     const acct = await account(req);
     const q = parseBody(itemsQuery, { ...(req.query as object) });
     const now = deps.now();

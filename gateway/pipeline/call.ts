@@ -65,7 +65,7 @@ function traced(deps: GatewayDeps, trace: CallTrace): GatewayDeps {
 async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, client: AbortSignal, given: CallSink): Promise<void> {
   const started = deps.now();
   const keys = keyCacheOf(deps.store);
-  const key = await authenticate(headers, spec.dialect, deps.store, deps.pepper, keys);
+  const key = await authenticate(headers, asked.dialect, deps.store, deps.pepper, keys);
   // Within a week of its expiry every answer says so (errors included), so a CLI can warn before the key stops.
   const expiresIn = expiresInHeader(key.expiresAt, started + key.clockOffsetMs);
   if (expiresIn !== null) given.headers({ [KEY_EXPIRES_IN_HEADER]: expiresIn });
