@@ -5,7 +5,7 @@ import { ANTHROPIC_FAKE_REPLY, startFakeAnthropic, type FakeAnthropic } from '..
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { apiKey, basics, route } from '../helpers/manifests.ts';
-import { DEFAULT_STORED_RESPONSES } from '../../gateway/stored-responses/types.ts';
+import { DEFAULT_STORED_RESPONSES, type ResponseStore } from '../../gateway/stored-responses/types.ts';
 
 export const IN = 1040; // nano-USD per input token (route()'s 1.04 USD per million)
 export const OUT = 2080;
@@ -28,8 +28,8 @@ export const KINDS = [
 
 const fast = { connectMs: 500, firstByteMs: 5_000, idleMs: 5_000, totalMs: 20_000 };
 
-/** `tightBudgetNano`: the monthly budget of the `tight` key; `accountBytes`: the per-account bound. */
-export async function startStoredEnv(o: { tightBudgetNano?: number; accountBytes?: number } = {}): Promise<StoredEnv> {
+/** `tightBudgetNano`: the monthly budget of the `tight` key; `accountBytes`: the per-account bound; `store`: default memory. */
+export async function startStoredEnv(o: { tightBudgetNano?: number; accountBytes?: number; store?: ResponseStore } = {}): Promise<StoredEnv> {
   const [anthropic, openai] = await Promise.all([startFakeAnthropic(), startFakeUpstream('openai-fake')]);
   const b = basics();
   const second = apiKey('second-key', 'acme');
@@ -46,7 +46,7 @@ export async function startStoredEnv(o: { tightBudgetNano?: number; accountBytes
       route('gpt-resp', [{ name: 'resp-a', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-upstream', responsesApi: true, timeouts: fast }]),
       route('claude-test', [{ name: 'anthropic-a', provider: 'anthropic', baseUrl: anthropic.baseUrl, upstreamModel: 'claude-upstream', timeouts: fast }]),
     ],
-    { now: () => clock.now, responses: { settings: { ...DEFAULT_STORED_RESPONSES, accountBytes: o.accountBytes ?? DEFAULT_STORED_RESPONSES.accountBytes } } },
+    { now: () => clock.now, responses: { store: o.store, settings: { ...DEFAULT_STORED_RESPONSES, accountBytes: o.accountBytes ?? DEFAULT_STORED_RESPONSES.accountBytes } } },
   );
   return {
     gw,

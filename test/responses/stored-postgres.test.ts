@@ -1,0 +1,105 @@
+// Stored Responses in Postgres (DATABASE_URL): one contract run against the memory store and the Postgres one
+// (account isolation, expiry, delete, bytes), then gateways on a real Postgres: the conversation is sealed at rest
+// (no input or answer text in any column), a second gateway on the same database reads and continues what the first
+// stored, and expiry applies there too.
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keyring } from '../../gateway/contract/sealed-credentials.ts';
+import { MemoryResponseStore } from '../../gateway/stored-responses/memory.ts';
+import { PostgresResponseStore } from '../../gateway/stored-responses/postgres.ts';
+import { recordBytes, type ResponseStore, type StoredResponse } from '../../gateway/stored-responses/types.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { startStoredEnv, type StoredEnv } from './stored-setup.ts';
+
+let pg: TestPostgres;
+const ring = new Keyring([Buffer.alloc(32, 7)]);
+
+beforeAll(async () => {
+  pg = await startPostgres('stored_responses');
+}, 120_000);
+
+afterAll(async () => {
+  await pg?.stop();
+});
+
+const T0 = 1_800_000_000_000;
+
+function record(account: string, id: string, text: string, expiresAt = T0 + 1000): StoredResponse {
+  return {
+    id,
+    account,
+    previousId: null,
+    createdAt: T0,
+    expiresAt,
+    input: [{ id: `msg_${id}`, type: 'message', role: 'user', content: [{ type: 'input_text', text }] }],
+    response: { id, object: 'response', status: 'completed', output: [] },
+  };
+}
+
+describe.each([
+  ['memory', async (): Promise<ResponseStore> => new MemoryResponseStore()],
+  ['postgres', async (): Promise<ResponseStore> => PostgresResponseStore.open(pg.url, ring)],
+])('response store contract: %s', (_name, open) => {
+  it('keeps records per account, with expiry, delete and bytes', async () => {
+    const store = await open();
+    const a = `acct-${Math.random().toString(36).slice(2)}`;
+    const r1 = record(a, `resp_${a}_1`, 'one');
+    const r2 = record(a, `resp_${a}_2`, 'two', T0 + 10);
+    await store.put(r1, T0);
+    await store.put(r2, T0);
+    expect(await store.get(a, r1.id, T0)).toEqual(r1);
+    expect(await store.get('someone-else', r1.id, T0)).toBeNull();
+    expect(await store.delete('someone-else', r1.id, T0)).toBe(false);
+    expect(await store.usedBytes(a, T0)).toBe(recordBytes(r1) + recordBytes(r2));
+    // Past its expiry: not read, not counted.
+    expect(await store.get(a, r2.id, T0 + 10)).toBeNull();
+    expect(await store.usedBytes(a, T0 + 10)).toBe(recordBytes(r1));
+    expect(await store.delete(a, r1.id, T0)).toBe(true);
+    expect(await store.get(a, r1.id, T0)).toBeNull();
+    expect(await store.delete(a, r1.id, T0)).toBe(false);
+    await store.close();
+  });
+});
+
+describe('gateways on Postgres', () => {
+  let one: StoredEnv;
+  let two: StoredEnv;
+
+  beforeAll(async () => {
+    one = await startStoredEnv({ store: await PostgresResponseStore.open(pg.url, ring) });
+    two = await startStoredEnv({ store: await PostgresResponseStore.open(pg.url, ring) });
+    two.clock.now = one.clock.now;
+  });
+
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+  });
+
+  it('seals the conversation at rest; another gateway on the database reads and continues it; expiry applies', async () => {
+    const c1 = new OpenAI({ baseURL: `${one.gw.url}/v1`, apiKey: one.keys.builder, maxRetries: 0 });
+    const c2 = new OpenAI({ baseURL: `${two.gw.url}/v1`, apiKey: two.keys.builder, maxRetries: 0 });
+    const first = await c1.responses.create({ model: 'claude-test', input: 'The password hint is periwinkle.' });
+    const streamed = await c1.responses.stream({ model: 'gpt-chat', input: 'Streamed zanzibar turn' }).finalResponse();
+    // Read right after the answer by the same gateway, and by the other one.
+    expect((await c1.responses.retrieve(first.id)).output_text).toBe(first.output_text);
+    expect(await c2.responses.retrieve(first.id)).toEqual(first);
+    expect((await c2.responses.retrieve(streamed.id)).id).toBe(streamed.id);
+    const next = await c2.responses.create({ model: 'claude-test', input: 'And the hint?', previous_response_id: first.id });
+    expect(JSON.stringify(two.anthropic.calls.at(-1)?.body)).toContain('periwinkle');
+    expect((await c1.responses.inputItems.list(next.id)).data).toHaveLength(3);
+    // Nothing of the conversation in clear in the table.
+    const { rows } = await pg.pool.query('SELECT * FROM stored_responses');
+    const dump = JSON.stringify(rows);
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    for (const secret of ['periwinkle', 'zanzibar', 'And the hint', first.output_text]) expect(dump).not.toContain(secret);
+    // Deleted on one gateway, gone on the other.
+    await c2.responses.delete(streamed.id);
+    await expect(c1.responses.retrieve(streamed.id)).rejects.toMatchObject({ status: 404 });
+    // 30 days later: expired everywhere.
+    one.clock.now += 30 * 86_400_000 + 1;
+    two.clock.now = one.clock.now;
+    await expect(c1.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
+    await expect(c2.responses.create({ model: 'claude-test', input: 'x', previous_response_id: next.id })).rejects.toMatchObject({ status: 400 });
+  });
+});
