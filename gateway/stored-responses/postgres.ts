@@ -29,11 +29,13 @@ export class PostgresResponseStore implements ResponseStore {
   private readonly pool: pg.Pool;
   private readonly ring: Keyring;
   private readonly owned: boolean;
+  private readonly onError: ((err: Error) => void) | undefined;
 
-  constructor(pool: pg.Pool, ring: Keyring, owned = false) {
+  constructor(pool: pg.Pool, ring: Keyring, owned = false, onError?: (err: Error) => void) {
     this.pool = pool;
     this.ring = ring;
     this.owned = owned;
+    this.onError = onError;
   }
 
   /** A store on its own small pool, the schema migrated first (under the migrations' advisory lock). */
@@ -45,7 +47,7 @@ export class PostgresResponseStore implements ResponseStore {
       await pool.end().catch(() => {});
       throw err;
     }
-    return new PostgresResponseStore(pool, ring, true);
+    return new PostgresResponseStore(pool, ring, true, onError);
   }
 
   async put(r: StoredResponse, now: number): Promise<void> {
@@ -65,7 +67,15 @@ export class PostgresResponseStore implements ResponseStore {
     );
     const row = rows[0];
     if (!row) return null;
-    const { input, response } = JSON.parse(this.ring.unseal(row.sealed, aad(row.account, row.id))) as { input: Json[]; response: Json };
+    let clear: string;
+    try {
+      clear = this.ring.unseal(row.sealed, aad(row.account, row.id));
+    } catch (err) {
+      // Sealed with a key this process does not have (a pepper that changed, a key rotated out): not readable here.
+      this.onError?.(err as Error);
+      return null;
+    }
+    const { input, response } = JSON.parse(clear) as { input: Json[]; response: Json };
     return {
       id: row.id,
       account: row.account,
