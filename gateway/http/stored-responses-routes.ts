@@ -44,9 +44,13 @@ export function storedResponsesRoutes(app: FastifyInstance, deps: GatewayDeps, s
     const acct = await account(req);
     const q = parseBody(getQuery, { ...(req.query as object) });
     if (q.stream === 'true') {
-      throw new GatewayError('unsupported_content', 'stream: a stored response is read whole here (streaming it back is for background responses, which this gateway does not run)', {
-        param: 'stream',
-      });
+      throw new GatewayError(
+        'unsupported_content',
+        'stream: a stored response is read whole here (streaming it back is for background responses, which this gateway does not run)',
+        {
+          param: 'stream',
+        },
+      );
     }
     return (await stored.mustGet(acct, req.params.id, deps.now())).response;
   });
@@ -77,10 +81,15 @@ export function storedResponsesRoutes(app: FastifyInstance, deps: GatewayDeps, s
     const acct = await account(req);
     const body = parseBody(inputTokensBody, req.body ?? {});
     if (body.conversation !== undefined && body.conversation !== null) {
-      throw new GatewayError('unsupported_content', 'conversation: this gateway keeps no conversations objects; use previous_response_id', { param: 'conversation' });
+      throw new GatewayError('unsupported_content', 'conversation: this gateway keeps no conversations objects; use previous_response_id', {
+        param: 'conversation',
+      });
     }
     const chain = body.previous_response_id ? await stored.chain(acct, body.previous_response_id, deps.now()) : [];
     const messages = rebuiltInput(chain, body.input ?? []);
-    return { object: 'response.input_tokens', input_tokens: estimateInputTokens({ system: body.instructions ?? undefined, messages, tools: body.tools ?? undefined }) };
+    return {
+      object: 'response.input_tokens',
+      input_tokens: estimateInputTokens({ system: body.instructions ?? undefined, messages, tools: body.tools ?? undefined }),
+    };
   });
 }

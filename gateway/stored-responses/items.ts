@@ -84,7 +84,8 @@ export interface PageQuery {
 export function itemsPage(items: readonly Json[], q: PageQuery): Json {
   const ordered = q.order === 'asc' ? [...items] : [...items].reverse();
   const start = q.after === undefined ? 0 : ordered.findIndex((x) => x.id === q.after) + 1;
-  if (q.after !== undefined && start === 0) throw new GatewayError('invalid_request', `after: no item ${JSON.stringify(q.after)} in this list`, { param: 'after' });
+  if (q.after !== undefined && start === 0)
+    throw new GatewayError('invalid_request', `after: no item ${JSON.stringify(q.after)} in this list`, { param: 'after' });
   const data = ordered.slice(start, start + q.limit);
   const id = (x: Json | undefined): string | null => (x && typeof x.id === 'string' ? x.id : null);
   return { object: 'list', data, has_more: start + q.limit < ordered.length, first_id: id(data[0]), last_id: id(data.at(-1)) };

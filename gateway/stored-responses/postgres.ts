@@ -88,15 +88,19 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async delete(account: string, id: string, now: number): Promise<boolean> {
-    const r = await this.pool.query('DELETE FROM stored_responses WHERE id = $1 AND account = $2 RETURNING expires_at > $3 AS live', [id, account, new Date(now)]);
+    const r = await this.pool.query('DELETE FROM stored_responses WHERE id = $1 AND account = $2 RETURNING expires_at > $3 AS live', [
+      id,
+      account,
+      new Date(now),
+    ]);
     return (r.rows[0] as { live?: boolean } | undefined)?.live === true;
   }
 
   async usedBytes(account: string, now: number): Promise<number> {
-    const { rows } = await this.pool.query<{ n: string }>('SELECT coalesce(sum(bytes), 0)::text AS n FROM stored_responses WHERE account = $1 AND expires_at > $2', [
-      account,
-      new Date(now),
-    ]);
+    const { rows } = await this.pool.query<{ n: string }>(
+      'SELECT coalesce(sum(bytes), 0)::text AS n FROM stored_responses WHERE account = $1 AND expires_at > $2',
+      [account, new Date(now)],
+    );
     return Number(rows[0]?.n ?? 0);
   }
 

@@ -53,12 +53,13 @@ export class StoredResponses {
     const out: StoredResponse[] = [];
     let bytes = 0;
     const seen = new Set<string>();
-    for (let at: string | null = id; at !== null; ) {
+    for (let at: string | null = id; at !== null;) {
       if (seen.has(at)) break;
       seen.add(at);
       const r = await this.get(account, at, now);
       if (!r) {
-        const which = at === id ? `Previous response with id '${id}' not found.` : `Response '${at}' in the chain of previous_response_id '${id}' was deleted or expired.`;
+        const which =
+          at === id ? `Previous response with id '${id}' not found.` : `Response '${at}' in the chain of previous_response_id '${id}' was deleted or expired.`;
         throw new GatewayError('previous_response_not_found', which, { param: 'previous_response_id' });
       }
       bytes += recordBytes(r);

@@ -27,7 +27,10 @@ describe('docs/api.md: stored responses on the demo', () => {
     } catch (err) {
       throw new Error(`the example failed (it needs curl and jq: apt-get install curl jq): ${String(err)}`, { cause: err });
     }
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(6);
     const [read, next, items, count, del1, del2] = lines as [
       { id: string; status: string; store: boolean; output_text: string },

@@ -46,7 +46,10 @@ export async function startStoredEnv(o: { tightBudgetNano?: number; accountBytes
       route('gpt-resp', [{ name: 'resp-a', provider: 'openai', baseUrl: openai.baseUrl, upstreamModel: 'gpt-upstream', responsesApi: true, timeouts: fast }]),
       route('claude-test', [{ name: 'anthropic-a', provider: 'anthropic', baseUrl: anthropic.baseUrl, upstreamModel: 'claude-upstream', timeouts: fast }]),
     ],
-    { now: () => clock.now, responses: { store: o.store, settings: { ...DEFAULT_STORED_RESPONSES, accountBytes: o.accountBytes ?? DEFAULT_STORED_RESPONSES.accountBytes } } },
+    {
+      now: () => clock.now,
+      responses: { store: o.store, settings: { ...DEFAULT_STORED_RESPONSES, accountBytes: o.accountBytes ?? DEFAULT_STORED_RESPONSES.accountBytes } },
+    },
   );
   return {
     gw,
