@@ -1,15 +1,21 @@
 // Stored responses for the routes and the call step: reads that see this process's writes still in flight (a GET
 // right after the answer finds the record even while its Postgres insert runs), the previous_response_id chain
 // walked and bounded, and writes that never fail a call (a failed write is logged; the answer was already served).
+// An account's stored bytes are read from the store at most every USED_TTL_MS and kept up to date here in between,
+// so a store: true call does not wait for a sum over the account's rows (in Postgres) before its hold.
 import { GatewayError } from '../errors/catalog.ts';
 import type { CallLog } from '../pipeline/context.ts';
 import { recordBytes, type ResponseStore, type StoredResponse, type StoredResponsesSettings } from './types.ts';
+
+/** How old the count of an account's stored bytes may be (another process's writes show within this). */
+export const USED_TTL_MS = 5_000;
 
 export class StoredResponses {
   readonly store: ResponseStore;
   readonly settings: StoredResponsesSettings;
   private readonly log: CallLog;
   private readonly pending = new Map<string, Promise<void>>();
+  private readonly used = new Map<string, { bytes: number; at: number }>();
 
   constructor(store: ResponseStore, settings: StoredResponsesSettings, log: CallLog) {
     this.store = store;
@@ -20,7 +26,10 @@ export class StoredResponses {
   /** Starts the write of a record; a read of its id waits for it. Resolves when written (never rejects). */
   save(r: StoredResponse, now: number): Promise<void> {
     const write = this.store.put(r, now).then(
-      () => {},
+      () => {
+        const u = this.used.get(r.account);
+        if (u) u.bytes += recordBytes(r);
+      },
       (err: unknown) => this.log.warn({ err, response: r.id, account: r.account }, 'A stored response was not written; it will not be found'),
     );
     const tracked = write.finally(() => this.pending.delete(r.id));
@@ -42,7 +51,17 @@ export class StoredResponses {
 
   async delete(account: string, id: string, now: number): Promise<void> {
     await this.pending.get(id);
+    this.used.delete(account);
     if (!(await this.store.delete(account, id, now))) throw notFound(id);
+  }
+
+  /** Bytes the account's stored responses hold, as of at most USED_TTL_MS ago (plus this process's writes since). */
+  async usedBytes(account: string, now: number): Promise<number> {
+    const u = this.used.get(account);
+    if (u && now - u.at >= 0 && now - u.at < USED_TTL_MS) return u.bytes;
+    const bytes = await this.store.usedBytes(account, now);
+    this.used.set(account, { bytes, at: now });
+    return bytes;
   }
 
   /**

@@ -37,7 +37,7 @@ export function storedStep(stored: StoredResponses, body: Json, now: () => numbe
       if (previousId !== null && bytes > bound) throw tooLarge(bound);
       if (store) {
         input = normalizeInput(resolveReferences(body.input, chainItems(chain)));
-        const used = await stored.store.usedBytes(acct, t);
+        const used = await stored.usedBytes(acct, t);
         if (used + Buffer.byteLength(JSON.stringify(input)) > bound) {
           throw new GatewayError(
             'stored_responses_full',
