@@ -38,9 +38,9 @@ describe('StoredAnswerSink', () => {
     const created = `event: response.created\ndata: {"type":"response.created","response":{"id":"resp_up","status":"in_progress"}}\n\n`;
     const delta = `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"\\"response\\":{"}\n\n`;
     const done = `event: response.completed\ndata: {"type":"response.completed","response":{"id":"resp_up","status":"completed"}}\n\n`;
-    w.write(created + delta);
+    void w.write(created + delta);
     expect(got).toEqual([]);
-    w.write(done);
+    void w.write(done);
     w.end();
     expect(out[0]).toContain('"id":"resp_svcX"');
     expect(out[0]).toContain(delta);
@@ -52,7 +52,7 @@ describe('StoredAnswerSink', () => {
     const { sink } = recorder();
     const got: unknown[] = [];
     const w = new StoredAnswerSink(sink, facts, (r) => got.push(r)).stream({});
-    w.write(`event: response.failed\ndata: {"type":"response.failed","response":{"id":"r","status":"failed"}}\n\n`);
+    void w.write(`event: response.failed\ndata: {"type":"response.failed","response":{"id":"r","status":"failed"}}\n\n`);
     expect(got).toEqual([]);
   });
 });
