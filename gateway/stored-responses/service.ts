@@ -39,7 +39,7 @@ export class StoredResponses {
 
   async get(account: string, id: string, now: number): Promise<StoredResponse | null> {
     await this.pending.get(id);
-    return this.store.get(account, id, now);
+    return unavailableOnError(this.store.get(account, id, now), this.log);
   }
 
   /** The record, or 404 not_found in the caller's dialect (the same for another account's, a deleted or unknown id). */
@@ -52,14 +52,14 @@ export class StoredResponses {
   async delete(account: string, id: string, now: number): Promise<void> {
     await this.pending.get(id);
     this.used.delete(account);
-    if (!(await this.store.delete(account, id, now))) throw notFound(id);
+    if (!(await unavailableOnError(this.store.delete(account, id, now), this.log))) throw notFound(id);
   }
 
   /** Bytes the account's stored responses hold, as of at most USED_TTL_MS ago (plus this process's writes since). */
   async usedBytes(account: string, now: number): Promise<number> {
     const u = this.used.get(account);
     if (u && now - u.at >= 0 && now - u.at < USED_TTL_MS) return u.bytes;
-    const bytes = await this.store.usedBytes(account, now);
+    const bytes = await unavailableOnError(this.store.usedBytes(account, now), this.log);
     this.used.set(account, { bytes, at: now });
     return bytes;
   }
@@ -87,6 +87,16 @@ export class StoredResponses {
       at = r.previousId;
     }
     return out.reverse();
+  }
+}
+
+/** A store that fails (Postgres down) answers 503 with retry-after, as a Redis outage does, never a 500. */
+async function unavailableOnError<T>(p: Promise<T>, log: CallLog): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    log.warn({ err }, 'Stored responses: the store failed');
+    throw new GatewayError('store_unavailable', 'Stored responses cannot be read right now; retry shortly.', { retryAfterSec: 1 });
   }
 }
 

@@ -103,3 +103,33 @@ describe('gateways on Postgres', () => {
     await expect(c2.responses.create({ model: 'claude-test', input: 'x', previous_response_id: next.id })).rejects.toMatchObject({ status: 400 });
   });
 });
+
+describe('Postgres down', () => {
+  it('answers 503 store_unavailable with retry-after (never a 5xx of its own), charging nothing; store: false still works', async () => {
+    const store = await PostgresResponseStore.open(pg.url, ring);
+    const env = await startStoredEnv({ store });
+    try {
+      const c = new OpenAI({ baseURL: `${env.gw.url}/v1`, apiKey: env.keys.builder, maxRetries: 0 });
+      const first = await c.responses.create({ model: 'gpt-chat', input: 'Before the outage' });
+      await pg.stopServer();
+      try {
+        const spent = env.gw.sink.events.reduce((s, e) => s + e.costNano, 0);
+        const calls = env.openai.calls.length;
+        for (const p of [c.responses.retrieve(first.id), c.responses.create({ model: 'gpt-chat', input: 'x', previous_response_id: first.id })]) {
+          const err = (await p.catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+          expect(err.status).toBe(503);
+          expect((err.error as { code?: string }).code).toBe('store_unavailable');
+          expect(err.headers?.get('retry-after')).toBe('1');
+        }
+        expect(env.openai.calls.length).toBe(calls);
+        expect(env.gw.sink.events.reduce((s, e) => s + e.costNano, 0)).toBe(spent);
+        expect((await c.responses.create({ model: 'gpt-chat', input: 'y', store: false })).status).toBe('completed');
+      } finally {
+        await pg.startServer();
+      }
+      expect((await c.responses.retrieve(first.id)).id).toBe(first.id);
+    } finally {
+      await env.close();
+    }
+  }, 120_000);
+});
