@@ -155,6 +155,19 @@ describe.each(KINDS)('stored responses, $kind upstream', ({ kind, model, text })
   });
 });
 
+describe('what a stored response cannot do here', () => {
+  it('refuses GET ?stream=true and cancel with a 400 naming why; an unknown id is 404 first', async () => {
+    const r = await client.responses.create({ model: 'gpt-chat', input: 'Hi' });
+    const auth = { authorization: `Bearer ${env.keys.builder}` };
+    const streamed = await fetch(`${env.gw.url}/v1/responses/${r.id}?stream=true`, { headers: auth });
+    expect(streamed.status).toBe(400);
+    expect(((await streamed.json()) as { error: { param: string } }).error.param).toBe('stream');
+    expect(await status(client.responses.cancel(r.id))).toMatchObject({ status: 400, code: 'unsupported_content' });
+    expect(await status(client.responses.cancel('resp_unknown'))).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await fetch(`${env.gw.url}/v1/responses/${r.id}`)).status).toBe(401);
+  });
+});
+
 describe('POST /v1/responses/input_tokens', () => {
   it('counts the input (with a chain) for free, as the estimate count_tokens uses', async () => {
     const before = env.gw.sink.events.length;
