@@ -11,10 +11,13 @@ import { StoredAnswerSink } from './answer-sink.ts';
 import { chainItems, mintId, normalizeInput, rebuiltInput, resolveReferences } from './items.ts';
 import { tooLarge, type StoredResponses } from './service.ts';
 
+function refersToItems(body: Json): boolean {
+  return Array.isArray(body.input) && body.input.some((x) => typeof x === 'object' && x !== null && (x as Json).type === 'item_reference');
+}
+
 /** Does this call need the step: it stores, continues a conversation, or refers to stored items. */
 export function needsStep(body: Json): boolean {
-  const refers = Array.isArray(body.input) && body.input.some((x) => typeof x === 'object' && x !== null && (x as Json).type === 'item_reference');
-  return body.store !== false || (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') || refers;
+  return body.store !== false || (typeof body.previous_response_id === 'string' && body.previous_response_id !== '') || refersToItems(body);
 }
 
 export function storedStep(stored: StoredResponses, body: Json, now: () => number): CallAround {
@@ -29,27 +32,20 @@ export function storedStep(stored: StoredResponses, body: Json, now: () => numbe
       account = acct;
       const t = now();
       const chain = previousId === null ? [] : await stored.chain(acct, previousId, t);
-      const rebuilt = rebuiltInput(chain, body.input);
-      const upstreamBody: Json = { ...body, input: rebuilt };
-      delete upstreamBody.previous_response_id;
-      const bytes = Buffer.byteLength(JSON.stringify(upstreamBody));
-      const bound = stored.settings.accountBytes;
-      if (previousId !== null && bytes > bound) throw tooLarge(bound);
       if (store) {
         input = normalizeInput(resolveReferences(body.input, chainItems(chain)));
-        const used = await stored.usedBytes(acct, t);
-        if (used + Buffer.byteLength(JSON.stringify(input)) > bound) {
-          throw new GatewayError(
-            'stored_responses_full',
-            `This account's stored responses hold ${used} bytes of ${bound} (SVC_RESPONSES_ACCOUNT_MAX_BYTES): delete some (DELETE /v1/responses/{id}), wait for them to expire, or send store: false.`,
-            { param: 'store' },
-          );
-        }
+        await refuseWhenFull(stored, acct, Buffer.byteLength(JSON.stringify(input)), t);
       }
+      // A call that only stores is sent as it came; one that continues or refers gets the rebuilt input.
+      if (previousId === null && !refersToItems(body)) return {};
+      const upstreamBody: Json = { ...body, input: rebuiltInput(chain, body.input) };
+      delete upstreamBody.previous_response_id;
+      const bytes = Buffer.byteLength(JSON.stringify(upstreamBody));
+      if (bytes > stored.settings.accountBytes) throw tooLarge(stored.settings.accountBytes);
       return {
         translationFor: responsesTranslation(upstreamBody),
         inputBytes: bytes,
-        extraInputTokens: nonTextTokens(rebuilt) + toolsTokens(body.tools),
+        extraInputTokens: nonTextTokens(upstreamBody.input) + toolsTokens(body.tools),
       };
     },
     sink: (inner) =>
@@ -62,4 +58,16 @@ export function storedStep(stored: StoredResponses, body: Json, now: () => numbe
       if (saved) await saved;
     },
   };
+}
+
+/** 400 before anything is spent when this call's input would take the account's stored responses over its bound. */
+async function refuseWhenFull(stored: StoredResponses, account: string, inputBytes: number, now: number): Promise<void> {
+  const bound = stored.settings.accountBytes;
+  const used = await stored.usedBytes(account, now);
+  if (used + inputBytes <= bound) return;
+  throw new GatewayError(
+    'stored_responses_full',
+    `This account's stored responses hold ${used} bytes of ${bound} (SVC_RESPONSES_ACCOUNT_MAX_BYTES): delete some (DELETE /v1/responses/{id}), wait for them to expire, or send store: false.`,
+    { param: 'store' },
+  );
 }
