@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/catalog.ts';
-import { itemsPage, normalizeInput, rebuiltInput, resolveReferences } from './items.ts';
+import { itemsPage, mintedAt, mintId, normalizeInput, rebuiltInput, resolveReferences } from './items.ts';
 import type { StoredResponse } from './types.ts';
 
 const turn = (id: string, input: StoredResponse['input'], output: unknown[], previousId: string | null = null): StoredResponse => ({
@@ -75,5 +75,15 @@ describe('itemsPage', () => {
 
   it('refuses an unknown after', () => {
     expect(() => itemsPage(items, { order: 'asc', limit: 2, after: 'zz' })).toThrow(GatewayError);
+  });
+});
+
+describe('mintId', () => {
+  it('carries its minting time; other ids carry none', () => {
+    const id = mintId('resp', 1_800_000_000_123);
+    expect(id).toMatch(/^resp_svc[0-9a-f]{40}$/);
+    expect(mintedAt(id)).toBe(1_800_000_000_123);
+    expect(mintId('resp')).not.toBe(mintId('resp'));
+    expect(mintedAt('resp_67cb71b351908190a308f3859487620d06981a8637e6bc44')).toBeNull();
   });
 });

@@ -6,9 +6,18 @@ import { GatewayError } from '../errors/catalog.ts';
 import { isObject, type Json } from '../translate/json-read.ts';
 import type { StoredResponse } from './types.ts';
 
-/** Ids the gateway gives: `<prefix>_svc<hex>`, so they are told apart from an upstream's own and never sent to it. */
-export function mintId(prefix: string): string {
-  return `${prefix}_svc${randomBytes(20).toString('hex')}`;
+/**
+ * Ids the gateway gives: `<prefix>_svc<hex>`, so they are told apart from an upstream's own and never sent to it. The
+ * first 12 hex digits are the wall-clock ms of minting (mintedAt), the other 28 random (112 bits).
+ */
+export function mintId(prefix: string, at: number = Date.now()): string {
+  return `${prefix}_svc${Math.max(0, Math.floor(at)).toString(16).padStart(12, '0').slice(-12)}${randomBytes(14).toString('hex')}`;
+}
+
+/** When a gateway id was minted (wall-clock ms), or null for any other id. */
+export function mintedAt(id: string): number | null {
+  const m = /^[a-z]+_svc([0-9a-f]{12})[0-9a-f]{28}$/.exec(id);
+  return m ? parseInt(m[1] as string, 16) : null;
 }
 
 const MINTED = /^[a-z]+_svc[0-9a-f]{40}$/;

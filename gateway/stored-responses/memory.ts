@@ -9,6 +9,7 @@ interface Kept {
 }
 
 export class MemoryResponseStore implements ResponseStore {
+  readonly shared = false;
   private readonly accounts = new Map<string, Map<string, Kept>>();
 
   private live(account: string, now: number): Map<string, Kept> {

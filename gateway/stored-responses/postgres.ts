@@ -26,6 +26,7 @@ export function responsesKeyring(env: Record<string, string | undefined>, pepper
 }
 
 export class PostgresResponseStore implements ResponseStore {
+  readonly shared = true;
   private readonly pool: pg.Pool;
   private readonly ring: Keyring;
   private readonly owned: boolean;
@@ -66,12 +67,15 @@ export class PostgresResponseStore implements ResponseStore {
       [id, account, new Date(now)],
     );
     const row = rows[0];
-    if (!row) return null;
+    return row ? this.open(row) : null;
+  }
+
+  /** A row in clear, or null when no key of this process's ring sealed it (a changed pepper, a key rotated out). */
+  private open(row: Row): StoredResponse | null {
     let clear: string;
     try {
       clear = this.ring.unseal(row.sealed, aad(row.account, row.id));
     } catch (err) {
-      // Sealed with a key this process does not have (a pepper that changed, a key rotated out): not readable here.
       this.onError?.(err as Error);
       return null;
     }
@@ -85,6 +89,29 @@ export class PostgresResponseStore implements ResponseStore {
       input,
       response,
     };
+  }
+
+  async chain(account: string, id: string, now: number, maxBytes: number): Promise<StoredResponse[]> {
+    // Each step follows previous_id within the account's live rows, and stops once the bytes read pass the bound.
+    const { rows } = await this.pool.query<Row>(
+      `WITH RECURSIVE c AS (
+         SELECT id, account, previous_id, created_at, expires_at, sealed, 1 AS depth, bytes::bigint AS total
+           FROM stored_responses WHERE id = $1 AND account = $2 AND expires_at > $3
+         UNION ALL
+         SELECT s.id, s.account, s.previous_id, s.created_at, s.expires_at, s.sealed, c.depth + 1, c.total + s.bytes
+           FROM stored_responses s JOIN c ON s.id = c.previous_id
+          WHERE s.account = $2 AND s.expires_at > $3 AND c.total <= $4
+       )
+       SELECT id, account, previous_id, created_at, expires_at, sealed FROM c ORDER BY depth`,
+      [id, account, new Date(now), maxBytes],
+    );
+    const out: StoredResponse[] = [];
+    for (const row of rows) {
+      const r = this.open(row);
+      if (!r) break;
+      out.push(r);
+    }
+    return out;
   }
 
   async delete(account: string, id: string, now: number): Promise<boolean> {

@@ -5,7 +5,14 @@
 // so a store: true call does not wait for a sum over the account's rows (in Postgres) before its hold.
 import { GatewayError } from '../errors/catalog.ts';
 import type { CallLog } from '../pipeline/context.ts';
+import { mintedAt } from './items.ts';
 import { recordBytes, type ResponseStore, type StoredResponse, type StoredResponsesSettings } from './types.ts';
+
+/** How long after minting an id a read on another process waits for its write to show in a shared store. */
+export const WRITE_LAG_MS = 2_000;
+const LAG_POLL_MS = 25;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** How old the count of an account's stored bytes may be (another process's writes show within this). */
 export const USED_TTL_MS = 5_000;
@@ -39,7 +46,24 @@ export class StoredResponses {
 
   async get(account: string, id: string, now: number): Promise<StoredResponse | null> {
     await this.pending.get(id);
-    return unavailableOnError(this.store.get(account, id, now), this.log);
+    const r = await unavailableOnError(this.store.get(account, id, now), this.log);
+    return r ?? this.lagging(account, id, now);
+  }
+
+  /**
+   * A response another process minted less than WRITE_LAG_MS ago may still be on its way to the shared store (its
+   * write starts once its answer has left): looked for again until then. Any other id is not found at once.
+   */
+  private async lagging(account: string, id: string, now: number): Promise<StoredResponse | null> {
+    const minted = mintedAt(id);
+    if (!this.store.shared || minted === null) return null;
+    const until = Math.min(minted + WRITE_LAG_MS, Date.now() + WRITE_LAG_MS);
+    while (Date.now() < until) {
+      await sleep(LAG_POLL_MS);
+      const r = await unavailableOnError(this.store.get(account, id, now), this.log);
+      if (r) return r;
+    }
+    return null;
   }
 
   /** The record, or 404 not_found in the caller's dialect (the same for another account's, a deleted or unknown id). */
@@ -52,7 +76,17 @@ export class StoredResponses {
   async delete(account: string, id: string, now: number): Promise<void> {
     await this.pending.get(id);
     this.used.delete(account);
-    if (!(await unavailableOnError(this.store.delete(account, id, now), this.log))) throw notFound(id);
+    if (await unavailableOnError(this.store.delete(account, id, now), this.log)) return;
+    // Just minted by another process and not written yet: deleted once it shows.
+    if (!(await this.lagging(account, id, now)) || !(await unavailableOnError(this.store.delete(account, id, now), this.log))) throw notFound(id);
+  }
+
+  /** The chain's records the store reads in one round trip (Postgres), by id; empty for a store without it. */
+  private async prefetch(account: string, id: string, now: number): Promise<Map<string, StoredResponse>> {
+    if (!this.store.chain) return new Map();
+    await this.pending.get(id);
+    const found = await unavailableOnError(this.store.chain(account, id, now, this.settings.accountBytes), this.log);
+    return new Map(found.map((r) => [r.id, r]));
   }
 
   /** Bytes the account's stored responses hold, as of at most USED_TTL_MS ago (plus this process's writes since). */
@@ -72,10 +106,11 @@ export class StoredResponses {
     const out: StoredResponse[] = [];
     let bytes = 0;
     const seen = new Set<string>();
+    const fetched = await this.prefetch(account, id, now);
     for (let at: string | null = id; at !== null;) {
       if (seen.has(at)) break;
       seen.add(at);
-      const r = await this.get(account, at, now);
+      const r = fetched.get(at) ?? (await this.get(account, at, now));
       if (!r) {
         const which =
           at === id ? `Previous response with id '${id}' not found.` : `Response '${at}' in the chain of previous_response_id '${id}' was deleted or expired.`;

@@ -23,12 +23,19 @@ export function recordBytes(r: Pick<StoredResponse, 'input' | 'response'>): numb
 }
 
 export interface ResponseStore {
+  /** Several gateway processes share it (Postgres): a record another process just wrote may take a moment to show. */
+  readonly shared: boolean;
   /** Keeps a record (its account's expired records are dropped first). */
   put(r: StoredResponse, now: number): Promise<void>;
   /** The record if it is the account's and not expired, else null. */
   get(account: string, id: string, now: number): Promise<StoredResponse | null>;
   /** True if the account had it (and now has not). */
   delete(account: string, id: string, now: number): Promise<boolean>;
+  /**
+   * Optional, one round trip: the records of the chain that ends at `id`, newest first, as far as they are found and
+   * until their bytes pass `maxBytes` (service.ts walks the rest, if any, one record at a time).
+   */
+  chain?(account: string, id: string, now: number, maxBytes: number): Promise<StoredResponse[]>;
   /** Bytes the account's live records hold. */
   usedBytes(account: string, now: number): Promise<number>;
   close(): Promise<void>;

@@ -61,6 +61,24 @@ describe.each([
   });
 });
 
+describe('the Postgres chain read (one round trip)', () => {
+  it('follows previous_id within the account and its live rows, newest first, up to the byte bound', async () => {
+    const store = await PostgresResponseStore.open(pg.url, ring);
+    const a = `acct-${Math.random().toString(36).slice(2)}`;
+    const r1 = record(a, `resp_${a}_c1`, 'one');
+    const r2 = { ...record(a, `resp_${a}_c2`, 'two'), previousId: r1.id };
+    const r3 = { ...record(a, `resp_${a}_c3`, 'three'), previousId: r2.id };
+    for (const r of [r1, r2, r3]) await store.put(r, T0);
+    expect(await store.chain(a, r3.id, T0, 1e9)).toEqual([r3, r2, r1]);
+    // Stops once the bytes read pass the bound (the caller then refuses the call).
+    expect((await store.chain(a, r3.id, T0, recordBytes(r3))).map((r) => r.id)).toEqual([r3.id, r2.id]);
+    expect(await store.chain('someone-else', r3.id, T0, 1e9)).toEqual([]);
+    await store.delete(a, r2.id, T0);
+    expect(await store.chain(a, r3.id, T0, 1e9)).toEqual([r3]);
+    await store.close();
+  });
+});
+
 describe('gateways on Postgres', () => {
   let one: StoredEnv;
   let two: StoredEnv;
@@ -88,6 +106,9 @@ describe('gateways on Postgres', () => {
     const next = await c2.responses.create({ model: 'claude-test', input: 'And the hint?', previous_response_id: first.id });
     expect(JSON.stringify(two.anthropic.calls.at(-1)?.body)).toContain('periwinkle');
     expect((await c1.responses.inputItems.list(next.id)).data).toHaveLength(3);
+    const third = await c1.responses.create({ model: 'gpt-chat', input: 'Third turn', previous_response_id: next.id });
+    expect(JSON.stringify(one.openai.calls.at(-1)?.body)).toContain('periwinkle');
+    expect((await c2.responses.inputItems.list(third.id)).data).toHaveLength(5);
     // Nothing of the conversation in clear in the table.
     const { rows } = await pg.pool.query('SELECT * FROM stored_responses');
     const dump = JSON.stringify(rows);
