@@ -110,7 +110,7 @@ export class StoredResponses {
     for (let at: string | null = id; at !== null;) {
       if (seen.has(at)) break;
       seen.add(at);
-      const r = fetched.get(at) ?? (await this.get(account, at, now));
+      const r: StoredResponse | null = fetched.get(at) ?? (await this.get(account, at, now));
       if (!r) {
         const which =
           at === id ? `Previous response with id '${id}' not found.` : `Response '${at}' in the chain of previous_response_id '${id}' was deleted or expired.`;
