@@ -18,6 +18,7 @@ import { RedisStore } from './state/redis-store.ts';
 import { MoneyGuard } from './state/money-guard.ts';
 import { Metrics } from './http/metrics.ts';
 import { durableStore } from './usage/durable-settle.ts';
+import { openResponseStore } from './stored-responses/open.ts';
 
 export { CLUSTER_NEEDS } from './options.ts';
 
@@ -67,6 +68,15 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   const tracing = await startTracing(opts.env, 'svc-gateway');
   const metricsOfProcess = new Metrics({ exemplars: tracing !== null });
   // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
+  let responses: Awaited<ReturnType<typeof openResponseStore>>;
+  try {
+    responses = await openResponseStore(opts.responses, opts.env, opts.pepper, (err) => logger.warn({ err }, 'Stored responses: Postgres error'));
+  } catch (err) {
+    await source.close();
+    money.stop();
+    await store.close();
+    throw new Error(`Cannot keep stored responses in Postgres: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
   const durable = durableStore(withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), opts.settle, metricsOfProcess.registry, logger);
   const {
     app,
@@ -85,6 +95,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
     mcp: opts.mcp,
+    responses,
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
   // gateway's upstream outcomes are added to the board every 5 s in one pipeline.

@@ -14,6 +14,7 @@ import type { RedisStoreOptions } from './state/redis-store.ts';
 import type { History } from './availability/history.ts';
 import { mcpSettingsFromEnv, type McpSettings } from './mcp/settings.ts';
 import { SETTLE_DURABILITIES, type SettleDurability } from './usage/durable-settle.ts';
+import { DAY_MS, DEFAULT_ACCOUNT_BYTES, DEFAULT_RETENTION_DAYS, type StoredResponsesSettings } from './stored-responses/types.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -54,6 +55,10 @@ Environment:
   SVC_SETTLE_DURABILITY  redis|postgres (redis): postgres writes each call's usage event to DATABASE_URL before its answer
                          ends (a stream: before its final event), so a Redis that loses its data loses no served call's
                          money; costs one Postgres commit per call on the hot path (docs/operations.md). Cluster mode too.
+  SVC_RESPONSES_RETENTION_DAYS  stored Responses (store: true, OpenAI's default) are kept this many days (30); in
+                         Postgres, sealed, with DATABASE_URL (every process shares them), else in this process's memory
+  SVC_RESPONSES_ACCOUNT_MAX_BYTES  bytes one account's stored responses may hold; a store: true call past it, or a
+                         previous_response_id conversation larger than it, gets 400 (67108864 = 64 MiB)
   SVC_CONSOLE_TOKEN      admin token of the console at /dashboard (at least 16 characters; default: generated, printed)
   SVC_CONSOLE_STATE      without REDIS_URL: a JSON file where the console keeps the keys it made (as HMACs) and
                          pending revocations across restarts (needs a fixed SVC_KEY_PEPPER); default: memory only
@@ -92,6 +97,8 @@ interface CommonOptions {
   cacheAccountBytes: number;
   /** SVC_MCP_SESSION_IDLE_MS, SVC_MCP_ALLOWED_ORIGINS. */
   mcp: McpSettings;
+  /** SVC_RESPONSES_*: stored Responses' retention and per-account bound; in Postgres at DATABASE_URL when set. */
+  responses: StoredResponsesSettings & { databaseUrl: string | undefined };
   /** SVC_SETTLE_DURABILITY with its DATABASE_URL: where a call's usage event must be before its answer ends. */
   settle: { durability: 'redis' } | { durability: 'postgres'; databaseUrl: string };
   /** The environment, for the parts that read settings of their own (the console). */
@@ -143,6 +150,22 @@ function cacheAccountBytes(env: Env): number {
   return n;
 }
 
+function wholeSetting(env: Env, name: string, dflt: number, min: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return dflt;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function responsesOf(env: Env): CommonOptions['responses'] {
+  return {
+    retentionMs: wholeSetting(env, 'SVC_RESPONSES_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1) * DAY_MS,
+    accountBytes: wholeSetting(env, 'SVC_RESPONSES_ACCOUNT_MAX_BYTES', DEFAULT_ACCOUNT_BYTES, 0),
+    databaseUrl: env.DATABASE_URL || undefined,
+  };
+}
+
 function pollMs(env: Env): number {
   const v = env.SVC_CONFIG_POLL_MS;
   if (v === undefined || v === '') return 3000;
@@ -173,6 +196,7 @@ function common(args: Args, env: Env): CommonOptions {
     cacheAccountBytes: cacheAccountBytes(env),
     mcp: mcpSettingsFromEnv(env),
     settle: settleOf(env),
+    responses: responsesOf(env),
     env,
   };
 }

@@ -20,6 +20,9 @@ import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import type { Store } from './state/store.ts';
+import { MemoryResponseStore } from './stored-responses/memory.ts';
+import { StoredResponses } from './stored-responses/service.ts';
+import { DEFAULT_STORED_RESPONSES, type ResponseStore, type StoredResponsesSettings } from './stored-responses/types.ts';
 
 export interface BuildOptions {
   config: ConfigSource;
@@ -48,6 +51,8 @@ export interface BuildOptions {
   mcp?: McpSettings;
   /** SVC_SETTLE_DURABILITY=postgres: settle (the store writes the event to Postgres) before the answer ends. */
   settleBeforeAnswer?: boolean;
+  /** Where stored Responses live (default: this process's memory) and their settings (SVC_RESPONSES_*). */
+  responses?: { store?: ResponseStore; settings?: StoredResponsesSettings };
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -86,6 +91,9 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     cacheAccountBytes: opts.cacheAccountBytes,
     settleBeforeAnswer: opts.settleBeforeAnswer,
   };
+  const responseStore = opts.responses?.store ?? new MemoryResponseStore();
+  deps.responses = new StoredResponses(responseStore, opts.responses?.settings ?? DEFAULT_STORED_RESPONSES, app.log);
+  app.addHook('onClose', async () => responseStore.close());
   metrics.watchBalances(async () => {
     const now = Date.now();
     return Promise.all(

@@ -26,6 +26,7 @@ import { RedisStore } from './state/redis-store.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
 import { durableStore } from './usage/durable-settle.ts';
+import { openResponseStore } from './stored-responses/open.ts';
 import { standaloneUsage } from './usage/standalone.ts';
 
 export interface Standalone {
@@ -77,6 +78,14 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
   const snapshot = config.snapshot;
   const drain = new Drain();
+  let responses: Awaited<ReturnType<typeof openResponseStore>>;
+  try {
+    responses = await openResponseStore(opts.responses, opts.env, opts.pepper, (err) => logger.warn({ err }, 'Stored responses: Postgres error'));
+  } catch (err) {
+    await state.store.close();
+    await usage.close();
+    throw new Error(`Cannot keep stored responses in Postgres: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
   const durable = durableStore(withLastUsed(state.store, state.lastUsed), opts.settle, metrics.registry, usageLog);
   const { app, deps } = await build({
     config: { current: () => snapshot },
@@ -92,6 +101,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
     mcp: opts.mcp,
+    responses,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

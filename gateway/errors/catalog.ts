@@ -5,6 +5,9 @@ export type ErrorCode =
   | 'task_type_too_long'
   | 'unsupported_content'
   | 'content_filter'
+  | 'previous_response_not_found'
+  | 'conversation_too_large'
+  | 'stored_responses_full'
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'key_revoked'
@@ -53,6 +56,9 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   task_type_too_long: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   unsupported_content: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   content_filter: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  previous_response_not_found: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  conversation_too_large: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  stored_responses_full: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   missing_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   invalid_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   key_revoked: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },

@@ -28,6 +28,6 @@ export const responsesBody = z
     previous_response_id: z.string().nullish(),
     metadata,
   })
-  .refine((b) => b.input !== undefined, { message: 'input is required (this gateway stores no responses or conversations)', path: ['input'] });
+  .refine((b) => b.input !== undefined, { message: 'input is required (with previous_response_id, only the new input)', path: ['input'] });
 
 export type ResponsesBody = z.infer<typeof responsesBody>;

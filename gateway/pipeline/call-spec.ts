@@ -5,6 +5,18 @@ import type { Protocol } from '../providers/types.ts';
 import type { Translation } from '../translate/types.ts';
 import type { Endpoint } from '../usage/event.ts';
 import type { Principal } from './resolve.ts';
+import type { CallSink } from './sink.ts';
+
+/**
+ * A feature around one call, kept out of the steps (stored Responses: stored-responses/step.ts). `begin` runs once
+ * the account is known, before the hold is computed, and may replace what the request sends upstream; `sink` wraps
+ * the answer's sink; `end` runs after the answer (the client has it already).
+ */
+export interface CallAround {
+  begin(account: string): Promise<Partial<Pick<CallSpec, 'translationFor' | 'inputBytes' | 'extraInputTokens'>>>;
+  sink(inner: CallSink): CallSink;
+  end(): Promise<void>;
+}
 
 export interface CallSpec {
   dialect: Dialect;
@@ -34,4 +46,5 @@ export interface CallSpec {
   cacheVary?: Readonly<Record<string, unknown>>;
   /** Extra gate after the principal is known (the Anthropic endpoint's plan gate). */
   gate?: (p: Principal) => void;
+  around?: CallAround;
 }

@@ -62,17 +62,20 @@ function traced(deps: GatewayDeps, trace: CallTrace): GatewayDeps {
   return { ...deps, trace, metrics };
 }
 
-async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client: AbortSignal, sink: CallSink): Promise<void> {
+async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, client: AbortSignal, given: CallSink): Promise<void> {
   const started = deps.now();
   const keys = keyCacheOf(deps.store);
-  const key = await authenticate(headers, spec.dialect, deps.store, deps.pepper, keys);
+  const key = await authenticate(headers, asked.dialect, deps.store, deps.pepper, keys);
   // Within a week of its expiry every answer says so (errors included), so a CLI can warn before the key stops.
   const expiresIn = expiresInHeader(key.expiresAt, started + key.clockOffsetMs);
-  if (expiresIn !== null) sink.headers({ [KEY_EXPIRES_IN_HEADER]: expiresIn });
+  if (expiresIn !== null) given.headers({ [KEY_EXPIRES_IN_HEADER]: expiresIn });
   const snapshot = deps.config.current();
   const p = principal(snapshot, key);
-  spec.gate?.(p);
-  const chain = resolveChain(snapshot, p, spec.modelId, spec.modelType);
+  asked.gate?.(p);
+  const chain = resolveChain(snapshot, p, asked.modelId, asked.modelType);
+  const around = asked.around;
+  const spec: CallSpec = around ? { ...asked, ...(await around.begin(p.account.name)) } : asked;
+  const sink = around ? around.sink(given) : given;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
   const first = chain[0] ? prepareFirst(chain[0], translationFor, deps.providers) : null;
@@ -110,6 +113,7 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
     sig.dispose();
   }
   await cached.stored();
+  await around?.end();
 }
 
 /**

@@ -3,6 +3,7 @@
 import type { CompiledModel, CompiledTarget, KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { Store } from '../state/store.ts';
+import type { StoredResponses } from '../stored-responses/service.ts';
 import type { Dialect } from '../errors/catalog.ts';
 import type { AnswerFacts, Usage } from '../translate/types.ts';
 import type { Endpoint, UsageEvent } from '../usage/event.ts';
@@ -106,6 +107,8 @@ export interface GatewayDeps {
   tracer?: CallTracer;
   /** Bytes of cached answers one account may hold (SVC_CACHE_ACCOUNT_MAX_BYTES; default 64 MiB). */
   cacheAccountBytes?: number;
+  /** Stored Responses (store, previous_response_id, GET /v1/responses/{id}); absent: /v1/responses is stateless. */
+  responses?: StoredResponses;
   /** This call's trace (set on the call's own copy of the deps, only while tracing). */
   trace?: CallTrace;
   /**

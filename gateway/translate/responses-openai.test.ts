@@ -78,7 +78,7 @@ describe('responses -> chat completions: streams', () => {
   });
 });
 
-describe('stateless: what no upstream gets', () => {
+describe('stateless (a gateway without stored responses): what no upstream gets', () => {
   it.each([
     ['previous_response_id', { previous_response_id: 'resp_1', input: 'hi' }],
     ['conversation', { conversation: 'conv_1', input: 'hi' }],
@@ -93,13 +93,19 @@ describe('stateless: what no upstream gets', () => {
       },
     ],
   ])('refuses %s with a 400 naming it', (param, body) => {
-    const got = refusal(() => refuseStateful(body));
+    const got = refusal(() => refuseStateful(body, false));
     expect(got.status).toBe(400);
     expect(got.code).toBe('unsupported_content');
     expect(got.message.startsWith(`${param}: `)).toBe(true);
   });
 
   it('accepts a stateless call (store false, background false, no previous response)', () => {
-    expect(() => refuseStateful({ input: 'hi', store: false, background: false, previous_response_id: null })).not.toThrow();
+    expect(() => refuseStateful({ input: 'hi', store: false, background: false, previous_response_id: null }, false)).not.toThrow();
+  });
+
+  it('with stored responses, refuses only conversation and background', () => {
+    expect(() => refuseStateful({ previous_response_id: 'resp_1', input: [{ type: 'item_reference', id: 'msg_1' }] }, true)).not.toThrow();
+    expect(refusal(() => refuseStateful({ conversation: 'conv_1', input: 'hi' }, true)).code).toBe('unsupported_content');
+    expect(refusal(() => refuseStateful({ background: true, input: 'hi' }, true)).code).toBe('unsupported_content');
   });
 });

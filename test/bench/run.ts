@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { FULL, measure, QUICK, type SubjectResult } from './measure.ts';
 import { mcpReport, measureMcp } from './measure-mcp.ts';
 import { endpointsReport, measureEndpoints } from './measure-endpoints.ts';
+import { measureResponses, responsesReport } from './measure-responses.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
@@ -22,6 +23,7 @@ import {
   gatewayEndpoints,
   gatewayMcp,
   gatewayPostgres,
+  gatewayResponses,
   gatewayTraced,
   portkey,
   redis,
@@ -39,10 +41,13 @@ const HELP = `npm run bench [-- options]
                        gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey,
                        gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct),
                        gateway-endpoints (chat, legacy completions plain and streamed, rerank and moderations, each beside
-                       its upstream direct); or of the
+                       its upstream direct),
+                       gateway-responses (stored Responses: store false, store true, previous_response_id beside chat;
+                       in memory); or of the
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster), gateway-redis-pg and gateway-redis-pg-durable (Redis and
-                       Postgres, SVC_SETTLE_DURABILITY off and =postgres: the cost of writing each settle to Postgres before answering)
+                       Postgres, SVC_SETTLE_DURABILITY off and =postgres: the cost of writing each settle to Postgres before answering),
+                       gateway-responses-pg (the stored-Responses figure with them in Postgres)
   --json FILE          also write the raw results as JSON
   --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
                        (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
@@ -66,6 +71,7 @@ const ALL = [
   'portkey',
   'gateway-mcp',
   'gateway-endpoints',
+  'gateway-responses',
 ];
 
 function machine(): string {
@@ -105,6 +111,7 @@ const SCALING = [
   'gateway-cluster',
   'gateway-cluster-x2',
   'gateway-cluster-x4',
+  'gateway-responses-pg',
 ];
 
 async function compare(names: string[], quick: boolean, log: (l: string) => void): Promise<{ results: SubjectResult[]; extra: string[] }> {
@@ -132,6 +139,20 @@ async function compare(names: string[], quick: boolean, log: (l: string) => void
         extra.push(endpointsReport(await measureEndpoints(s, up, quick ? QUICK : FULL)));
       } finally {
         await Promise.all(s.procs.map((p) => p.stop()));
+      }
+      continue;
+    }
+    if (name === 'gateway-responses' || name === 'gateway-responses-pg') {
+      // A table of its own: stored Responses beside a chat call on one gateway (measure-responses.ts).
+      const pg = name === 'gateway-responses-pg';
+      const s = await gatewayResponses(up, pg);
+      log(`measuring ${name}...`);
+      try {
+        const title = pg ? 'kept in Postgres (one gateway process, DATABASE_URL)' : 'kept in memory (one gateway process, in-memory store)';
+        extra.push(responsesReport(title, await measureResponses(s, quick ? QUICK : FULL)));
+      } finally {
+        await Promise.all(s.procs.map((p) => p.stop()));
+        await s.stop?.();
       }
       continue;
     }

@@ -291,3 +291,20 @@ export async function gatewayMcp(up: Proc): Promise<Subject & { mcp: Proc }> {
 export function gatewayEndpoints(up: Proc): Promise<Subject> {
   return gateway(up, { name: 'gateway-endpoints', processes: 1, endpoints: true });
 }
+
+/**
+ * One gateway process (in-memory store) for the stored-Responses figure (measure-responses.ts); with `postgres`, its
+ * stored responses in a throwaway Postgres (DATABASE_URL: the process also writes usage there), whose server is not
+ * counted.
+ */
+export async function gatewayResponses(up: Proc, postgres: boolean): Promise<Subject> {
+  if (!postgres) return gateway(up, { name: 'gateway-responses', processes: 1 });
+  const pg = await startPostgres('bench_responses', { own: true });
+  try {
+    const s = await gateway(up, { name: 'gateway-responses-pg', processes: 1, env: { DATABASE_URL: pg.url } });
+    return { ...s, stop: () => pg.stop() };
+  } catch (err) {
+    await pg.stop();
+    throw err;
+  }
+}

@@ -184,13 +184,35 @@ describe.each(SCRIPTED)('/v1/responses tool calls and cut streams conform, $name
   });
 });
 
+describe.each(UPSTREAMS)('stored responses conform, $name upstream', ({ model }) => {
+  const get = async (path: string): Promise<unknown> => (await fetch(`${gw.url}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
+
+  it('the stored response read back, its input items, a continued one, input_tokens', async () => {
+    const first = (await (await post('/v1/responses', { model, input: 'Hi', instructions: 'Be brief.' })).json()) as { id: string };
+    expectConforms('Response', await get(`/v1/responses/${first.id}`));
+    const next = (await (
+      await post('/v1/responses', { model, input: [{ role: 'user', content: 'Again' }], previous_response_id: first.id, stream: false })
+    ).json()) as { id: string };
+    expectConforms('Response', next);
+    const items = await get(`/v1/responses/${next.id}/input_items?order=asc&limit=2`);
+    expectConforms('ResponseItemList', items);
+    expect((items as { data: unknown[]; has_more: boolean }).has_more).toBe(true);
+    expectConforms('ResponseItemList', await get(`/v1/responses/${next.id}/input_items`));
+    const count = await (await post('/v1/responses/input_tokens', { model, input: 'Hi', previous_response_id: next.id })).json();
+    expectConforms('TokenCountsResource', count);
+    const del = await fetch(`${gw.url}/v1/responses/${next.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } });
+    expect(await del.json()).toEqual({ id: next.id, object: 'response', deleted: true });
+    expectConforms('ErrorResponse', await get(`/v1/responses/${next.id}`));
+  });
+});
+
 describe('error bodies conform (ErrorResponse)', () => {
   it.each([
     ['no key', '/v1/chat/completions', { model: 'gpt-chat', messages: [{ role: 'user', content: 'Hi' }] }, 'none', 401],
     ['a bad field', '/v1/chat/completions', { model: 'gpt-chat', messages: 'Hi' }, 'key', 400],
     ['an unknown model', '/v1/chat/completions', { model: 'nope', messages: [{ role: 'user', content: 'Hi' }] }, 'key', 404],
     ['embeddings without input', '/v1/embeddings', { model: 'embed' }, 'key', 400],
-    ['a stateful responses call', '/v1/responses', { model: 'gpt-chat', input: 'Hi', previous_response_id: 'resp_1' }, 'key', 400],
+    ['an unknown previous_response_id', '/v1/responses', { model: 'gpt-chat', input: 'Hi', previous_response_id: 'resp_1' }, 'key', 400],
     ['a temperature out of range', '/v1/chat/completions', { model: 'gpt-chat', messages: [{ role: 'user', content: 'Hi' }], temperature: 3 }, 'key', 400],
     ['n on an Anthropic route', '/v1/chat/completions', { model: 'claude-test', messages: [{ role: 'user', content: 'Hi' }], n: 3 }, 'key', 400],
     ['embeddings dimensions out of range', '/v1/embeddings', { model: 'embed', input: 'x', dimensions: 1_000_000 }, 'key', 400],

@@ -53,7 +53,15 @@ describe('/v1/responses: bad input', () => {
       'input[0].call_id',
     ],
     ['an unknown role', { model: 'gpt-chat', input: [{ role: 'robot', content: 'hi' }] }, false, 'invalid_request', 'input[0].role'],
-    ['previous_response_id', { model: 'gpt-resp', input: 'hi', previous_response_id: 'resp_1' }, false, 'unsupported_content', 'previous_response_id'],
+    [
+      'an unknown previous_response_id',
+      { model: 'gpt-resp', input: 'hi', previous_response_id: 'resp_1' },
+      false,
+      'previous_response_not_found',
+      'previous_response_id',
+    ],
+    ['conversation', { model: 'gpt-resp', input: 'hi', conversation: 'conv_1' }, false, 'unsupported_content', 'conversation'],
+    ['an item_reference to nothing', { model: 'gpt-chat', input: [{ type: 'item_reference', id: 'msg_1' }] }, false, 'invalid_request', 'input[0]'],
   ])('%s: 400, naming the field', async (_name, body, raw, code, param) => {
     const calls = env.openai.calls.length + env.anthropic.calls.length;
     const r = await post(body, env.keys.builder, raw as boolean);

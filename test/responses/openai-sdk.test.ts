@@ -128,14 +128,14 @@ describe.each(['chat', 'responses', 'anthropic'] as const)('responses API, %s up
 });
 
 describe('responses API: errors and refusals', () => {
-  it('refuses previous_response_id with a 400 that says to send the full input, before admission', async () => {
+  it('refuses an unknown previous_response_id with a 400 naming it, before admission', async () => {
     const before = env.gw.sink.events.length;
     const err = await client.responses.create({ model: 'gpt-chat', input: 'Hi', previous_response_id: 'resp_123' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     const e = err as InstanceType<typeof OpenAI.BadRequestError>;
-    expect(e.code).toBe('unsupported_content');
+    expect(e.code).toBe('previous_response_not_found');
     expect(e.param).toBe('previous_response_id');
-    expect(e.message).toContain('send the whole conversation in `input`');
+    expect(e.message).toContain("Previous response with id 'resp_123' not found.");
     expect(env.gw.sink.events.length).toBe(before);
   });
 
@@ -170,7 +170,7 @@ describe('responses API: errors and refusals', () => {
     expect((missing as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
     const stored = await client.responses.retrieve('resp_123').catch((e: unknown) => e);
     expect(stored).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((stored as Error).message).toContain('stores no responses');
+    expect((stored as Error).message).toContain("Response with id 'resp_123' not found.");
   });
 
   it('serves the built-in mock through the Chat translation', async () => {
