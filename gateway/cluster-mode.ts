@@ -66,6 +66,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, keyring: opts.keyring, pollMs: opts.pollMs, log });
   const tracing = await startTracing(opts.env, 'svc-gateway');
   const metricsOfProcess = new Metrics({ exemplars: tracing !== null });
+  if (store.leases) metricsOfProcess.watchLeases(store.leases);
   // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
   const durable = durableStore(withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), opts.settle, metricsOfProcess.registry, logger);
   const {
@@ -84,6 +85,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     timeouts: opts.timeouts,
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
+    keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this

@@ -19,6 +19,7 @@ import type { ConfigSource, GatewayDeps } from './pipeline/context.ts';
 import type { Drain } from './lifecycle/drain.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import type { Store } from './state/store.ts';
+import { keyCacheOf } from './pipeline/key-cache.ts';
 
 export interface BuildOptions {
   config: ConfigSource;
@@ -47,6 +48,8 @@ export interface BuildOptions {
   mcp?: McpSettings;
   /** SVC_SETTLE_DURABILITY=postgres: settle (the store writes the event to Postgres) before the answer ends. */
   settleBeforeAnswer?: boolean;
+  /** SVC_KEY_CACHE_SIZE: key records each process keeps (pipeline/key-cache.ts; default 10,000). */
+  keyCacheSize?: number;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -94,6 +97,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     );
   });
   if (opts.tracing) metrics.watchSpans(opts.tracing.counts);
+  metrics.watchKeyCache(keyCacheOf(opts.store, { maxEntries: opts.keyCacheSize }));
   metrics.alerts.watchKeySpend(async (account, key) => (await deps.store.view(account, key, Date.now())).keyMonthSpendNano);
   const count = (code: string): void => metrics.error(code);
   await app.register(cors);

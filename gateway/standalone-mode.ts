@@ -75,6 +75,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   });
   usageLog.attach(logger);
   const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
+  if (state.backing.kind === 'redis' && state.backing.store.leases) metrics.watchLeases(state.backing.store.leases);
   const snapshot = config.snapshot;
   const drain = new Drain();
   const durable = durableStore(withLastUsed(state.store, state.lastUsed), opts.settle, metrics.registry, usageLog);
@@ -91,6 +92,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     trustProxy: opts.trustProxy,
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
+    keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
