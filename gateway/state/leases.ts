@@ -267,7 +267,6 @@ export class Leases {
     return capRetry(await this.b.admit(req));
   }
 
-
   /**
    * Gives this process's leases back (of the key; of the account for the balance), asks the other processes for
    * theirs, and waits until they are (true) or none was held (false).

@@ -7,8 +7,12 @@
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** Bodies at least this large are spliced; smaller ones are serialized (cheap, and byte for byte as before). */
-export const SPLICE_MIN_BYTES = 64 * 1024;
+/**
+ * Bodies at least this large are spliced; smaller ones are serialized (cheap, and byte for byte as before). From about
+ * here each copy of a body is a fresh large allocation (V8's large objects, malloc's mmap threshold), its pages
+ * faulted in one by one: one copy fewer is worth more than the scan costs.
+ */
+export const SPLICE_MIN_BYTES = 128 * 1024;
 
 interface Member {
   key: string;

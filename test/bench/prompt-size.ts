@@ -21,7 +21,9 @@ function manifests(upstreamPort: number, key: string): string {
     account('bench', 'bench', { credits: [{ id: 'bench-credit', amountUsd: 1_000_000 }] }),
     ...apiKey('bench-key', 'bench', {}, key).docs,
     route('bench-chat', [{ name: 'bench-chat', provider: 'openai', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, upstreamModel: 'bench-chat', timeouts }]),
-    route('bench-claude', [{ name: 'bench-claude', provider: 'anthropic', baseUrl: `http://127.0.0.1:${upstreamPort}`, upstreamModel: 'bench-claude', timeouts }]),
+    route('bench-claude', [
+      { name: 'bench-claude', provider: 'anthropic', baseUrl: `http://127.0.0.1:${upstreamPort}`, upstreamModel: 'bench-claude', timeouts },
+    ]),
   ]);
 }
 
@@ -70,7 +72,11 @@ async function start(label: string, root: string, up: Proc, key: string): Promis
 }
 
 async function call(g: Gateway, key: string, body: string): Promise<void> {
-  const r = await fetch(`${g.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+  const r = await fetch(`${g.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  });
   const text = await r.text();
   if (r.status !== 200) throw new Error(`${g.label}: ${r.status} ${text.slice(0, 300)}`);
 }
@@ -81,6 +87,15 @@ async function cpuPerCall(g: Gateway, key: string, body: string, n: number): Pro
   const before = cpuSeconds(g.proc.pid);
   for (let i = 0; i < n; i++) await call(g, key, body);
   return ((cpuSeconds(g.proc.pid) - before) / n) * 1e6;
+}
+
+/** CPU per call of each gateway, in 3 rounds alternating between them, so both see the same machine load. */
+async function alternating(gws: Gateway[], key: string, body: string, n: number): Promise<number[]> {
+  const sums = gws.map(() => 0);
+  for (let round = 0; round < 3; round++) {
+    for (const [i, g] of gws.entries()) sums[i] = (sums[i] ?? 0) + (await cpuPerCall(g, key, body, Math.ceil(n / 3)));
+  }
+  return sums;
 }
 
 function slope(a: number, b: number, kbA: number, kbB: number): string {
@@ -100,14 +115,17 @@ async function main(): Promise<void> {
     for (const [path, model] of Object.entries(PATHS)) {
       for (const kb of SIZES_KB) {
         const text = prose(kb);
-        const body = JSON.stringify({ model, max_tokens: 64, messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: text }] });
+        const body = JSON.stringify({
+          model,
+          max_tokens: 64,
+          messages: [
+            { role: 'system', content: 'Answer briefly.' },
+            { role: 'user', content: text },
+          ],
+        });
         const n = Math.max(15, Math.min(200, Math.round(8000 / kb)));
         const cells: string[] = [];
-        // Rounds alternate between the versions, so both see the same machine load.
-        const sums = gws.map(() => 0);
-        for (let round = 0; round < 3; round++) {
-          for (const [i, g] of gws.entries()) sums[i] = (sums[i] ?? 0) + (await cpuPerCall(g, key, body, Math.ceil(n / 3)));
-        }
+        const sums = await alternating(gws, key, body, n);
         for (const [i, g] of gws.entries()) {
           const us = (sums[i] ?? 0) / 3;
           ((perKb[path] ??= {})[g.label] ??= []).push(us);

@@ -69,7 +69,9 @@ describe('leased admission across 3 gateway processes', () => {
     const sum = (name: string, labels: Record<string, string> = {}): number => texts.reduce((n, t) => n + metricSum(t, name, labels), 0);
     const local = sum('svc_gateway_admission_calls_total', { path: 'lease' });
     const perCall = sum('svc_gateway_admission_calls_total', { path: 'per_call' });
-    console.log(`admitted from leases ${local}, per call ${perCall}; leases granted ${sum('svc_gateway_admission_lease_grants_total', { outcome: 'granted' })}`);
+    console.log(
+      `admitted from leases ${local}, per call ${perCall}; leases granted ${sum('svc_gateway_admission_lease_grants_total', { outcome: 'granted' })}`,
+    );
     expect(local + perCall).toBe(150);
     expect(local).toBeGreaterThan(perCall);
     const granted = sum('svc_gateway_admission_lease_grants_total', { outcome: 'granted' });

@@ -14,7 +14,7 @@ function exampleEnv(): Record<string, string> {
 
 describe('SVC_KEY_CACHE_SIZE', () => {
   it("the docs' example sizes the cache of a cluster process", () => {
-    const env = { ...exampleEnv(), SVC_KEY_PEPPER: 'a-pepper-for-this-test' };
+    const env: Record<string, string> = { ...exampleEnv(), SVC_KEY_PEPPER: 'a-pepper-for-this-test' };
     expect(env.SVC_KEY_CACHE_SIZE).toBe('50000');
     const o = gatewayOptions({ cluster: true }, env);
     expect(o.keyCacheSize).toBe(50_000);
