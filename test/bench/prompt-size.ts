@@ -11,7 +11,8 @@ import { account, apiKey, plan, route, toYaml } from '../helpers/manifests.ts';
 import { cpuSeconds, freePort, ROOT, startProc, type Proc } from './procs.ts';
 import { upstream } from './subjects.ts';
 
-const SIZES_KB = [1, 10, 100, 300, 1000];
+/** BENCH_SIZES_KB=100,1000: only these sizes (the slopes need 1, 100 and 1000). */
+const SIZES_KB = (process.env.BENCH_SIZES_KB ?? '1,10,100,300,1000').split(',').map(Number);
 const PATHS = { 'passed through': 'bench-chat', 'translated to Anthropic': 'bench-claude' } as const;
 
 function manifests(upstreamPort: number, key: string): string {
