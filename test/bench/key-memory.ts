@@ -29,6 +29,8 @@ export function keyConfig(keys: number, upstreamPort: number): { yaml: string; k
 const PEPPER = 'bench-pepper-not-secret';
 
 type Where = 'memory' | 'Redis' | 'cluster';
+/** BENCH_KEYS_WHERE=Redis,cluster: only these rows. */
+const WHERE = (process.env.BENCH_KEYS_WHERE ?? 'memory,Redis,cluster').split(',') as Where[];
 
 async function measure(keys: number, up: Proc, where: Where, redisPort: number): Promise<string> {
   const c = keyConfig(keys, up.port);
@@ -91,7 +93,7 @@ async function main(): Promise<void> {
   try {
     console.log('| store | keys | start (s) | RSS at start (MB) | RSS after 20 calls (MB) |\n|---|---|---|---|---|');
     for (const n of counts.length > 0 ? counts : [10, 50_000]) {
-      for (const where of ['memory', 'Redis', 'cluster'] as const) console.log(await measure(n, up, where, r.port));
+      for (const where of WHERE) console.log(await measure(n, up, where, r.port));
     }
   } finally {
     await r.stop();
