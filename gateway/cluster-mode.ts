@@ -67,6 +67,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   const source = new RedisConfigSource({ redis: store.redis, subscriber, prefix: store.prefix, keyring: opts.keyring, pollMs: opts.pollMs, log });
   const tracing = await startTracing(opts.env, 'svc-gateway');
   const metricsOfProcess = new Metrics({ exemplars: tracing !== null });
+  if (store.leases) metricsOfProcess.watchLeases(store.leases);
   // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
   let responses: Awaited<ReturnType<typeof openResponseStore>>;
   try {
@@ -94,6 +95,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     timeouts: opts.timeouts,
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
+    keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
     responses,
   });

@@ -1,6 +1,7 @@
 // The gateway's settings, parsed once: the command line and the environment, with the --help text. A bad value is
 // an Error that names it, before anything starts (as operator/options.ts does for the operator).
 import { DEFAULT_CACHE_ACCOUNT_BYTES } from './state/response-cache.ts';
+import { DEFAULT_KEY_CACHE_SIZE } from './pipeline/key-cache.ts';
 import { randomBytes } from 'node:crypto';
 import { keyringFromEnv, type Keyring } from './contract/sealed-credentials.ts';
 import { DEMO_CONFIG } from './config/standalone.ts';
@@ -44,6 +45,8 @@ Environment:
   SVC_KEY_PEPPER  secret used to hash API keys (standalone default: random per process; required with REDIS_URL)
   REDIS_URL       shared state for several gateway processes: limits, holds, balances, usage stream.
                   Each process publishes its manifests there (idempotent; credits applied once by id).
+  SVC_KEY_CACHE_SIZE     API key records each process keeps, most recently used first; others are read from the
+                         store (Redis: one round trip) when next used (10000; 0 = read every call)
   SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
@@ -95,6 +98,8 @@ interface CommonOptions {
   logLevel: string;
   /** SVC_CACHE_ACCOUNT_MAX_BYTES: the response cache's per-account byte budget. */
   cacheAccountBytes: number;
+  /** SVC_KEY_CACHE_SIZE: key records each process keeps (pipeline/key-cache.ts). */
+  keyCacheSize: number;
   /** SVC_MCP_SESSION_IDLE_MS, SVC_MCP_ALLOWED_ORIGINS. */
   mcp: McpSettings;
   /** SVC_RESPONSES_*: stored Responses' retention and per-account bound; in Postgres at DATABASE_URL when set. */
@@ -166,6 +171,14 @@ function responsesOf(env: Env): CommonOptions['responses'] {
   };
 }
 
+function keyCacheSize(env: Env): number {
+  const v = env.SVC_KEY_CACHE_SIZE;
+  if (v === undefined || v === '') return DEFAULT_KEY_CACHE_SIZE;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`SVC_KEY_CACHE_SIZE must be a whole number of keys >= 0, got ${JSON.stringify(v)}`);
+  return n;
+}
+
 function pollMs(env: Env): number {
   const v = env.SVC_CONFIG_POLL_MS;
   if (v === undefined || v === '') return 3000;
@@ -194,6 +207,7 @@ function common(args: Args, env: Env): CommonOptions {
     trustProxy: trustProxyFromEnv(env),
     logLevel: env.LOG_LEVEL || 'info',
     cacheAccountBytes: cacheAccountBytes(env),
+    keyCacheSize: keyCacheSize(env),
     mcp: mcpSettingsFromEnv(env),
     settle: settleOf(env),
     responses: responsesOf(env),

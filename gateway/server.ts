@@ -23,6 +23,7 @@ import type { Store } from './state/store.ts';
 import { MemoryResponseStore } from './stored-responses/memory.ts';
 import { StoredResponses } from './stored-responses/service.ts';
 import { DEFAULT_STORED_RESPONSES, type ResponseStore, type StoredResponsesSettings } from './stored-responses/types.ts';
+import { keyCacheOf } from './pipeline/key-cache.ts';
 
 export interface BuildOptions {
   config: ConfigSource;
@@ -53,6 +54,8 @@ export interface BuildOptions {
   settleBeforeAnswer?: boolean;
   /** Where stored Responses live (default: this process's memory) and their settings (SVC_RESPONSES_*). */
   responses?: { store?: ResponseStore; settings?: StoredResponsesSettings };
+  /** SVC_KEY_CACHE_SIZE: key records each process keeps (pipeline/key-cache.ts; default 10,000). */
+  keyCacheSize?: number;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
@@ -103,6 +106,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     );
   });
   if (opts.tracing) metrics.watchSpans(opts.tracing.counts);
+  metrics.watchKeyCache(keyCacheOf(opts.store, { maxEntries: opts.keyCacheSize }));
   metrics.alerts.watchKeySpend(async (account, key) => (await deps.store.view(account, key, Date.now())).keyMonthSpendNano);
   const count = (code: string): void => metrics.error(code);
   await app.register(cors);

@@ -76,6 +76,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   });
   usageLog.attach(logger);
   const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
+  if (state.backing.kind === 'redis' && state.backing.store.leases) metrics.watchLeases(state.backing.store.leases);
   const snapshot = config.snapshot;
   const drain = new Drain();
   let responses: Awaited<ReturnType<typeof openResponseStore>>;
@@ -100,6 +101,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     trustProxy: opts.trustProxy,
     tracing,
     cacheAccountBytes: opts.cacheAccountBytes,
+    keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
     responses,
   });

@@ -2,7 +2,7 @@
 // warning, and names file, object and field in every problem.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { Composer, parseAllDocuments, Parser } from 'yaml';
 import type { z } from 'zod';
 import { API_VERSION, KINDS, type KindName } from '../../crds/schema/index.ts';
 import type { ManifestSet } from '../contract/compile.ts';
@@ -102,20 +102,39 @@ function yamlFiles(path: string): string[] {
     .map((f) => join(path, f));
 }
 
+/**
+ * A file's documents as plain values, each converted as soon as it is parsed, so a file of 100,000 documents never
+ * holds 100,000 syntax trees at once (a process's memory would keep that peak). A file with a syntax error is parsed
+ * again whole, for errors that say the line and column.
+ */
+function fileDocs(file: string): Array<{ doc: unknown } | { errors: string[] }> {
+  const text = readFileSync(file, 'utf8');
+  const out: Array<{ doc: unknown }> = [];
+  for (const d of new Composer().compose(new Parser().parse(text))) {
+    if (d.errors.length > 0) return withErrors(text);
+    out.push({ doc: d.toJS() });
+  }
+  return out;
+}
+
+function withErrors(text: string): Array<{ doc: unknown } | { errors: string[] }> {
+  const all = parseAllDocuments(text);
+  return (Array.isArray(all) ? all : [all]).map((d) => (d.errors.length > 0 ? { errors: d.errors.map((e) => e.message) } : { doc: d.toJS() }));
+}
+
 /** Reads a YAML file with several documents, or every .yaml/.yml/.json file of a folder. */
 export function readManifestFiles(path: string): { docs: SourcedDoc[]; errors: ManifestIssue[] } {
   const docs: SourcedDoc[] = [];
   const errors: ManifestIssue[] = [];
   for (const file of yamlFiles(path)) {
-    const all = parseAllDocuments(readFileSync(file, 'utf8'));
-    const list = Array.isArray(all) ? all : [all];
+    const list = fileDocs(file);
     list.forEach((d, i) => {
       const source = list.length > 1 ? `${file}#${i + 1}` : file;
-      if (d.errors.length > 0) {
-        for (const e of d.errors) errors.push({ source, object: '?', field: '', message: e.message });
+      if ('errors' in d) {
+        for (const message of d.errors) errors.push({ source, object: '?', field: '', message });
         return;
       }
-      docs.push({ source, doc: d.toJS() });
+      docs.push({ source, doc: d.doc });
     });
   }
   return { docs, errors };

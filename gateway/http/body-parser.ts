@@ -26,6 +26,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Size of the request body in bytes (0 without a body). */
     bodyBytes: number;
+    /** The body's bytes as received (a pass-through splices a large prompt on them: translate/raw-splice.ts). */
+    rawBody: Buffer | undefined;
   }
 }
 
@@ -35,8 +37,10 @@ export const jsonBodies = fp(jsonBodyParsers, { name: 'svc-json-bodies' });
 async function jsonBodyParsers(app: FastifyInstance): Promise<void> {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.decorateRequest('bodyBytes', 0);
+  app.decorateRequest('rawBody', undefined);
   const parser = (req: FastifyRequest, body: string | Buffer, done: Done): void => {
     req.bodyBytes = body.length;
+    req.rawBody = body as Buffer;
     if (nestedDeeperThan(body as Buffer, MAX_JSON_DEPTH)) {
       done(new GatewayError('invalid_request', `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`));
       return;

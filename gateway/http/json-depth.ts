@@ -16,14 +16,11 @@ export function nestedDeeperThan(text: Buffer, limit: number): boolean {
   // Each level needs an opening bracket: a text no longer than the limit cannot exceed it.
   if (text.length <= limit) return false;
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) {
-      inString = true;
+    if (c === QUOTE) {
+      i = stringEnd(text, i + 1);
+      if (i === -1) return false;
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > limit) return true;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
@@ -31,4 +28,18 @@ export function nestedDeeperThan(text: Buffer, limit: number): boolean {
     }
   }
   return false;
+}
+
+/**
+ * The index of the quote that closes the string whose text starts at `from`, or -1. A prompt is mostly inside
+ * strings: the quotes are found by the native search, not byte by byte, and one is escaped when an odd number of
+ * backslashes precedes it.
+ */
+function stringEnd(text: Buffer, from: number): number {
+  for (let q = text.indexOf(QUOTE, from); q !== -1; q = text.indexOf(QUOTE, q + 1)) {
+    let slashes = 0;
+    while (q - 1 - slashes >= from && text[q - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return q;
+  }
+  return -1;
 }

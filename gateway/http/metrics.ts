@@ -10,7 +10,9 @@ import type { CompiledTarget, KeyRecord } from '../contract/snapshot.ts';
 import { exemplarOf, observe } from './exemplars.ts';
 import { CacheMetrics } from './cache-metrics.ts';
 import { McpMetrics } from './mcp-metrics.ts';
+import { watchLeases, type LeaseSource } from './lease-metrics.ts';
 import type { CacheCount } from '../pipeline/context.ts';
+import type { KeyLookupResult } from '../pipeline/key-cache.ts';
 import type { UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
@@ -145,6 +147,33 @@ export class Metrics {
         for (const result of ['exported', 'failed', 'dropped'] as const) this.inc({ result }, counts[result]);
       },
     });
+  }
+
+  /** Key lookups by result and the keys held, read at each scrape (pipeline/key-cache.ts). */
+  watchKeyCache(cache: { readonly size: number; readonly counts: Record<KeyLookupResult, number> }): void {
+    new Counter({
+      name: 'svc_gateway_key_lookups_total',
+      help: 'API key lookups by result: hit (cached), miss (read from the store), unknown (read, no such key), unknown_cached (an unknown key seen within the last second: no store read).',
+      labelNames: ['result'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const result of ['hit', 'miss', 'unknown', 'unknown_cached'] as const) this.inc({ result }, cache.counts[result]);
+      },
+    });
+    new Gauge({
+      name: 'svc_gateway_key_cache_entries',
+      help: 'API key records this process holds in its cache (at most SVC_KEY_CACHE_SIZE).',
+      registers: [this.registry],
+      collect() {
+        this.set(cache.size);
+      },
+    });
+  }
+
+  /** Leased admission's gauges and counters (SVC_ADMISSION_LEASES=1), read at each scrape. */
+  watchLeases(leases: LeaseSource): void {
+    watchLeases(this.registry, leases);
   }
 
   /** An error answer (errors.ts), by its catalog code: a bounded set. */

@@ -34,7 +34,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       choices: choicesOf(body.n),
       inputBytes: req.bodyBytes,
       extraInputTokens: nonTextTokens(body.messages) + toolsTokens(body.tools),
-      translationFor: chatTranslation(body),
+      translationFor: chatTranslation(body, req.rawBody),
       cacheBody: body,
     });
   });

@@ -12,12 +12,17 @@ export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'r
 export interface UpstreamCall {
   target: CompiledTarget;
   operation: Operation;
-  /** Serialized request body in the provider's protocol. */
-  body: string;
+  /** Serialized request body in the provider's protocol (bytes when spliced on the client's: raw-splice.ts). */
+  body: string | Buffer;
   stream: boolean;
   /** Protocol headers passed through (anthropic-version, anthropic-beta). */
   headers: Record<string, string>;
   signal: AbortSignal;
+}
+
+/** A request body as text (providers that read or reshape it; only OpenAI-protocol bodies are ever bytes). */
+export function bodyText(body: string | Buffer): string {
+  return typeof body === 'string' ? body : body.toString('utf8');
 }
 
 /** The secrets the request's auth headers carried (gateway/providers/scrub.ts), read only when an error text is scrubbed. */

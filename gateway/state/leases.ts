@@ -71,6 +71,14 @@ export interface LeaseBackend {
   warn(message: string, err?: unknown): void;
 }
 
+/** What leasing did so far in this process, for /metrics (gateway/http/lease-metrics.ts). */
+export interface LeaseCounts {
+  /** Lease requests by outcome: granted, refused (near a cap, revoked, asked back), failed (Redis did not answer). */
+  grants: { granted: number; refused: number; failed: number };
+  /** Admitted calls by path: from a lease held here, or by the per-call script. */
+  admitted: { lease: number; per_call: number };
+}
+
 /** How long a lease admits calls: also the longest a revocation waits for the leases of its key to end. */
 export const LEASE_LIFE_MS = 1000;
 
@@ -92,6 +100,7 @@ export class Leases {
   private flushTimer: NodeJS.Timeout | null = null;
   private draining = false;
   private backoffUntil = 0;
+  readonly counts: LeaseCounts = { grants: { granted: 0, refused: 0, failed: 0 }, admitted: { lease: 0, per_call: 0 } };
 
   constructor(backend: LeaseBackend, opts: LeaseOptions = {}) {
     this.b = backend;
@@ -180,6 +189,7 @@ export class Leases {
     const l = this.byKey.get(k);
     if (!l || l.inflight.has(req.eventId)) return null;
     const c = l.take(req, month, performance.now());
+    if (c) this.counts.admitted.lease++;
     if (c) return { ok: true, hold: { id: c.id, account: l.g.account, key: l.g.key, tokens: c.tokens, holdNano: c.hold, month, lease: l.g.id } };
     // Used up, ended or stale (limits changed, key revoked, a new month): given back now.
     void this.close(l);
@@ -208,7 +218,14 @@ export class Leases {
         revoked: key.revoked ? 1 : 0,
       },
     };
-    const reply = await this.b.run(req.account.name, key.name, batch, req.now);
+    let reply: LeaseReply;
+    try {
+      reply = await this.b.run(req.account.name, key.name, batch, req.now);
+    } catch (err) {
+      this.counts.grants.failed++;
+      throw err;
+    }
+    this.counts.grants[reply.granted ? 'granted' : 'refused']++;
     if (!reply.granted) {
       // Near a cap (or revoked, expiring, asked back): the per-call path for a lease's life.
       this.noLeaseUntil.set(k, mono + this.lifeMs);
@@ -238,6 +255,12 @@ export class Leases {
 
   /** The per-call path; a refusal at a cap while other processes hold leases asks for them back and tries once more. */
   private async perCall(req: AdmitRequest): Promise<AdmitDecision> {
+    const d = await this.perCallTried(req);
+    if (d.ok) this.counts.admitted.per_call++;
+    return d;
+  }
+
+  private async perCallTried(req: AdmitRequest): Promise<AdmitDecision> {
     const first = await this.b.admit(req);
     if (first.ok || !CAP_CODES.has(first.code)) return first;
     if (!(await this.askBack(req, first.code === 'insufficient_balance' ? 'account' : 'key'))) return capRetry(first);

@@ -1,5 +1,6 @@
 // OpenAI client -> OpenAI-protocol upstream (chat and embeddings): pass-through apart from the model name,
 // forced usage on streams, and metadata the upstream would reject.
+import { SPLICE_MIN_BYTES, spliceTopLevel } from './raw-splice.ts';
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { SseEvent } from '../sse/parser.ts';
 import { Facts, scanFacts } from './answer-facts.ts';
@@ -100,7 +101,23 @@ export class OpenAIPassThroughStream implements StreamTranslator {
   }
 }
 
-export function openAIChatPassThrough(client: Body): Translation {
+/**
+ * The upstream body: a large one spliced on the client's raw bytes (raw-splice.ts: the prompt copied, not
+ * serialized again), the same JSON value as serializing `body`, which a small one still is.
+ */
+function serialized(client: Body, body: Body, raw: Buffer | undefined): string | Buffer {
+  if (raw && raw.length >= SPLICE_MIN_BYTES) {
+    const edits = new Map<string, unknown>();
+    for (const k of Object.keys(body)) if (!Object.hasOwn(client, k) || body[k] !== client[k]) edits.set(k, body[k]);
+    for (const k of Object.keys(client)) if (!Object.hasOwn(body, k)) edits.set(k, undefined);
+    const bytes = spliceTopLevel(raw, edits);
+    if (bytes) return bytes;
+  }
+  return JSON.stringify(body);
+}
+
+/** `raw`: the client's body as received, when the route kept it (large prompts are spliced on it). */
+export function openAIChatPassThrough(client: Body, raw?: Buffer): Translation {
   const wantsUsage = (client.stream_options as Body | undefined)?.include_usage === true;
   return {
     dialect: 'openai',
@@ -112,7 +129,19 @@ export function openAIChatPassThrough(client: Body): Translation {
       const held = maxTokensOf(client, model);
       sendHeldBound(body, held);
       if (!('max_completion_tokens' in body) && !('max_tokens' in body)) body.max_completion_tokens = held;
-      return { operation: 'chat', body: JSON.stringify(body), stream: client.stream === true, headers: {} };
+      const out = serialized(client, body, raw);
+      const stream = client.stream === true;
+      if (typeof out === 'string') return { operation: 'chat', body: out, stream, headers: {} };
+      // Spliced: the bytes are sent; the text is made only if something reads it.
+      return {
+        operation: 'chat',
+        bytes: out,
+        get body() {
+          return out.toString('utf8');
+        },
+        stream,
+        headers: {},
+      };
     },
     response(upstreamBody: string, servedModel: string) {
       return { body: rewriteModel(upstreamBody, servedModel), usage: fromOpenAIUsage(usageOf<OpenAIUsage>(upstreamBody)) };

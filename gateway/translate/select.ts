@@ -32,11 +32,11 @@ function unreachable(p: never): never {
 }
 
 /** POST /v1/chat/completions. */
-export function chatTranslation(body: Json): TranslationFor {
+export function chatTranslation(body: Json, raw?: Buffer): TranslationFor {
   return (p) => {
     switch (p) {
       case 'openai':
-        return openAIChatPassThrough(body);
+        return openAIChatPassThrough(body, raw);
       case 'anthropic':
         return openAIFromAnthropic(body);
       case 'converse':

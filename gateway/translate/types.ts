@@ -38,6 +38,8 @@ export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadToken
 export interface UpstreamRequest {
   operation: Operation;
   body: string;
+  /** The body as bytes, when it was spliced on the client's (translate/raw-splice.ts): sent instead of `body`. */
+  bytes?: Buffer;
   stream: boolean;
   headers: Record<string, string>;
   /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */

@@ -1,7 +1,7 @@
 // The bench's fake upstream, as fast as node:http allows so that it is never the bottleneck: every answer is
 // a buffer built once. A chat call answers a fixed completion, or with "stream":true an SSE stream of CHUNKS
 // chunks written back to back (the model "bench-paced" spaces them PACE_MS apart, to see them go through
-// one by one). The other endpoints answer fixed bodies in OpenAI's (and, for rerank, Cohere's / vLLM's) wire format:
+// one by one); POST /v1/messages answers a fixed Anthropic message. The other endpoints answer fixed bodies in OpenAI's (and, for rerank, Cohere's / vLLM's) wire format:
 // legacy completions (streamed too, usage last), rerank, moderations. Run as its own process: node
 // test/bench/upstream.ts; prints "listening PORT".
 import { createServer, type ServerResponse } from 'node:http';
@@ -103,6 +103,20 @@ function other(res: ServerResponse, path: string, body: string): boolean {
   return false;
 }
 
+/** An Anthropic Messages answer (POST /v1/messages), for routes whose target speaks Anthropic's API. */
+const MESSAGE = Buffer.from(
+  JSON.stringify({
+    id: 'msg_bench',
+    type: 'message',
+    role: 'assistant',
+    model: 'bench-claude',
+    content: [{ type: 'text', text: 'A fixed answer from the bench upstream, about as long as a short reply.' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 24, output_tokens: CHUNKS },
+  }),
+);
+
 const MODELS = ['bench-chat', 'bench-paced'];
 const json = new Map(MODELS.map((m) => [m, completion(m)]));
 const sse = new Map(MODELS.map((m) => [m, frames(m)]));
@@ -141,7 +155,10 @@ const server = createServer((req, res) => {
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (c: string) => (body += c));
-  req.on('end', () => answer(res, req.url ?? '/', body));
+  req.on('end', () => {
+    if (req.url?.startsWith('/v1/messages')) res.writeHead(200, { 'content-type': 'application/json', 'content-length': MESSAGE.length }).end(MESSAGE);
+    else answer(res, req.url ?? '/', body);
+  });
 });
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {

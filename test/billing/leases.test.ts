@@ -3,6 +3,7 @@
 // to the usage events, and a process SIGKILLed while holding leases loses only its last unflushed settles.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { docExample } from '../helpers/docs.ts';
+import { metricSum, scrape } from '../helpers/prom.ts';
 import { chat, countBy, fleetStore, startFleet, type Fleet } from '../helpers/fleet.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { settled } from '../helpers/settled.ts';
@@ -63,6 +64,21 @@ describe('leased admission across 3 gateway processes', () => {
     const ledger = await store.ledger('acme');
     expect(ledger).toMatchObject({ heldNano: 0, openHolds: 0 });
     expect(ledger.spentNano).toBe(events.reduce((n, e) => n + e.costNano, 0));
+    // Each process's /metrics says how its calls were admitted: together, every call once, most from leases.
+    const texts = await Promise.all(fleet.metricsUrls.map((u) => scrape(u)));
+    const sum = (name: string, labels: Record<string, string> = {}): number => texts.reduce((n, t) => n + metricSum(t, name, labels), 0);
+    const local = sum('svc_gateway_admission_calls_total', { path: 'lease' });
+    const perCall = sum('svc_gateway_admission_calls_total', { path: 'per_call' });
+    console.log(
+      `admitted from leases ${local}, per call ${perCall}; leases granted ${sum('svc_gateway_admission_lease_grants_total', { outcome: 'granted' })}`,
+    );
+    expect(local + perCall).toBe(150);
+    expect(local).toBeGreaterThan(perCall);
+    const granted = sum('svc_gateway_admission_lease_grants_total', { outcome: 'granted' });
+    expect(granted).toBeGreaterThan(0);
+    expect(granted).toBeLessThan(local);
+    expect(sum('svc_gateway_admission_lease_grants_total', { outcome: 'failed' })).toBe(0);
+    for (const t of texts) expect(t).toMatch(/^svc_gateway_admission_leases_active \d+$/m);
   });
 
   it('a process SIGKILLed while holding a lease loses only its settles not yet flushed; its slice comes back', { timeout: 120_000 }, async () => {

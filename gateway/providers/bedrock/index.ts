@@ -4,7 +4,7 @@
 // (event-stream.ts) so the pipeline parses them like any other upstream's.
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import { HttpTransport } from '../http-send.ts';
-import { type Protocol, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
+import { bodyText, type Protocol, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
 import { cachedAuth, identity } from './credentials.ts';
 import { bedrockError } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
@@ -22,10 +22,11 @@ function firstHeader(v: string | string[] | undefined): string | undefined {
 
 /** The request body Bedrock gets for the action (the translators' body, reshaped for Invoke and CountTokens). */
 function bodyFor(action: BedrockAction, protocol: Protocol, call: UpstreamCall): string {
-  if (action === 'count-tokens' && protocol === 'converse') return converseCountTokensBody(call.body);
-  if (protocol !== 'anthropic' || call.operation === 'embeddings') return call.body;
-  if (action === 'count-tokens') return countTokensBody(call.body, call.headers);
-  return JSON.stringify(invokeBody(call.body, call.headers));
+  const body = bodyText(call.body);
+  if (action === 'count-tokens' && protocol === 'converse') return converseCountTokensBody(body);
+  if (protocol !== 'anthropic' || call.operation === 'embeddings') return body;
+  if (action === 'count-tokens') return countTokensBody(body, call.headers);
+  return JSON.stringify(invokeBody(body, call.headers));
 }
 
 /**

@@ -6,7 +6,7 @@
 // alt=sse and Claude's Anthropic SSE are both SSE already).
 import { HttpTransport } from '../http-send.ts';
 import type { CompiledTarget } from '../../contract/snapshot.ts';
-import type { Protocol, Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
+import { bodyText, type Protocol, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
 import { sharedGoogleTokens, untilAborted, type GoogleTokens } from './auth.ts';
 import { vertexClaudeUrl, vertexGeminiUrl } from './urls.ts';
 
@@ -53,7 +53,7 @@ export class VertexProvider implements Provider {
     if (isVertexClaude(target)) {
       if (call.operation !== 'messages' && call.operation !== 'count_tokens') throw new Error(`vertex (Claude) cannot serve ${call.operation}`);
       url = vertexClaudeUrl(target, call.operation, call.stream);
-      body = vertexClaudeBody(call.body, call.operation);
+      body = vertexClaudeBody(bodyText(call.body), call.operation);
       // Beta features go in the header, as with Anthropic's API; the version is the body's anthropic_version.
       const beta = call.headers['anthropic-beta'];
       if (beta) headers['anthropic-beta'] = beta;

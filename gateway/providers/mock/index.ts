@@ -1,7 +1,7 @@
 // Built-in mock provider: speaks the OpenAI protocol in process, deterministic, with optional latency. `n` gives n
 // choices (the same reply each), billed as n replies, as OpenAI does.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
+import { bodyText, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
 import { mockEmbedding, mockReply, mockTokens, promptText } from './reply.ts';
 import { mockCompletions, mockModerations, mockRerank } from './text.ts';
 
@@ -28,15 +28,15 @@ export class MockProvider implements Provider {
     if (mock.latencyMs > 0) await sleep(mock.latencyMs, undefined, { signal: call.signal });
     switch (call.operation) {
       case 'chat':
-        return this.chat(JSON.parse(call.body) as ChatBody, call, mock.chunkDelayMs);
+        return this.chat(JSON.parse(bodyText(call.body)) as ChatBody, call, mock.chunkDelayMs);
       case 'embeddings':
-        return { kind: 'json', status: 200, body: JSON.stringify(embeddings(JSON.parse(call.body) as EmbeddingsBody)) };
+        return { kind: 'json', status: 200, body: JSON.stringify(embeddings(JSON.parse(bodyText(call.body)) as EmbeddingsBody)) };
       case 'completions':
-        return mockCompletions(JSON.parse(call.body) as Parameters<typeof mockCompletions>[0], call.stream, mock.chunkDelayMs, call.signal);
+        return mockCompletions(JSON.parse(bodyText(call.body)) as Parameters<typeof mockCompletions>[0], call.stream, mock.chunkDelayMs, call.signal);
       case 'rerank':
-        return mockRerank(JSON.parse(call.body) as Parameters<typeof mockRerank>[0]);
+        return mockRerank(JSON.parse(bodyText(call.body)) as Parameters<typeof mockRerank>[0]);
       case 'moderations':
-        return mockModerations(JSON.parse(call.body) as Parameters<typeof mockModerations>[0]);
+        return mockModerations(JSON.parse(bodyText(call.body)) as Parameters<typeof mockModerations>[0]);
       default:
         return {
           kind: 'error',
