@@ -7,7 +7,7 @@ import type { CompiledTarget } from '../contract/snapshot.ts';
  * converse is Bedrock's Converse API, gemini the generateContent API of Vertex and the Gemini API.
  */
 export type Protocol = 'openai' | 'anthropic' | 'converse' | 'gemini';
-export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'completions' | 'rerank' | 'moderations';
+export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'completions' | 'rerank' | 'moderations' | 'images' | 'image_edits';
 
 export interface UpstreamCall {
   target: CompiledTarget;

@@ -17,7 +17,7 @@ export const usageEventSchema = z.object({
   account: text,
   apiKey: text,
   taskType: text.nullable(),
-  endpoint: z.enum(['chat.completions', 'embeddings', 'messages', 'count_tokens', 'responses', 'mcp', 'completions', 'rerank', 'moderations']),
+  endpoint: z.enum(['chat.completions', 'embeddings', 'messages', 'count_tokens', 'responses', 'mcp', 'completions', 'rerank', 'moderations', 'images.generations', 'images.edits']),
   requestedModel: text,
   servedModel: text.nullable(),
   upstream: text.nullable(),

@@ -10,6 +10,8 @@ const PATHS: Partial<Record<Operation, string>> = {
   completions: '/completions',
   rerank: '/rerank',
   moderations: '/moderations',
+  images: '/images/generations',
+  image_edits: '/images/edits',
 };
 
 export class OpenAIProvider implements Provider {
