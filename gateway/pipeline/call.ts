@@ -11,6 +11,7 @@ import { authenticate } from './authenticate.ts';
 import type { CallSpec } from './call-spec.ts';
 import type { CallMetrics, CallTrace, GatewayDeps } from './context.ts';
 import { reserve, type Reservation } from './estimate.ts';
+import { imageChain } from './image-price.ts';
 import { keyCacheOf, type KeyCache } from './key-cache.ts';
 import { callEvents, type CallEvents } from './outcome.ts';
 import { prepareFirst, translationCache } from './prepare.ts';
@@ -72,7 +73,9 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
   const snapshot = deps.config.current();
   const p = principal(snapshot, key);
   spec.gate?.(p);
-  const chain = resolveChain(snapshot, p, spec.modelId, spec.modelType);
+  const resolved = resolveChain(snapshot, p, spec.modelId, spec.modelType);
+  // An image call's size and quality the requested model does not serve is refused here, before any hold.
+  const chain = spec.image ? imageChain(resolved, spec.image) : resolved;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
   const first = chain[0] ? prepareFirst(chain[0], translationFor, deps.providers) : null;
@@ -82,6 +85,7 @@ async function steps(deps: GatewayDeps, spec: CallSpec, headers: Headers, client
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
     searchUnits: spec.searchUnits ?? 0,
+    ...(spec.image ? { image: spec.image } : {}),
   });
   // The response cache is read before admission (what a hit holds depends on it) and used only after it: the key,
   // its limits, budget and balance are checked for a hit as for any call.

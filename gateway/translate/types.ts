@@ -13,6 +13,11 @@ export interface Usage {
   cacheWriteTokens: number;
   /** Output tokens spent reasoning (part of outputTokens), when the upstream reports them: echoed in Responses usage. */
   reasoningTokens?: number;
+  /** Image calls: input tokens of the input images (an edit's, part of inputTokens), priced apart when the route says. */
+  imageInputTokens?: number;
+  /** Image calls: the size and quality the answer says it made (priced per image by them when the call left them open). */
+  imageSize?: string;
+  imageQuality?: string;
   /** The upstream reported no whole number of input (output) tokens: missing, negative, fractional, not a number. */
   inputMissing?: boolean;
   outputMissing?: boolean;
