@@ -14,6 +14,8 @@ export interface UpstreamCall {
   operation: Operation;
   /** Serialized request body in the provider's protocol. */
   body: string;
+  /** A multipart form sent instead of `body` (an image edit; only the OpenAI-protocol providers take one). */
+  form?: { bytes: Uint8Array; contentType: string };
   stream: boolean;
   /** Protocol headers passed through (anthropic-version, anthropic-beta). */
   headers: Record<string, string>;

@@ -15,6 +15,7 @@ import { openAIFromConverse } from './openai-converse.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
 import { openAICompletionsPassThrough } from './openai-completions.ts';
 import { moderationsPassThrough } from './openai-moderations.ts';
+import { imageEditsPassThrough, imagesPassThrough, type ImageEditForm } from './openai-images.ts';
 import { rerankPassThrough } from './openai-rerank.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
 import { responsesFromConverse } from './responses-converse.ts';
@@ -131,6 +132,38 @@ export function moderationsTranslation(body: Json): TranslationFor {
       case 'converse':
       case 'gemini':
         return openAIOnly('moderation', p);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/images/generations. */
+export function imagesTranslation(body: Json, n: number): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return imagesPassThrough(body, n);
+      case 'anthropic':
+      case 'converse':
+      case 'gemini':
+        return openAIOnly('image', p);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/images/edits. */
+export function imageEditsTranslation(form: ImageEditForm, n: number): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return imageEditsPassThrough(form, n);
+      case 'anthropic':
+      case 'converse':
+      case 'gemini':
+        return openAIOnly('image edit', p);
       default:
         return unreachable(p);
     }

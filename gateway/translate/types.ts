@@ -43,6 +43,8 @@ export const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadToken
 export interface UpstreamRequest {
   operation: Operation;
   body: string;
+  /** A multipart form's bytes, sent instead of `body` (an image edit), and its content type with the boundary. */
+  form?: { bytes: Uint8Array; contentType: string };
   stream: boolean;
   headers: Record<string, string>;
   /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */
