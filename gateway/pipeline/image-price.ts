@@ -25,15 +25,15 @@ export interface ImageDemand {
 /** Open: the request leaves it to the upstream (absent or auto), so every listed value may apply. */
 const open = (v: string | null | undefined): boolean => v === null || v === undefined || v === 'auto';
 
-/** The per-image prices that may apply to a call of this size and quality (null quality in the table: any). */
+/**
+ * The per-image prices that may apply to a call of this size and quality: a quality asked for takes the entries that
+ * name it, else the size's entries without a quality (any quality); a quality left open takes them all.
+ */
 function matching(m: CompiledModel, size: string | null, quality: string | null): number[] {
-  const out: number[] = [];
-  for (const p of m.imagePrices ?? []) {
-    if (!open(size) && p.size !== size) continue;
-    if (!open(quality) && p.quality !== null && p.quality !== quality) continue;
-    out.push(p.nano);
-  }
-  return out;
+  const sized = (m.imagePrices ?? []).filter((p) => open(size) || p.size === size);
+  if (open(quality)) return sized.map((p) => p.nano);
+  const named = sized.filter((p) => p.quality === quality);
+  return (named.length > 0 ? named : sized.filter((p) => p.quality === null)).map((p) => p.nano);
 }
 
 /** Why model `m` cannot serve this call (its size or quality), or null when it can. */
