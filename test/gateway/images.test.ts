@@ -286,11 +286,18 @@ describe('POST /v1/images/edits', () => {
     });
     expect(declared.status).toBe(413);
     expect(JSON.parse(declared.body)).toMatchObject({ error: { type: 'invalid_request_error', code: 'request_too_large' } });
-    // No length declared (chunked): cut once it passes the bound.
+    // No length declared (sent chunked): cut once it passes the bound.
     const big = new Uint8Array(IMAGE_FORM_MAX_BYTES + 1024);
     big.set(pngFile);
-    const grown = await postForm(form({ model: 'gpt-image-1', prompt: 'x' }, [{ field: 'image', data: big, name: 'big.png' }]));
+    const encoded = new Response(form({ model: 'gpt-image-1', prompt: 'x' }, [{ field: 'image', data: big, name: 'big.png' }]));
+    const grown = await fetch(`${gw.url}/v1/images/edits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': encoded.headers.get('content-type') as string },
+      body: encoded.body,
+      duplex: 'half',
+    } as RequestInit);
     expect(grown.status).toBe(413);
+    expect(((await grown.json()) as { error: { message: string } }).error.message).toContain('larger than 50 MiB');
     expect(up.calls.length).toBe(before.calls);
     expect(await spendOf(key)).toBe(before.spend);
   });
