@@ -214,7 +214,7 @@ export const modelRouteSpec = z.object({
     .max(64)
     .optional()
     .describe(
-      'type image priced by tokens: the sizes the model serves (a call asking another is refused with 400 before any upstream call); absent: any size the upstream takes. With pricing.perImage the sizes are that table\'s.',
+      "type image priced by tokens: the sizes the model serves (a call asking another is refused with 400 before any upstream call); absent: any size the upstream takes. With pricing.perImage the sizes are that table's.",
     ),
   maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
   targets: z.array(target).min(1).describe('Upstreams serving the model, chosen by weight.').meta(listMapKeys('name')),

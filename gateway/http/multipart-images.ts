@@ -73,7 +73,13 @@ export function readImageForm(req: FastifyRequest, payload: Readable): Promise<I
     try {
       bb = Busboy({
         headers: req.headers as { 'content-type': string },
-        limits: { fields: FIELDS_MAX, fieldSize: FIELD_MAX_BYTES, files: EDIT_IMAGES_MAX + 1, fileSize: IMAGE_FORM_MAX_BYTES, parts: FIELDS_MAX + EDIT_IMAGES_MAX + 1 },
+        limits: {
+          fields: FIELDS_MAX,
+          fieldSize: FIELD_MAX_BYTES,
+          files: EDIT_IMAGES_MAX + 1,
+          fileSize: IMAGE_FORM_MAX_BYTES,
+          parts: FIELDS_MAX + EDIT_IMAGES_MAX + 1,
+        },
       });
     } catch {
       reject(refuse('The request is not a multipart form with a boundary (Content-Type: multipart/form-data; boundary=...).'));

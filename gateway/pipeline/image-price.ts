@@ -45,7 +45,10 @@ export function imageRefusal(m: CompiledModel, d: ImageDemand): { param: string;
     }
     if (matching(m, d.size, d.quality).length === 0) {
       const qualities = [...new Set(m.imagePrices.filter((p) => open(d.size) || p.size === d.size).map((p) => p.quality ?? 'any'))];
-      return { param: 'quality', message: `The model ${m.id} does not serve quality ${JSON.stringify(d.quality)}${open(d.size) ? '' : ` at size ${d.size}`}; it serves ${qualities.join(', ')}.` };
+      return {
+        param: 'quality',
+        message: `The model ${m.id} does not serve quality ${JSON.stringify(d.quality)}${open(d.size) ? '' : ` at size ${d.size}`}; it serves ${qualities.join(', ')}.`,
+      };
     }
     return null;
   }

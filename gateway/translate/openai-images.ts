@@ -60,7 +60,12 @@ function withoutGatewayFields(client: Body): Body {
 }
 
 /** A whole answer carries no model: passed on as it came. */
-function translation(op: 'images' | 'image_edits', n: number, stream: boolean, build: (target: CompiledTarget) => { body: string; form?: { bytes: Uint8Array; contentType: string } }): Translation {
+function translation(
+  op: 'images' | 'image_edits',
+  n: number,
+  stream: boolean,
+  build: (target: CompiledTarget) => { body: string; form?: { bytes: Uint8Array; contentType: string } },
+): Translation {
   // The model of the latest request built (a fallback builds its own before its answer is read).
   let perImage = false;
   return {
@@ -82,7 +87,9 @@ function translation(op: 'images' | 'image_edits', n: number, stream: boolean, b
 
 /** POST /v1/images/generations to an OpenAI-protocol upstream. */
 export function imagesPassThrough(client: Body, n: number): Translation {
-  return translation('images', n, client.stream === true, (target) => ({ body: JSON.stringify({ ...withoutGatewayFields(client), model: target.upstreamModel }) }));
+  return translation('images', n, client.stream === true, (target) => ({
+    body: JSON.stringify({ ...withoutGatewayFields(client), model: target.upstreamModel }),
+  }));
 }
 
 /** The fields and files of an edit's form, as the client sent them (checked by the route). */
@@ -94,7 +101,10 @@ export interface ImageEditForm {
 /** POST /v1/images/edits to an OpenAI-protocol upstream: the form again, with the upstream's model name. */
 export function imageEditsPassThrough(form: ImageEditForm, n: number): Translation {
   const { metadata: _m, ...fields } = form.fields;
-  return translation('image_edits', n, fields.stream === 'true', (target) => ({ body: '', form: encodeForm({ ...fields, model: target.upstreamModel }, form.files) }));
+  return translation('image_edits', n, fields.stream === 'true', (target) => ({
+    body: '',
+    form: encodeForm({ ...fields, model: target.upstreamModel }, form.files),
+  }));
 }
 
 /**

@@ -70,7 +70,8 @@ async function answer(fake: ImagesUpstream, req: IncomingMessage, raw: Buffer, r
   fake.calls.push(call);
   if (fake.gate) await fake.gate;
   const azure = call.path.startsWith('/openai/');
-  if (azure && req.headers['api-key'] !== AZURE_KEY) return json(res, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key.' } });
+  if (azure && req.headers['api-key'] !== AZURE_KEY)
+    return json(res, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key.' } });
   if (azure && call.path.startsWith('/openai/deployments/') && !/\?api-version=[0-9a-z.-]+$/.test(call.path)) {
     return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
   }
@@ -82,7 +83,9 @@ async function answer(fake: ImagesUpstream, req: IncomingMessage, raw: Buffer, r
   const created = 1_767_225_600;
   if (model.startsWith('dall-e') || model.startsWith('dalle')) {
     const data = Array.from({ length: n }, () =>
-      b.response_format === 'b64_json' ? { b64_json: PNG_1X1, revised_prompt: `A ${String(b.prompt)}` } : { url: 'https://images.example/img-1.png', revised_prompt: `A ${String(b.prompt)}` },
+      b.response_format === 'b64_json'
+        ? { b64_json: PNG_1X1, revised_prompt: `A ${String(b.prompt)}` }
+        : { url: 'https://images.example/img-1.png', revised_prompt: `A ${String(b.prompt)}` },
     );
     return json(res, 200, { created, data });
   }

@@ -78,7 +78,13 @@ beforeAll(async () => {
     route('azure-gpt-image', azure('az-v1', 'gpt-image-1-deployment'), gptImage),
     route('mock-image', [{ name: 'mock-a', provider: 'mock' }], {
       type: 'image',
-      pricing: { inputPerMTokUsd: 0, perImage: [{ size: '1024x1024', quality: 'low', usd: 0.011 }, { size: '1024x1024', usd: 0.167 }] },
+      pricing: {
+        inputPerMTokUsd: 0,
+        perImage: [
+          { size: '1024x1024', quality: 'low', usd: 0.011 },
+          { size: '1024x1024', usd: 0.167 },
+        ],
+      },
     }),
     route('mock-tokens', [{ name: 'mock-b', provider: 'mock' }], { ...gptImage }),
     route('chatty', openai('oai-chat', 'gpt-4o')),
@@ -121,7 +127,11 @@ function form(fields: Record<string, string>, files: Array<{ field: string; data
 
 const postForm = (body: FormData, auth = key) => fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${auth}` }, body });
 const postJson = (body: unknown, auth = key) =>
-  fetch(`${gw.url}/v1/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${gw.url}/v1/images/generations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 describe('POST /v1/images/generations', () => {
   it('generates per image (dall-e-3, openai SDK): URLs passed through, the upstream model sent, n x the size and quality price', async () => {
@@ -148,7 +158,15 @@ describe('POST /v1/images/generations', () => {
 
   it('prices gpt-image-1 by the tokens it reports: text input and output at their prices, exactly', async () => {
     up.usage = { text: 12, image: 0, output: 4160 };
-    const res = await client.images.generate({ model: 'gpt-image-1', prompt: 'a red cube', size: '1024x1024', quality: 'high', moderation: 'low', background: 'opaque', output_format: 'png' });
+    const res = await client.images.generate({
+      model: 'gpt-image-1',
+      prompt: 'a red cube',
+      size: '1024x1024',
+      quality: 'high',
+      moderation: 'low',
+      background: 'opaque',
+      output_format: 'png',
+    });
     expectConforms('ImagesResponse', res);
     expect(res.usage?.output_tokens).toBe(4160);
     expect(up.calls.at(-1)?.body).toMatchObject({ model: 'gpt-image-1', moderation: 'low', background: 'opaque', output_format: 'png' });
@@ -157,7 +175,14 @@ describe('POST /v1/images/generations', () => {
 
   it('streams partial images (openai SDK): each event conforms, the completed event settles the call exactly', async () => {
     up.usage = { text: 7, image: 0, output: 1056 };
-    const stream = await client.images.generate({ model: 'gpt-image-1', prompt: 'a boat', stream: true, partial_images: 2, size: '1536x1024', quality: 'medium' });
+    const stream = await client.images.generate({
+      model: 'gpt-image-1',
+      prompt: 'a boat',
+      stream: true,
+      partial_images: 2,
+      size: '1536x1024',
+      quality: 'medium',
+    });
     const types: string[] = [];
     for await (const ev of stream) {
       types.push(ev.type);
@@ -166,7 +191,14 @@ describe('POST /v1/images/generations', () => {
       expectConforms(schema as string, ev);
     }
     expect(types).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
-    expect(last()).toMatchObject({ endpoint: 'images.generations', stream: true, status: 200, inputTokens: 7, outputTokens: 1056, costNano: 7 * TEXT_IN + 1056 * OUT });
+    expect(last()).toMatchObject({
+      endpoint: 'images.generations',
+      stream: true,
+      status: 200,
+      inputTokens: 7,
+      outputTokens: 1056,
+      costNano: 7 * TEXT_IN + 1056 * OUT,
+    });
   });
 
   it('Azure OpenAI: the dated API (deployment in the path, api-version, api-key) and the v1 API', async () => {
@@ -221,7 +253,16 @@ describe('POST /v1/images/edits', () => {
     up.usage = { text: 9, image: 388, output: 4160 };
     const image = await toFile(pngFile, 'photo.png', { type: 'image/png' });
     const mask = await toFile(pngFile, 'mask.png', { type: 'image/png' });
-    const res = await client.images.edit({ model: 'gpt-image-1', image, mask, prompt: 'add a hat', size: '1024x1024', quality: 'high', n: 1, input_fidelity: 'high' });
+    const res = await client.images.edit({
+      model: 'gpt-image-1',
+      image,
+      mask,
+      prompt: 'add a hat',
+      size: '1024x1024',
+      quality: 'high',
+      n: 1,
+      input_fidelity: 'high',
+    });
     expectConforms('ImagesResponse', res);
     const sent = up.calls.at(-1);
     expect(sent?.path).toBe('/v1/images/edits');
@@ -231,7 +272,13 @@ describe('POST /v1/images/edits', () => {
       ['mask', 'mask.png', 'image/png', pngFile.length],
     ]);
     expect(sent?.files[0]?.head).toEqual([0x89, 0x50, 0x4e, 0x47]);
-    expect(last()).toMatchObject({ endpoint: 'images.edits', status: 200, inputTokens: 9 + 388, outputTokens: 4160, costNano: 9 * TEXT_IN + 388 * IMAGE_IN + 4160 * OUT });
+    expect(last()).toMatchObject({
+      endpoint: 'images.edits',
+      status: 200,
+      inputTokens: 9 + 388,
+      outputTokens: 4160,
+      costNano: 9 * TEXT_IN + 388 * IMAGE_IN + 4160 * OUT,
+    });
   });
 
   it('takes several images (image[]) and streams edit events', async () => {
@@ -254,12 +301,26 @@ describe('POST /v1/images/edits', () => {
     const notImage = await expectRefused(await postForm(form(fields, [{ field: 'image', data: text, name: 'cat.png' }])), 400, 'image', before);
     expect(notImage).toContain('not a PNG, JPEG or WebP');
     const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]);
-    await expectRefused(await postForm(form(fields, [{ field: 'image', data: pngFile, name: 'a.png' }, { field: 'mask', data: jpeg, name: 'm.jpg' }])), 400, 'mask', before);
+    await expectRefused(
+      await postForm(
+        form(fields, [
+          { field: 'image', data: pngFile, name: 'a.png' },
+          { field: 'mask', data: jpeg, name: 'm.jpg' },
+        ]),
+      ),
+      400,
+      'mask',
+      before,
+    );
     const missing = await expectRefused(await postForm(form(fields, [])), 400, 'image', before);
     expect(missing).toContain('no image');
     await expectRefused(await postForm(form(fields, [{ field: 'photo', data: pngFile, name: 'a.png' }])), 400, 'photo', before);
     await expectRefused(
-      await fetch(`${gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(fields) }),
+      await fetch(`${gw.url}/v1/images/edits`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(fields),
+      }),
       400,
       null,
       before,

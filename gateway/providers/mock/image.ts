@@ -48,7 +48,12 @@ export interface MockImageRequest {
 }
 
 function refusal(message: string): UpstreamOutcome {
-  return { kind: 'error', status: 400, body: JSON.stringify({ error: { message, type: 'invalid_request_error', param: 'response_format', code: null } }), retryAfter: undefined };
+  return {
+    kind: 'error',
+    status: 400,
+    body: JSON.stringify({ error: { message, type: 'invalid_request_error', param: 'response_format', code: null } }),
+    retryAfter: undefined,
+  };
 }
 
 export function mockImages(req: MockImageRequest, edit: boolean): UpstreamOutcome {
