@@ -15,6 +15,7 @@ import { openAIFromConverse } from './openai-converse.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
 import { openAICompletionsPassThrough } from './openai-completions.ts';
 import { moderationsPassThrough } from './openai-moderations.ts';
+import { imagenFromOpenAI } from './openai-imagen.ts';
 import { imageEditsPassThrough, imagesPassThrough, type ImageEditForm } from './openai-images.ts';
 import { rerankPassThrough } from './openai-rerank.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
@@ -144,9 +145,10 @@ export function imagesTranslation(body: Json, n: number): TranslationFor {
     switch (p) {
       case 'openai':
         return imagesPassThrough(body, n);
+      case 'gemini':
+        return imagenFromOpenAI(body, n);
       case 'anthropic':
       case 'converse':
-      case 'gemini':
         return openAIOnly('image', p);
       default:
         return unreachable(p);
