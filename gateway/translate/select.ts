@@ -16,6 +16,7 @@ import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-ope
 import { openAICompletionsPassThrough } from './openai-completions.ts';
 import { moderationsPassThrough } from './openai-moderations.ts';
 import { imagenFromOpenAI } from './openai-imagen.ts';
+import { bedrockImagesFromOpenAI } from './openai-bedrock-images.ts';
 import { imageEditsPassThrough, imagesPassThrough, type ImageEditForm } from './openai-images.ts';
 import { rerankPassThrough } from './openai-rerank.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
@@ -147,8 +148,9 @@ export function imagesTranslation(body: Json, n: number): TranslationFor {
         return imagesPassThrough(body, n);
       case 'gemini':
         return imagenFromOpenAI(body, n);
-      case 'anthropic':
       case 'converse':
+        return bedrockImagesFromOpenAI(body, n);
+      case 'anthropic':
         return openAIOnly('image', p);
       default:
         return unreachable(p);
