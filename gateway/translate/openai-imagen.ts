@@ -81,7 +81,10 @@ export function imagenFromOpenAI(client: Body, n: number, now: () => number = Da
     request(target, model: CompiledModel): UpstreamRequest {
       // Google's other image makers (Gemini's image models) answer generateContent, not predict: not translated.
       if (!target.upstreamModel.startsWith('imagen')) {
-        throw new GatewayError('upstream_error', `This image model is routed to ${target.upstreamModel}, which is not an Imagen model; only Imagen is served on Google's APIs.`);
+        throw new GatewayError(
+          'upstream_error',
+          `This image model is routed to ${target.upstreamModel}, which is not an Imagen model; only Imagen is served on Google's APIs.`,
+        );
       }
       perImage = model.imagePrices !== undefined;
       const r = imagenRequest(client, n);

@@ -100,7 +100,11 @@ describe('the fake Bedrock runtime, read by @aws-sdk/client-bedrock-runtime', ()
     const canvas = await client(KEY).send(
       new InvokeModelCommand({
         modelId: 'amazon.nova-canvas-v1:0',
-        body: JSON.stringify({ taskType: 'TEXT_IMAGE', textToImageParams: { text: 'a boat' }, imageGenerationConfig: { numberOfImages: 2, width: 1024, height: 1024, quality: 'premium' } }),
+        body: JSON.stringify({
+          taskType: 'TEXT_IMAGE',
+          textToImageParams: { text: 'a boat' },
+          imageGenerationConfig: { numberOfImages: 2, width: 1024, height: 1024, quality: 'premium' },
+        }),
       }),
     );
     expect((JSON.parse(Buffer.from(canvas.body).toString()) as { images: string[] }).images).toHaveLength(2);

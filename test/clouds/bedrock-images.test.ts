@@ -24,7 +24,14 @@ beforeAll(async () => {
   bedrock = await startFakeBedrock({ keys: [{ accessKeyId: KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: KEYS.AWS_SECRET_ACCESS_KEY }] });
   const b = basics();
   key = b.keys.builder;
-  const target = { name: 'bedrock-canvas', provider: 'bedrock', region: 'us-east-1', baseUrl: bedrock.url, upstreamModel: CANVAS, credentials: { secretKeyRef: { name: 'aws-keys' } } } as never;
+  const target = {
+    name: 'bedrock-canvas',
+    provider: 'bedrock',
+    region: 'us-east-1',
+    baseUrl: bedrock.url,
+    upstreamModel: CANVAS,
+    credentials: { secretKeyRef: { name: 'aws-keys' } },
+  } as never;
   gw = await startGateway([
     ...b.docs,
     secret('aws-keys', KEYS),

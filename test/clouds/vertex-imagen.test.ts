@@ -32,7 +32,17 @@ beforeAll(async () => {
       ...b.docs,
       route(
         'imagen',
-        [{ name: 'vertex-imagen', provider: 'vertex', region: 'us-central1', project: 'proj-1', baseUrl: google.url, upstreamModel: 'imagen-3.0-generate-002', credentials: { ambient: {} } }],
+        [
+          {
+            name: 'vertex-imagen',
+            provider: 'vertex',
+            region: 'us-central1',
+            project: 'proj-1',
+            baseUrl: google.url,
+            upstreamModel: 'imagen-3.0-generate-002',
+            credentials: { ambient: {} },
+          },
+        ],
         {
           type: 'image',
           pricing: {
@@ -58,7 +68,14 @@ afterAll(async () => {
 describe('Imagen on Vertex AI through /v1/images/generations', () => {
   it('translates to :predict and back (openai SDK), charging each image at its size price', async () => {
     const before = await monthSpend(gw, key);
-    const res = await openai.images.generate({ model: 'imagen', prompt: 'a lighthouse', n: 2, size: '1408x768', output_format: 'jpeg', output_compression: 80 });
+    const res = await openai.images.generate({
+      model: 'imagen',
+      prompt: 'a lighthouse',
+      n: 2,
+      size: '1408x768',
+      output_format: 'jpeg',
+      output_compression: 80,
+    });
     expectConforms('ImagesResponse', res);
     expect(res.data?.map((d) => d.b64_json)).toEqual([IMAGEN_PNG, IMAGEN_PNG]);
     expect(res.data?.[0]?.revised_prompt).toBe('a lighthouse, detailed');

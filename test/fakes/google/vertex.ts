@@ -190,7 +190,7 @@ function imagen(call: RecordedCall, res: ServerResponse): void {
   if (p.aspectRatio !== undefined && !IMAGEN_RATIOS.has(String(p.aspectRatio))) return fail(res, 400, `Unsupported aspect ratio ${String(p.aspectRatio)}.`);
   const mimeType = typeof p.outputOptions?.mimeType === 'string' ? p.outputOptions.mimeType : 'image/png';
   if (prompt.includes(IMAGEN_FILTERED)) {
-    const filtered = { raiFilteredReason: "Your current safety filter threshold filtered out 1 generated images. You will not be charged for blocked images." };
+    const filtered = { raiFilteredReason: 'Your current safety filter threshold filtered out 1 generated images. You will not be charged for blocked images.' };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: [filtered] }));
     return;
   }
