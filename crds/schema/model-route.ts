@@ -159,8 +159,14 @@ export const target = z
   );
 
 /** What a model serves: the endpoint family its calls come through (docs/api.md). */
-export const MODEL_TYPES = ['chat', 'embeddings', 'completions', 'rerank', 'moderation'] as const;
+export const MODEL_TYPES = ['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'image'] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
+
+/** An image size as OpenAI's Images API writes it (WIDTHxHEIGHT), or auto. */
+const imageSize = z
+  .string()
+  .max(11)
+  .regex(/^([1-9][0-9]{1,4}x[1-9][0-9]{1,4}|auto)$/, 'must be WIDTHxHEIGHT (1024x1024) or auto');
 
 export const modelRouteSpec = z.object({
   model: z.string().min(1).max(200).optional().describe('Public model id; default metadata.name.'),
@@ -168,7 +174,7 @@ export const modelRouteSpec = z.object({
     .enum(MODEL_TYPES)
     .default('chat')
     .describe(
-      'What the model serves: chat (/v1/chat/completions, /v1/responses, /anthropic/v1/messages), embeddings (/v1/embeddings), completions (/v1/completions, legacy text completions), rerank (/v1/rerank, /cohere/v2/rerank), moderation (/v1/moderations).',
+      'What the model serves: chat (/v1/chat/completions, /v1/responses, /anthropic/v1/messages), embeddings (/v1/embeddings), completions (/v1/completions, legacy text completions), rerank (/v1/rerank, /cohere/v2/rerank), moderation (/v1/moderations), image (/v1/images/generations, /v1/images/edits).',
     ),
   fim: z
     .boolean()
@@ -186,8 +192,41 @@ export const modelRouteSpec = z.object({
         .describe(
           'type rerank: USD per search unit (one query over up to 100 documents, as Cohere bills), fee included, charged on top of the per-token prices (set those to 0 to bill by search unit only).',
         ),
+      imageInputPerMTokUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe(
+          'type image: USD per million input image tokens (the images of an edit, as gpt-image-1 reports them), fee included; absent: inputPerMTokUsd.',
+        ),
+      perImage: z
+        .array(
+          z.object({
+            size: imageSize.describe('The image size, WIDTHxHEIGHT (1024x1024).'),
+            quality: z
+              .string()
+              .min(1)
+              .max(20)
+              .regex(/^[a-z]+$/)
+              .optional()
+              .describe('The quality this price is for (standard, hd, low, medium, high); absent: every quality of this size.'),
+            usd: z.number().nonnegative().describe('USD per image, fee included.'),
+          }),
+        )
+        .max(64)
+        .optional()
+        .describe(
+          'type image: prices per image by size and quality (dall-e-3, Imagen, Bedrock image models); the sizes listed are the sizes the model serves. Absent: the image model is priced by the tokens the upstream reports (gpt-image-1), at inputPerMTokUsd, imageInputPerMTokUsd and outputPerMTokUsd.',
+        ),
     })
     .describe('Listed prices (4% platform fee included).'),
+  imageSizes: z
+    .array(imageSize)
+    .max(64)
+    .optional()
+    .describe(
+      "type image priced by tokens: the sizes the model serves (a call asking another is refused with 400 before any upstream call); absent: any size the upstream takes. With pricing.perImage the sizes are that table's.",
+    ),
   maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
   targets: z.array(target).min(1).describe('Upstreams serving the model, chosen by weight.').meta(listMapKeys('name')),
   fallbacks: z.array(z.string().min(1)).default([]).describe('Other model ids tried in order after every target failed.'),
@@ -281,6 +320,11 @@ export const modelRoute = z
         rule: "self.spec.type != 'rerank' || !has(self.spec.pricing.outputPerMTokUsd) || self.spec.pricing.outputPerMTokUsd == 0.0",
         message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd',
         fieldPath: '.spec.pricing.outputPerMTokUsd',
+      },
+      {
+        rule: "(!has(self.spec.pricing.perImage) && !has(self.spec.pricing.imageInputPerMTokUsd) && !has(self.spec.imageSizes)) || self.spec.type == 'image'",
+        message: 'perImage, imageInputPerMTokUsd and imageSizes apply to type image only',
+        fieldPath: '.spec.pricing',
       },
       {
         rule: "!has(self.spec.fim) || !self.spec.fim || self.spec.type == 'completions'",

@@ -107,7 +107,10 @@ export class Monitor {
     const now = this.now();
     const snap = this.o.snapshot();
     const subjects: Array<[string, number, () => Promise<void>]> = [
-      ...Object.values(snap.models).map((m): [string, number, () => Promise<void>] => [m.id, this.intervalOf(m), () => this.round(m)]),
+      // Image models are not probed: the smallest probe would make, and pay for, an image.
+      ...Object.values(snap.models)
+        .filter((m) => m.type !== 'image')
+        .map((m): [string, number, () => Promise<void>] => [m.id, this.intervalOf(m), () => this.round(m)]),
       ...Object.values(snap.mcpServers ?? {}).map((s): [string, number, () => Promise<void>] => [
         mcpSubject(s.name),
         this.mcpInterval(),

@@ -97,8 +97,20 @@ function kindProblems(r: ModelRoute): Array<{ field: string; message: string }> 
     out.push({ field: 'spec.pricing.perSearchUnitUsd', message: 'perSearchUnitUsd applies to type rerank only' });
   if (type === 'rerank' && pricing.outputPerMTokUsd !== 0)
     out.push({ field: 'spec.pricing.outputPerMTokUsd', message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd' });
+  if ((pricing.perImage !== undefined || pricing.imageInputPerMTokUsd !== undefined || r.spec.imageSizes !== undefined) && type !== 'image')
+    out.push({ field: 'spec.pricing', message: 'perImage, imageInputPerMTokUsd and imageSizes apply to type image only' });
   if (fim && type !== 'completions') out.push({ field: 'spec.fim', message: 'fim applies to type completions only' });
   return out;
+}
+
+/** An image route's prices and sizes (pipeline/image-price.ts reads them); each only when the route sets it. */
+function imagePricing(r: ModelRoute): Pick<CompiledModel, 'imagePrices' | 'imageSizes' | 'imageInputNanoPerToken'> {
+  const { perImage, imageInputPerMTokUsd } = r.spec.pricing;
+  return {
+    ...(perImage ? { imagePrices: perImage.map((p) => ({ size: p.size, quality: p.quality ?? null, nano: usdToNano(p.usd) })) } : {}),
+    ...(r.spec.imageSizes ? { imageSizes: r.spec.imageSizes } : {}),
+    ...(imageInputPerMTokUsd !== undefined ? { imageInputNanoPerToken: perMTokToNanoPerToken(imageInputPerMTokUsd) } : {}),
+  };
 }
 
 interface CompiledRoute {
@@ -141,6 +153,7 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     targets: compiled,
     fallbacks: r.spec.fallbacks,
     ...(r.spec.type === 'completions' && r.spec.fim ? { fim: true as const } : {}),
+    ...(r.spec.type === 'image' ? imagePricing(r) : {}),
     ...(r.spec.hostedTools === 'reject' ? { hostedTools: 'reject' as const } : {}),
     ...(r.spec.cache
       ? {

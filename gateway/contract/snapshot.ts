@@ -44,7 +44,7 @@ export const compiledTarget = z.object({
 
 export const compiledModel = z.object({
   id: z.string(),
-  type: z.enum(['chat', 'embeddings', 'completions', 'rerank', 'moderation']),
+  type: z.enum(['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'image']),
   minTier: z.number().int(),
   inputNanoPerToken: z.number().int(),
   outputNanoPerToken: z.number().int(),
@@ -57,6 +57,13 @@ export const compiledModel = z.object({
   cache: z.object({ ttlSeconds: z.number().int(), maxEntryBytes: z.number().int(), hitCostPpm: z.number().int(), allowSampling: z.boolean() }).optional(),
   /** type completions: spec.fim when true (the upstream takes a suffix); absent otherwise. */
   fim: z.literal(true).optional(),
+  /**
+   * type image: spec.pricing.perImage (nano-USD per image by size, and quality; null: any quality), spec.imageSizes
+   * and spec.pricing.imageInputPerMTokUsd; each absent when the route does not set it, so other snapshots hash as before.
+   */
+  imagePrices: z.array(z.object({ size: z.string(), quality: z.string().nullable(), nano: z.number().int() })).optional(),
+  imageSizes: z.array(z.string()).optional(),
+  imageInputNanoPerToken: z.number().int().optional(),
   /** ModelRoute spec.probe.intervalSeconds when set (availability probes; absent: the process default). */
   probeIntervalSeconds: z.number().int().optional(),
   /** ModelRoute spec.tracing.captureContent when true (prompts and completions on spans); absent otherwise. */

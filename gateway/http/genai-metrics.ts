@@ -27,6 +27,8 @@ const OPERATION: Record<Endpoint, string | null> = {
   completions: 'text_completion',
   rerank: 'rerank',
   moderations: 'moderation',
+  'images.generations': 'image_generation',
+  'images.edits': 'image_generation',
 };
 
 const MODEL_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;

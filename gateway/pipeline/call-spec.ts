@@ -4,6 +4,7 @@ import type { Dialect } from '../errors/catalog.ts';
 import type { Protocol } from '../providers/types.ts';
 import type { Translation } from '../translate/types.ts';
 import type { Endpoint } from '../usage/event.ts';
+import type { ImageDemand } from './image-price.ts';
 import type { Principal } from './resolve.ts';
 import type { CallSink } from './sink.ts';
 
@@ -34,6 +35,8 @@ export interface CallSpec {
   choices?: number;
   /** Rerank: the most search units the call can be billed (rerank-bound.ts). */
   searchUnits?: number;
+  /** Image calls: the images, size and quality asked for (priced and checked by image-price.ts). */
+  image?: ImageDemand;
   translationFor: (protocol: Protocol) => Translation;
   /** The client's parsed body, set only while tracing (a ModelRoute may capture its prompt: tracing/content.ts). */
   body?: unknown;

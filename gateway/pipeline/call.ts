@@ -11,6 +11,7 @@ import { authenticate } from './authenticate.ts';
 import type { CallSpec } from './call-spec.ts';
 import type { CallMetrics, CallTrace, GatewayDeps } from './context.ts';
 import { reserve, type Reservation } from './estimate.ts';
+import { imageChain } from './image-price.ts';
 import { keyCacheOf, type KeyCache } from './key-cache.ts';
 import { callEvents, type CallEvents } from './outcome.ts';
 import { prepareFirst, translationCache } from './prepare.ts';
@@ -72,7 +73,9 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const snapshot = deps.config.current();
   const p = principal(snapshot, key);
   asked.gate?.(p);
-  const chain = resolveChain(snapshot, p, asked.modelId, asked.modelType);
+  const resolved = resolveChain(snapshot, p, asked.modelId, asked.modelType);
+  // An image call's size and quality the requested model does not serve is refused here, before any hold.
+  const chain = asked.image ? imageChain(resolved, asked.image) : resolved;
   const around = asked.around;
   const spec: CallSpec = around ? { ...asked, ...(await around.begin(p.account.name)) } : asked;
   const sink = around ? around.sink(given) : given;
@@ -85,6 +88,7 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
     searchUnits: spec.searchUnits ?? 0,
+    ...(spec.image ? { image: spec.image } : {}),
   });
   // The response cache is read before admission (what a hit holds depends on it) and used only after it: the key,
   // its limits, budget and balance are checked for a hit as for any call.

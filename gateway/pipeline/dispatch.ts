@@ -160,7 +160,15 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
     const outcome: UpstreamOutcome =
       req.local !== undefined
         ? { kind: 'json', status: 200, body: req.local }
-        : await provider.send({ target, operation: req.operation, body: req.bytes ?? req.body, stream: req.stream, headers: req.headers, signal: ctrl.signal });
+        : await provider.send({
+            target,
+            operation: req.operation,
+            body: req.bytes ?? req.body,
+            stream: req.stream,
+            headers: req.headers,
+            signal: ctrl.signal,
+            ...(req.form !== undefined ? { form: req.form } : {}),
+          });
     const dropped = req.droppedTools !== undefined && req.droppedTools.length > 0 ? { droppedTools: req.droppedTools } : {};
     const served = await accept({ ...route, ...dropped, translation, abort }, outcome, ctrl);
     if (!('kind' in served)) abort();

@@ -6,6 +6,7 @@
 // chain; the TPM reservation is the same token bound.
 import type { CompiledModel } from '../contract/snapshot.ts';
 import { MAX_AMOUNT } from '../state/store.ts';
+import { imageInputNanoMax, imageOutputNano, type ImageDemand } from './image-price.ts';
 
 /** What the request alone says about its size. */
 export interface Demand {
@@ -19,6 +20,8 @@ export interface Demand {
   choices: number;
   /** Rerank: the most search units the call can be billed (its output count: rerank-bound.ts); 0 elsewhere. */
   searchUnits?: number;
+  /** Image calls: the images, size and quality asked for (image-price.ts); absent elsewhere. */
+  image?: ImageDemand;
 }
 
 export interface Reservation {
@@ -46,11 +49,20 @@ export function inputBound(d: Demand): number {
 export function outputBound(m: CompiledModel, d: Demand): number {
   if (m.type === 'embeddings' || m.type === 'moderation') return 0;
   if (m.type === 'rerank') return Math.min(d.searchUnits ?? 0, MAX_AMOUNT);
+  // An image model's output count: images when priced per image, else image tokens (maxOutputTokens per image).
+  if (m.type === 'image') {
+    const n = Math.max(1, d.image?.n ?? 1);
+    return m.imagePrices ? n : mulBounded(d.maxTokens ?? m.maxOutputTokens, n);
+  }
   return mulBounded(d.maxTokens ?? m.maxOutputTokens, Math.max(1, d.choices));
 }
 
 /** The worst-case cost of the call on model `m`. */
 export function costBound(m: CompiledModel, d: Demand): number {
+  if (m.type === 'image') {
+    const image = d.image ?? { n: 1, size: null, quality: null };
+    return Math.min(mulBounded(inputBound(d), imageInputNanoMax(m)) + mulBounded(outputBound(m, d), imageOutputNano(m, image)), MAX_AMOUNT);
+  }
   return Math.min(mulBounded(inputBound(d), m.inputNanoPerToken) + mulBounded(outputBound(m, d), m.outputNanoPerToken), MAX_AMOUNT);
 }
 

@@ -27,10 +27,11 @@ const SERVED_AT: Record<CompiledModel['type'], string> = {
   completions: '/v1/completions',
   rerank: '/v1/rerank',
   moderation: '/v1/moderations',
+  image: '/v1/images/generations and /v1/images/edits',
 };
 
 function wrongType(modelId: string, has: CompiledModel['type'], wanted: CompiledModel['type']): string {
-  const base = `The model ${modelId} is a${has === 'embeddings' ? 'n' : ''} ${has} model (served at ${SERVED_AT[has]}) and cannot serve this endpoint.`;
+  const base = `The model ${modelId} is a${has === 'embeddings' || has === 'image' ? 'n' : ''} ${has} model (served at ${SERVED_AT[has]}) and cannot serve this endpoint.`;
   // Legacy completions are not translated to chat: a prompt with echo, logprobs of the prompt and best_of have no
   // faithful chat equivalent, so a chat model is refused rather than answered differently than its caller expects.
   return wanted === 'completions' && has === 'chat' ? `${base} Chat models are not translated to text completions: call /v1/chat/completions.` : base;

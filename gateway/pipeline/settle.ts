@@ -5,6 +5,7 @@
 import { costNano } from '../contract/money.ts';
 import { MAX_AMOUNT, type Hold } from '../state/store.ts';
 import { chargedUsage } from './bound-usage.ts';
+import { imageCostNano } from './image-price.ts';
 import type { GatewayDeps } from './context.ts';
 import { inputBound, outputBound, type Reservation } from './estimate.ts';
 import type { CallEvents, Outcome } from './outcome.ts';
@@ -27,7 +28,11 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Re
     const estimate = o.servedOutput === undefined ? null : { input: Math.ceil(r.demand.inputBytes / 4), output: o.servedOutput };
     const charged = chargedUsage(o.usage, bounds, estimate);
     const usage = charged.usage;
-    let cost = served ? Math.min(costNano(usage.inputTokens, usage.outputTokens, served), MAX_AMOUNT) : 0;
+    let cost = !served
+      ? 0
+      : served.type === 'image'
+        ? imageCostNano(served, usage, o.usage, r.demand.image ?? { n: 1, size: null, quality: null })
+        : Math.min(costNano(usage.inputTokens, usage.outputTokens, served), MAX_AMOUNT);
     // Unreachable while the bounds hold (the hold is the dearest model's cost at those bounds); the last guard.
     if (cost > hold.holdNano) cost = hold.holdNano;
     const e = events.of({ ...o, usage }, cost, { estimated: charged.estimated, clamped: charged.clamped.length > 0 });

@@ -28,7 +28,7 @@ export class HttpTransport {
     target: CompiledTarget;
     url: string;
     headers: Record<string, string>;
-    body: string | Buffer;
+    body: string | Uint8Array;
     stream: boolean;
     signal: AbortSignal;
     /** Sees the answer's headers (a provider whose errors or usage travel in headers: Bedrock). */

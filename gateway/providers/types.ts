@@ -7,13 +7,15 @@ import type { CompiledTarget } from '../contract/snapshot.ts';
  * converse is Bedrock's Converse API, gemini the generateContent API of Vertex and the Gemini API.
  */
 export type Protocol = 'openai' | 'anthropic' | 'converse' | 'gemini';
-export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'completions' | 'rerank' | 'moderations';
+export type Operation = 'chat' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'completions' | 'rerank' | 'moderations' | 'images' | 'image_edits';
 
 export interface UpstreamCall {
   target: CompiledTarget;
   operation: Operation;
   /** Serialized request body in the provider's protocol (bytes when spliced on the client's: raw-splice.ts). */
   body: string | Buffer;
+  /** A multipart form sent instead of `body` (an image edit; only the OpenAI-protocol providers take one). */
+  form?: { bytes: Uint8Array; contentType: string };
   stream: boolean;
   /** Protocol headers passed through (anthropic-version, anthropic-beta). */
   headers: Record<string, string>;

@@ -15,6 +15,9 @@ import { openAIFromConverse } from './openai-converse.ts';
 import { openAIChatPassThrough, openAIEmbeddingsPassThrough } from './openai-openai.ts';
 import { openAICompletionsPassThrough } from './openai-completions.ts';
 import { moderationsPassThrough } from './openai-moderations.ts';
+import { imagenFromOpenAI } from './openai-imagen.ts';
+import { bedrockImagesFromOpenAI } from './openai-bedrock-images.ts';
+import { imageEditsPassThrough, imagesPassThrough, type ImageEditForm } from './openai-images.ts';
 import { rerankPassThrough } from './openai-rerank.ts';
 import { rerankFromBedrock } from './openai-rerank-bedrock.ts';
 import { responsesFromAnthropic } from './responses-anthropic.ts';
@@ -134,6 +137,40 @@ export function moderationsTranslation(body: Json): TranslationFor {
       case 'converse':
       case 'gemini':
         return openAIOnly('moderation', p);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/images/generations. */
+export function imagesTranslation(body: Json, n: number): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return imagesPassThrough(body, n);
+      case 'gemini':
+        return imagenFromOpenAI(body, n);
+      case 'converse':
+        return bedrockImagesFromOpenAI(body, n);
+      case 'anthropic':
+        return openAIOnly('image', p);
+      default:
+        return unreachable(p);
+    }
+  };
+}
+
+/** POST /v1/images/edits. */
+export function imageEditsTranslation(form: ImageEditForm, n: number): TranslationFor {
+  return (p) => {
+    switch (p) {
+      case 'openai':
+        return imageEditsPassThrough(form, n);
+      case 'anthropic':
+      case 'converse':
+      case 'gemini':
+        return openAIOnly('image edit', p);
       default:
         return unreachable(p);
     }

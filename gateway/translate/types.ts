@@ -13,6 +13,11 @@ export interface Usage {
   cacheWriteTokens: number;
   /** Output tokens spent reasoning (part of outputTokens), when the upstream reports them: echoed in Responses usage. */
   reasoningTokens?: number;
+  /** Image calls: input tokens of the input images (an edit's, part of inputTokens), priced apart when the route says. */
+  imageInputTokens?: number;
+  /** Image calls: the size and quality the answer says it made (priced per image by them when the call left them open). */
+  imageSize?: string;
+  imageQuality?: string;
   /** The upstream reported no whole number of input (output) tokens: missing, negative, fractional, not a number. */
   inputMissing?: boolean;
   outputMissing?: boolean;
@@ -40,6 +45,8 @@ export interface UpstreamRequest {
   body: string;
   /** The body as bytes, when it was spliced on the client's (translate/raw-splice.ts): sent instead of `body`. */
   bytes?: Buffer;
+  /** A multipart form's bytes, sent instead of `body` (an image edit), and its content type with the boundary. */
+  form?: { bytes: Uint8Array; contentType: string };
   stream: boolean;
   headers: Record<string, string>;
   /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */

@@ -3,7 +3,18 @@ import { randomUUID } from 'node:crypto';
 import type { FallbackReason } from '../routing/classify.ts';
 
 /** `mcp`: a tools/call through /mcp (requestedModel `<server>/<tool>`, upstream the McpServer). */
-export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'mcp' | 'completions' | 'rerank' | 'moderations';
+export type Endpoint =
+  | 'chat.completions'
+  | 'embeddings'
+  | 'messages'
+  | 'count_tokens'
+  | 'responses'
+  | 'mcp'
+  | 'completions'
+  | 'rerank'
+  | 'moderations'
+  | 'images.generations'
+  | 'images.edits';
 
 export interface UsageEvent {
   eventId: string;

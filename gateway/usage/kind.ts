@@ -3,9 +3,9 @@
 // stores the same value, computed by KIND_SQL from usage_events.endpoint.
 import type { Endpoint } from './event.ts';
 
-export type Kind = 'chat' | 'embeddings' | 'completions' | 'rerank' | 'moderation' | 'mcp';
+export type Kind = 'chat' | 'embeddings' | 'completions' | 'rerank' | 'moderation' | 'image' | 'mcp';
 
-export const KINDS: readonly Kind[] = ['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'mcp'];
+export const KINDS: readonly Kind[] = ['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'image', 'mcp'];
 
 /** How a kind is named to users; '' is a rollup row written before kinds were recorded. */
 export const KIND_LABELS: Record<Kind | '', string> = {
@@ -14,6 +14,7 @@ export const KIND_LABELS: Record<Kind | '', string> = {
   completions: 'Text completions',
   rerank: 'Rerank',
   moderation: 'Moderation',
+  image: 'Images',
   mcp: 'MCP tool calls',
   '': '(not recorded)',
 };
@@ -27,6 +28,9 @@ export function kindOf(endpoint: Endpoint): Kind {
       return endpoint;
     case 'moderations':
       return 'moderation';
+    case 'images.generations':
+    case 'images.edits':
+      return 'image';
     case 'chat.completions':
     case 'messages':
     case 'count_tokens':
@@ -41,7 +45,8 @@ export function kindOf(endpoint: Endpoint): Kind {
 
 /** kindOf in SQL, over a row with an `endpoint` column. */
 export const KIND_SQL = `CASE endpoint WHEN 'embeddings' THEN 'embeddings' WHEN 'completions' THEN 'completions' WHEN 'rerank' THEN 'rerank'
-         WHEN 'moderations' THEN 'moderation' WHEN 'mcp' THEN 'mcp' ELSE 'chat' END`;
+         WHEN 'moderations' THEN 'moderation' WHEN 'images.generations' THEN 'image' WHEN 'images.edits' THEN 'image'
+         WHEN 'mcp' THEN 'mcp' ELSE 'chat' END`;
 
 /** A rerank's output count is search units; every other kind's is output tokens. */
 export const isSearchUnits = (kind: string): boolean => kind === 'rerank';

@@ -96,6 +96,18 @@ describe('the fake Bedrock runtime, read by @aws-sdk/client-bedrock-runtime', ()
     expect((JSON.parse(Buffer.from(claude.body).toString()) as { type: string }).type).toBe('message');
     const titan = await client(KEY).send(new InvokeModelCommand({ modelId: 'amazon.titan-embed-text-v2:0', body: JSON.stringify({ inputText: 'a b c' }) }));
     expect(JSON.parse(Buffer.from(titan.body).toString())).toMatchObject({ inputTextTokenCount: 3 });
+    // Nova Canvas (TEXT_IMAGE): as many base64 PNGs as numberOfImages.
+    const canvas = await client(KEY).send(
+      new InvokeModelCommand({
+        modelId: 'amazon.nova-canvas-v1:0',
+        body: JSON.stringify({
+          taskType: 'TEXT_IMAGE',
+          textToImageParams: { text: 'a boat' },
+          imageGenerationConfig: { numberOfImages: 2, width: 1024, height: 1024, quality: 'premium' },
+        }),
+      }),
+    );
+    expect((JSON.parse(Buffer.from(canvas.body).toString()) as { images: string[] }).images).toHaveLength(2);
     const counted = await client(KEY).send(
       new CountTokensCommand({
         modelId: 'anthropic.claude-sonnet-4-5-20250929-v1:0',

@@ -6,7 +6,7 @@ import { GoogleGenAI } from '@google/genai';
 import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeMetadata, type FakeMetadata } from '../fakes/google/metadata.ts';
-import { GEMINI_FAKE_REPLY, startFakeGoogle, type FakeGoogle } from '../fakes/google/vertex.ts';
+import { GEMINI_FAKE_REPLY, IMAGEN_FILTERED, IMAGEN_PNG, startFakeGoogle, type FakeGoogle } from '../fakes/google/vertex.ts';
 
 const API_KEY = 'AIza-fake-gemini-key-for-tests';
 let metadata: FakeMetadata;
@@ -106,6 +106,23 @@ describe('the fake Vertex AI, read by @google/genai', () => {
     });
     const err = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'x' }).catch((e: unknown) => e);
     expect((err as { status?: number }).status).toBe(401);
+  });
+});
+
+describe('the fake Imagen on Vertex AI, read by @google/genai generateImages', () => {
+  it('answers predict with image bytes in the shape the SDK reads, and filtered images as Imagen leaves them out', async () => {
+    const ai = await vertexClient();
+    const r = await ai.models.generateImages({ model: 'imagen-3.0-generate-002', prompt: 'a lighthouse', config: { numberOfImages: 2, aspectRatio: '16:9' } });
+    expect(r.generatedImages).toHaveLength(2);
+    expect(r.generatedImages?.[0]?.image?.imageBytes).toBe(IMAGEN_PNG);
+    expect(r.generatedImages?.[0]?.image?.mimeType).toBe('image/png');
+    expect(r.generatedImages?.[0]?.enhancedPrompt).toBe('a lighthouse, detailed');
+    const call = google.calls.at(-1);
+    expect(call?.path).toBe('/v1/projects/proj-1/locations/us-central1/publishers/google/models/imagen-3.0-generate-002:predict');
+    expect(call?.body).toMatchObject({ instances: [{ prompt: 'a lighthouse' }], parameters: { sampleCount: 2, aspectRatio: '16:9' } });
+    const filtered = await ai.models.generateImages({ model: 'imagen-3.0-generate-002', prompt: `a ${IMAGEN_FILTERED}`, config: { includeRaiReason: true } });
+    expect(filtered.generatedImages?.[0]?.raiFilteredReason).toContain('filtered');
+    expect(filtered.generatedImages?.[0]?.image?.imageBytes).toBeUndefined();
   });
 });
 

@@ -17,8 +17,8 @@ export class AzureOpenAIProvider implements Provider {
     return this.http.send({
       target: call.target,
       url,
-      headers: { 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...auth },
-      body: call.body,
+      headers: { 'content-type': call.form?.contentType ?? 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...auth },
+      body: call.form?.bytes ?? call.body,
       stream: call.stream,
       signal: call.signal,
     });

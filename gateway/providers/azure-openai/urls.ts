@@ -3,9 +3,20 @@
 import type { CompiledTarget } from '../../contract/snapshot.ts';
 import type { Operation } from '../types.ts';
 
-const V1_PATHS: Partial<Record<Operation, string>> = { chat: '/chat/completions', embeddings: '/embeddings', responses: '/responses' };
+const V1_PATHS: Partial<Record<Operation, string>> = {
+  chat: '/chat/completions',
+  embeddings: '/embeddings',
+  responses: '/responses',
+  images: '/images/generations',
+  image_edits: '/images/edits',
+};
 /** The dated API serves Responses only as a preview under another path: a dated target is never asked for it. */
-const DATED_PATHS: Partial<Record<Operation, string>> = { chat: '/chat/completions', embeddings: '/embeddings' };
+const DATED_PATHS: Partial<Record<Operation, string>> = {
+  chat: '/chat/completions',
+  embeddings: '/embeddings',
+  images: '/images/generations',
+  image_edits: '/images/edits',
+};
 
 /** The resource endpoint, also when given with the /openai or /openai/v1 suffix the portal shows. */
 export function resourceEndpoint(baseUrl: string): string {

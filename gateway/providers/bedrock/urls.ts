@@ -28,7 +28,8 @@ export type BedrockAction = 'converse' | 'converse-stream' | 'invoke' | 'invoke-
 
 /** The Bedrock action of one call, or undefined when Bedrock has none for the operation. */
 export function actionOf(protocol: Protocol, operation: Operation, stream: boolean): BedrockAction | undefined {
-  if (operation === 'embeddings') return 'invoke';
+  // Embeddings and image generation (Titan, Nova Canvas) are InvokeModel calls in the model's own body.
+  if (operation === 'embeddings' || operation === 'images') return 'invoke';
   if (operation === 'rerank') return protocol === 'converse' ? 'rerank' : undefined;
   if (protocol === 'anthropic') {
     if (operation === 'messages') return stream ? 'invoke-with-response-stream' : 'invoke';

@@ -33,7 +33,8 @@ export function vertexClaudeUrl(target: CompiledTarget, operation: Operation, st
 /** Gemini (and Google's embedding models) on Vertex. */
 export function vertexGeminiUrl(target: CompiledTarget, operation: Operation, stream: boolean): string {
   const base = `${vertexModels(target, 'google')}/${segment(target.upstreamModel)}`;
-  if (operation === 'embeddings') return `${base}:predict`;
+  // Embeddings and Imagen's image generation are predict calls.
+  if (operation === 'embeddings' || operation === 'images') return `${base}:predict`;
   return stream ? `${base}:streamGenerateContent?alt=sse` : `${base}:generateContent`;
 }
 
@@ -41,5 +42,6 @@ export function vertexGeminiUrl(target: CompiledTarget, operation: Operation, st
 export function geminiApiUrl(target: CompiledTarget, operation: Operation, stream: boolean): string {
   const base = `${target.baseUrl ?? GEMINI_API_ORIGIN}/v1beta/models/${segment(target.upstreamModel)}`;
   if (operation === 'embeddings') return `${base}:batchEmbedContents`;
+  if (operation === 'images') return `${base}:predict`;
   return stream ? `${base}:streamGenerateContent?alt=sse` : `${base}:generateContent`;
 }

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { bodyText, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
 import { mockEmbedding, mockReply, mockTokens, promptText } from './reply.ts';
 import { mockCompletions, mockModerations, mockRerank } from './text.ts';
+import { mockEditRequest, mockImages } from './image.ts';
 
 interface ChatBody {
   model: string;
@@ -37,11 +38,28 @@ export class MockProvider implements Provider {
         return mockRerank(JSON.parse(bodyText(call.body)) as Parameters<typeof mockRerank>[0]);
       case 'moderations':
         return mockModerations(JSON.parse(bodyText(call.body)) as Parameters<typeof mockModerations>[0]);
+      case 'images': {
+        const b = JSON.parse(bodyText(call.body)) as Record<string, unknown>;
+        const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+        const req = {
+          prompt: String(b.prompt ?? ''),
+          n: typeof b.n === 'number' ? b.n : 1,
+          size: str(b.size),
+          quality: str(b.quality),
+          responseFormat: str(b.response_format),
+          stream: b.stream === true,
+          partialImages: typeof b.partial_images === 'number' ? b.partial_images : 0,
+          inputImages: 0,
+        };
+        return mockImages(req, false);
+      }
+      case 'image_edits':
+        return mockImages(mockEditRequest(call.form?.bytes ?? new Uint8Array()), true);
       default:
         return {
           kind: 'error',
           status: 404,
-          body: '{"error":{"message":"mock serves chat, embeddings, completions, rerank and moderations"}}',
+          body: '{"error":{"message":"mock serves chat, embeddings, completions, rerank, moderations and images"}}',
           retryAfter: undefined,
         };
     }

@@ -10,6 +10,8 @@ const PATHS: Partial<Record<Operation, string>> = {
   completions: '/completions',
   rerank: '/rerank',
   moderations: '/moderations',
+  images: '/images/generations',
+  image_edits: '/images/edits',
 };
 
 export class OpenAIProvider implements Provider {
@@ -20,7 +22,7 @@ export class OpenAIProvider implements Provider {
     const path = PATHS[call.operation];
     if (!path || !call.target.baseUrl) throw new Error(`openai provider cannot serve ${call.operation}`);
     const headers: Record<string, string> = {
-      'content-type': 'application/json',
+      'content-type': call.form?.contentType ?? 'application/json',
       accept: call.stream ? 'text/event-stream' : 'application/json',
     };
     const key = credentialValue(call.target);
@@ -29,7 +31,7 @@ export class OpenAIProvider implements Provider {
       target: call.target,
       url: call.target.baseUrl + path,
       headers,
-      body: call.body,
+      body: call.form?.bytes ?? call.body,
       stream: call.stream,
       signal: call.signal,
     });

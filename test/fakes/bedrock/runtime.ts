@@ -59,6 +59,8 @@ export interface FakeBedrock {
   close(): Promise<void>;
 }
 
+/** A 1x1 PNG: every image the fake's image models make. */
+export const BEDROCK_FAKE_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 export const BEDROCK_FAKE_REPLY = 'Hello from the fake Bedrock runtime.';
 export const DEFAULT_USAGE: Required<FakeBedrockUsage> = { input: 21, output: 9, cacheRead: 0, cacheWrite: 0 };
 
@@ -165,6 +167,7 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
         return countTokens(call, res);
       case 'invoke':
         if (/(?:titan|cohere)\.embed|titan-embed/.test(call.modelId)) return embed(call, res);
+        if (/titan-image-generator|nova-canvas/.test(call.modelId)) return image(call, res);
         return invoke(call, reply, usage, res);
       case 'converse':
         return converse(reply, usage, res);
@@ -235,6 +238,25 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
     res
       .writeHead(200, { 'content-type': 'application/json', 'x-amzn-bedrock-input-token-count': String(tokens) })
       .end(JSON.stringify({ embedding: vec(0), embeddingsByType: { float: vec(0) }, inputTextTokenCount: tokens }));
+  }
+
+  /** Titan Image Generator and Nova Canvas: TEXT_IMAGE with numberOfImages (1-5), width, height, quality. */
+  function image(call: BedrockCall, res: ServerResponse): void {
+    const b = call.body as { taskType?: unknown; textToImageParams?: { text?: unknown }; imageGenerationConfig?: Record<string, unknown> };
+    if (b.taskType !== 'TEXT_IMAGE') return sendError(res, 400, 'ValidationException', 'taskType: TEXT_IMAGE is the only task this fake serves');
+    if (typeof b.textToImageParams?.text !== 'string' || b.textToImageParams.text === '')
+      return sendError(res, 400, 'ValidationException', 'textToImageParams.text is required');
+    const c = b.imageGenerationConfig ?? {};
+    const n = c.numberOfImages ?? 1;
+    if (typeof n !== 'number' || n < 1 || n > 5) return sendError(res, 400, 'ValidationException', 'numberOfImages must be between 1 and 5');
+    if (c.quality !== undefined && c.quality !== 'standard' && c.quality !== 'premium')
+      return sendError(res, 400, 'ValidationException', 'quality must be standard or premium');
+    for (const k of ['width', 'height']) {
+      const v = c[k];
+      if (v !== undefined && (typeof v !== 'number' || v < 320 || v > 4096 || v % 16 !== 0))
+        return sendError(res, 400, 'ValidationException', `${k} must be 320 to 4096 and divisible by 16`);
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ images: Array.from({ length: n }, () => BEDROCK_FAKE_PNG), error: null }));
   }
 
   function claudeUsage(u: Required<FakeBedrockUsage>): Record<string, number> {

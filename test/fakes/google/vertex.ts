@@ -91,6 +91,7 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     const model = decodeURIComponent((v ? v[4] : g?.[1]) ?? '');
     const method = (v ? v[5] : g?.[2]) ?? '';
     if (v?.[3] === 'anthropic') return claude(call, res, model, method);
+    if (method === 'predict' && model.startsWith('imagen')) return imagen(call, res);
     const stream = method === 'streamGenerateContent';
     if (!stream && method !== 'generateContent') return fail(res, 404, `Method ${method} not found.`);
     if (stream && !/(^|&)alt=sse(&|$)/.test(query)) return fail(res, 400, 'This fake streams with alt=sse only.');
@@ -170,6 +171,31 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     close: http.close,
   };
   return fake;
+}
+
+/** A 1x1 PNG: every image the fake Imagen makes. */
+export const IMAGEN_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+/** A prompt with this word gets its images filtered (predictions with raiFilteredReason only, as Imagen answers). */
+export const IMAGEN_FILTERED = 'forbidden-subject';
+const IMAGEN_RATIOS = new Set(['1:1', '3:4', '4:3', '9:16', '16:9']);
+
+/** Imagen's predict: instances[0].prompt, parameters.sampleCount (1-4) and aspectRatio; predictions of image bytes. */
+function imagen(call: RecordedCall, res: ServerResponse): void {
+  const instances = call.body.instances as Array<{ prompt?: unknown }> | undefined;
+  const prompt = instances?.[0]?.prompt;
+  if (typeof prompt !== 'string' || prompt === '') return fail(res, 400, 'Prompt is required.');
+  const p = (call.body.parameters ?? {}) as { sampleCount?: unknown; aspectRatio?: unknown; outputOptions?: { mimeType?: unknown } };
+  const count = p.sampleCount ?? 1;
+  if (typeof count !== 'number' || count < 1 || count > 4) return fail(res, 400, 'sampleCount must be between 1 and 4.');
+  if (p.aspectRatio !== undefined && !IMAGEN_RATIOS.has(String(p.aspectRatio))) return fail(res, 400, `Unsupported aspect ratio ${String(p.aspectRatio)}.`);
+  const mimeType = typeof p.outputOptions?.mimeType === 'string' ? p.outputOptions.mimeType : 'image/png';
+  if (prompt.includes(IMAGEN_FILTERED)) {
+    const filtered = { raiFilteredReason: 'Your current safety filter threshold filtered out 1 generated images. You will not be charged for blocked images.' };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: [filtered] }));
+    return;
+  }
+  const predictions = Array.from({ length: count }, () => ({ mimeType, bytesBase64Encoded: IMAGEN_PNG, prompt: `${prompt}, detailed` }));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions }));
 }
 
 function fail(res: ServerResponse, status: number, message: string, googleStatus?: string, retryAfter?: string): void {
