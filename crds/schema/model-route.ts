@@ -148,7 +148,7 @@ export const target = z
   );
 
 /** What a model serves: the endpoint family its calls come through (docs/api.md). */
-export const MODEL_TYPES = ['chat', 'embeddings', 'completions', 'rerank', 'moderation'] as const;
+export const MODEL_TYPES = ['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'transcription', 'speech'] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
 
 export const modelRouteSpec = z.object({
@@ -157,7 +157,7 @@ export const modelRouteSpec = z.object({
     .enum(MODEL_TYPES)
     .default('chat')
     .describe(
-      'What the model serves: chat (/v1/chat/completions, /v1/responses, /anthropic/v1/messages), embeddings (/v1/embeddings), completions (/v1/completions, legacy text completions), rerank (/v1/rerank, /cohere/v2/rerank), moderation (/v1/moderations).',
+      'What the model serves: chat (/v1/chat/completions, /v1/responses, /anthropic/v1/messages), embeddings (/v1/embeddings), completions (/v1/completions, legacy text completions), rerank (/v1/rerank, /cohere/v2/rerank), moderation (/v1/moderations), transcription (/v1/audio/transcriptions and /v1/audio/translations), speech (/v1/audio/speech).',
     ),
   fim: z
     .boolean()
@@ -174,6 +174,25 @@ export const modelRouteSpec = z.object({
         .optional()
         .describe(
           'type rerank: USD per search unit (one query over up to 100 documents, as Cohere bills), fee included, charged on top of the per-token prices (set those to 0 to bill by search unit only).',
+        ),
+      perMinuteUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe(
+          'type transcription: USD per minute of audio (whisper-1 bills 0.006), fee included, charged per started second of the audio the file holds (read from its own header, never more than its bytes can hold), on top of any per-token prices.',
+        ),
+      perMCharactersUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe('type speech: USD per million characters of input (tts-1 bills 15), fee included, on top of any per-token prices.'),
+      audioInputPerMTokUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe(
+          "type transcription: USD per million audio input tokens, as gpt-4o-transcribe reports them in usage (input_token_details.audio_tokens); the text tokens of the prompt are priced by inputPerMTokUsd and the transcript's tokens by outputPerMTokUsd. type speech prices its generated audio tokens with outputPerMTokUsd.",
         ),
     })
     .describe('Listed prices (4% platform fee included).'),
@@ -270,6 +289,21 @@ export const modelRoute = z
         rule: "self.spec.type != 'rerank' || !has(self.spec.pricing.outputPerMTokUsd) || self.spec.pricing.outputPerMTokUsd == 0.0",
         message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd',
         fieldPath: '.spec.pricing.outputPerMTokUsd',
+      },
+      {
+        rule: "!has(self.spec.pricing.perMinuteUsd) || self.spec.type == 'transcription'",
+        message: 'perMinuteUsd applies to type transcription only',
+        fieldPath: '.spec.pricing.perMinuteUsd',
+      },
+      {
+        rule: "!has(self.spec.pricing.audioInputPerMTokUsd) || self.spec.type == 'transcription'",
+        message: 'audioInputPerMTokUsd applies to type transcription only',
+        fieldPath: '.spec.pricing.audioInputPerMTokUsd',
+      },
+      {
+        rule: "!has(self.spec.pricing.perMCharactersUsd) || self.spec.type == 'speech'",
+        message: 'perMCharactersUsd applies to type speech only',
+        fieldPath: '.spec.pricing.perMCharactersUsd',
       },
       {
         rule: "!has(self.spec.fim) || !self.spec.fim || self.spec.type == 'completions'",

@@ -107,7 +107,10 @@ export class Monitor {
     const now = this.now();
     const snap = this.o.snapshot();
     const subjects: Array<[string, number, () => Promise<void>]> = [
-      ...Object.values(snap.models).map((m): [string, number, () => Promise<void>] => [m.id, this.intervalOf(m), () => this.round(m)]),
+      // Audio models are not probed: a probe would upload or synthesize audio the platform pays for, with no tiny call.
+      ...Object.values(snap.models)
+        .filter((m) => m.type !== 'transcription' && m.type !== 'speech')
+        .map((m): [string, number, () => Promise<void>] => [m.id, this.intervalOf(m), () => this.round(m)]),
       ...Object.values(snap.mcpServers ?? {}).map((s): [string, number, () => Promise<void>] => [
         mcpSubject(s.name),
         this.mcpInterval(),

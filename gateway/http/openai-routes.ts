@@ -17,6 +17,7 @@ import { keyFirst } from './key-first.ts';
 import { chatBody, embeddingsBody } from './openai-schemas.ts';
 import { responsesRoutes } from './responses-routes.ts';
 import { textRoutes } from './text-routes.ts';
+import { audioRoutes } from './audio-routes.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
@@ -41,6 +42,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
   responsesRoutes(app, deps);
   textRoutes(app, deps);
+  audioRoutes(app, deps);
 
   app.post('/v1/embeddings', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(embeddingsBody, req.body);
@@ -100,7 +102,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
 const CREATED = 1_767_225_600; // 2026-01-01: the model list is config, not history.
 
-/** OpenAI's model object, and what the model serves (`type`: chat, embeddings, completions, rerank, moderation). */
+/** OpenAI's model object, and what the model serves (`type`: chat, embeddings, completions, rerank, moderation, transcription, speech). */
 function modelEntry(m: { id: string; type: string }): object {
   return { id: m.id, object: 'model', created: CREATED, owned_by: 'svc-gateway', type: m.type };
 }

@@ -59,7 +59,7 @@ export interface CallTracer {
 /** What the trace knows of a call when it starts. */
 export interface TracedCall {
   /** gen_ai.operation.name: chat, embeddings, text_completion, rerank, moderation. */
-  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation';
+  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation' | 'transcription' | 'speech';
   model: string;
   dialect: Dialect;
   endpoint: Endpoint;

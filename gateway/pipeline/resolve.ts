@@ -27,6 +27,8 @@ const SERVED_AT: Record<CompiledModel['type'], string> = {
   completions: '/v1/completions',
   rerank: '/v1/rerank',
   moderation: '/v1/moderations',
+  transcription: '/v1/audio/transcriptions and /v1/audio/translations',
+  speech: '/v1/audio/speech',
 };
 
 function wrongType(modelId: string, has: CompiledModel['type'], wanted: CompiledModel['type']): string {

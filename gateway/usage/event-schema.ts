@@ -17,7 +17,7 @@ export const usageEventSchema = z.object({
   account: text,
   apiKey: text,
   taskType: text.nullable(),
-  endpoint: z.enum(['chat.completions', 'embeddings', 'messages', 'count_tokens', 'responses', 'mcp', 'completions', 'rerank', 'moderations']),
+  endpoint: z.enum(['chat.completions', 'embeddings', 'messages', 'count_tokens', 'responses', 'mcp', 'completions', 'rerank', 'moderations', 'audio.transcriptions', 'audio.translations', 'audio.speech']),
   requestedModel: text,
   servedModel: text.nullable(),
   upstream: text.nullable(),
@@ -37,6 +37,8 @@ export const usageEventSchema = z.object({
   droppedTools: z.array(z.string().max(64)).max(64).optional(),
   usageEstimated: z.boolean().default(false),
   usageClamped: z.boolean().default(false),
+  unit: z.enum(['seconds', 'characters']).optional(),
+  units: count.optional(),
   cache: z.enum(['hit', 'miss', 'bypass']).optional(),
   cacheSavedNano: nano.min(0).optional(),
 });

@@ -3,7 +3,19 @@ import { randomUUID } from 'node:crypto';
 import type { FallbackReason } from '../routing/classify.ts';
 
 /** `mcp`: a tools/call through /mcp (requestedModel `<server>/<tool>`, upstream the McpServer). */
-export type Endpoint = 'chat.completions' | 'embeddings' | 'messages' | 'count_tokens' | 'responses' | 'mcp' | 'completions' | 'rerank' | 'moderations';
+export type Endpoint =
+  | 'chat.completions'
+  | 'embeddings'
+  | 'messages'
+  | 'count_tokens'
+  | 'responses'
+  | 'mcp'
+  | 'completions'
+  | 'rerank'
+  | 'moderations'
+  | 'audio.transcriptions'
+  | 'audio.translations'
+  | 'audio.speech';
 
 export interface UsageEvent {
   eventId: string;
@@ -34,11 +46,19 @@ export interface UsageEvent {
   usageEstimated?: boolean;
   /** The upstream reported more than the request could have used; the charge was cut to the call's bound. */
   usageClamped?: boolean;
+  /**
+   * Audio calls: the unit billed beside tokens (seconds of audio a transcription was charged for, characters of a
+   * speech's input) and how many; absent on other calls.
+   */
+  unit?: BilledUnit;
+  units?: number;
   /** The response cache (pipeline/cache.ts): absent on routes without spec.cache. */
   cache?: CacheState;
   /** On a hit: what the original call cost minus what this one was charged (nano-USD). */
   cacheSavedNano?: number;
 }
+
+export type BilledUnit = 'seconds' | 'characters';
 
 /** hit: answered from the cache; miss: looked up, not found, called upstream; bypass: not cacheable this time. */
 export type CacheState = 'hit' | 'miss' | 'bypass';
