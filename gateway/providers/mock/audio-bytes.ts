@@ -1,6 +1,6 @@
 // Audio the mock provider answers with, made in code: a WAV tone, raw PCM (OpenAI's speech pcm: 24 kHz, 16-bit
 // signed little-endian, mono), and MP3 made of silent MPEG-1 Layer III frames (a frame whose side information is all
-// zero decodes to silence). Also the source of the demo's bundled clip (examples/audio/make-clip.ts).
+// zero decodes to silence). Also the source of the demo clip gateway/config/demo-clip.wav (toneWav8(1), checked by a test).
 
 /** A sine tone as 16-bit signed little-endian mono samples. */
 export function pcmTone(seconds: number, sampleRate = 24_000, hz = 440): Buffer {
