@@ -45,7 +45,7 @@ export function checkMultipart(contentType: string | undefined): string {
   return ct;
 }
 
-export function readUpload(stream: Readable, contentType: string | undefined, limits: UploadLimits = { maxFileBytes: MAX_AUDIO_BYTES }): Promise<AudioUpload> {
+export async function readUpload(stream: Readable, contentType: string | undefined, limits: UploadLimits = { maxFileBytes: MAX_AUDIO_BYTES }): Promise<AudioUpload> {
   const ct = checkMultipart(contentType);
   return new Promise((resolve, reject) => {
     let bb: BusboyInstance;
