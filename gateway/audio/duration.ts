@@ -27,7 +27,11 @@ export async function audioFacts(file: UploadedFile): Promise<AudioFacts> {
 
 async function parsedSeconds(file: UploadedFile, format: AudioFormat): Promise<number> {
   try {
-    const meta = await parseStream(Readable.from(file.chunks, { objectMode: false }), { mimeType: MIME[format], size: file.bytes }, { duration: true, skipCovers: true });
+    const meta = await parseStream(
+      Readable.from(file.chunks, { objectMode: false }),
+      { mimeType: MIME[format], size: file.bytes },
+      { duration: true, skipCovers: true },
+    );
     if (meta.format.duration !== undefined) return meta.format.duration;
   } catch {
     // Unreadable: refused below like a file without a length.

@@ -17,9 +17,7 @@ const AUDIO_TOKENS_ESTIMATE_PER_SECOND = 17;
 /** Text tokens an upstream adds to the caller's prompt or input (its own instructions): allowed above the bytes. */
 const TEXT_SLACK = 64;
 
-export type AudioDemand =
-  | { kind: 'transcription'; billedSeconds: number; promptBytes: number }
-  | { kind: 'speech'; characters: number; inputBytes: number };
+export type AudioDemand = { kind: 'transcription'; billedSeconds: number; promptBytes: number } | { kind: 'speech'; characters: number; inputBytes: number };
 
 /** What an upstream reported (any field may be missing). */
 export interface AudioUsage {

@@ -105,7 +105,7 @@ async function steps(deps: GatewayDeps, spec: AudioSpec, headers: Headers, clien
   }
   const sig = callSignal(client, deps.lifecycle?.ending);
   try {
-    await respond(deps, spec, chain, settle, started, sig, sink);
+    await respond(deps, { spec, chain, settle, started }, sig, sink);
   } finally {
     sig.dispose();
   }
@@ -122,9 +122,12 @@ function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, spec: AudioS
       estimated: charge?.estimated ?? false,
       clamped: charge?.clamped ?? false,
     });
-    const e: UsageEvent = u ? { ...base, ...(spec.modelType === 'transcription' ? { unit: 'seconds', units: u.seconds } : { unit: 'characters', units: u.characters }) } : base;
+    const e: UsageEvent = u
+      ? { ...base, ...(spec.modelType === 'transcription' ? { unit: 'seconds', units: u.seconds } : { unit: 'characters', units: u.characters }) }
+      : base;
     deps.metrics.observe(e, o.route?.target.provider ?? null);
-    const freeSlot = !o.served && refusedInput({ status: o.status, errorCode: o.errorCode, route: o.route, usage: NO_USAGE, ttftMs: null, contacted: o.contacted });
+    const freeSlot =
+      !o.served && refusedInput({ status: o.status, errorCode: o.errorCode, route: o.route, usage: NO_USAGE, ttftMs: null, contacted: o.contacted });
     try {
       await deps.store.settle(hold, { costNano: cost, tokens: usage.inputTokens + usage.outputTokens, event: e, freeSlot });
     } catch (err) {
@@ -147,15 +150,15 @@ interface Answer {
   done: () => void;
 }
 
-async function respond(
-  deps: GatewayDeps,
-  spec: AudioSpec,
-  chain: readonly CompiledModel[],
-  settle: Settle,
-  started: number,
-  sig: CallSignal,
-  sink: AudioSink,
-): Promise<void> {
+interface RespondInput {
+  spec: AudioSpec;
+  chain: readonly CompiledModel[];
+  settle: Settle;
+  started: number;
+}
+
+async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, sink: AudioSink): Promise<void> {
+  const { spec, chain, settle, started } = input;
   deps.metrics.addedLatency?.((deps.now() - started) / 1000);
   let answer: Answer;
   try {
@@ -188,7 +191,11 @@ async function respond(
       if (wait) await wait;
     }
   } catch {
-    ending = sig.clientGone() ? { status: 499, code: 'client_closed' } : sig.signal.aborted ? { status: 503, code: 'shutting_down' } : { status: 502, code: 'upstream_stream_error' };
+    ending = sig.clientGone()
+      ? { status: 499, code: 'client_closed' }
+      : sig.signal.aborted
+        ? { status: 503, code: 'shutting_down' }
+        : { status: 502, code: 'upstream_stream_error' };
   } finally {
     answer.done();
   }

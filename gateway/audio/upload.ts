@@ -45,7 +45,11 @@ export function checkMultipart(contentType: string | undefined): string {
   return ct;
 }
 
-export async function readUpload(stream: Readable, contentType: string | undefined, limits: UploadLimits = { maxFileBytes: MAX_AUDIO_BYTES }): Promise<AudioUpload> {
+export async function readUpload(
+  stream: Readable,
+  contentType: string | undefined,
+  limits: UploadLimits = { maxFileBytes: MAX_AUDIO_BYTES },
+): Promise<AudioUpload> {
   const ct = checkMultipart(contentType);
   return new Promise((resolve, reject) => {
     let bb: BusboyInstance;
@@ -73,7 +77,8 @@ export async function readUpload(stream: Readable, contentType: string | undefin
       settled = true;
       stream.off('data', count);
       if (refusal) reject(refusal);
-      else if (!file || file.bytes === 0) reject(new GatewayError('invalid_request', "The request has no audio: send it in a part named 'file'.", { param: 'file' }));
+      else if (!file || file.bytes === 0)
+        reject(new GatewayError('invalid_request', "The request has no audio: send it in a part named 'file'.", { param: 'file' }));
       else resolve({ fields, file });
     };
     const count = (c: Buffer): void => {

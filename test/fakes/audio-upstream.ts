@@ -71,7 +71,8 @@ export async function startAudioUpstream(): Promise<AudioUpstream> {
 const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 };
-const error = (res: ServerResponse, status: number, message: string): void => json(res, status, { error: { message, type: 'invalid_request_error', param: null, code: null } });
+const error = (res: ServerResponse, status: number, message: string): void =>
+  json(res, status, { error: { message, type: 'invalid_request_error', param: null, code: null } });
 
 async function handle(fake: AudioUpstream, req: IncomingMessage, raw: Buffer, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', fake.url);
@@ -133,8 +134,29 @@ function transcription(fake: AudioUpstream, call: AudioCall, op: string, res: Se
       return;
     case 'verbose_json': {
       const words = f.has('timestamp_granularities[]') ? { words: [{ word: 'The', start: 0, end: 0.2 }] } : {};
-      const segments = [{ id: 0, seek: 0, start: 0, end: 2.5, text: TRANSCRIPT, tokens: [50364, 440], temperature: 0, avg_logprob: -0.28, compression_ratio: 1.2, no_speech_prob: 0.01 }];
-      json(res, 200, { task: op === 'translations' ? 'translate' : 'transcribe', language: 'english', duration: 2.5, text: TRANSCRIPT, segments, ...words, usage: { type: 'duration', seconds } });
+      const segments = [
+        {
+          id: 0,
+          seek: 0,
+          start: 0,
+          end: 2.5,
+          text: TRANSCRIPT,
+          tokens: [50364, 440],
+          temperature: 0,
+          avg_logprob: -0.28,
+          compression_ratio: 1.2,
+          no_speech_prob: 0.01,
+        },
+      ];
+      json(res, 200, {
+        task: op === 'translations' ? 'translate' : 'transcribe',
+        language: 'english',
+        duration: 2.5,
+        text: TRANSCRIPT,
+        segments,
+        ...words,
+        usage: { type: 'duration', seconds },
+      });
       return;
     }
     default:
@@ -142,7 +164,14 @@ function transcription(fake: AudioUpstream, call: AudioCall, op: string, res: Se
   }
 }
 
-const SPEECH_TYPES: Record<string, string> = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac', wav: 'audio/wav', pcm: 'audio/pcm' };
+const SPEECH_TYPES: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  opus: 'audio/opus',
+  aac: 'audio/aac',
+  flac: 'audio/flac',
+  wav: 'audio/wav',
+  pcm: 'audio/pcm',
+};
 
 async function speech(fake: AudioUpstream, call: AudioCall, res: ServerResponse): Promise<void> {
   const body = call.json ?? {};
@@ -155,7 +184,9 @@ async function speech(fake: AudioUpstream, call: AudioCall, res: ServerResponse)
       if (fake.chunkDelayMs > 0) await sleep(fake.chunkDelayMs);
     }
     const u = fake.usage;
-    res.end(`data: ${JSON.stringify({ type: 'speech.audio.done', usage: { input_tokens: u.speechInput, output_tokens: u.speechOutput, total_tokens: u.speechInput + u.speechOutput } })}\n\n`);
+    res.end(
+      `data: ${JSON.stringify({ type: 'speech.audio.done', usage: { input_tokens: u.speechInput, output_tokens: u.speechOutput, total_tokens: u.speechInput + u.speechOutput } })}\n\n`,
+    );
     return;
   }
   res.writeHead(200, { 'content-type': SPEECH_TYPES[String(body.response_format ?? 'mp3')] ?? 'application/octet-stream' });

@@ -109,7 +109,9 @@ function field(name: string, i = -1): string | undefined {
 
 describe('POST /v1/audio/transcriptions', () => {
   it('json (openai SDK): the file re-sent as multipart with the upstream model, billed on the seconds the file holds', async () => {
-    const { data, response } = await client.audio.transcriptions.create({ file: await clip(), model: 'whisper-1', language: 'en', prompt: 'beach' }).withResponse();
+    const { data, response } = await client.audio.transcriptions
+      .create({ file: await clip(), model: 'whisper-1', language: 'en', prompt: 'beach' })
+      .withResponse();
     expectConforms('CreateTranscriptionResponseJson', data);
     expect(data.text).toBe(TRANSCRIPT);
     expect(response.headers.get('x-svc-upstream')).toBe('oa-whisper');
@@ -121,7 +123,14 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(field('model')).toBe('whisper-1');
     expect(field('language')).toBe('en');
     expect(field('prompt')).toBe('beach');
-    expect(lastEvent()).toMatchObject({ endpoint: 'audio.transcriptions', requestedModel: 'whisper-1', status: 200, unit: 'seconds', units: 3, costNano: CLIP_HOLD });
+    expect(lastEvent()).toMatchObject({
+      endpoint: 'audio.transcriptions',
+      requestedModel: 'whisper-1',
+      status: 200,
+      unit: 'seconds',
+      units: 3,
+      costNano: CLIP_HOLD,
+    });
   });
 
   it.each(['text', 'srt', 'vtt'] as const)('%s (openai SDK): the text passed through, billed per second', async (format) => {
@@ -144,7 +153,12 @@ describe('POST /v1/audio/transcriptions', () => {
     });
     expectConforms('CreateTranscriptionResponseVerboseJson', data);
     expect(data.words?.[0]?.word).toBe('The');
-    expect(up.calls.at(-1)?.fields.filter(([k]) => k === 'timestamp_granularities[]').map(([, v]) => v)).toEqual(['word', 'segment']);
+    expect(
+      up.calls
+        .at(-1)
+        ?.fields.filter(([k]) => k === 'timestamp_granularities[]')
+        .map(([, v]) => v),
+    ).toEqual(['word', 'segment']);
     expect(lastEvent()).toMatchObject({ units: 3, costNano: CLIP_HOLD });
   });
 
@@ -202,7 +216,9 @@ describe('POST /v1/audio/speech', () => {
   it('streams the audio through to a file as it comes (openai SDK), with its content type; billed per character', async () => {
     up.chunkDelayMs = 20;
     try {
-      const response = await client.audio.speech.create({ model: 'tts-1', input: 'Hello, world!', voice: 'alloy', response_format: 'opus', speed: 1.25 }).asResponse();
+      const response = await client.audio.speech
+        .create({ model: 'tts-1', input: 'Hello, world!', voice: 'alloy', response_format: 'opus', speed: 1.25 })
+        .asResponse();
       expect(response.headers.get('content-type')).toBe('audio/opus');
       expect(response.headers.get('x-svc-upstream')).toBe('oa-tts');
       const out = join(dir, 'speech.opus');
@@ -216,7 +232,9 @@ describe('POST /v1/audio/speech', () => {
   });
 
   it('stream_format sse: speech.audio.delta events then done with usage, billed on its tokens', async () => {
-    const response = await client.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'Hi there', voice: 'coral', instructions: 'Cheerful.', stream_format: 'sse' }).asResponse();
+    const response = await client.audio.speech
+      .create({ model: 'gpt-4o-mini-tts', input: 'Hi there', voice: 'coral', instructions: 'Cheerful.', stream_format: 'sse' })
+      .asResponse();
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     const parser = new SseParser();
     const events = parser.push(await response.text()).map((e) => JSON.parse(e.data) as { type: string; audio?: string });
@@ -286,7 +304,11 @@ describe('bad uploads: a clear 4xx before any upstream call, nothing charged', (
   });
 
   it('a file that is not audio (whatever its name says): 400', async () => {
-    await refused(async () => client.audio.transcriptions.create({ file: await clip(Buffer.from('{"not": "audio"}'), 'clip.mp3'), model: 'whisper-1' }), 400, /not audio/);
+    await refused(
+      async () => client.audio.transcriptions.create({ file: await clip(Buffer.from('{"not": "audio"}'), 'clip.mp3'), model: 'whisper-1' }),
+      400,
+      /not audio/,
+    );
   });
 
   it('a wrong content type, a missing file part: 400', async () => {

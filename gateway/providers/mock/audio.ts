@@ -40,7 +40,13 @@ export async function mockAudio(call: AudioUpstreamCall, delayMs: number): Promi
   if (fields.get('stream') === 'true') {
     const audioTokens = billed * 10;
     const events = WORDS.map((w, i) => `data: ${JSON.stringify({ type: 'transcript.text.delta', delta: i === 0 ? w : ` ${w}` })}\n\n`);
-    const usage = { type: 'tokens', input_tokens: audioTokens, input_token_details: { text_tokens: 0, audio_tokens: audioTokens }, output_tokens: WORDS.length, total_tokens: audioTokens + WORDS.length };
+    const usage = {
+      type: 'tokens',
+      input_tokens: audioTokens,
+      input_token_details: { text_tokens: 0, audio_tokens: audioTokens },
+      output_tokens: WORDS.length,
+      total_tokens: audioTokens + WORDS.length,
+    };
     events.push(`data: ${JSON.stringify({ type: 'transcript.text.done', text: MOCK_TRANSCRIPT, usage })}\n\n`);
     return { kind: 'answer', status: 200, contentType: 'text/event-stream', body: pieces(events, delayMs, call.signal) };
   }
@@ -50,14 +56,43 @@ export async function mockAudio(call: AudioUpstreamCall, delayMs: number): Promi
     case 'text':
       return { kind: 'answer', status: 200, contentType: 'text/plain; charset=utf-8', body: pieces([`${MOCK_TRANSCRIPT}\n`], 0, call.signal) };
     case 'srt':
-      return { kind: 'answer', status: 200, contentType: 'text/plain; charset=utf-8', body: pieces([`1\n${clock(0, ',')} --> ${clock(end, ',')}\n${MOCK_TRANSCRIPT}\n\n`], 0, call.signal) };
+      return {
+        kind: 'answer',
+        status: 200,
+        contentType: 'text/plain; charset=utf-8',
+        body: pieces([`1\n${clock(0, ',')} --> ${clock(end, ',')}\n${MOCK_TRANSCRIPT}\n\n`], 0, call.signal),
+      };
     case 'vtt':
-      return { kind: 'answer', status: 200, contentType: 'text/vtt; charset=utf-8', body: pieces([`WEBVTT\n\n${clock(0, '.')} --> ${clock(end, '.')}\n${MOCK_TRANSCRIPT}\n\n`], 0, call.signal) };
+      return {
+        kind: 'answer',
+        status: 200,
+        contentType: 'text/vtt; charset=utf-8',
+        body: pieces([`WEBVTT\n\n${clock(0, '.')} --> ${clock(end, '.')}\n${MOCK_TRANSCRIPT}\n\n`], 0, call.signal),
+      };
     case 'verbose_json': {
       const step = end / WORDS.length;
       const words = WORDS.map((word, i) => ({ word, start: Math.round(i * step * 100) / 100, end: Math.round((i + 1) * step * 100) / 100 }));
-      const segment = { id: 0, seek: 0, start: 0, end, text: ` ${MOCK_TRANSCRIPT}`, tokens: [50364, 2425, 50414], temperature: 0, avg_logprob: -0.2, compression_ratio: 0.9, no_speech_prob: 0.01 };
-      const body = { task, language: 'english', duration: end, text: MOCK_TRANSCRIPT, segments: [segment], ...(fields.has('timestamp_granularities[]') ? { words } : {}), usage };
+      const segment = {
+        id: 0,
+        seek: 0,
+        start: 0,
+        end,
+        text: ` ${MOCK_TRANSCRIPT}`,
+        tokens: [50364, 2425, 50414],
+        temperature: 0,
+        avg_logprob: -0.2,
+        compression_ratio: 0.9,
+        no_speech_prob: 0.01,
+      };
+      const body = {
+        task,
+        language: 'english',
+        duration: end,
+        text: MOCK_TRANSCRIPT,
+        segments: [segment],
+        ...(fields.has('timestamp_granularities[]') ? { words } : {}),
+        usage,
+      };
       return json(body, call.signal);
     }
     default:
@@ -84,7 +119,9 @@ function speech(call: AudioUpstreamCall, delayMs: number): AudioOutcome {
     const inputTokens = Math.ceil(Buffer.byteLength(input) / 4);
     const outputTokens = Math.ceil(seconds * 20);
     const events = chunks.map((c) => `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: c.toString('base64') })}\n\n`);
-    events.push(`data: ${JSON.stringify({ type: 'speech.audio.done', usage: { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens } })}\n\n`);
+    events.push(
+      `data: ${JSON.stringify({ type: 'speech.audio.done', usage: { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens } })}\n\n`,
+    );
     return { kind: 'answer', status: 200, contentType: 'text/event-stream', body: pieces(events, delayMs, call.signal) };
   }
   return { kind: 'answer', status: 200, contentType: type, body: pieces(chunks, delayMs, call.signal) };
