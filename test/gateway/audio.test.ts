@@ -16,6 +16,7 @@ import { toneWav8 } from '../../gateway/providers/mock/audio-bytes.ts';
 import { SseParser } from '../../gateway/sse/parser.ts';
 import { AZURE_KEY, OPENAI_KEY, TRANSCRIPT, startAudioUpstream, type AudioUpstream } from '../fakes/audio-upstream.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { freePort } from '../helpers/host.ts';
 import { apiKey, basics, route, secret, type TargetSpec } from '../helpers/manifests.ts';
 import { eventSchemaOf, expectConforms } from '../helpers/openapi.ts';
 
@@ -60,6 +61,7 @@ beforeAll(async () => {
       credentials: { secretKeyRef: { name: 'azure-key', key: 'api-key' } },
     },
   ];
+  const deadPort = await freePort();
   gw = await startGateway([
     ...b.docs,
     ...burstKey.docs,
@@ -80,6 +82,15 @@ beforeAll(async () => {
     }),
     route('azure-tts', azure('az-tts', 'tts-dep'), { type: 'speech', pricing: { inputPerMTokUsd: 0, perMCharactersUsd: 15 } }),
     route('gpt-chat', openai('chat-a', 'gpt-4o')),
+    // Nothing listens on the first target: the call falls back to the second (weight 0: tried last) with the same upload.
+    route(
+      'whisper-fb',
+      [
+        { name: 'dead', provider: 'openai', baseUrl: `http://127.0.0.1:${deadPort}/v1`, upstreamModel: 'whisper-1', timeouts: { connectMs: 1000 } },
+        { ...openai('backup', 'whisper-1')[0], weight: 0 } as TargetSpec,
+      ],
+      { type: 'transcription', pricing: { inputPerMTokUsd: 0, perMinuteUsd: 0.006 } },
+    ),
   ]);
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
 });
@@ -198,6 +209,34 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(sent?.headers['api-key']).toBe(AZURE_KEY);
     expect(sent?.headers.authorization).toBeUndefined();
     expect(lastEvent()).toMatchObject({ upstream: 'az-whisper', costNano: CLIP_HOLD });
+  });
+});
+
+describe('fallback', () => {
+  it('an upstream that cannot be reached: the next target gets the same upload, the headers say so, one charge', async () => {
+    const before = await spendOf(key);
+    const { data, response } = await client.audio.transcriptions.create({ file: await clip(), model: 'whisper-fb' }).withResponse();
+    expect(data.text).toBe(TRANSCRIPT);
+    expect(response.headers.get('x-svc-upstream')).toBe('backup');
+    expect(response.headers.get('x-svc-fallback')).toBe('true');
+    expect(response.headers.get('x-svc-fallback-reason')).toBe('connect_error');
+    expect(up.calls.at(-1)?.file?.bytes.equals(CLIP)).toBe(true);
+    expect(lastEvent()).toMatchObject({ upstream: 'backup', fallback: true, fallbackReason: 'connect_error', costNano: CLIP_HOLD });
+    expect(await spendOf(key)).toBe(before + CLIP_HOLD);
+  });
+
+  it('an upstream that refuses the request (400): passed on in OpenAI’s shape, nothing charged', async () => {
+    const before = await spendOf(key);
+    up.failWith = 400;
+    try {
+      const err = await client.audio.transcriptions.create({ file: await clip(), model: 'whisper-1' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((err as Error).message).toContain('failing with 400');
+    } finally {
+      up.failWith = null;
+    }
+    expect(lastEvent()).toMatchObject({ status: 400, costNano: 0 });
+    expect(await spendOf(key)).toBe(before);
   });
 });
 
