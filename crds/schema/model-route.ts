@@ -159,7 +159,7 @@ export const target = z
   );
 
 /** What a model serves: the endpoint family its calls come through (docs/api.md). */
-export const MODEL_TYPES = ['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'image'] as const;
+export const MODEL_TYPES = ['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'image', 'transcription', 'speech'] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
 
 /** An image size as OpenAI's Images API writes it (WIDTHxHEIGHT), or auto. */
@@ -174,7 +174,7 @@ export const modelRouteSpec = z.object({
     .enum(MODEL_TYPES)
     .default('chat')
     .describe(
-      'What the model serves: chat (/v1/chat/completions, /v1/responses, /anthropic/v1/messages), embeddings (/v1/embeddings), completions (/v1/completions, legacy text completions), rerank (/v1/rerank, /cohere/v2/rerank), moderation (/v1/moderations), image (/v1/images/generations, /v1/images/edits).',
+      'What the model serves: chat (/v1/chat/completions, /v1/responses, /anthropic/v1/messages), embeddings (/v1/embeddings), completions (/v1/completions, legacy text completions), rerank (/v1/rerank, /cohere/v2/rerank), moderation (/v1/moderations), image (/v1/images/generations, /v1/images/edits), transcription (/v1/audio/transcriptions and /v1/audio/translations), speech (/v1/audio/speech).',
     ),
   fim: z
     .boolean()
@@ -217,6 +217,25 @@ export const modelRouteSpec = z.object({
         .optional()
         .describe(
           'type image: prices per image by size and quality (dall-e-3, Imagen, Bedrock image models); the sizes listed are the sizes the model serves. Absent: the image model is priced by the tokens the upstream reports (gpt-image-1), at inputPerMTokUsd, imageInputPerMTokUsd and outputPerMTokUsd.',
+        ),
+      perMinuteUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe(
+          'type transcription: USD per minute of audio (whisper-1 bills 0.006), fee included, charged per started second of the audio the file holds (read from its own header, never more than its bytes can hold), on top of any per-token prices.',
+        ),
+      perMCharactersUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe('type speech: USD per million characters of input (tts-1 bills 15), fee included, on top of any per-token prices.'),
+      audioInputPerMTokUsd: z
+        .number()
+        .nonnegative()
+        .optional()
+        .describe(
+          "type transcription: USD per million audio input tokens, as gpt-4o-transcribe reports them in usage (input_token_details.audio_tokens); the text tokens of the prompt are priced by inputPerMTokUsd and the transcript's tokens by outputPerMTokUsd. type speech prices its generated audio tokens with outputPerMTokUsd.",
         ),
     })
     .describe('Listed prices (4% platform fee included).'),
@@ -325,6 +344,21 @@ export const modelRoute = z
         rule: "(!has(self.spec.pricing.perImage) && !has(self.spec.pricing.imageInputPerMTokUsd) && !has(self.spec.imageSizes)) || self.spec.type == 'image'",
         message: 'perImage, imageInputPerMTokUsd and imageSizes apply to type image only',
         fieldPath: '.spec.pricing',
+      },
+      {
+        rule: "!has(self.spec.pricing.perMinuteUsd) || self.spec.type == 'transcription'",
+        message: 'perMinuteUsd applies to type transcription only',
+        fieldPath: '.spec.pricing.perMinuteUsd',
+      },
+      {
+        rule: "!has(self.spec.pricing.audioInputPerMTokUsd) || self.spec.type == 'transcription'",
+        message: 'audioInputPerMTokUsd applies to type transcription only',
+        fieldPath: '.spec.pricing.audioInputPerMTokUsd',
+      },
+      {
+        rule: "!has(self.spec.pricing.perMCharactersUsd) || self.spec.type == 'speech'",
+        message: 'perMCharactersUsd applies to type speech only',
+        fieldPath: '.spec.pricing.perMCharactersUsd',
       },
       {
         rule: "!has(self.spec.fim) || !self.spec.fim || self.spec.type == 'completions'",

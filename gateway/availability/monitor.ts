@@ -107,9 +107,9 @@ export class Monitor {
     const now = this.now();
     const snap = this.o.snapshot();
     const subjects: Array<[string, number, () => Promise<void>]> = [
-      // Image models are not probed: the smallest probe would make, and pay for, an image.
+      // Image and audio models are not probed: the smallest probe would make, and pay for, an image or audio.
       ...Object.values(snap.models)
-        .filter((m) => m.type !== 'image')
+        .filter((m) => m.type !== 'image' && m.type !== 'transcription' && m.type !== 'speech')
         .map((m): [string, number, () => Promise<void>] => [m.id, this.intervalOf(m), () => this.round(m)]),
       ...Object.values(snap.mcpServers ?? {}).map((s): [string, number, () => Promise<void>] => [
         mcpSubject(s.name),

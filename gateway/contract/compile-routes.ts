@@ -99,6 +99,12 @@ function kindProblems(r: ModelRoute): Array<{ field: string; message: string }> 
     out.push({ field: 'spec.pricing.outputPerMTokUsd', message: 'a rerank has no output tokens: price it with inputPerMTokUsd and perSearchUnitUsd' });
   if ((pricing.perImage !== undefined || pricing.imageInputPerMTokUsd !== undefined || r.spec.imageSizes !== undefined) && type !== 'image')
     out.push({ field: 'spec.pricing', message: 'perImage, imageInputPerMTokUsd and imageSizes apply to type image only' });
+  if (pricing.perMinuteUsd !== undefined && type !== 'transcription')
+    out.push({ field: 'spec.pricing.perMinuteUsd', message: 'perMinuteUsd applies to type transcription only' });
+  if (pricing.audioInputPerMTokUsd !== undefined && type !== 'transcription')
+    out.push({ field: 'spec.pricing.audioInputPerMTokUsd', message: 'audioInputPerMTokUsd applies to type transcription only' });
+  if (pricing.perMCharactersUsd !== undefined && type !== 'speech')
+    out.push({ field: 'spec.pricing.perMCharactersUsd', message: 'perMCharactersUsd applies to type speech only' });
   if (fim && type !== 'completions') out.push({ field: 'spec.fim', message: 'fim applies to type completions only' });
   return out;
 }
@@ -154,6 +160,15 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
     fallbacks: r.spec.fallbacks,
     ...(r.spec.type === 'completions' && r.spec.fim ? { fim: true as const } : {}),
     ...(r.spec.type === 'image' ? imagePricing(r) : {}),
+    ...(r.spec.type === 'transcription' || r.spec.type === 'speech'
+      ? {
+          audio: {
+            nanoPerMinute: usdToNano(r.spec.pricing.perMinuteUsd ?? 0),
+            nanoPerCharacter: perMTokToNanoPerToken(r.spec.pricing.perMCharactersUsd ?? 0),
+            audioInputNanoPerToken: perMTokToNanoPerToken(r.spec.pricing.audioInputPerMTokUsd ?? 0),
+          },
+        }
+      : {}),
     ...(r.spec.hostedTools === 'reject' ? { hostedTools: 'reject' as const } : {}),
     ...(r.spec.cache
       ? {

@@ -160,6 +160,24 @@ describe('compile', () => {
     ],
     ['fim on a chat model', [{ ...routeDoc, spec: { ...routeDoc.spec, fim: true } }, upstreamSecret], 'ModelRoute/gpt', 'spec.fim'],
     [
+      'a per-minute price on a chat model',
+      [{ ...routeDoc, spec: { ...routeDoc.spec, pricing: { ...routeDoc.spec.pricing, perMinuteUsd: 0.006 } } }, upstreamSecret],
+      'ModelRoute/gpt',
+      'spec.pricing.perMinuteUsd',
+    ],
+    [
+      'a per-character price on a transcription model',
+      [{ ...routeDoc, spec: { ...routeDoc.spec, type: 'transcription', pricing: { inputPerMTokUsd: 0, perMCharactersUsd: 15 } } }, upstreamSecret],
+      'ModelRoute/gpt',
+      'spec.pricing.perMCharactersUsd',
+    ],
+    [
+      'an audio-token price on a speech model',
+      [{ ...routeDoc, spec: { ...routeDoc.spec, type: 'speech', pricing: { inputPerMTokUsd: 0, audioInputPerMTokUsd: 6 } } }, upstreamSecret],
+      'ModelRoute/gpt',
+      'spec.pricing.audioInputPerMTokUsd',
+    ],
+    [
       'an output price on a rerank',
       [{ ...routeDoc, spec: { ...routeDoc.spec, type: 'rerank', pricing: { inputPerMTokUsd: 1, outputPerMTokUsd: 2 } } }, upstreamSecret],
       'ModelRoute/gpt',

@@ -44,7 +44,7 @@ export const compiledTarget = z.object({
 
 export const compiledModel = z.object({
   id: z.string(),
-  type: z.enum(['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'image']),
+  type: z.enum(['chat', 'embeddings', 'completions', 'rerank', 'moderation', 'image', 'transcription', 'speech']),
   minTier: z.number().int(),
   inputNanoPerToken: z.number().int(),
   outputNanoPerToken: z.number().int(),
@@ -55,6 +55,11 @@ export const compiledModel = z.object({
   hostedTools: z.literal('reject').optional(),
   /** ModelRoute spec.cache (the response cache, pipeline/cache.ts); absent: off. hitCostPpm is hitCostFraction in millionths. */
   cache: z.object({ ttlSeconds: z.number().int(), maxEntryBytes: z.number().int(), hitCostPpm: z.number().int(), allowSampling: z.boolean() }).optional(),
+  /**
+   * type transcription and speech: the unit prices beside the token prices (nano-USD per minute of audio, per
+   * character, per audio input token); absent on other models, so their snapshots hash as before.
+   */
+  audio: z.object({ nanoPerMinute: z.number().int(), nanoPerCharacter: z.number().int(), audioInputNanoPerToken: z.number().int() }).optional(),
   /** type completions: spec.fim when true (the upstream takes a suffix); absent otherwise. */
   fim: z.literal(true).optional(),
   /**

@@ -29,6 +29,9 @@ const OPERATION: Record<Endpoint, string | null> = {
   moderations: 'moderation',
   'images.generations': 'image_generation',
   'images.edits': 'image_generation',
+  'audio.transcriptions': 'transcription',
+  'audio.translations': 'translation',
+  'audio.speech': 'speech',
 };
 
 const MODEL_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model', 'gen_ai_response_model'] as const;

@@ -18,6 +18,7 @@ import { chatBody, embeddingsBody } from './openai-schemas.ts';
 import { responsesRoutes } from './responses-routes.ts';
 import { textRoutes } from './text-routes.ts';
 import { imageRoutes } from './image-routes.ts';
+import { audioRoutes } from './audio-routes.ts';
 import { parseBody, taskTypeOf } from './validate.ts';
 
 export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
@@ -43,6 +44,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   responsesRoutes(app, deps);
   textRoutes(app, deps);
   imageRoutes(app, deps);
+  audioRoutes(app, deps);
 
   app.post('/v1/embeddings', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const body = parseBody(embeddingsBody, req.body);
@@ -102,7 +104,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 
 const CREATED = 1_767_225_600; // 2026-01-01: the model list is config, not history.
 
-/** OpenAI's model object, and what the model serves (`type`: chat, embeddings, completions, rerank, moderation, image). */
+/** OpenAI's model object, and what the model serves (`type`: chat, embeddings, completions, rerank, moderation, image, transcription, speech). */
 function modelEntry(m: { id: string; type: string }): object {
   return { id: m.id, object: 'model', created: CREATED, owned_by: 'svc-gateway', type: m.type };
 }

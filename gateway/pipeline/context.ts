@@ -60,7 +60,7 @@ export interface CallTracer {
 /** What the trace knows of a call when it starts. */
 export interface TracedCall {
   /** gen_ai.operation.name: chat, embeddings, text_completion, rerank, moderation. */
-  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation' | 'image';
+  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation' | 'image' | 'transcription' | 'speech';
   model: string;
   dialect: Dialect;
   endpoint: Endpoint;

@@ -28,6 +28,8 @@ const SERVED_AT: Record<CompiledModel['type'], string> = {
   rerank: '/v1/rerank',
   moderation: '/v1/moderations',
   image: '/v1/images/generations and /v1/images/edits',
+  transcription: '/v1/audio/transcriptions and /v1/audio/translations',
+  speech: '/v1/audio/speech',
 };
 
 function wrongType(modelId: string, has: CompiledModel['type'], wanted: CompiledModel['type']): string {

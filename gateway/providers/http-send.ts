@@ -1,8 +1,9 @@
 // Shared HTTP transport of the HTTP providers: undici keep-alive pools, the four timeouts, failure mapping.
+import { Readable } from 'node:stream';
 import { Agent, errors, request } from 'undici';
 import type { CompiledTarget } from '../contract/snapshot.ts';
 import { authSecrets } from './scrub.ts';
-import { UpstreamFailure, type UpstreamOutcome } from './types.ts';
+import { UpstreamFailure, type AudioOutcome, type UpstreamOutcome } from './types.ts';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -53,6 +54,38 @@ export class HttpTransport {
       }
       if (opts.stream) return { kind: 'stream', status: res.statusCode, body: res.body, sent: () => authSecrets(opts.headers) };
       return { kind: 'json', status: res.statusCode, body: await res.body.text() };
+    } catch (err) {
+      throw toFailure(err, opts.signal);
+    }
+  }
+
+  /** A request whose body may stream (an upload) and whose answer is passed on as bytes, whatever its type. */
+  async sendBytes(opts: {
+    target: CompiledTarget;
+    url: string;
+    headers: Record<string, string>;
+    body: AsyncIterable<Uint8Array> | string;
+    signal: AbortSignal;
+  }): Promise<AudioOutcome> {
+    const { target } = opts;
+    try {
+      const res = await request(opts.url, {
+        method: 'POST',
+        headers: opts.headers,
+        body: typeof opts.body === 'string' ? opts.body : Readable.from(opts.body, { objectMode: false }),
+        signal: opts.signal,
+        dispatcher: this.agent(target.timeouts.connectMs),
+        headersTimeout: target.timeouts.firstByteMs,
+        bodyTimeout: target.timeouts.idleMs,
+      });
+      const sent = (): string[] => authSecrets(opts.headers);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const body = await res.body.text().catch(() => '');
+        const ra = res.headers['retry-after'];
+        return { kind: 'error', status: res.statusCode, body, retryAfter: Array.isArray(ra) ? ra[0] : ra, sent };
+      }
+      const ct = res.headers['content-type'];
+      return { kind: 'answer', status: res.statusCode, contentType: (Array.isArray(ct) ? ct[0] : ct) ?? 'application/octet-stream', body: res.body };
     } catch (err) {
       throw toFailure(err, opts.signal);
     }

@@ -47,7 +47,39 @@ export class UpstreamFailure extends Error {
   }
 }
 
+/** OpenAI's audio endpoints: /audio/transcriptions and /audio/translations (multipart in), /audio/speech (JSON in). */
+export type AudioOperation = 'transcriptions' | 'translations' | 'speech';
+
+export interface AudioUpstreamCall {
+  target: CompiledTarget;
+  operation: AudioOperation;
+  /** The upstream request's body, made anew for each attempt (a multipart body streams the upload's kept chunks). */
+  body: () => AsyncIterable<Uint8Array> | string;
+  contentType: string;
+  /** The body's length in bytes (sent as content-length). */
+  length: number;
+  /** What the gateway read from the request: the in-process mock answers from it, HTTP providers send `body`. */
+  facts: AudioCallFacts;
+  signal: AbortSignal;
+}
+
+export interface AudioCallFacts {
+  /** The multipart fields as sent upstream (transcriptions, translations). */
+  fields?: ReadonlyArray<readonly [string, string]>;
+  /** The audio's length in seconds (transcriptions, translations). */
+  seconds?: number;
+  /** The JSON body as sent upstream (speech). */
+  json?: Readonly<Record<string, unknown>>;
+}
+
+/** An audio answer: any content type (JSON, text, SRT, VTT, an event stream, audio bytes), passed on as it comes. */
+export type AudioOutcome =
+  | { kind: 'answer'; status: number; contentType: string; body: AsyncIterable<Uint8Array | string> }
+  | { kind: 'error'; status: number; body: string; retryAfter: string | undefined; sent?: SentSecrets };
+
 export interface Provider {
+  /** The audio endpoints, on the kinds that serve them (openai, azure-openai, mock). */
+  audio?(call: AudioUpstreamCall): Promise<AudioOutcome>;
   /** The protocol of every target of this kind, unless protocolFor says otherwise for one target. */
   readonly protocol: Protocol;
   /**

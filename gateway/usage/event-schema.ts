@@ -29,6 +29,9 @@ export const usageEventSchema = z.object({
     'moderations',
     'images.generations',
     'images.edits',
+    'audio.transcriptions',
+    'audio.translations',
+    'audio.speech',
   ]),
   requestedModel: text,
   servedModel: text.nullable(),
@@ -49,6 +52,8 @@ export const usageEventSchema = z.object({
   droppedTools: z.array(z.string().max(64)).max(64).optional(),
   usageEstimated: z.boolean().default(false),
   usageClamped: z.boolean().default(false),
+  unit: z.enum(['seconds', 'characters']).optional(),
+  units: count.optional(),
   cache: z.enum(['hit', 'miss', 'bypass']).optional(),
   cacheSavedNano: nano.min(0).optional(),
 });

@@ -14,7 +14,10 @@ export type Endpoint =
   | 'rerank'
   | 'moderations'
   | 'images.generations'
-  | 'images.edits';
+  | 'images.edits'
+  | 'audio.transcriptions'
+  | 'audio.translations'
+  | 'audio.speech';
 
 export interface UsageEvent {
   eventId: string;
@@ -45,11 +48,19 @@ export interface UsageEvent {
   usageEstimated?: boolean;
   /** The upstream reported more than the request could have used; the charge was cut to the call's bound. */
   usageClamped?: boolean;
+  /**
+   * Audio calls: the unit billed beside tokens (seconds of audio a transcription was charged for, characters of a
+   * speech's input) and how many; absent on other calls.
+   */
+  unit?: BilledUnit;
+  units?: number;
   /** The response cache (pipeline/cache.ts): absent on routes without spec.cache. */
   cache?: CacheState;
   /** On a hit: what the original call cost minus what this one was charged (nano-USD). */
   cacheSavedNano?: number;
 }
+
+export type BilledUnit = 'seconds' | 'characters';
 
 /** hit: answered from the cache; miss: looked up, not found, called upstream; bypass: not cacheable this time. */
 export type CacheState = 'hit' | 'miss' | 'bypass';

@@ -69,7 +69,16 @@ describe('npm start (standalone, demo config)', () => {
 
   it('serves models, health and readiness', async () => {
     const models = (await (await fetch(`${gw.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
-    expect(models.data.map((m) => m.id).sort()).toEqual(['mock-code', 'mock-embed', 'mock-mini', 'mock-pro', 'mock-rerank', 'omni-moderation-latest']);
+    expect(models.data.map((m) => m.id).sort()).toEqual([
+      'mock-code',
+      'mock-embed',
+      'mock-mini',
+      'mock-pro',
+      'mock-rerank',
+      'mock-tts',
+      'mock-whisper',
+      'omni-moderation-latest',
+    ]);
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
   });

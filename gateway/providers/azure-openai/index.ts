@@ -1,9 +1,9 @@
 // Azure OpenAI: the OpenAI wire protocol (so the openai translators apply unchanged) at Azure's URLs, with an
 // api-key or an Entra ID bearer token (urls.ts, auth.ts).
 import { HttpTransport } from '../http-send.ts';
-import type { Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
+import type { AudioOutcome, AudioUpstreamCall, Provider, UpstreamCall, UpstreamOutcome } from '../types.ts';
 import { AzureAuth } from './auth.ts';
-import { azureUrl } from './urls.ts';
+import { azureAudioUrl, azureUrl } from './urls.ts';
 
 export class AzureOpenAIProvider implements Provider {
   readonly protocol = 'openai' as const;
@@ -22,6 +22,14 @@ export class AzureOpenAIProvider implements Provider {
       stream: call.stream,
       signal: call.signal,
     });
+  }
+
+  /** Whisper and TTS deployments: the same multipart or JSON body as OpenAI's, at Azure's URL, with Azure's auth. */
+  async audio(call: AudioUpstreamCall): Promise<AudioOutcome> {
+    const url = azureAudioUrl(call.target, call.operation);
+    const auth = await untilAborted(this.auth.headers(call.target), call.signal);
+    const headers = { 'content-type': call.contentType, 'content-length': String(call.length), ...auth };
+    return this.http.sendBytes({ target: call.target, url, headers, body: call.body(), signal: call.signal });
   }
 
   close(): Promise<void> {

@@ -1,7 +1,8 @@
 // Built-in mock provider: speaks the OpenAI protocol in process, deterministic, with optional latency. `n` gives n
 // choices (the same reply each), billed as n replies, as OpenAI does.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bodyText, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
+import { bodyText, type AudioOutcome, type AudioUpstreamCall, type Provider, type UpstreamCall, type UpstreamOutcome } from '../types.ts';
+import { mockAudio } from './audio.ts';
 import { mockEmbedding, mockReply, mockTokens, promptText } from './reply.ts';
 import { mockCompletions, mockModerations, mockRerank } from './text.ts';
 import { mockEditRequest, mockImages } from './image.ts';
@@ -63,6 +64,12 @@ export class MockProvider implements Provider {
           retryAfter: undefined,
         };
     }
+  }
+
+  async audio(call: AudioUpstreamCall): Promise<AudioOutcome> {
+    const mock = call.target.mock ?? { latencyMs: 0, chunkDelayMs: 0 };
+    if (mock.latencyMs > 0) await sleep(mock.latencyMs, undefined, { signal: call.signal });
+    return mockAudio(call, mock.chunkDelayMs);
   }
 
   private chat(body: ChatBody, call: UpstreamCall, delayMs: number): UpstreamOutcome {

@@ -31,6 +31,8 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['usage_clamped', 'boolean', (e) => e.usageClamped ?? false],
   ['cache', 'text', (e) => e.cache ?? null],
   ['cache_saved_nano', 'bigint', (e) => e.cacheSavedNano ?? 0],
+  ['billed_unit', 'text', (e) => e.unit ?? null],
+  ['billed_units', 'bigint', (e) => e.units ?? 0],
 ];
 
 const names = COLUMNS.map(([n]) => n).join(', ');

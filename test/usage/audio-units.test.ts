@@ -1,0 +1,55 @@
+// An audio call's usage row says the unit it was billed in beside tokens (billed_unit, billed_units): the seconds a
+// transcription's file holds, the characters of a speech's input. A standalone gateway with DATABASE_URL writes the
+// rows; the mock provider answers.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/exporter.ts';
+import { writeManifests } from '../helpers/fleet.ts';
+import { account, apiKey, plan, route } from '../helpers/manifests.ts';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
+
+let db: TestPostgres;
+let gw: GatewayProcess;
+const k = apiKey('k', 'acme');
+
+beforeAll(async () => {
+  db = await startPostgres('usage_audio_units', { own: true });
+  const docs = [
+    plan('builder', { tier: 2 }),
+    account('acme', 'builder', { trialCreditUsd: 10 }),
+    ...k.docs,
+    route('whisper', [{ name: 'm-whisper', provider: 'mock' }], { type: 'transcription', pricing: { inputPerMTokUsd: 0, perMinuteUsd: 0.006 } }),
+    route('tts', [{ name: 'm-tts', provider: 'mock' }], { type: 'speech', pricing: { inputPerMTokUsd: 0, perMCharactersUsd: 15 } }),
+  ];
+  gw = await startGatewayProcess({ SVC_CONFIG: writeManifests(docs), DATABASE_URL: db.url });
+}, 120_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await db?.stop();
+});
+
+describe('usage_events billed units', () => {
+  it('records seconds for a transcription and characters for a speech', async () => {
+    const form = new FormData();
+    form.set('model', 'whisper');
+    form.set('file', new Blob([readFileSync(`${ROOT}gateway/config/demo-clip.wav`)]), 'clip.wav');
+    const auth = { authorization: `Bearer ${k.key}` };
+    const t = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: auth, body: form });
+    expect(t.status).toBe(200);
+    const s = await fetch(`${gw.url}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts', input: 'twelve chars', voice: 'alloy', response_format: 'wav' }),
+    });
+    expect(s.status).toBe(200);
+    await s.arrayBuffer();
+    await waitFor(async () => (await db.pool.query('SELECT 1 FROM usage_events')).rowCount === 2, 30_000, '2 rows written');
+    const rows = await db.pool.query('SELECT endpoint, billed_unit, billed_units::int AS units, cost_nano::int AS cost FROM usage_events ORDER BY endpoint');
+    expect(rows.rows).toEqual([
+      { endpoint: 'audio.speech', billed_unit: 'characters', units: 12, cost: 12 * 15_000 },
+      { endpoint: 'audio.transcriptions', billed_unit: 'seconds', units: 1, cost: 100_000 },
+    ]);
+  });
+});
