@@ -175,6 +175,14 @@ export const modelRouteSpec = z.object({
         .describe(
           'type rerank: USD per search unit (one query over up to 100 documents, as Cohere bills), fee included, charged on top of the per-token prices (set those to 0 to bill by search unit only).',
         ),
+      batchDiscount: z
+        .number()
+        .min(0)
+        .max(1)
+        .optional()
+        .describe(
+          'Share taken off the per-token prices for the lines of a batch (/v1/batches, /anthropic/v1/messages/batches); default 0.5, the batch discount of OpenAI and Anthropic. A batch holds the full price of every line at creation and is charged the discounted price of what ran.',
+        ),
     })
     .describe('Listed prices (4% platform fee included).'),
   maxOutputTokens: z.number().int().positive().default(4096).describe('Output cap used when a call sets none.'),
