@@ -85,7 +85,7 @@ export interface RedisKeys {
   /** The lines of a batch charged against its hold (settle-line.lua), in the account's slot. */
   batchLines: (account: string, holdId: string) => string;
   /** Batch and file records of an account (gateway/batches/redis-records.ts), in the account's slot. */
-  batchRecords: (account: string) => { files: string; batches: string; content: (fileId: string) => string };
+  batchRecords: (account: string) => { files: string; batches: string; content: (fileId: string) => string; claim: (batchId: string) => string };
   /** Batches not finished yet, account and id, for the job that polls them. */
   batchesOpen: string;
   /** A key's sliding window (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
@@ -143,6 +143,7 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
       files: `${tag(account)}:files`,
       batches: `${tag(account)}:batches`,
       content: (fileId) => `${tag(account)}:file:${fileId}`,
+      claim: (batchId) => `${tag(account)}:batch-claim:${batchId}`,
     }),
     batchesOpen: `${prefix}:batches:open`,
     window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),

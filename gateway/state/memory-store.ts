@@ -48,7 +48,7 @@ interface AccountState {
   settledBefore: Set<string>;
   /** When the current generation began. */
   settledSince: number;
-  /** The lines charged of each batch hold (PartSettle), until the hold is released. */
+  /** The lines charged of each batch hold (PartSettle). */
   lines: Map<string, Set<string>>;
 }
 
@@ -164,8 +164,8 @@ export class MemoryStore implements Store, StoreAdmin {
     const acct = this.account(hold.account);
     this.reclaim(acct, now);
     const open = acct.holds.get(hold.id);
+    // The line ids stay: results read again later still find their lines charged.
     if (open) release(acct, hold.id, open.hold);
-    acct.lines.delete(hold.id);
   }
 
   async settle(hold: Hold, s: Settlement): Promise<void> {
