@@ -4,7 +4,7 @@ import { compile } from '../../gateway/contract/compile.ts';
 import type { Snapshot } from '../../gateway/contract/snapshot.ts';
 import { formatIssue, parseManifests } from '../../gateway/config/manifests.ts';
 import type { Metrics } from '../../gateway/http/metrics.ts';
-import { build } from '../../gateway/server.ts';
+import { build, type BuildOptions } from '../../gateway/server.ts';
 import type { McpSettings } from '../../gateway/mcp/settings.ts';
 import { MemoryStore } from '../../gateway/state/memory-store.ts';
 import { MemoryUsageSink } from '../../gateway/usage/event.ts';
@@ -23,7 +23,10 @@ export interface TestGateway {
 
 export const TEST_PEPPER = 'test-pepper-not-secret';
 
-export async function startGateway(docs: object[], opts: { bodyLimit?: number; mcp?: McpSettings } = {}): Promise<TestGateway> {
+export async function startGateway(
+  docs: object[],
+  opts: { bodyLimit?: number; mcp?: McpSettings; batches?: BuildOptions['batches'] } = {},
+): Promise<TestGateway> {
   const parsed = parseManifests(docs.map((doc, i) => ({ source: `test#${i}`, doc })));
   if (parsed.errors.length > 0) throw new Error(parsed.errors.map(formatIssue).join('\n'));
   const result = compile(parsed.set, { pepper: TEST_PEPPER });
@@ -38,6 +41,7 @@ export async function startGateway(docs: object[], opts: { bodyLimit?: number; m
     logLevel: 'silent',
     bodyLimit: opts.bodyLimit,
     mcp: opts.mcp,
+    batches: opts.batches,
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url: address, app, sink, store, snapshot: result.snapshot, metrics, close: () => app.close() };
