@@ -14,6 +14,7 @@ import type { RedisStoreOptions } from './state/redis-store.ts';
 import type { History } from './availability/history.ts';
 import { mcpSettingsFromEnv, type McpSettings } from './mcp/settings.ts';
 import { SETTLE_DURABILITIES, type SettleDurability } from './usage/durable-settle.ts';
+import { DEFAULT_BATCH_SETTINGS, type BatchSettings } from './batches/settings.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -45,6 +46,9 @@ Environment:
                   Each process publishes its manifests there (idempotent; credits applied once by id).
   SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
+  SVC_FILES_MAX_BYTES    largest upload to /v1/files, in bytes (209715200 = 200 MiB, OpenAI's bound for batch files)
+  SVC_FILES_RETENTION_DAYS  days an uploaded batch file and a batch's output and error files are kept (30)
+  SVC_BATCH_POLL_SECONDS how often this process looks at the batches not finished yet (30)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   SVC_ADMISSION_LEASES   1: admit and settle from leased slices of a key's limits, far from its caps (0: off, the default)
@@ -92,6 +96,8 @@ interface CommonOptions {
   cacheAccountBytes: number;
   /** SVC_MCP_SESSION_IDLE_MS, SVC_MCP_ALLOWED_ORIGINS. */
   mcp: McpSettings;
+  /** SVC_FILES_MAX_BYTES, SVC_FILES_RETENTION_DAYS, SVC_BATCH_POLL_SECONDS. */
+  batches: Partial<BatchSettings>;
   /** SVC_SETTLE_DURABILITY with its DATABASE_URL: where a call's usage event must be before its answer ends. */
   settle: { durability: 'redis' } | { durability: 'postgres'; databaseUrl: string };
   /** The environment, for the parts that read settings of their own (the console). */
@@ -143,6 +149,23 @@ function cacheAccountBytes(env: Env): number {
   return n;
 }
 
+/** A whole number setting at least `min`, or its default. */
+function wholeSetting(env: Env, name: string, min: number, fallback: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function batchSettings(env: Env): Partial<BatchSettings> {
+  return {
+    maxUploadBytes: wholeSetting(env, 'SVC_FILES_MAX_BYTES', 1, DEFAULT_BATCH_SETTINGS.maxUploadBytes),
+    fileRetentionSec: wholeSetting(env, 'SVC_FILES_RETENTION_DAYS', 1, 30) * 86_400,
+    pollMs: wholeSetting(env, 'SVC_BATCH_POLL_SECONDS', 1, 30) * 1000,
+  };
+}
+
 function pollMs(env: Env): number {
   const v = env.SVC_CONFIG_POLL_MS;
   if (v === undefined || v === '') return 3000;
@@ -172,6 +195,7 @@ function common(args: Args, env: Env): CommonOptions {
     logLevel: env.LOG_LEVEL || 'info',
     cacheAccountBytes: cacheAccountBytes(env),
     mcp: mcpSettingsFromEnv(env),
+    batches: batchSettings(env),
     settle: settleOf(env),
     env,
   };
