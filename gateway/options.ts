@@ -48,7 +48,7 @@ Environment:
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
   SVC_FILES_MAX_BYTES    largest upload to /v1/files, in bytes (209715200 = 200 MiB, OpenAI's bound for batch files)
   SVC_FILES_RETENTION_DAYS  days an uploaded batch file and a batch's output and error files are kept (30)
-  SVC_BATCH_POLL_SECONDS how often this process looks at the batches not finished yet (30)
+  SVC_BATCH_POLL_SECONDS how often this process looks at the batches not finished yet (5)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   SVC_ADMISSION_LEASES   1: admit and settle from leased slices of a key's limits, far from its caps (0: off, the default)
@@ -162,7 +162,7 @@ function batchSettings(env: Env): Partial<BatchSettings> {
   return {
     maxUploadBytes: wholeSetting(env, 'SVC_FILES_MAX_BYTES', 1, DEFAULT_BATCH_SETTINGS.maxUploadBytes),
     fileRetentionSec: wholeSetting(env, 'SVC_FILES_RETENTION_DAYS', 1, 30) * 86_400,
-    pollMs: wholeSetting(env, 'SVC_BATCH_POLL_SECONDS', 1, 30) * 1000,
+    pollMs: wholeSetting(env, 'SVC_BATCH_POLL_SECONDS', 1, 5) * 1000,
   };
 }
 

@@ -9,7 +9,7 @@ export interface BatchSettings {
   windowMs: number;
   /** How long a batch's hold outlives its window (the upstream's results can arrive late): 1 h. */
   holdGraceMs: number;
-  /** How often the job looks at open batches (SVC_BATCH_POLL_SECONDS, default 30). */
+  /** How often the job looks at open batches (SVC_BATCH_POLL_SECONDS, default 5). */
   pollMs: number;
 }
 
@@ -18,5 +18,5 @@ export const DEFAULT_BATCH_SETTINGS: BatchSettings = {
   fileRetentionSec: 30 * 86_400,
   windowMs: 24 * 3_600_000,
   holdGraceMs: 3_600_000,
-  pollMs: 30_000,
+  pollMs: 5_000,
 };
