@@ -32,6 +32,7 @@ export class BatchJob {
   private mock: MockBatchUpstream | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private readonly claimed = new Map<string, OpenBatch>();
 
   constructor(d: JobDeps) {
     this.d = d;
@@ -46,6 +47,14 @@ export class BatchJob {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;
+    // Given back, so another process takes these batches at its next poll rather than when the claims run out.
+    for (const ref of this.claimed.values()) await this.d.records.unclaim(ref, this.owner).catch(() => {});
+    this.claimed.clear();
+  }
+
+  /** A claim outlives a few polls (renewed at each), so a process that died leaves its batches soon. */
+  private claimMs(): number {
+    return Math.max(30_000, 3 * this.d.settings.pollMs);
   }
 
   /** One pass over the open batches (one at a time in a process; a pass already running is joined). */
@@ -66,7 +75,9 @@ export class BatchJob {
     }
     for (const ref of open) {
       try {
-        if (await this.d.records.claim(ref, this.owner, 5 * 60_000)) await this.step(ref);
+        if (!(await this.d.records.claim(ref, this.owner, this.claimMs()))) continue;
+        this.claimed.set(`${ref.account}|${ref.id}`, ref);
+        await this.step(ref);
       } catch (err) {
         this.d.log.warn({ err, batch: ref.id }, 'A batch step failed; trying again at the next poll');
       }

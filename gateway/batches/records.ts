@@ -28,6 +28,8 @@ export interface BatchRecords {
   open(): Promise<OpenBatch[]>;
   /** Takes a batch for `ms` so one process works on it at a time; false: another has it. */
   claim(b: OpenBatch, owner: string, ms: number): Promise<boolean>;
+  /** Gives a claim back (a process that stops), so another takes the batch at once. */
+  unclaim(b: OpenBatch, owner: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,11 @@ export class MemoryBatchRecords implements BatchRecords {
     if (c && c.until > now && c.owner !== owner) return false;
     this.claims.set(k, { owner, until: now + ms });
     return true;
+  }
+
+  async unclaim(b: OpenBatch, owner: string): Promise<void> {
+    const k = `${b.account}|${b.id}`;
+    if (this.claims.get(k)?.owner === owner) this.claims.delete(k);
   }
 
   async close(): Promise<void> {}

@@ -85,5 +85,10 @@ export class RedisBatchRecords implements BatchRecords {
     return true;
   }
 
+  async unclaim(b: OpenBatch, owner: string): Promise<void> {
+    const key = this.k.batchRecords(b.account).claim(b.id);
+    if ((await this.redis.get(key)) === owner) await this.redis.del(key);
+  }
+
   async close(): Promise<void> {}
 }
