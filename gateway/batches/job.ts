@@ -172,7 +172,15 @@ export class BatchJob {
     const content = Buffer.from(text, 'utf8');
     const s = Math.floor(now / 1000);
     await this.d.records.putFile(
-      { id, account: b.account, purpose, filename: `${b.id}_${purpose === 'batch_output' ? 'output' : 'error'}.jsonl`, bytes: content.length, createdAt: s, expiresAt: s + this.d.settings.fileRetentionSec },
+      {
+        id,
+        account: b.account,
+        purpose,
+        filename: `${b.id}_${purpose === 'batch_output' ? 'output' : 'error'}.jsonl`,
+        bytes: content.length,
+        createdAt: s,
+        expiresAt: s + this.d.settings.fileRetentionSec,
+      },
       content,
     );
     return id;

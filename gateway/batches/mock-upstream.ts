@@ -31,7 +31,14 @@ export class MockBatchUpstream implements BatchUpstream {
       if (raw.trim() === '') continue;
       const line = JSON.parse(raw) as { custom_id: string; url: string; body: Record<string, unknown> };
       if (cancelled) {
-        results.push({ customId: line.custom_id, status: 0, body: null, inputTokens: 0, outputTokens: 0, error: { code: 'batch_cancelled', message: 'The batch was cancelled before this request ran.' } });
+        results.push({
+          customId: line.custom_id,
+          status: 0,
+          body: null,
+          inputTokens: 0,
+          outputTokens: 0,
+          error: { code: 'batch_cancelled', message: 'The batch was cancelled before this request ran.' },
+        });
         continue;
       }
       results.push(await this.run(line, target));

@@ -44,7 +44,11 @@ export class OpenAIBatchUpstream implements BatchUpstream {
 
   private async call(t: CompiledTarget, path: string, init: RequestInit = {}): Promise<Response> {
     const b = await this.base(t);
-    const res = await fetch(b.url(path), { ...init, headers: { ...b.headers, ...(init.headers as Record<string, string>) }, signal: AbortSignal.timeout(t.timeouts.totalMs) });
+    const res = await fetch(b.url(path), {
+      ...init,
+      headers: { ...b.headers, ...(init.headers as Record<string, string>) },
+      signal: AbortSignal.timeout(t.timeouts.totalMs),
+    });
     if (!res.ok) {
       // The status only: an upstream's error text may echo what it was sent.
       await res.body?.cancel();

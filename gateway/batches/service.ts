@@ -61,7 +61,8 @@ export async function createBatch(d: BatchDeps, p: Principal, req: CreateBatch):
   const file = await d.records.file(p.account.name, req.inputFileId, d.now());
   const content = file ? await d.records.content(p.account.name, req.inputFileId, d.now()) : null;
   if (!file || !content) throw new GatewayError('not_found', `No such file: ${JSON.stringify(req.inputFileId)}.`, { param: 'input_file_id' });
-  if (file.purpose !== 'batch') throw new GatewayError('invalid_request', `The file ${file.id} is not a batch input file (its purpose is ${file.purpose}).`, { param: 'input_file_id' });
+  if (file.purpose !== 'batch')
+    throw new GatewayError('invalid_request', `The file ${file.id} is not a batch input file (its purpose is ${file.purpose}).`, { param: 'input_file_id' });
   const input = readInputFile(content.toString('utf8'));
   if (input.url !== req.endpoint)
     throw new GatewayError('invalid_request', `The file's requests call ${input.url}, not the batch's endpoint ${req.endpoint}.`, { param: 'endpoint' });
@@ -88,7 +89,7 @@ export type NewBatch = Pick<
 
 /** Holds the batch's worst case (one atomic store step) and keeps the batch; the 402 or 429 of a refusal otherwise. */
 export async function admitBatch(d: BatchDeps, p: Principal, n: NewBatch): Promise<BatchRecord> {
-  if (!d.store.parts) throw new GatewayError('internal_error', 'This gateway\'s store does not run batches.');
+  if (!d.store.parts) throw new GatewayError('internal_error', "This gateway's store does not run batches.");
   const now = d.now();
   const holdNano = batchHold(n.lines);
   const decision = await d.store.admit({
@@ -101,7 +102,8 @@ export async function admitBatch(d: BatchDeps, p: Principal, n: NewBatch): Promi
     now,
     holdTtlMs: d.settings.windowMs + d.settings.holdGraceMs,
   });
-  if (!decision.ok) throw new GatewayError(decision.code, `Batch of ${n.lines.length} requests: ${decision.message}`, { retryAfterSec: decision.retryAfterSec });
+  if (!decision.ok)
+    throw new GatewayError(decision.code, `Batch of ${n.lines.length} requests: ${decision.message}`, { retryAfterSec: decision.retryAfterSec });
   const b: BatchRecord = {
     ...n,
     account: p.account.name,

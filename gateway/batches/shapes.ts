@@ -24,7 +24,10 @@ export function batchObject(b: BatchRecord): Record<string, unknown> {
     object: 'batch',
     endpoint: b.endpoint,
     model: b.model,
-    errors: b.errors.length > 0 ? { object: 'list', data: b.errors.map((e) => ({ code: e.code, message: e.message, ...(e.line ? { line: e.line } : {}) })) } : undefined,
+    errors:
+      b.errors.length > 0
+        ? { object: 'list', data: b.errors.map((e) => ({ code: e.code, message: e.message, ...(e.line ? { line: e.line } : {}) })) }
+        : undefined,
     input_file_id: b.inputFileId ?? '',
     completion_window: b.completionWindow,
     status: b.status,

@@ -34,7 +34,9 @@ export function filesRoutes(app: FastifyInstance, deps: GatewayDeps, b: BatchDep
     const up = await readUpload(req.raw, req.headers, b.settings.maxUploadBytes);
     if (up.fields.purpose === undefined) throw new GatewayError('invalid_request', 'The upload needs a `purpose` field (batch).', { param: 'purpose' });
     if (up.fields.purpose !== 'batch')
-      throw new GatewayError('invalid_request', `This gateway keeps files of purpose batch only (got ${JSON.stringify(up.fields.purpose)}).`, { param: 'purpose' });
+      throw new GatewayError('invalid_request', `This gateway keeps files of purpose batch only (got ${JSON.stringify(up.fields.purpose)}).`, {
+        param: 'purpose',
+      });
     if (!up.file) throw new GatewayError('invalid_request', 'The upload has no `file` part.', { param: 'file' });
     return fileObject(await uploadFile(b, p, up.file.filename, up.file.content));
   });

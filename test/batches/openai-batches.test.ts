@@ -21,7 +21,12 @@ let narrow: OpenAI;
 let tightKey: string;
 
 function line(id: string, content: string, maxTokens = 16, model = 'mock-chat'): string {
-  return JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content }], max_tokens: maxTokens } });
+  return JSON.stringify({
+    custom_id: id,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model, messages: [{ role: 'user', content }], max_tokens: maxTokens },
+  });
 }
 
 /** A line's hold as the per-call path computes it: its bytes bound its input, max_tokens its output. */
@@ -81,7 +86,12 @@ describe('a batch on the mock, end to end', () => {
     expect(await client.files.retrieve(file.id)).toMatchObject({ id: file.id, bytes: file.bytes });
 
     const before = await gw.store.ledger('acme');
-    const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'eval-1' } });
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      metadata: { job: 'eval-1' },
+    });
     expectConforms('Batch', batch);
     expect(batch).toMatchObject({ object: 'batch', status: 'validating', input_file_id: file.id, metadata: { job: 'eval-1' } });
     const hold = holdOf(lines[0] as string) + holdOf(lines[1] as string) + holdOf(lines[2] as string, 8);
@@ -92,7 +102,10 @@ describe('a batch on the mock, end to end', () => {
     expect(done.status).toBe('completed');
     expect(done.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
     const out = await (await client.files.content(done.output_file_id as string)).text();
-    const rows = out.trim().split('\n').map((r) => JSON.parse(r) as { custom_id: string; response: { status_code: number; body: OpenAI.ChatCompletion } });
+    const rows = out
+      .trim()
+      .split('\n')
+      .map((r) => JSON.parse(r) as { custom_id: string; response: { status_code: number; body: OpenAI.ChatCompletion } });
     expect(rows.map((r) => r.custom_id).sort()).toEqual(['a', 'b', 'c']);
     for (const r of rows) {
       expect(r.response.status_code).toBe(200);
@@ -163,7 +176,12 @@ describe('bad input: a clear 4xx, nothing kept or charged', () => {
       `${line('a', 'x')}\n${line('a', 'y')}\n`,
       JSON.stringify({ custom_id: 'a', method: 'GET', url: '/v1/chat/completions', body: {} }),
       JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/images/generations', body: {} }),
-      JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: { model: 'mock-chat', messages: [{ role: 'user', content: 'x' }], stream: true } }),
+      JSON.stringify({
+        custom_id: 'a',
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'mock-chat', messages: [{ role: 'user', content: 'x' }], stream: true },
+      }),
     ]) {
       await expect(upload(client, text)).rejects.toMatchObject({ status: 400 });
     }
@@ -184,7 +202,9 @@ describe('bad input: a clear 4xx, nothing kept or charged', () => {
     await expect(other.files.delete(file.id)).rejects.toMatchObject({ status: 404 });
     await expect(other.batches.retrieve(b.id)).rejects.toMatchObject({ status: 404 });
     await expect(other.batches.cancel(b.id)).rejects.toMatchObject({ status: 404 });
-    await expect(other.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toMatchObject({ status: 404 });
+    await expect(other.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
   it('refuses another purpose, a missing file part and a file over the upload bound (413)', async () => {

@@ -57,7 +57,12 @@ describe('a batch settled after a restart', () => {
     const first = await gateway(true);
     const client = new OpenAI({ baseURL: `${first.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
     const lines = ['one', 'two', 'three'].map((w, i) =>
-      JSON.stringify({ custom_id: `r${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'mock-chat', messages: [{ role: 'user', content: w }], max_tokens: 8 } }),
+      JSON.stringify({
+        custom_id: `r${i}`,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'mock-chat', messages: [{ role: 'user', content: w }], max_tokens: 8 },
+      }),
     );
     const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'in.jsonl'), purpose: 'batch' });
     const before = await first.store.ledger('acme');

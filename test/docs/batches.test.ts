@@ -24,7 +24,9 @@ afterAll(async () => {
 describe('docs/api.md: batches on the demo', () => {
   it('uploads a JSONL file, creates a batch, polls it and downloads its output', () => {
     const port = new URL(gw.url).port;
-    const script = docExample('docs/api.md', 'batches').replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`).replace(/^export SVC_KEY=.*$/m, '');
+    const script = docExample('docs/api.md', 'batches')
+      .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
+      .replace(/^export SVC_KEY=.*$/m, '');
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], {
       cwd: dir,
       env: { ...process.env, SVC_KEY: gw.keys['demo-builder'] },
