@@ -39,6 +39,9 @@ export class RedisBatchRecords implements BatchRecords {
 
   async files(account: string, page: ListPage, now: number): Promise<FileRecord[]> {
     const all = Object.values(await this.redis.hgetall(this.k.batchRecords(account).files)).map((v) => JSON.parse(v) as FileRecord);
+    // Records past their retention go as they are listed (their content expired in Redis on its own).
+    const gone = all.filter((f) => f.expiresAt * 1000 <= now).map((f) => f.id);
+    if (gone.length > 0) await this.redis.hdel(this.k.batchRecords(account).files, ...gone);
     return pageOf(
       all.filter((f) => f.expiresAt * 1000 > now),
       page,
