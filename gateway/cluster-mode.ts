@@ -15,6 +15,7 @@ import { createRedis } from './state/redis-connect.ts';
 import { redactUrl } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
 import { RedisStore } from './state/redis-store.ts';
+import { RedisBatchRecords } from './batches/redis-records.ts';
 import { MoneyGuard } from './state/money-guard.ts';
 import { Metrics } from './http/metrics.ts';
 import { durableStore } from './usage/durable-settle.ts';
@@ -98,6 +99,8 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
     responses,
+    // Every gateway replica runs the batch job; one works on a batch at a time (a claim in Redis).
+    batches: { settings: opts.batches, records: new RedisBatchRecords(store.redis, store.prefix) },
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
   // gateway's upstream outcomes are added to the board every 5 s in one pipeline.

@@ -16,6 +16,7 @@ import type { History } from './availability/history.ts';
 import { mcpSettingsFromEnv, type McpSettings } from './mcp/settings.ts';
 import { SETTLE_DURABILITIES, type SettleDurability } from './usage/durable-settle.ts';
 import { DAY_MS, DEFAULT_ACCOUNT_BYTES, DEFAULT_RETENTION_DAYS, type StoredResponsesSettings } from './stored-responses/types.ts';
+import { DEFAULT_BATCH_SETTINGS, type BatchSettings } from './batches/settings.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -49,6 +50,9 @@ Environment:
                          store (Redis: one round trip) when next used (10000; 0 = read every call)
   SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
+  SVC_FILES_MAX_BYTES    largest upload to /v1/files, in bytes (209715200 = 200 MiB, OpenAI's bound for batch files)
+  SVC_FILES_RETENTION_DAYS  days an uploaded batch file and a batch's output and error files are kept (30)
+  SVC_BATCH_POLL_SECONDS how often this process looks at the batches not finished yet (5)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
   SVC_ADMISSION_LEASES   1: admit and settle from leased slices of a key's limits, far from its caps (0: off, the default)
@@ -104,6 +108,8 @@ interface CommonOptions {
   mcp: McpSettings;
   /** SVC_RESPONSES_*: stored Responses' retention and per-account bound; in Postgres at DATABASE_URL when set. */
   responses: StoredResponsesSettings & { databaseUrl: string | undefined };
+  /** SVC_FILES_MAX_BYTES, SVC_FILES_RETENTION_DAYS, SVC_BATCH_POLL_SECONDS. */
+  batches: Partial<BatchSettings>;
   /** SVC_SETTLE_DURABILITY with its DATABASE_URL: where a call's usage event must be before its answer ends. */
   settle: { durability: 'redis' } | { durability: 'postgres'; databaseUrl: string };
   /** The environment, for the parts that read settings of their own (the console). */
@@ -179,6 +185,14 @@ function keyCacheSize(env: Env): number {
   return n;
 }
 
+function batchSettings(env: Env): Partial<BatchSettings> {
+  return {
+    maxUploadBytes: wholeSetting(env, 'SVC_FILES_MAX_BYTES', DEFAULT_BATCH_SETTINGS.maxUploadBytes, 1),
+    fileRetentionSec: wholeSetting(env, 'SVC_FILES_RETENTION_DAYS', 30, 1) * 86_400,
+    pollMs: wholeSetting(env, 'SVC_BATCH_POLL_SECONDS', 5, 1) * 1000,
+  };
+}
+
 function pollMs(env: Env): number {
   const v = env.SVC_CONFIG_POLL_MS;
   if (v === undefined || v === '') return 3000;
@@ -209,6 +223,7 @@ function common(args: Args, env: Env): CommonOptions {
     cacheAccountBytes: cacheAccountBytes(env),
     keyCacheSize: keyCacheSize(env),
     mcp: mcpSettingsFromEnv(env),
+    batches: batchSettings(env),
     settle: settleOf(env),
     responses: responsesOf(env),
     env,

@@ -24,6 +24,12 @@ import { MemoryResponseStore } from './stored-responses/memory.ts';
 import { StoredResponses } from './stored-responses/service.ts';
 import { DEFAULT_STORED_RESPONSES, type ResponseStore, type StoredResponsesSettings } from './stored-responses/types.ts';
 import { keyCacheOf } from './pipeline/key-cache.ts';
+import { BatchJob } from './batches/job.ts';
+import { MemoryBatchRecords, type BatchRecords } from './batches/records.ts';
+import type { BatchDeps } from './batches/service.ts';
+import { DEFAULT_BATCH_SETTINGS, type BatchSettings } from './batches/settings.ts';
+import { batchRoutes } from './http/batch-routes.ts';
+import { filesRoutes } from './http/files-routes.ts';
 
 export interface BuildOptions {
   config: ConfigSource;
@@ -56,9 +62,12 @@ export interface BuildOptions {
   responses?: { store?: ResponseStore; settings?: StoredResponsesSettings };
   /** SVC_KEY_CACHE_SIZE: key records each process keeps (pipeline/key-cache.ts; default 10,000). */
   keyCacheSize?: number;
+  /** Files and batches: where they are kept (default: in memory), their settings, and whether this process runs the
+   * job that polls them (default: yes; every process may, one works on a batch at a time). */
+  batches?: { records?: BatchRecords; settings?: Partial<BatchSettings>; job?: boolean };
 }
 
-export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics }> {
+export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics; batches: BatchJob }> {
   const t = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
   const app = Fastify({
     // Node checks the header and request deadlines on a timer: often enough that a short deadline is kept.
@@ -119,9 +128,23 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     const ready = opts.ready?.() ?? true;
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'starting' });
   });
+  const batchDeps: BatchDeps = {
+    config: deps.config,
+    store: deps.store,
+    records: opts.batches?.records ?? new MemoryBatchRecords(),
+    settings: { ...DEFAULT_BATCH_SETTINGS, ...opts.batches?.settings },
+    now: deps.now,
+  };
+  const job = new BatchJob({ ...batchDeps, providers: deps.providers, log: app.log });
+  if (opts.batches?.job !== false) job.start();
   await app.register(async (api) => {
     dialectErrors(api, 'openai', count);
     openAIRoutes(api, deps);
+  });
+  await app.register(async (api) => {
+    dialectErrors(api, 'openai', count);
+    filesRoutes(api, deps, batchDeps);
+    batchRoutes(api, deps, batchDeps);
   });
   await app.register(
     async (api) => {
@@ -142,8 +165,10 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
   // MCP (gateway/mcp/): JSON-RPC errors of its own.
   await app.register(mcpRoutes(deps, opts.tracing?.mcp, opts.mcp), { prefix: '/mcp' });
   app.addHook('onClose', async () => {
+    await job.stop();
+    await batchDeps.records.close();
     await opts.tracing?.shutdown();
     await deps.providers.close();
   });
-  return { app, deps, metrics };
+  return { app, deps, metrics, batches: job };
 }

@@ -23,6 +23,7 @@ import { redactUrl, sharedKeys } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
 import { startStandaloneMoney, type StandaloneMoney } from './standalone-money.ts';
 import { RedisStore } from './state/redis-store.ts';
+import { RedisBatchRecords } from './batches/redis-records.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
 import { durableStore } from './usage/durable-settle.ts';
@@ -104,6 +105,11 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
     responses,
+    // Files and batches beside the money: in Redis when the processes share one (any of them runs a batch), else here.
+    batches: {
+      settings: opts.batches,
+      ...(state.backing.kind === 'redis' ? { records: new RedisBatchRecords(state.backing.store.redis, state.backing.store.prefix) } : {}),
+    },
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

@@ -237,6 +237,14 @@ export const modelRouteSpec = z.object({
         .describe(
           "type transcription: USD per million audio input tokens, as gpt-4o-transcribe reports them in usage (input_token_details.audio_tokens); the text tokens of the prompt are priced by inputPerMTokUsd and the transcript's tokens by outputPerMTokUsd. type speech prices its generated audio tokens with outputPerMTokUsd.",
         ),
+      batchDiscount: z
+        .number()
+        .min(0)
+        .max(1)
+        .optional()
+        .describe(
+          'Share taken off the per-token prices for the lines of a batch (/v1/batches, /anthropic/v1/messages/batches); default 0.5, the batch discount of OpenAI and Anthropic. A batch holds the full price of every line at creation and is charged the discounted price of what ran.',
+        ),
     })
     .describe('Listed prices (4% platform fee included).'),
   imageSizes: z

@@ -180,6 +180,7 @@ function compileRoute(r: ModelRoute, secrets: Secrets, scope: string | undefined
           },
         }
       : {}),
+    ...(r.spec.pricing.batchDiscount !== undefined ? { batchPpm: Math.round((1 - r.spec.pricing.batchDiscount) * 1_000_000) } : {}),
     // Set only when the route says it, so snapshots of routes without a probe section hash as before.
     ...(r.spec.probe ? { probeIntervalSeconds: r.spec.probe.intervalSeconds } : {}),
     ...(r.spec.tracing?.captureContent === true ? { captureContent: true as const } : {}),

@@ -82,6 +82,12 @@ export interface RedisKeys {
   /** One slot's marker, named by a hash tag that lands in that slot (gateway/state/slot-markers.ts). */
   moneySlot: (tag: string) => string;
   account: (account: string) => AccountKeys;
+  /** The lines of a batch charged against its hold (settle-line.lua), in the account's slot. */
+  batchLines: (account: string, holdId: string) => string;
+  /** Batch and file records of an account (gateway/batches/redis-records.ts), in the account's slot. */
+  batchRecords: (account: string) => { files: string; batches: string; content: (fileId: string) => string; claim: (batchId: string) => string };
+  /** Batches not finished yet, account and id, for the job that polls them. */
+  batchesOpen: string;
   /** A key's sliding window (its name kept from when RPM had a log of its own, so windows survive an upgrade). */
   window: (account: string, key: string) => { calls: string; tpmn: string };
   availability: (part: string) => string;
@@ -132,6 +138,14 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     moneyDrift: `${prefix}:money:drift`,
     moneySlot: (tag) => `${prefix}:money:slot:{${tag}}`,
     account: (account) => accountKeys(prefix, account),
+    batchLines: (account, holdId) => `${tag(account)}:blines:${holdId}`,
+    batchRecords: (account) => ({
+      files: `${tag(account)}:files`,
+      batches: `${tag(account)}:batches`,
+      content: (fileId) => `${tag(account)}:file:${fileId}`,
+      claim: (batchId) => `${tag(account)}:batch-claim:${batchId}`,
+    }),
+    batchesOpen: `${prefix}:batches:open`,
     window: (account, key) => ({ calls: `${tag(account)}:tpm:${key}`, tpmn: `${tag(account)}:tpmn:${key}` }),
     availability: (part) => `${prefix}:{avail}:${part}`,
     consoleSession: (idHash) => `${prefix}:console:session:${idHash}`,

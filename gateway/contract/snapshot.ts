@@ -71,6 +71,8 @@ export const compiledModel = z.object({
   imageInputNanoPerToken: z.number().int().optional(),
   /** ModelRoute spec.probe.intervalSeconds when set (availability probes; absent: the process default). */
   probeIntervalSeconds: z.number().int().optional(),
+  /** ModelRoute spec.pricing.batchDiscount as the batch price's share of the listed one, in millionths; absent: 500000. */
+  batchPpm: z.number().int().optional(),
   /** ModelRoute spec.tracing.captureContent when true (prompts and completions on spans); absent otherwise. */
   captureContent: z.literal(true).optional(),
 });

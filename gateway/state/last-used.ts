@@ -76,5 +76,6 @@ export function withLastUsed(store: Store, lastUsed: LastUsed): Store {
     view: (account, keyName, now) => store.view(account, keyName, now),
     close: () => store.close(),
     ...(store.responseCache ? { responseCache: store.responseCache } : {}),
+    ...(store.parts ? { parts: store.parts } : {}),
   };
 }

@@ -20,6 +20,8 @@ import {
   type FoundKey,
   type Hold,
   type Ledger,
+  type LineSettlement,
+  type PartSettle,
   type Settlement,
   type Store,
   type StoreAdmin,
@@ -46,6 +48,8 @@ interface AccountState {
   settledBefore: Set<string>;
   /** When the current generation began. */
   settledSince: number;
+  /** The lines charged of each batch hold (PartSettle). */
+  lines: Map<string, Set<string>>;
 }
 
 export class MemoryStore implements Store, StoreAdmin {
@@ -58,6 +62,10 @@ export class MemoryStore implements Store, StoreAdmin {
   private readonly now: () => number;
   readonly responseCache: CacheStore = new MemoryCacheStore();
   readonly mcpSessions: McpSessionStore = new MemoryMcpSessions();
+  readonly parts: PartSettle = {
+    settleLine: (hold, s) => this.settleLine(hold, s),
+    release: (hold, now) => this.releaseHold(hold, now),
+  };
 
   constructor(sink: UsageSink, timing: StoreTiming = {}) {
     this.sink = sink;
@@ -122,8 +130,42 @@ export class MemoryStore implements Store, StoreAdmin {
     hold.slot = w.add(req.now, req.tokens);
     add(acct.monthHeld, mk, req.holdNano);
     acct.heldNano += req.holdNano;
-    acct.holds.set(hold.id, { hold, deadline: req.now + this.holdTtlMs });
+    acct.holds.set(hold.id, { hold, deadline: req.now + (req.holdTtlMs ?? this.holdTtlMs) });
     return { ok: true, hold };
+  }
+
+  /** One line of a batch: charged once by line id, its worst case taken off the batch's hold. */
+  private async settleLine(hold: Hold, s: LineSettlement): Promise<void> {
+    checkAmount('costNano', s.costNano);
+    checkAmount('lineHoldNano', s.lineHoldNano);
+    checkAmount('feeNano', s.event.feeNano);
+    const acct = this.account(hold.account);
+    this.reclaim(acct, settledAt({ costNano: s.costNano, tokens: 0, event: s.event }));
+    let done = acct.lines.get(hold.id);
+    if (!done) acct.lines.set(hold.id, (done = new Set()));
+    if (done.has(s.lineId)) return;
+    done.add(s.lineId);
+    const open = acct.holds.get(hold.id);
+    const h = open?.hold ?? hold;
+    if (open) {
+      const cut = Math.min(s.lineHoldNano, open.hold.holdNano);
+      acct.heldNano -= cut;
+      add(acct.monthHeld, `${h.month}|${h.key}`, -cut);
+      open.hold = { ...open.hold, holdNano: open.hold.holdNano - cut };
+    }
+    acct.spentNano += s.costNano;
+    acct.feeNano += s.event.feeNano;
+    add(acct.monthSpend, h.month, s.costNano);
+    add(acct.monthSpend, `${h.month}|${h.key}`, s.costNano);
+    this.sink.emit(s.event);
+  }
+
+  private async releaseHold(hold: Hold, now: number): Promise<void> {
+    const acct = this.account(hold.account);
+    this.reclaim(acct, now);
+    const open = acct.holds.get(hold.id);
+    // The line ids stay: results read again later still find their lines charged.
+    if (open) release(acct, hold.id, open.hold);
   }
 
   async settle(hold: Hold, s: Settlement): Promise<void> {
@@ -214,6 +256,7 @@ export class MemoryStore implements Store, StoreAdmin {
         settled: new Set(),
         settledBefore: new Set(),
         settledSince: 0,
+        lines: new Map(),
       };
       this.accounts.set(name, st);
     }

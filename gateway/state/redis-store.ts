@@ -41,6 +41,8 @@ import {
   type AdmitRequest,
   type FoundKey,
   type Hold,
+  type LineSettlement,
+  type PartSettle,
   type Ledger,
   type MonthSpend,
   type Settlement,
@@ -231,7 +233,50 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   admit(req: AdmitRequest): Promise<AdmitDecision> {
-    return this.leases ? this.admitLeased(this.leases, req) : this.admitPerCall(req);
+    // A hold of its own length (a batch's) is never taken from a lease: leases last seconds.
+    return this.leases && req.holdTtlMs === undefined ? this.admitLeased(this.leases, req) : this.admitPerCall(req);
+  }
+
+  readonly parts: PartSettle = {
+    settleLine: (hold, s) => this.settleLine(hold, s),
+    release: (hold, now) => this.releaseHold(hold, now),
+  };
+
+  private async settleLine(hold: Hold, s: LineSettlement): Promise<void> {
+    checkAmount('costNano', s.costNano);
+    checkAmount('lineHoldNano', s.lineHoldNano);
+    checkAmount('feeNano', s.event.feeNano);
+    const a = this.k.account(hold.account);
+    this.batch.join();
+    await this.guard('settle', () =>
+      SCRIPTS.settleLine.run(
+        this.redis,
+        { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, spend: a.spend, usage: a.usage, lines: this.k.batchLines(hold.account, hold.id) },
+        {
+          id: hold.id,
+          lineId: s.lineId,
+          keyName: hold.key,
+          month: hold.month,
+          lineHoldNano: s.lineHoldNano,
+          costNano: s.costNano,
+          feeNano: s.event.feeNano,
+          now: settledAt({ costNano: s.costNano, tokens: 0, event: s.event }),
+          eventJson: JSON.stringify(s.event),
+          streamMaxLen: this.streamMaxLen,
+        },
+      ),
+    );
+  }
+
+  private async releaseHold(hold: Hold, now: number): Promise<void> {
+    const a = this.k.account(hold.account);
+    await this.guard('settle', () =>
+      SCRIPTS.releaseHold.run(
+        this.redis,
+        { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, lines: this.k.batchLines(hold.account, hold.id) },
+        { id: hold.id, now },
+      ),
+    );
   }
 
   private async admitLeased(leases: Leases, req: AdmitRequest): Promise<AdmitDecision> {
@@ -273,7 +318,7 @@ export class RedisStore implements Store, StoreAdmin {
           budget: k.monthlyBudgetNano ?? -1,
           tokens: req.tokens,
           holdNano: req.holdNano,
-          deadline: req.now + this.holdTtlMs,
+          deadline: req.now + (req.holdTtlMs ?? this.holdTtlMs),
           keyRevoked: k.revoked ? '1' : '0',
         },
       ),

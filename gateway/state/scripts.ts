@@ -13,6 +13,12 @@ export const SCRIPTS = {
     keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'settled', 'tpmn', 'usage', 'calls'],
     args: ['id', 'keyName', 'month', 'costNano', 'feeNano', 'tokens', 'now', 'settledKeepMs', 'eventJson', 'streamMaxLen', 'freeSlot', 'cacheHit', 'savedNano'],
   }),
+  settleLine: new NamedScript('settle-line', {
+    lib: true,
+    keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'usage', 'lines'],
+    args: ['id', 'lineId', 'keyName', 'month', 'lineHoldNano', 'costNano', 'feeNano', 'now', 'eventJson', 'streamMaxLen'],
+  }),
+  releaseHold: new NamedScript('release-hold', { lib: true, keys: ['acct', 'holds', 'holdrec', 'held', 'lines'], args: ['id', 'now'] }),
   lease: new NamedScript('lease', {
     lib: true,
     keys: ['acct', 'revoked', 'holds', 'holdrec', 'held', 'spend', 'settled', 'usage', 'leases', 'calls', 'tpmn', 'keyexp'],

@@ -15,6 +15,8 @@ export interface AdmitRequest {
   /** Worst-case cost reserved against the monthly budget and the balance. */
   holdNano: number;
   now: number;
+  /** How long the hold lasts unsettled (a batch's: its completion window and more); default the store's hold TTL. */
+  holdTtlMs?: number;
 }
 
 export interface Hold {
@@ -40,6 +42,23 @@ export interface Settlement {
   event: UsageEvent;
   /** The call was refused after admission before any upstream saw it: its RPM and TPM slot are given back. */
   freeSlot?: boolean;
+}
+
+/** One line of a batch charged against the batch's hold (gateway/batches/): the line's share of the hold given up. */
+export interface LineSettlement {
+  /** Unique per line (the line's usage event id): a line charged once, whatever retries or restarts. */
+  lineId: string;
+  /** The line's own worst case, taken off what the batch still holds (never below 0). */
+  lineHoldNano: number;
+  costNano: number;
+  event: UsageEvent;
+}
+
+/** A hold settled in parts (a batch): each line charged on its own, then what is left released. */
+export interface PartSettle {
+  settleLine(hold: Hold, s: LineSettlement): Promise<void>;
+  /** Releases what is left of a hold, charging nothing (a batch whose every line is charged). */
+  release(hold: Hold, now: number): Promise<void>;
 }
 
 /** Largest amount (nano-USD) or token count a store takes: exact in a double, in Lua and in Redis' 64-bit integers. */
@@ -119,6 +138,8 @@ export interface Store {
   readonly responseCache?: CacheStore;
   /** MCP sessions' last use, for their idle TTL (state/mcp-sessions.ts). */
   readonly mcpSessions?: McpSessionStore;
+  /** Batches' holds, settled line by line (gateway/batches/settle.ts). */
+  readonly parts?: PartSettle;
 }
 
 export function monthOf(now: number): string {

@@ -15,7 +15,7 @@
 // wait and go together in the following one, so the cost per call falls as the load rises.
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type pg from 'pg';
-import type { Hold, Settlement, Store } from '../state/store.ts';
+import type { Hold, PartSettle, Settlement, Store } from '../state/store.ts';
 import type { UsageEvent } from './event.ts';
 import type { Log } from './exporter/log.ts';
 import { eventParams, INSERT_EVENTS } from './postgres/insert-sql.ts';
@@ -154,6 +154,18 @@ export function withDurableSettle(store: Store, durable: DurableSettle): Store {
     view: (account, keyName, now) => store.view(account, keyName, now),
     close: () => store.close(),
     ...(store.responseCache ? { responseCache: store.responseCache } : {}),
+    ...(store.parts ? { parts: durableParts(store.parts, durable) } : {}),
+  };
+}
+
+/** A batch line's event is committed in Postgres after its charge, as a call's is after its settle. */
+function durableParts(parts: PartSettle, durable: DurableSettle): PartSettle {
+  return {
+    settleLine: async (hold, s) => {
+      await parts.settleLine(hold, s);
+      await durable.write(s.event);
+    },
+    release: (hold, now) => parts.release(hold, now),
   };
 }
 

@@ -30,6 +30,8 @@ export interface GatewayTestOptions {
   now?: () => number;
   /** Stored Responses: where and with what settings (default: memory, 30 days, 64 MiB per account). */
   responses?: BuildOptions['responses'];
+  /** Files and batches (default: in memory, the job on). */
+  batches?: BuildOptions['batches'];
 }
 
 export async function startGateway(docs: object[], opts: GatewayTestOptions = {}): Promise<TestGateway> {
@@ -49,6 +51,7 @@ export async function startGateway(docs: object[], opts: GatewayTestOptions = {}
     mcp: opts.mcp,
     now: opts.now,
     responses: opts.responses,
+    batches: opts.batches,
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url: address, app, sink, store, snapshot: result.snapshot, metrics, close: () => app.close() };
