@@ -90,7 +90,8 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
         expiresAt: t.expiresAt,
       });
       reply.header('set-cookie', [flowCookie(req, '', 0), sessionCookie(req, sid, Math.max(1, Math.floor((session.expiresAt - now) / 1000)))]);
-      req.log.info({ user: principal.kind === 'user' ? principal.username : 'admin', sub: t.claims.sub }, 'Console sign-in (OpenID Connect)');
+      const who = principal.kind === 'user' ? { user: principal.username, groups: principal.groups } : {};
+      req.log.info({ ...who, sub: t.claims.sub }, 'Console sign-in (OpenID Connect)');
       return sendHtml(reply, 200, signedInPage(flow.next));
     } catch (err) {
       if (err instanceof SignInRefused) {

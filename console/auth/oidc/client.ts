@@ -156,20 +156,21 @@ function joseReason(err: unknown): string {
   return 'it is not a valid ID token';
 }
 
-/** openid-client's error in words: what was wrong, never a token. */
+/** openid-client's error in words: what was wrong, never a token (its errors wrap oauth4webapi's, which say more). */
 export function refusalMessage(err: unknown): string {
-  const e = err as { code?: string; message?: string; error?: string; cause?: unknown };
-  const cause = (e.cause ?? {}) as { claim?: string; attribute?: string };
-  const what = cause.claim ?? cause.attribute;
-  if (e instanceof client.AuthorizationResponseError) return `The identity provider refused the sign-in (${e.error}).`;
-  if (e instanceof client.ResponseBodyError) return `The identity provider refused the sign-in (${e.error}).`;
-  const msg = e.message ?? '';
-  if (/unexpected "state"|"state" response parameter/i.test(msg)) return 'The answer does not belong to the sign-in you started (state).';
-  if (e.code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED') return 'The ID token was not accepted: it has expired.';
-  if (e.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' && what === 'iss') return 'The ID token was not accepted: it was issued by another provider.';
-  if (e.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' && what === 'aud') return 'The ID token was not accepted: it was issued for another client.';
-  if (e.code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' && what === 'nonce') return 'The ID token does not belong to this sign-in (nonce).';
-  if (/alg|signature/i.test(msg)) return 'The ID token was not accepted: its signature algorithm or signature is not valid.';
-  if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' || e.code === 'OAUTH_INVALID_RESPONSE') return 'The identity provider answered with a token the console cannot accept.';
-  return 'The sign-in could not be completed with the identity provider.';
+  if (err instanceof client.AuthorizationResponseError || err instanceof client.ResponseBodyError) {
+    return `The identity provider refused the sign-in (${err.error}).`;
+  }
+  const chain: Array<{ code?: string; message?: string; claim?: string; attribute?: string }> = [];
+  for (let e: unknown = err, i = 0; e && typeof e === 'object' && i < 4; e = (e as { cause?: unknown }).cause, i++) chain.push(e as (typeof chain)[number]);
+  const codes = new Set(chain.map((e) => e.code));
+  const messages = chain.map((e) => e.message ?? '').join(' | ');
+  const what = chain.map((e) => e.claim ?? e.attribute).find(Boolean);
+  if (/"state"/.test(messages)) return 'The answer does not belong to the sign-in you started (state).';
+  if (codes.has('OAUTH_JWT_TIMESTAMP_CHECK_FAILED')) return 'The ID token was not accepted: it has expired.';
+  if (what === 'iss' || /"iss"/.test(messages)) return 'The ID token was not accepted: it was issued by another provider.';
+  if (what === 'aud' || /"aud"/.test(messages)) return 'The ID token was not accepted: it was issued for another client.';
+  if (what === 'nonce' || /"nonce"/.test(messages)) return 'The ID token does not belong to this sign-in (nonce).';
+  if (/alg|signature/i.test(messages)) return 'The ID token was not accepted: its signature algorithm or signature is not valid.';
+  return 'The identity provider answered with a token the console cannot accept.';
 }
