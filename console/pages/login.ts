@@ -8,6 +8,8 @@ export interface LoginView {
   csrf: string;
   next: string;
   error?: string;
+  /** A word above the forms (why a session ended). */
+  notice?: string;
   /** The OpenID provider's display name, when OIDC sign-in is on. */
   oidcName?: string;
   /** Whether the token field is offered (SVC_CONSOLE_TOKEN_SIGN_IN). */
@@ -37,7 +39,8 @@ ${field({ id: 'token', label, type: 'password', hint, error: o.error, attrs: htm
 </form>`
     : '';
   const none = !o.oidcName && !o.tokenSignIn ? html`<p role="alert">No way to sign in is turned on: ask your administrator.</p>` : '';
-  return page({ title: 'Sign in' }, html`${sso}${token}${none}`);
+  const notice = o.notice ? html`<p class="warning" role="alert">${o.notice}</p>` : '';
+  return page({ title: 'Sign in' }, html`${notice}${sso}${token}${none}`);
 }
 
 const TITLES: Record<number, string> = { 400: 'Not understood', 403: 'Not allowed', 404: 'Not found', 409: 'Not done' };

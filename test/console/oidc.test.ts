@@ -131,6 +131,33 @@ describe('console sign-in with OpenID Connect', () => {
     await bob.context.close();
   });
 
+  it('renews the session with the refresh token when the ID token expires, taking the groups anew; ends it when refused', async () => {
+    idp.users.set('dave', { email: 'dave@example.com', groups: ['team-b'] });
+    idp.idTokenTtlSec = 3;
+    try {
+      const { context, page } = await signInAs('dave');
+      expect(await accountsOn(page)).toEqual(['hobby']);
+      const grants = (): number => idp.requests.filter((r) => r.method === 'POST' && r.path === '/token').length;
+      const before = grants();
+      // Moved to team-a at the provider: the console learns it when it renews the session (a refresh grant).
+      idp.users.set('dave', { email: 'dave@example.com', groups: ['team-a'] });
+      await new Promise((r) => setTimeout(r, 3500));
+      await page.reload();
+      expect(await accountsOn(page)).toEqual(['demo']);
+      expect(grants()).toBeGreaterThan(before);
+      // Gone from the provider: the renewal is refused, the session ends, the sign-in page says why.
+      idp.users.delete('dave');
+      await new Promise((r) => setTimeout(r, 3500));
+      await page.goto(`${gw.url}/dashboard/keys`);
+      expect(new URL(page.url()).pathname).toBe('/dashboard/login');
+      await expect(page.getByRole('alert').textContent()).resolves.toContain('Example SSO no longer vouches for it');
+      expect(await sessionCookies(context)).toEqual([]);
+      await context.close();
+    } finally {
+      idp.idTokenTtlSec = 3600;
+    }
+  });
+
   it('ends the session on sign-out and offers the provider’s own sign-out', async () => {
     const { context, page } = await signInAs('alice');
     const before = await sessionCookies(context);
