@@ -100,6 +100,44 @@ const REFUSALS: Array<[Forgery, RegExp]> = [
   ['unpublished-key', /signature/],
 ];
 
+describe('console OIDC: the token field turned off', () => {
+  it('leaves only "Sign in with …" on the page, and refuses a token form posted anyway', async () => {
+    const settings = oidcSettingsFromEnv({ SVC_CONSOLE_OIDC_ISSUER: idp.issuer, SVC_CONSOLE_OIDC_CLIENT_ID: idp.clientId, SVC_CONSOLE_OIDC_NAME: 'Acme SSO' });
+    const token = 'hostile-test-admin-token-0123456789';
+    const only = Fastify();
+    await only.register(
+      consolePlugin({
+        authn: new AdminTokenAuth(token),
+        authz: new MappedAccess({ groups: {}, users: {} }),
+        oidc: { client: new OidcClient(settings as NonNullable<typeof settings>), flows: new MemoryFlows() },
+        tokenSignIn: false,
+        keys: {} as never,
+        sessions: new CountingSessions(),
+        signInLimit: new MemorySignInLimit(1000),
+        now: Date.now,
+        exampleModel: 'm',
+        usage: new MemoryUsageSource(async () => []),
+      }),
+    );
+    const page = await only.inject({ method: 'GET', url: '/dashboard/login', headers: { host: '127.0.0.1' } });
+    expect(page.body).toContain('Sign in with Acme SSO');
+    expect(page.body).not.toContain('Admin token');
+    const pre = /svc_console_login=([^;]+)/.exec(String(page.headers['set-cookie']))?.[1] as string;
+    const before = created;
+    const posted = await only.inject({
+      method: 'POST',
+      url: '/dashboard/login',
+      headers: { host: '127.0.0.1', cookie: `svc_console_login=${pre}` },
+      payload: { _csrf: 'x', token, next: '/dashboard/keys' },
+    });
+    expect(posted.statusCode).toBe(403);
+    expect(posted.body).toContain('Signing in with a token is turned off here.');
+    expect(String(posted.headers['set-cookie'] ?? '')).not.toMatch(/svc_console=[^;]/);
+    expect(created).toBe(before);
+    await only.close();
+  });
+});
+
 describe('console OIDC: forged ID tokens', () => {
   it('signs the person in when the ID token is honest (the harness works)', async () => {
     idp.forgery = 'valid';
