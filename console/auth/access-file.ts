@@ -30,7 +30,7 @@ export function parseAccess(text: string, where: string): AccessMap {
   try {
     doc = parse(text) ?? {};
   } catch (err) {
-    throw new Error(`${where}: not YAML (${err instanceof Error ? err.message.split('\n')[0] : String(err)}).`);
+    throw new Error(`${where}: not YAML (${err instanceof Error ? err.message.split('\n')[0] : String(err)}).`, { cause: err });
   }
   const r = schema.safeParse(doc);
   if (!r.success) {

@@ -9,13 +9,12 @@ import type { Session, SessionStore } from './sessions.ts';
 
 /** The session, reviewed when due (its principal refreshed: groups may have changed); null when it must end. */
 export async function reviewedSession(
-  authn: Authenticator,
-  sessions: SessionStore,
+  by: { authn: Authenticator; sessions: SessionStore; oidc: OidcClient | null },
   id: string,
   s: Session,
   now: number,
-  oidc: OidcClient | null = null,
 ): Promise<Session | null> {
+  const { authn, sessions, oidc } = by;
   if (s.oidc) {
     const next = await refreshedOidcSession(oidc, id, s, now);
     if (next && next !== s) await sessions.update(id, next, now);

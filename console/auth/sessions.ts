@@ -55,7 +55,13 @@ export interface SessionStore {
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 
-function newSession(principal: Principal, now: number, ttlMs: number, token: SignInToken | undefined, oidc: OidcSignIn | undefined): { id: string; session: Session } {
+function newSession(
+  principal: Principal,
+  now: number,
+  ttlMs: number,
+  token: SignInToken | undefined,
+  oidc: OidcSignIn | undefined,
+): { id: string; session: Session } {
   const id = randomBytes(32).toString('base64url');
   // A token already past its expiry by our clock was still accepted (clock skew): the reviews end such a session.
   const notAfter = token?.notAfter != null && token.notAfter > now ? token.notAfter : Infinity;

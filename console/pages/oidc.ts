@@ -4,10 +4,7 @@ import { escapeHtml, html, Html } from '../html.ts';
 import { page } from './layout.ts';
 
 export function refusedPage(message: string): Html {
-  return page(
-    { title: 'Sign-in refused' },
-    html`<p role="alert">${message}</p><p>You are not signed in. <a href="/dashboard/login">Back to sign-in</a></p>`,
-  );
+  return page({ title: 'Sign-in refused' }, html`<p role="alert">${message}</p><p>You are not signed in. <a href="/dashboard/login">Back to sign-in</a></p>`);
 }
 
 /**

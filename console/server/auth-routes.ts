@@ -13,13 +13,26 @@ import { consoleBase } from './oidc-routes.ts';
 /** The sign-in form's CSRF token, double-submitted: a cookie and the same value in the form. */
 const LOGIN_COOKIE = 'svc_console_login';
 
-function showLogin(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, o: { status: number; next: string; error?: string; notice?: string }): FastifyReply {
+function showLogin(
+  deps: ConsoleDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  o: { status: number; next: string; error?: string; notice?: string },
+): FastifyReply {
   const csrf = randomBytes(24).toString('base64url');
   reply.header('set-cookie', cookie(req, { name: LOGIN_COOKIE, value: csrf, path: '/dashboard/login', maxAgeSec: 3600 }));
   return sendHtml(
     reply,
     o.status,
-    loginPage({ mode: deps.authn.mode, csrf, next: o.next, error: o.error, notice: o.notice, oidcName: deps.oidc?.client.settings.name, tokenSignIn: deps.tokenSignIn !== false }),
+    loginPage({
+      mode: deps.authn.mode,
+      csrf,
+      next: o.next,
+      error: o.error,
+      notice: o.notice,
+      oidcName: deps.oidc?.client.settings.name,
+      tokenSignIn: deps.tokenSignIn !== false,
+    }),
   );
 }
 

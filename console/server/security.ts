@@ -52,7 +52,7 @@ export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
     const id = readCookie(req, SESSION_COOKIE);
     const now = deps.now();
     const found = id ? await deps.sessions.get(id, now) : null;
-    const session = id && found ? await reviewedSession(deps.authn, deps.sessions, id, found, now, deps.oidc?.client ?? null) : null;
+    const session = id && found ? await reviewedSession({ authn: deps.authn, sessions: deps.sessions, oidc: deps.oidc?.client ?? null }, id, found, now) : null;
     if (!id || !session) {
       if (id) reply.header('set-cookie', clearedCookie(req));
       // Its token withdrawn: the session ends here, and the sign-in page says why.

@@ -85,7 +85,10 @@ async function signInAs(login: string): Promise<{ context: BrowserContext; page:
 async function accountsOn(page: Page): Promise<string[]> {
   const picker = page.getByLabel('Account', { exact: true });
   if ((await picker.count()) > 0) return picker.locator('option').allTextContents();
-  const one = await page.locator('main p', { hasText: /^Account: / }).locator('strong').allTextContents();
+  const one = await page
+    .locator('main p', { hasText: /^Account: / })
+    .locator('strong')
+    .allTextContents();
   return one;
 }
 
@@ -121,7 +124,9 @@ describe('console sign-in with OpenID Connect', () => {
     await expect(bob.page.getByRole('button', { name: 'Create key' }).count()).resolves.toBe(0);
     const demo = await bob.page.goto(`${gw.url}/dashboard/keys?account=demo`);
     expect(demo?.status()).toBe(403);
-    const csrf = await bob.page.goto(`${gw.url}/dashboard/keys?account=hobby`).then(async () => bob.page.locator('input[name=_csrf]').first().getAttribute('value'));
+    const csrf = await bob.page
+      .goto(`${gw.url}/dashboard/keys?account=hobby`)
+      .then(async () => bob.page.locator('input[name=_csrf]').first().getAttribute('value'));
     const posted = await bob.context.request.post(`${gw.url}/dashboard/keys`, {
       form: { _csrf: csrf as string, account: 'hobby', name: 'bobs-key' },
       maxRedirects: 0,

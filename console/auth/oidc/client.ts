@@ -112,7 +112,11 @@ export class OidcClient {
     return set;
   }
 
-  private async checked(tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers, nonce: string | null, oldRefresh?: string): Promise<TokenSet> {
+  private async checked(
+    tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers,
+    nonce: string | null,
+    oldRefresh?: string,
+  ): Promise<TokenSet> {
     const idToken = tokens.id_token;
     if (!idToken) throw new SignInRefused('The identity provider sent no ID token.');
     let claims: JWTPayload;

@@ -8,7 +8,14 @@ describe('OIDC settings', () => {
   it('are off without an issuer, and take the defaults of the API server otherwise', () => {
     expect(oidcSettingsFromEnv({})).toBeNull();
     const s = oidcSettingsFromEnv({ SVC_CONSOLE_OIDC_ISSUER: 'https://idp.example.com/realms/x', SVC_CONSOLE_OIDC_CLIENT_ID: 'console' });
-    expect(s).toMatchObject({ clientId: 'console', scopes: ['openid', 'profile', 'email'], usernameClaim: 'sub', groupsClaim: 'groups', usernamePrefix: '', groupsPrefix: '' });
+    expect(s).toMatchObject({
+      clientId: 'console',
+      scopes: ['openid', 'profile', 'email'],
+      usernameClaim: 'sub',
+      groupsClaim: 'groups',
+      usernamePrefix: '',
+      groupsPrefix: '',
+    });
     expect(s?.clientSecret).toBeUndefined();
   });
 
@@ -24,8 +31,20 @@ describe('OIDC settings', () => {
     expect(s?.clientSecret).toBe('the-secret');
     expect(s?.scopes).toEqual(['openid', 'email', 'groups']);
     writeFileSync(join(dir, 'empty'), '\n');
-    expect(() => oidcSettingsFromEnv({ SVC_CONSOLE_OIDC_ISSUER: 'https://i.example', SVC_CONSOLE_OIDC_CLIENT_ID: 'c', SVC_CONSOLE_OIDC_CLIENT_SECRET_FILE: join(dir, 'empty') })).toThrow(/is empty/);
-    expect(() => oidcSettingsFromEnv({ SVC_CONSOLE_OIDC_ISSUER: 'https://i.example', SVC_CONSOLE_OIDC_CLIENT_ID: 'c', SVC_CONSOLE_OIDC_CLIENT_SECRET_FILE: join(dir, 'none') })).toThrow(/cannot read/);
+    expect(() =>
+      oidcSettingsFromEnv({
+        SVC_CONSOLE_OIDC_ISSUER: 'https://i.example',
+        SVC_CONSOLE_OIDC_CLIENT_ID: 'c',
+        SVC_CONSOLE_OIDC_CLIENT_SECRET_FILE: join(dir, 'empty'),
+      }),
+    ).toThrow(/is empty/);
+    expect(() =>
+      oidcSettingsFromEnv({
+        SVC_CONSOLE_OIDC_ISSUER: 'https://i.example',
+        SVC_CONSOLE_OIDC_CLIENT_ID: 'c',
+        SVC_CONSOLE_OIDC_CLIENT_SECRET_FILE: join(dir, 'none'),
+      }),
+    ).toThrow(/cannot read/);
   });
 
   it('refuse plain http except on this machine, and an issuer without a client id', () => {
