@@ -19,7 +19,7 @@ export interface TestOidcProvider {
   users: Map<string, OidcUser>;
   /** ID tokens' lifetime in seconds (default 3600), for the next tokens issued. */
   idTokenTtlSec: number;
-  /** Registers the console as the client (its redirect and post-logout URIs under `consoleUrl`). */
+  /** Registers the console as the client (its redirect and post-logout URIs under `consoleUrl`); secret '': public. */
   register(consoleUrl: string, client: { id: string; secret: string }): void;
   /**
    * The provider's next redirect to the console's callback is not delivered: the browser gets a plain page instead,
@@ -77,12 +77,13 @@ export async function startOidcProvider(users: Record<string, OidcUser>): Promis
         clients: [
           {
             client_id: client.id,
-            client_secret: client.secret,
+            // No secret: a public client (token_endpoint_auth_method none; PKCE is then all that binds the code).
+            ...(client.secret ? { client_secret: client.secret } : {}),
             redirect_uris: [`${consoleUrl}/dashboard/login/oidc/callback`],
             post_logout_redirect_uris: [`${consoleUrl}/dashboard/login`],
             grant_types: ['authorization_code', 'refresh_token'],
             response_types: ['code'],
-            token_endpoint_auth_method: 'client_secret_basic',
+            token_endpoint_auth_method: client.secret ? 'client_secret_basic' : 'none',
           },
         ],
         jwks: { keys: [jwk] },
