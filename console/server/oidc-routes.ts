@@ -63,7 +63,9 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return reply.redirect(flow.url.href, 303);
   });
 
-  app.get(CALLBACK_PATH, async (req, reply) => {
+  // The callback's URL carries the authorization code: the request log (info) leaves it out; what happened is logged
+  // below without it.
+  app.get(CALLBACK_PATH, { logLevel: 'warn' }, async (req, reply) => {
     const stop = await limited(req, reply);
     if (stop) return stop;
     const now = deps.now();
@@ -91,11 +93,11 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       });
       reply.header('set-cookie', [flowCookie(req, '', 0), sessionCookie(req, sid, Math.max(1, Math.floor((session.expiresAt - now) / 1000)))]);
       const who = principal.kind === 'user' ? { user: principal.username, groups: principal.groups } : {};
-      req.log.info({ ...who, sub: t.claims.sub }, 'Console sign-in (OpenID Connect)');
+      app.log.info({ reqId: req.id, ip: req.ip, ...who, sub: t.claims.sub }, 'Console sign-in (OpenID Connect)');
       return sendHtml(reply, 200, signedInPage(flow.next));
     } catch (err) {
       if (err instanceof SignInRefused) {
-        req.log.info({ reason: err.message }, 'Console sign-in refused (OpenID Connect)');
+        app.log.info({ reqId: req.id, ip: req.ip, reason: err.message }, 'Console sign-in refused (OpenID Connect)');
         return refuse(req, reply, 401, err.message);
       }
       throw err;

@@ -132,6 +132,11 @@ describe('console sign-in with OpenID Connect', () => {
       maxRedirects: 0,
     });
     expect(posted.status()).toBe(403);
+    // The process's log names who signed in, and holds no authorization code, token or client secret.
+    const log = gw.output();
+    expect(log).toMatch(/"user":"alice@example.com","groups":\["oidc:team-a"\],"sub":"alice","msg":"Console sign-in \(OpenID Connect\)"/);
+    expect(log).not.toMatch(/code=|eyJ|refresh_token/);
+    expect(log).not.toContain(CLIENT.secret);
     await alice.context.close();
     await bob.context.close();
   });
