@@ -13,7 +13,7 @@ import type { UsageEvent } from '../gateway/usage/event.ts';
 import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { KubernetesAuth } from './auth/kubernetes.ts';
 import { oidcFromEnv } from './auth/oidc/wiring.ts';
-import { sessionTtlFromEnv, tokenSignInFromEnv } from './auth/oidc/settings.ts';
+import { ownKeysMaxFromEnv, sessionTtlFromEnv, tokenSignInFromEnv } from './auth/oidc/settings.ts';
 import { RedisSessions } from './auth/sessions.ts';
 import { RedisSignInLimit } from './auth/sign-in-limit.ts';
 import { mountClusterStatus } from './status/cluster.ts';
@@ -109,6 +109,7 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
         app.log.warn({ err }, 'The OpenID provider could not be reached yet (asked again at the next sign-in)'),
       ),
       tokenSignIn,
+      ownKeysMax: ownKeysMaxFromEnv(env),
       keys,
       now: Date.now,
       exampleModel: env.SVC_CONSOLE_EXAMPLE_MODEL || 'mock-mini',

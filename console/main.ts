@@ -35,7 +35,8 @@ Environment:
   SVC_CONSOLE_OIDC_GROUPS_PREFIX  put before each group, as the API server's --oidc-groups-prefix (default: none)
   SVC_CONSOLE_OIDC_NAME  the provider's name on the sign-in button (single sign-on)
   SVC_CONSOLE_TOKEN_SIGN_IN  0: no token field on the sign-in page, its form refused (1: kept for break-glass use)
-  SVC_CONSOLE_SESSION_HOURS  the longest a console session lasts, whatever its tokens say (8)`;
+  SVC_CONSOLE_SESSION_HOURS  the longest a console session lasts, whatever its tokens say (8)
+  SVC_CONSOLE_OWN_KEYS_MAX  with the create-own-keys verb: unrevoked keys one person may own per account (5)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { help: { type: 'boolean', short: 'h' }, port: { type: 'string' } } });

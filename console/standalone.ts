@@ -11,7 +11,7 @@ import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { accessFromEnv, MappedAccess } from './auth/access-file.ts';
 import { AdminTokenAuth, generateAdminToken } from './auth/admin-token.ts';
 import { oidcFromEnv } from './auth/oidc/wiring.ts';
-import { sessionTtlFromEnv, tokenSignInFromEnv } from './auth/oidc/settings.ts';
+import { ownKeysMaxFromEnv, sessionTtlFromEnv, tokenSignInFromEnv } from './auth/oidc/settings.ts';
 import { MemorySessions, RedisSessions } from './auth/sessions.ts';
 import { MemorySignInLimit, RedisSignInLimit } from './auth/sign-in-limit.ts';
 import type { BillingBackend } from '../billing/backend.ts';
@@ -111,6 +111,7 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
       authz: access,
       oidc,
       tokenSignIn: tokenSignInFromEnv(o.env),
+      ownKeysMax: ownKeysMaxFromEnv(o.env),
       keys,
       usage: usage.source,
       now: Date.now,

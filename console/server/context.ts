@@ -30,6 +30,8 @@ export interface ConsoleDeps {
   oidc?: { client: OidcClient; flows: FlowStore };
   /** Whether the token field (admin token, Kubernetes token) signs in; default true. */
   tokenSignIn?: boolean;
+  /** Self-service keys (verb create-own-keys): how many unrevoked keys one person may own per account (default 5). */
+  ownKeysMax?: number;
 }
 
 export interface SignedIn {

@@ -40,6 +40,7 @@ beforeAll(async () => {
       SVC_CONSOLE_OIDC_NAME: 'Example SSO',
       SVC_CONSOLE_ACCESS_FILE: join(dir, 'access.yaml'),
       SVC_TRUST_PROXY: '127.0.0.1',
+      SVC_CONSOLE_OWN_KEYS_MAX: '2',
     }),
     launchBrowser(),
   ]);
@@ -92,6 +93,16 @@ async function accountsOn(page: Page): Promise<string[]> {
   return one;
 }
 
+async function chat(key: string): Promise<number> {
+  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'mock-mini', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  await r.arrayBuffer();
+  return r.status;
+}
+
 async function sessionCookies(context: BrowserContext): Promise<string[]> {
   return (await context.cookies()).filter((c) => c.name === 'svc_console' && c.value !== '').map((c) => c.value);
 }
@@ -120,25 +131,72 @@ describe('console sign-in with OpenID Connect', () => {
     const bob = await signInAs('bob');
     await expect(bob.page.getByText('Signed in as bob@example.com').count()).resolves.toBe(1);
     expect(await accountsOn(bob.page)).toEqual(['hobby']);
-    // team-b may look, not manage keys: no Create key, and a posted form is refused.
-    await expect(bob.page.getByRole('button', { name: 'Create key' }).count()).resolves.toBe(0);
     const demo = await bob.page.goto(`${gw.url}/dashboard/keys?account=demo`);
     expect(demo?.status()).toBe(403);
-    const csrf = await bob.page
-      .goto(`${gw.url}/dashboard/keys?account=hobby`)
-      .then(async () => bob.page.locator('input[name=_csrf]').first().getAttribute('value'));
-    const posted = await bob.context.request.post(`${gw.url}/dashboard/keys`, {
-      form: { _csrf: csrf as string, account: 'hobby', name: 'bobs-key' },
-      maxRedirects: 0,
-    });
-    expect(posted.status()).toBe(403);
+    await alice.context.close();
+    await bob.context.close();
+  });
+
+  it('lets a person with create-own-keys make, use and revoke their own keys only, within the per-person limit', async () => {
+    const bob = await signInAs('bob');
+    // hobby's key from the config (demo-free) is not theirs: not even listed.
+    await expect(bob.page.getByRole('region', { name: /^Your keys in account hobby \(0\)/ }).count()).resolves.toBe(1);
+    expect(await bob.page.content()).not.toContain('demo-free');
+    await bob.page.getByLabel('Name', { exact: true }).fill('bobs-key');
+    await bob.page.getByRole('button', { name: 'Create key' }).click();
+    const key = await bob.page.getByRole('dialog').getByLabel('Key').inputValue();
+    expect(key).toMatch(/^sk-svc-/);
+    expect(await chat(key)).toBe(200);
+    await bob.page.goto(`${gw.url}/dashboard/keys?account=hobby`);
+    await expect(bob.page.getByRole('row', { name: /^bobs-key yours / }).count()).resolves.toBe(1);
+    await expect(bob.page.getByRole('row', { name: /^bobs-key / }).textContent()).resolves.toContain('by bob@example.com');
+    await expectAccessible(bob.page, 'the keys page of a person with create-own-keys');
+    // Another's key, by posting the forms directly: refused, and the key still works.
+    const csrf = (await bob.page.locator('input[name=_csrf]').first().getAttribute('value')) as string;
+    const post = (path: string, form: Record<string, string>) =>
+      bob.context.request.post(`${gw.url}${path}`, { form: { _csrf: csrf, ...form }, maxRedirects: 0 });
+    expect((await post('/dashboard/keys/revoke', { account: 'hobby', name: 'demo-free', confirm: 'demo-free' })).status()).toBe(403);
+    expect((await post('/dashboard/keys/rotate', { account: 'hobby', name: 'demo-free', grace: 'now' })).status()).toBe(403);
+    expect((await bob.context.request.get(`${gw.url}/dashboard/keys/revoke?account=hobby&name=demo-free`)).status()).toBe(403);
+    expect((await post('/dashboard/keys', { account: 'demo', name: 'not-mine' })).status()).toBe(403);
+    expect(await chat(gw.keys['demo-free'] as string)).toBe(200);
+    // The limit (SVC_CONSOLE_OWN_KEYS_MAX=2 here): a second key, then no third.
+    expect((await post('/dashboard/keys', { account: 'hobby', name: 'bobs-second' })).status()).toBe(201);
+    const third = await post('/dashboard/keys', { account: 'hobby', name: 'bobs-third' });
+    expect(third.status()).toBe(403);
+    expect(await third.text()).toContain('the most one person may have');
+    // Their own: revoked by them; then the gateway refuses it.
+    expect((await post('/dashboard/keys/revoke', { account: 'hobby', name: 'bobs-key', confirm: 'bobs-key' })).status()).toBe(200);
+    expect(await chat(key)).toBe(401);
+    await bob.context.close();
+  });
+
+  it('shows a manager the account’s keys with their own first', async () => {
+    const alice = await signInAs('alice');
+    await alice.page.getByLabel('Name', { exact: true }).fill('zz-alices-key');
+    await alice.page.getByRole('button', { name: 'Create key' }).click();
+    await alice.page.goto(`${gw.url}/dashboard/keys?account=demo`);
+    const first = await alice.page
+      .getByRole('region', { name: /^Keys of account demo/ })
+      .getByRole('rowheader')
+      .first()
+      .textContent();
+    expect(first).toBe('zz-alices-key yours');
+    await expect(
+      alice.page
+        .getByRole('row', { name: /^demo-builder / })
+        .getByRole('link', { name: 'Revoke demo-builder' })
+        .count(),
+    ).resolves.toBe(1);
+    await alice.context.close();
+  });
+
+  it('logs who signed in, and no authorization code, token or client secret', async () => {
     // The process's log names who signed in, and holds no authorization code, token or client secret.
     const log = gw.output();
     expect(log).toMatch(/"user":"alice@example.com","groups":\["oidc:team-a"\],"sub":"alice","msg":"Console sign-in \(OpenID Connect\)"/);
     expect(log).not.toMatch(/code=|eyJ|refresh_token/);
     expect(log).not.toContain(CLIENT.secret);
-    await alice.context.close();
-    await bob.context.close();
   });
 
   it('renews the session with the refresh token when the ID token expires, taking the groups anew; ends it when refused', async () => {

@@ -83,3 +83,12 @@ export function sessionTtlFromEnv(env: Env): number {
   if (!Number.isFinite(h) || h <= 0 || h > 24 * 30) throw new Error('SVC_CONSOLE_SESSION_HOURS must be a number of hours above 0 and at most 720.');
   return Math.round(h * 3600_000);
 }
+
+/** SVC_CONSOLE_OWN_KEYS_MAX: how many unrevoked keys one person may own per account with create-own-keys (5). */
+export function ownKeysMaxFromEnv(env: Env): number {
+  const raw = env.SVC_CONSOLE_OWN_KEYS_MAX;
+  if (raw === undefined || raw.trim() === '') return 5;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new Error('SVC_CONSOLE_OWN_KEYS_MAX must be a whole number from 1 to 1000.');
+  return n;
+}
