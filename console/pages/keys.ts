@@ -17,6 +17,8 @@ export interface KeysView {
   account: string;
   /** May create keys (manage-keys, or create-own-keys for one's own). */
   canManage: boolean;
+  /** The signed-in person's user name (their keys say "yours"); null for the admin token. */
+  me?: string | null;
   /** Only the person's own keys are listed and theirs to act on (create-own-keys without manage-keys). */
   ownOnly?: boolean;
   /** Whether the person may rotate and revoke this key (default: canManage). */
@@ -65,7 +67,7 @@ function lifeCells(r: KeyRow, now: number): Html {
 }
 
 function row(v: KeysView, r: KeyRow): Html {
-  const yours = r.createdBy !== null && r.createdBy === v.user.name ? html` <span class="state active">yours</span>` : '';
+  const yours = v.me != null && r.createdBy === v.me ? html` <span class="state active">yours</span>` : '';
   const q = `account=${encodeURIComponent(r.account)}&name=${encodeURIComponent(r.name)}`;
   const actions =
     (v.mayAct ? v.mayAct(r) : v.canManage) && r.state !== 'Revoked'

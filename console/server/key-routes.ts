@@ -76,10 +76,12 @@ async function render(
   const pageNo = Math.max(1, Math.floor(Number(queryOf(req).page ?? 1)) || 1);
   const now = deps.now();
   const [all, plan, rights] = await Promise.all([deps.keys.list(account, 0, ALL, now), deps.keys.planLimits(account), rightsOn(deps, u, account)]);
-  const rows = visibleRows(rights, u.name, all.rows);
+  // A person's own keys first; the admin token is nobody's in particular (its keys are just the account's).
+  const me = u.principal.kind === 'user' ? u.name : null;
+  const rows = me === null ? all.rows : visibleRows(rights, me, all.rows);
   const keys = { rows: rows.slice((pageNo - 1) * PAGE_SIZE, pageNo * PAGE_SIZE), total: rows.length };
   const created = extra.created ? { ...extra.created, curl: curlExample(deps, req, extra.created.key, extra.created.row.models) } : undefined;
-  const view = { ...extra, now, user: u, accounts, account, canManage: mayCreate(rights), ownOnly: !rights.manage, keys, pageNo, plan, created };
+  const view = { ...extra, now, user: u, me, accounts, account, canManage: mayCreate(rights), ownOnly: !rights.manage, keys, pageNo, plan, created };
   return sendHtml(reply, status, keysPage({ ...view, mayAct: (k) => mayActOn(rights, u.name, k) }));
 }
 
