@@ -7,11 +7,24 @@ import type { Session } from '../sessions.ts';
 import type { OidcClient } from './client.ts';
 import { principalOf } from './identity.ts';
 
+// Renewals under way in this process, by session: requests arriving together at the ID token's expiry share one
+// refresh grant (a provider that rotates refresh tokens would take a second use of the old one for a theft).
+const inFlight = new Map<string, Promise<Session | null>>();
+
 /** The session renewed, or null when it must end. */
 export async function refreshedOidcSession(oidc: OidcClient | null, id: string, s: Session, now: number): Promise<Session | null> {
   const o = s.oidc;
   if (!o) return s;
   if (now < o.validUntil) return s;
+  const running = inFlight.get(id);
+  if (running) return running;
+  const renewal = renew(oidc, id, s).finally(() => inFlight.delete(id));
+  inFlight.set(id, renewal);
+  return renewal;
+}
+
+async function renew(oidc: OidcClient | null, id: string, s: Session): Promise<Session | null> {
+  const o = s.oidc as NonNullable<Session['oidc']>;
   const refresh = o.sealedRefresh === undefined ? null : openToken(id, o.sealedRefresh);
   if (!oidc || refresh === null) return null;
   try {
