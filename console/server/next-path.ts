@@ -7,6 +7,7 @@ export function isConsolePath(next: string): boolean {
   return next.startsWith('/dashboard/') && !next.startsWith('//') && !next.includes('\\') && !/[\u0000-\u001f\u007f]/.test(next);
 }
 
-export function safeNext(next: string | undefined): string {
-  return next && isConsolePath(next) ? next : DEFAULT_NEXT;
+/** The page to go to after sign-in: `next` when it is a console page (a query may give an array: not one). */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && isConsolePath(next) ? next : DEFAULT_NEXT;
 }

@@ -42,9 +42,9 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get(FLOW_PATH, async (req, reply) => {
     const stop = await limited(req, reply);
     if (stop) return stop;
-    const asked = queryOf(req).next;
+    const asked: unknown = queryOf(req).next;
     // A return address that is not a console page is refused outright, not quietly replaced: someone built that link.
-    if (asked !== undefined && asked !== '' && !isConsolePath(asked)) {
+    if (asked !== undefined && asked !== '' && (typeof asked !== 'string' || !isConsolePath(asked))) {
       return refuse(req, reply, 400, 'That sign-in link asks to go back to an address outside the console afterwards; it was refused.');
     }
     const redirectUri = `${consoleBase(deps, req)}${CALLBACK_PATH}`;
@@ -56,7 +56,13 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       return sendHtml(reply, 503, refusedPage(`${oidc.client.settings.name} cannot be reached right now. Try again in a minute.`));
     }
     const id = await oidc.flows.put(
-      { state: flow.state, nonce: flow.nonce, codeVerifier: flow.codeVerifier, redirectUri, next: asked || DEFAULT_NEXT },
+      {
+        state: flow.state,
+        nonce: flow.nonce,
+        codeVerifier: flow.codeVerifier,
+        redirectUri,
+        next: typeof asked === 'string' && asked !== '' ? asked : DEFAULT_NEXT,
+      },
       deps.now(),
     );
     reply.header('set-cookie', flowCookie(req, id, 600));
@@ -77,7 +83,7 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     if (!flow) return refuse(req, reply, 400, 'This sign-in answer was already used or has expired: each works once. Start again from the sign-in page.');
     const q = queryOf(req);
     if (q.error) {
-      const said = (q.error_description ?? q.error).slice(0, 200);
+      const said = String(q.error_description ?? q.error).slice(0, 200);
       return refuse(req, reply, 401, `${oidc.client.settings.name} did not sign you in: ${said}`);
     }
     const url = new URL(flow.redirectUri);

@@ -160,6 +160,14 @@ describe('console OIDC: forged ID tokens', () => {
     expect(created).toBe(before);
   });
 
+  it('answers 400, not a crash, to a return address given twice', async () => {
+    const r = await fetch(`${base}/dashboard/login/oidc?next=/dashboard/keys&next=/dashboard/usage`, { redirect: 'manual' });
+    expect(r.status).toBe(400);
+    expect(await r.text()).toContain('outside the console');
+    const login = await fetch(`${base}/dashboard/login?next=/dashboard/keys&next=/dashboard/usage`);
+    expect(login.status).toBe(200);
+  });
+
   it('sends the PKCE verifier the provider checks, and none is known to a browser that did not start the sign-in', async () => {
     idp.forgery = 'valid';
     const refusals = idp.pkceRefusals;

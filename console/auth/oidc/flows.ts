@@ -33,7 +33,8 @@ export class MemoryFlows implements FlowStore {
 
   async put(flow: PendingFlow, now: number): Promise<string> {
     for (const [h, f] of this.flows) if (f.until <= now) this.flows.delete(h);
-    if (this.flows.size > 10_000) throw new Error('Too many sign-ins under way.');
+    // Bounded: past 10,000 flows under way the oldest goes (a flood of started sign-ins cannot exhaust the memory).
+    if (this.flows.size >= 10_000) this.flows.delete(this.flows.keys().next().value as string);
     const id = newId();
     this.flows.set(hash(id), { flow, until: now + FLOW_TTL_MS });
     return id;
