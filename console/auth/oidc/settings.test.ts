@@ -55,7 +55,8 @@ describe('OIDC settings', () => {
 
   it('turn the token field off only when asked, and bound sessions in hours', () => {
     expect(tokenSignInFromEnv({})).toBe(true);
-    expect(tokenSignInFromEnv({ SVC_CONSOLE_TOKEN_SIGN_IN: '0' })).toBe(false);
+    expect(tokenSignInFromEnv({ SVC_CONSOLE_TOKEN_SIGN_IN: '0', SVC_CONSOLE_OIDC_ISSUER: 'https://idp.example.com' })).toBe(false);
+    expect(() => tokenSignInFromEnv({ SVC_CONSOLE_TOKEN_SIGN_IN: '0' })).toThrow(/nobody can sign in/);
     expect(() => tokenSignInFromEnv({ SVC_CONSOLE_TOKEN_SIGN_IN: 'no' })).toThrow(/1 or 0/);
     expect(sessionTtlFromEnv({})).toBe(8 * 3600_000);
     expect(sessionTtlFromEnv({ SVC_CONSOLE_SESSION_HOURS: '0.5' })).toBe(1800_000);

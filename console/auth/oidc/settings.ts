@@ -71,7 +71,11 @@ export function oidcSettingsFromEnv(env: Env): OidcSettings | null {
 export function tokenSignInFromEnv(env: Env): boolean {
   const v = (env.SVC_CONSOLE_TOKEN_SIGN_IN ?? '1').trim().toLowerCase();
   if (v === '1' || v === 'true') return true;
-  if (v === '0' || v === 'false') return false;
+  if (v === '0' || v === 'false') {
+    // Nobody could sign in at all.
+    if (!env.SVC_CONSOLE_OIDC_ISSUER?.trim()) throw new Error('SVC_CONSOLE_TOKEN_SIGN_IN=0 needs SVC_CONSOLE_OIDC_ISSUER: without either, nobody can sign in.');
+    return false;
+  }
   throw new Error('SVC_CONSOLE_TOKEN_SIGN_IN must be 1 or 0.');
 }
 
