@@ -12,6 +12,8 @@ import { accountKeys } from '../gateway/state/redis-store.ts';
 import type { UsageEvent } from '../gateway/usage/event.ts';
 import { createPool } from '../gateway/usage/postgres/pool.ts';
 import { KubernetesAuth } from './auth/kubernetes.ts';
+import { oidcFromEnv } from './auth/oidc/wiring.ts';
+import { ownKeysMaxFromEnv, sessionTtlFromEnv, tokenSignInFromEnv } from './auth/oidc/settings.ts';
 import { RedisSessions } from './auth/sessions.ts';
 import { RedisSignInLimit } from './auth/sign-in-limit.ts';
 import { mountClusterStatus } from './status/cluster.ts';
@@ -78,6 +80,8 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
   const kube = kubeClients(namespace);
   const auth = new KubernetesAuth(kube);
   const keys = new ClusterKeys(kube, pepper, new RedisLastUsed(redis, prefix));
+  const ttl = sessionTtlFromEnv(env);
+  const tokenSignIn = tokenSignInFromEnv(env);
   const pool = env.DATABASE_URL ? createPool(env.DATABASE_URL, { max: 2, statementTimeoutMs: 10_000 }) : null;
   const app = Fastify({
     logger: { level: env.LOG_LEVEL ?? 'info', redact: { paths: ['req.headers.cookie', 'req.headers.authorization'], censor: '[redacted]' } },
@@ -100,11 +104,17 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
       publicBaseUrl: env.SVC_CONSOLE_BASE_URL || undefined,
       authn: auth,
       authz: auth,
+      // OpenID Connect: the person's prefixed user name and groups go into the same SubjectAccessReviews.
+      oidc: oidcFromEnv(env, { redis, prefix }, (err) =>
+        app.log.warn({ err }, 'The OpenID provider could not be reached yet (asked again at the next sign-in)'),
+      ),
+      tokenSignIn,
+      ownKeysMax: ownKeysMaxFromEnv(env),
       keys,
       now: Date.now,
       exampleModel: env.SVC_CONSOLE_EXAMPLE_MODEL || 'mock-mini',
       usage: pool ? new PostgresUsageSource(pool) : redisUsage(redis, prefix),
-      sessions: new RedisSessions(redis, prefix),
+      sessions: new RedisSessions(redis, prefix, ttl),
       signInLimit: new RedisSignInLimit(redis, prefix),
       apiBaseUrl: env.SVC_API_BASE_URL || undefined,
     }),

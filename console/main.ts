@@ -8,8 +8,9 @@ const HELP = `svc-gateway console (cluster mode): /dashboard/keys and /dashboard
 Usage: npm run console -- [--port N]
   (in a checkout after npm ci; the image runs node console/main.ts)
 
-Sign-in is with a Kubernetes bearer token (TokenReview); rights are Kubernetes RBAC on accounts.gateway.svc.dev/<name>
-(verbs get, manage-keys, view-usage, manage-billing; SubjectAccessReview). Keys made here are ApiKey objects carrying
+Sign-in is with the company's OpenID provider (SVC_CONSOLE_OIDC_*) or a Kubernetes bearer token (TokenReview);
+rights are Kubernetes RBAC on accounts.gateway.svc.dev/<name> (verbs get, manage-keys, view-usage, manage-billing;
+SubjectAccessReview, for the OIDC user name and groups with their prefixes). Keys made here are ApiKey objects carrying
 only the key's HMAC; the console's own ServiceAccount writes them (charts/svc-gateway/README.md, "The console", has a
 user's ServiceAccount, Role and RoleBinding).
 
@@ -23,7 +24,19 @@ Environment:
   SVC_API_BASE_URL       the API's public URL for the curl example (default: the console's own origin)
   SVC_TRUST_PROXY        behind proxies: a hop count (1 = one Ingress) or their addresses/CIDRs, comma-separated;
                          the client address (sign-in rate limit) is then taken from X-Forwarded-For (default: none)
-  SVC_TRUST_MASK_PRIVATE_HOSTS  1: /trust shows private upstream hosts masked (default 0: shown)`;
+  SVC_TRUST_MASK_PRIVATE_HOSTS  1: /trust shows private upstream hosts masked (default 0: shown)
+  SVC_CONSOLE_OIDC_ISSUER  OpenID Connect sign-in ("Sign in with <provider>"): the provider's issuer URL (https)
+  SVC_CONSOLE_OIDC_CLIENT_ID  the console's client id at the provider (required with the issuer)
+  SVC_CONSOLE_OIDC_CLIENT_SECRET_FILE  a file holding the client secret (default: none, a public client with PKCE)
+  SVC_CONSOLE_OIDC_SCOPES  scopes asked for, space- or comma-separated (openid profile email)
+  SVC_CONSOLE_OIDC_USERNAME_CLAIM  the ID token claim naming the person (sub)
+  SVC_CONSOLE_OIDC_GROUPS_CLAIM  the ID token claim listing their groups (groups)
+  SVC_CONSOLE_OIDC_USERNAME_PREFIX  put before the user name, as the API server's --oidc-username-prefix (default: none)
+  SVC_CONSOLE_OIDC_GROUPS_PREFIX  put before each group, as the API server's --oidc-groups-prefix (default: none)
+  SVC_CONSOLE_OIDC_NAME  the provider's name on the sign-in button (single sign-on)
+  SVC_CONSOLE_TOKEN_SIGN_IN  0: no token field on the sign-in page, its form refused (1: kept for break-glass use)
+  SVC_CONSOLE_SESSION_HOURS  the longest a console session lasts, whatever its tokens say (8)
+  SVC_CONSOLE_OWN_KEYS_MAX  with the create-own-keys verb: unrevoked keys one person may own per account (5)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { help: { type: 'boolean', short: 'h' }, port: { type: 'string' } } });

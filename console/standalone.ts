@@ -8,7 +8,10 @@ import type { MemoryStore } from '../gateway/state/memory-store.ts';
 import type { RedisStore } from '../gateway/state/redis-store.ts';
 import { MemoryUsageSink, type UsageSink } from '../gateway/usage/event.ts';
 import { createPool } from '../gateway/usage/postgres/pool.ts';
+import { accessFromEnv, MappedAccess } from './auth/access-file.ts';
 import { AdminTokenAuth, generateAdminToken } from './auth/admin-token.ts';
+import { oidcFromEnv } from './auth/oidc/wiring.ts';
+import { ownKeysMaxFromEnv, sessionTtlFromEnv, tokenSignInFromEnv } from './auth/oidc/settings.ts';
 import { MemorySessions, RedisSessions } from './auth/sessions.ts';
 import { MemorySignInLimit, RedisSignInLimit } from './auth/sign-in-limit.ts';
 import type { BillingBackend } from '../billing/backend.ts';
@@ -70,6 +73,12 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   const auth = new AdminTokenAuth(token);
   const b = o.backing;
   const redis = b.kind === 'redis' ? b.store : null;
+  // People signing in with OpenID Connect get what SVC_CONSOLE_ACCESS_FILE gives their groups; the admin everything.
+  const access = new MappedAccess(accessFromEnv(o.env) ?? { groups: {}, users: {} });
+  const oidc = oidcFromEnv(o.env, redis ? { redis: redis.redis, prefix: redis.prefix } : null, (err) =>
+    app.log.warn({ err }, 'Console: the OpenID provider could not be reached yet (asked again at the next sign-in)'),
+  );
+  const ttl = sessionTtlFromEnv(o.env);
   const keys = new StandaloneKeys({
     snapshot: o.snapshot,
     configKeys: o.configKeys,
@@ -99,12 +108,15 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
       billing,
       publicBaseUrl: o.env.SVC_CONSOLE_BASE_URL || undefined,
       authn: auth,
-      authz: auth,
+      authz: access,
+      oidc,
+      tokenSignIn: tokenSignInFromEnv(o.env),
+      ownKeysMax: ownKeysMaxFromEnv(o.env),
       keys,
       usage: usage.source,
       now: Date.now,
       exampleModel: exampleModel(o.snapshot),
-      sessions: redis ? new RedisSessions(redis.redis, redis.prefix) : new MemorySessions(),
+      sessions: redis ? new RedisSessions(redis.redis, redis.prefix, ttl) : new MemorySessions(ttl),
       signInLimit: redis ? new RedisSignInLimit(redis.redis, redis.prefix) : new MemorySignInLimit(),
     }),
   );

@@ -69,6 +69,19 @@ Environment:
   SVC_CONSOLE_TOKEN      admin token of the console at /dashboard (at least 16 characters; default: generated, printed)
   SVC_CONSOLE_STATE      without REDIS_URL: a JSON file where the console keeps the keys it made (as HMACs) and
                          pending revocations across restarts (needs a fixed SVC_KEY_PEPPER); default: memory only
+  SVC_CONSOLE_OIDC_ISSUER  OpenID Connect sign-in ("Sign in with <provider>"): the provider's issuer URL (https)
+  SVC_CONSOLE_OIDC_CLIENT_ID  the console's client id at the provider (required with the issuer)
+  SVC_CONSOLE_OIDC_CLIENT_SECRET_FILE  a file holding the client secret (default: none, a public client with PKCE)
+  SVC_CONSOLE_OIDC_SCOPES  scopes asked for, space- or comma-separated (openid profile email)
+  SVC_CONSOLE_OIDC_USERNAME_CLAIM  the ID token claim naming the person (sub)
+  SVC_CONSOLE_OIDC_GROUPS_CLAIM  the ID token claim listing their groups (groups)
+  SVC_CONSOLE_OIDC_USERNAME_PREFIX  put before the user name, as the API server's --oidc-username-prefix (default: none)
+  SVC_CONSOLE_OIDC_GROUPS_PREFIX  put before each group, as the API server's --oidc-groups-prefix (default: none)
+  SVC_CONSOLE_OIDC_NAME  the provider's name on the sign-in button (single sign-on)
+  SVC_CONSOLE_TOKEN_SIGN_IN  0: no token field on the sign-in page, its form refused (1: kept for break-glass use)
+  SVC_CONSOLE_SESSION_HOURS  the longest a console session lasts, whatever its tokens say (8)
+  SVC_CONSOLE_OWN_KEYS_MAX  with the create-own-keys verb: unrevoked keys one person may own per account (5)
+  SVC_CONSOLE_ACCESS_FILE  a YAML file giving OIDC groups and users their accounts and verbs (default: none)
   SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
   SVC_DRAIN_SECONDS      on SIGTERM: /readyz turns 503 and no new connection is accepted; calls in flight may
                          finish for this long, then end (a stream with an error event); holds are settled and

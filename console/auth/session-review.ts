@@ -1,11 +1,25 @@
-// A session is only as good as the token it was opened with: every `reviewEveryMs` the sealed token is shown to the
+// A session is only as good as the token it was opened with: every `reviewedEveryMs` the sealed token is shown to the
 // API server again (TokenReview); a token it no longer accepts, or one that now names someone else, ends the session.
+// An OpenID Connect session is renewed with its refresh token when its ID token expires (oidc/refresh.ts).
 import { principalName, type Authenticator } from './principal.ts';
+import type { OidcClient } from './oidc/client.ts';
+import { refreshedOidcSession } from './oidc/refresh.ts';
 import { openToken } from './sign-in-token.ts';
 import type { Session, SessionStore } from './sessions.ts';
 
 /** The session, reviewed when due (its principal refreshed: groups may have changed); null when it must end. */
-export async function reviewedSession(authn: Authenticator, sessions: SessionStore, id: string, s: Session, now: number): Promise<Session | null> {
+export async function reviewedSession(
+  by: { authn: Authenticator; sessions: SessionStore; oidc: OidcClient | null },
+  id: string,
+  s: Session,
+  now: number,
+): Promise<Session | null> {
+  const { authn, sessions, oidc } = by;
+  if (s.oidc) {
+    const next = await refreshedOidcSession(oidc, id, s, now);
+    if (next && next !== s) await sessions.update(id, next, now);
+    return next;
+  }
   const every = authn.reviewEveryMs;
   if (every === null) return s;
   // A session without a token cannot be reviewed (e.g. opened by an older version): signing in again makes one.

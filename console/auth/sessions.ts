@@ -16,6 +16,27 @@ export interface Session {
   sealedToken?: string;
   /** When the token was last found valid (ms). */
   reviewedAt?: number;
+  /** An OpenID Connect sign-in: its tokens sealed under the session id, and until when its ID token is good. */
+  oidc?: OidcSession;
+}
+
+export interface OidcSession {
+  /** The person's subject at the provider (`sub`). */
+  sub: string;
+  /** The ID token (sealed), for the provider's end-session endpoint (id_token_hint). */
+  sealedIdToken: string;
+  /** The refresh token (sealed), when the provider gave one. */
+  sealedRefresh?: string;
+  /** The ID token's expiry (ms): then the session is refreshed with the refresh token, or ends. */
+  validUntil: number;
+}
+
+/** What an OpenID Connect sign-in adds to a session. */
+export interface OidcSignIn {
+  sub: string;
+  idToken: string;
+  refreshToken?: string;
+  expiresAt: number;
 }
 
 /** What a sign-in adds to a session: the token to review again, and when it stops being valid. */
@@ -25,7 +46,7 @@ export interface SignInToken {
 }
 
 export interface SessionStore {
-  create(principal: Principal, now: number, token?: SignInToken): Promise<{ id: string; session: Session }>;
+  create(principal: Principal, now: number, token?: SignInToken, oidc?: OidcSignIn): Promise<{ id: string; session: Session }>;
   get(id: string, now: number): Promise<Session | null>;
   /** Writes back a session that is still there (after a review); its end stays as it was. */
   update(id: string, session: Session, now: number): Promise<void>;
@@ -34,12 +55,28 @@ export interface SessionStore {
 
 export const SESSION_TTL_MS = 8 * 3600_000;
 
-function newSession(principal: Principal, now: number, ttlMs: number, token: SignInToken | undefined): { id: string; session: Session } {
+function newSession(
+  principal: Principal,
+  now: number,
+  ttlMs: number,
+  token: SignInToken | undefined,
+  oidc: OidcSignIn | undefined,
+): { id: string; session: Session } {
   const id = randomBytes(32).toString('base64url');
   // A token already past its expiry by our clock was still accepted (clock skew): the reviews end such a session.
   const notAfter = token?.notAfter != null && token.notAfter > now ? token.notAfter : Infinity;
-  const expiresAt = Math.min(now + ttlMs, notAfter);
+  // An ID token bounds the session unless a refresh token can renew it (then only the session's own limit does).
+  const oidcEnd = oidc && !oidc.refreshToken ? Math.max(oidc.expiresAt, now + 1000) : Infinity;
+  const expiresAt = Math.min(now + ttlMs, notAfter, oidcEnd);
   const session: Session = { principal, csrf: randomBytes(32).toString('base64url'), createdAt: now, expiresAt };
+  if (oidc) {
+    session.oidc = {
+      sub: oidc.sub,
+      sealedIdToken: sealToken(id, oidc.idToken),
+      ...(oidc.refreshToken ? { sealedRefresh: sealToken(id, oidc.refreshToken) } : {}),
+      validUntil: oidc.expiresAt,
+    };
+  }
   return { id, session: token ? { ...session, sealedToken: sealToken(id, token.token), reviewedAt: now } : session };
 }
 
@@ -55,9 +92,9 @@ export class MemorySessions implements SessionStore {
     this.ttlMs = ttlMs;
   }
 
-  async create(principal: Principal, now: number, token?: SignInToken): Promise<{ id: string; session: Session }> {
+  async create(principal: Principal, now: number, token?: SignInToken, oidc?: OidcSignIn): Promise<{ id: string; session: Session }> {
     for (const [h, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(h);
-    const made = newSession(principal, now, this.ttlMs, token);
+    const made = newSession(principal, now, this.ttlMs, token, oidc);
     this.sessions.set(idHash(made.id), made.session);
     return made;
   }
@@ -91,8 +128,8 @@ export class RedisSessions implements SessionStore {
     return this.names.consoleSession(idHash(id));
   }
 
-  async create(principal: Principal, now: number, token?: SignInToken): Promise<{ id: string; session: Session }> {
-    const made = newSession(principal, now, this.ttlMs, token);
+  async create(principal: Principal, now: number, token?: SignInToken, oidc?: OidcSignIn): Promise<{ id: string; session: Session }> {
+    const made = newSession(principal, now, this.ttlMs, token, oidc);
     await this.redis.set(this.key(made.id), JSON.stringify(made.session), 'PX', made.session.expiresAt - now);
     return made;
   }

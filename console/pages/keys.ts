@@ -15,7 +15,14 @@ export interface KeysView {
   user: { name: string; csrf: string };
   accounts: string[];
   account: string;
+  /** May create keys (manage-keys, or create-own-keys for one's own). */
   canManage: boolean;
+  /** The signed-in person's user name (their keys say "yours"); null for the admin token. */
+  me?: string | null;
+  /** Only the person's own keys are listed and theirs to act on (create-own-keys without manage-keys). */
+  ownOnly?: boolean;
+  /** Whether the person may rotate and revoke this key (default: canManage). */
+  mayAct?: (r: KeyRow) => boolean;
   keys: KeyPage;
   pageNo: number;
   plan: PlanLimits;
@@ -60,13 +67,14 @@ function lifeCells(r: KeyRow, now: number): Html {
 }
 
 function row(v: KeysView, r: KeyRow): Html {
+  const yours = v.me != null && r.createdBy === v.me ? html` <span class="state active">yours</span>` : '';
   const q = `account=${encodeURIComponent(r.account)}&name=${encodeURIComponent(r.name)}`;
   const actions =
-    v.canManage && r.state !== 'Revoked'
+    (v.mayAct ? v.mayAct(r) : v.canManage) && r.state !== 'Revoked'
       ? html`<a href="/dashboard/keys/rotate?${q}" aria-label="Rotate ${r.name}">Rotate</a> <a href="/dashboard/keys/revoke?${q}" aria-label="Revoke ${r.name}">Revoke</a>`
       : '';
   const attention = highlightOf(r, v.now) === null ? '' : html` class="attention"`;
-  return html`<tr${attention}><th scope="row">${r.name}</th><td><code>${r.display}</code></td><td>${stateCell(r)}</td>
+  return html`<tr${attention}><th scope="row">${r.name}${yours}</th><td><code>${r.display}</code></td><td>${stateCell(r)}</td>
 ${createdCell(r, v.now)}
 ${lifeCells(r, v.now)}
 <td class="nowrap">${r.lastUsedAt === null ? 'never' : utc(r.lastUsedAt)}</td>
@@ -131,7 +139,7 @@ ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}
 ${createdDialog(v)}
 ${scrollTable(
   'keys-caption',
-  `Keys of account ${v.account} (${v.keys.total})`,
+  v.ownOnly ? `Your keys in account ${v.account} (${v.keys.total})` : `Keys of account ${v.account} (${v.keys.total})`,
   html`<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">State</th><th scope="col">Created (age)</th><th scope="col">Expires</th><th scope="col">Last used</th>
 <th scope="col">Month spend / budget</th><th scope="col">RPM</th><th scope="col">TPM</th><th scope="col">Models</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
 <tbody>${v.keys.rows.length === 0 ? html`<tr><td colspan="11">No keys yet.</td></tr>` : v.keys.rows.map((r) => row(v, r))}</tbody>`,

@@ -2,22 +2,38 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clearedCookie, cookie, readCookie, sessionCookie } from '../auth/cookies.ts';
-import { tokenExpiry } from '../auth/sign-in-token.ts';
+import { openToken, tokenExpiry } from '../auth/sign-in-token.ts';
 import { loginPage } from '../pages/login.ts';
+import { signedOutPage } from '../pages/oidc.ts';
 import { sameToken } from './security.ts';
 import { formOf, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
+import { safeNext } from './next-path.ts';
+import { consoleBase } from './oidc-routes.ts';
 
 /** The sign-in form's CSRF token, double-submitted: a cookie and the same value in the form. */
 const LOGIN_COOKIE = 'svc_console_login';
 
-function safeNext(next: string | undefined): string {
-  return next && next.startsWith('/dashboard/') && !next.startsWith('//') && !next.includes('\\') ? next : '/dashboard/keys';
-}
-
-function showLogin(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, o: { status: number; next: string; error?: string }): FastifyReply {
+function showLogin(
+  deps: ConsoleDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  o: { status: number; next: string; error?: string; notice?: string },
+): FastifyReply {
   const csrf = randomBytes(24).toString('base64url');
   reply.header('set-cookie', cookie(req, { name: LOGIN_COOKIE, value: csrf, path: '/dashboard/login', maxAgeSec: 3600 }));
-  return sendHtml(reply, o.status, loginPage({ mode: deps.authn.mode, csrf, next: o.next, error: o.error }));
+  return sendHtml(
+    reply,
+    o.status,
+    loginPage({
+      mode: deps.authn.mode,
+      csrf,
+      next: o.next,
+      error: o.error,
+      notice: o.notice,
+      oidcName: deps.oidc?.client.settings.name,
+      tokenSignIn: deps.tokenSignIn !== false,
+    }),
+  );
 }
 
 export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
@@ -25,12 +41,18 @@ export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/dashboard/', async (_req, reply) => reply.redirect('/dashboard/keys', 303));
   app.get('/dashboard/login', async (req, reply) => {
     const ended = queryOf(req).ended === 'token' ? 'Your session ended: the token you signed in with is no longer valid. Sign in again.' : undefined;
+    if (queryOf(req).ended === 'sso') {
+      const message = `Your session ended: ${deps.oidc?.client.settings.name ?? 'the identity provider'} no longer vouches for it. Sign in again.`;
+      return showLogin(deps, req, reply, { status: 200, next: safeNext(queryOf(req).next), notice: message });
+    }
     return showLogin(deps, req, reply, { status: 200, next: safeNext(queryOf(req).next), error: ended });
   });
 
   app.post('/dashboard/login', async (req, reply) => {
     const form = formOf(req);
     const next = safeNext(form.next);
+    // Token sign-in turned off (SVC_CONSOLE_TOKEN_SIGN_IN=0): the form is not offered, and a post of it is refused.
+    if (deps.tokenSignIn === false) return showLogin(deps, req, reply, { status: 403, next, error: 'Signing in with a token is turned off here.' });
     const expected = readCookie(req, LOGIN_COOKIE);
     if (!expected || typeof form._csrf !== 'string' || !sameToken(form._csrf, expected)) {
       return showLogin(deps, req, reply, { status: 403, next, error: 'The sign-in form expired. Try again.' });
@@ -55,8 +77,16 @@ export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   });
 
   app.post('/dashboard/logout', async (req, reply) => {
-    await deps.sessions.destroy(userOf(req).sessionId);
+    const id = userOf(req).sessionId;
+    const session = await deps.sessions.get(id, deps.now());
+    await deps.sessions.destroy(id);
     reply.header('set-cookie', clearedCookie(req));
+    // Signed in through the provider: the console's session is over; the provider's own is offered to end too.
+    if (session?.oidc && deps.oidc) {
+      const idToken = openToken(id, session.oidc.sealedIdToken) ?? undefined;
+      const endSessionUrl = await deps.oidc.client.endSessionUrl(idToken, `${consoleBase(deps, req)}/dashboard/login`);
+      return sendHtml(reply, 200, signedOutPage({ providerName: deps.oidc.client.settings.name, endSessionUrl }));
+    }
     return reply.redirect('/dashboard/login', 303);
   });
 }

@@ -1,6 +1,8 @@
 // What the console's routes share: its dependencies, and the signed-in session attached to each request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Authorizer, Principal, Verb } from '../auth/principal.ts';
+import type { OidcClient } from '../auth/oidc/client.ts';
+import type { FlowStore } from '../auth/oidc/flows.ts';
 import type { SessionStore } from '../auth/sessions.ts';
 import type { SignInLimit } from '../auth/sign-in-limit.ts';
 import type { BillingBackend } from '../../billing/backend.ts';
@@ -22,8 +24,14 @@ export interface ConsoleDeps {
   apiBaseUrl?: string;
   /** Payments and the ledger (/dashboard/billing); without it the page is not served. */
   billing?: BillingBackend;
-  /** The console's public URL for Stripe's return links (default: the request's own origin). */
+  /** The console's public URL for Stripe's return links and the OIDC redirect (default: the request's own origin). */
   publicBaseUrl?: string;
+  /** OpenID Connect sign-in ("Sign in with <provider>"), when configured. */
+  oidc?: { client: OidcClient; flows: FlowStore };
+  /** Whether the token field (admin token, Kubernetes token) signs in; default true. */
+  tokenSignIn?: boolean;
+  /** Self-service keys (verb create-own-keys): how many unrevoked keys one person may own per account (default 5). */
+  ownKeysMax?: number;
 }
 
 export interface SignedIn {

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GRACE_PERIODS, KeyActionError, refusalStatus, type CreatedKey } from '../keys/backend.ts';
 import { isKeyName } from '../keys/key-name.ts';
 import { parseKeyForm, type FieldErrors } from '../keys/form.ts';
+import { mayActOn, mayCreate, OWN_KEYS_MAX, ownedUnrevoked, visibleRows, type KeyRights } from '../keys/own-keys.ts';
 import { revokePage, rotatePage } from '../pages/key-actions.ts';
 import { keysPage, PAGE_SIZE } from '../pages/keys.ts';
 import { utc } from '../pages/layout.ts';
@@ -31,8 +32,36 @@ async function pickAccount(deps: ConsoleDeps, u: SignedIn, asked: string | undef
   return { account, accounts };
 }
 
-async function mayManage(deps: ConsoleDeps, u: SignedIn, account: string): Promise<void> {
-  if (!(await deps.authz.allowed(u.principal, 'manage-keys', account))) throw new Forbidden(`You may not manage the keys of account ${account}.`);
+/** Every key of the account, in the backend's order (the list is filtered and ordered per person here). */
+const ALL = 100_000;
+
+async function rightsOn(deps: ConsoleDeps, u: SignedIn, account: string): Promise<KeyRights> {
+  const [manage, own] = await Promise.all([
+    deps.authz.allowed(u.principal, 'manage-keys', account),
+    deps.authz.allowed(u.principal, 'create-own-keys', account),
+  ]);
+  return { manage, own };
+}
+
+async function mayCreateIn(deps: ConsoleDeps, u: SignedIn, account: string): Promise<void> {
+  const r = await rightsOn(deps, u, account);
+  if (!mayCreate(r)) throw new Forbidden(`You may not manage the keys of account ${account}.`);
+  if (r.manage) return;
+  const max = deps.ownKeysMax ?? OWN_KEYS_MAX;
+  const owned = ownedUnrevoked(u.name, (await deps.keys.list(account, 0, ALL, deps.now())).rows);
+  if (owned >= max) throw new Forbidden(`You have ${owned} keys in account ${account}, the most one person may have. Revoke one first.`);
+}
+
+/** manage-keys acts on any key; create-own-keys only on the person's own (another's is refused as if unseen). */
+async function mayManage(deps: ConsoleDeps, u: SignedIn, account: string, name: string): Promise<void> {
+  const r = await rightsOn(deps, u, account);
+  if (r.manage) return;
+  if (r.own) {
+    const key = (await deps.keys.list(account, 0, ALL, deps.now())).rows.find((k) => k.name === name);
+    if (key && mayActOn(r, u.name, key)) return;
+    throw new Forbidden(`You may act only on your own keys of account ${account}.`);
+  }
+  throw new Forbidden(`You may not manage the keys of account ${account}.`);
 }
 
 async function render(
@@ -46,13 +75,14 @@ async function render(
   const { account, accounts } = await pickAccount(deps, u, extra.account);
   const pageNo = Math.max(1, Math.floor(Number(queryOf(req).page ?? 1)) || 1);
   const now = deps.now();
-  const [keys, plan, canManage] = await Promise.all([
-    deps.keys.list(account, (pageNo - 1) * PAGE_SIZE, PAGE_SIZE, now),
-    deps.keys.planLimits(account),
-    deps.authz.allowed(u.principal, 'manage-keys', account),
-  ]);
+  const [all, plan, rights] = await Promise.all([deps.keys.list(account, 0, ALL, now), deps.keys.planLimits(account), rightsOn(deps, u, account)]);
+  // A person's own keys first; the admin token is nobody's in particular (its keys are just the account's).
+  const me = u.principal.kind === 'user' ? u.name : null;
+  const rows = me === null ? all.rows : visibleRows(rights, me, all.rows);
+  const keys = { rows: rows.slice((pageNo - 1) * PAGE_SIZE, pageNo * PAGE_SIZE), total: rows.length };
   const created = extra.created ? { ...extra.created, curl: curlExample(deps, req, extra.created.key, extra.created.row.models) } : undefined;
-  return sendHtml(reply, status, keysPage({ ...extra, now, user: u, accounts, account, canManage, keys, pageNo, plan, created }));
+  const view = { ...extra, now, user: u, me, accounts, account, canManage: mayCreate(rights), ownOnly: !rights.manage, keys, pageNo, plan, created };
+  return sendHtml(reply, status, keysPage({ ...view, mayAct: (k) => mayActOn(rights, u.name, k) }));
 }
 
 /** The account and key an action names; a name that cannot be a key's is refused (400) before anything else. */
@@ -70,7 +100,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const form = formOf(req);
     const u = userOf(req);
     const { account } = await pickAccount(deps, u, form.account);
-    await mayManage(deps, u, account);
+    await mayCreateIn(deps, u, account);
     const parsed = parseKeyForm(form, await deps.keys.planLimits(account), deps.now());
     if (!parsed.ok) return render(deps, req, reply, 422, { account, form, errors: parsed.errors });
     try {
@@ -86,7 +116,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/dashboard/keys/revoke', async (req, reply) => {
     const a = actionOf(req);
     const u = userOf(req);
-    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account, a.name);
     await deps.keys.expectKey(a.account, a.name);
     return sendHtml(reply, 200, revokePage({ user: u, ...a }));
   });
@@ -94,7 +124,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.post('/dashboard/keys/revoke', async (req, reply) => {
     const a = actionOf(req);
     const u = userOf(req);
-    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account, a.name);
     if ((formOf(req).confirm ?? '').trim() !== a.name) {
       return sendHtml(reply, 422, revokePage({ user: u, ...a, error: `Type ${a.name} exactly to confirm.` }));
     }
@@ -105,7 +135,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/dashboard/keys/rotate', async (req, reply) => {
     const a = actionOf(req);
     const u = userOf(req);
-    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account, a.name);
     await deps.keys.expectKey(a.account, a.name);
     return sendHtml(reply, 200, rotatePage({ user: u, ...a }));
   });
@@ -113,7 +143,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.post('/dashboard/keys/rotate', async (req, reply) => {
     const a = actionOf(req);
     const u = userOf(req);
-    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account);
+    await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account, a.name);
     const grace = GRACE_PERIODS.find((g) => g.value === formOf(req).grace);
     if (!grace) return sendHtml(reply, 422, rotatePage({ user: u, ...a, error: 'Choose a grace period.' }));
     let created: CreatedKey;

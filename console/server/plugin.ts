@@ -8,6 +8,7 @@ import { authRoutes } from './auth-routes.ts';
 import { billingRoutes } from './billing-routes.ts';
 import { Forbidden, sendHtml, userOf, type ConsoleDeps, type SignedIn } from './context.ts';
 import { keyRoutes } from './key-routes.ts';
+import { oidcRoutes } from './oidc-routes.ts';
 import { securityHooks } from './security.ts';
 import { usageRoutes } from './usage-routes.ts';
 
@@ -39,6 +40,7 @@ export function consolePlugin(deps: ConsoleDeps): (app: FastifyInstance) => Prom
       app.get(`/dashboard/static/${name}`, async (_req, reply) => reply.type(file.type).header('cache-control', 'public, max-age=300').send(file.body));
     }
     authRoutes(app, deps);
+    oidcRoutes(app, deps);
     keyRoutes(app, deps);
     usageRoutes(app, deps);
     billingRoutes(app, deps);

@@ -7,12 +7,22 @@ import { clearedCookie, readCookie, SESSION_COOKIE } from '../auth/cookies.ts';
 import { errorPage } from '../pages/login.ts';
 import { sendHtml, setUser, type ConsoleDeps } from './context.ts';
 
-// form-action also names Stripe Checkout: Add credits answers its POST with a redirect there (billing-routes.ts).
-export const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self' https://checkout.stripe.com; " +
-  "frame-ancestors 'none'; base-uri 'none'";
+// form-action also names Stripe Checkout: Add credits answers its POST with a redirect there (billing-routes.ts); and
+// the OpenID provider, where "Sign in with <provider>" is redirected.
+export function csp(extraFormActions: string[] = []): string {
+  const actions = ["'self'", 'https://checkout.stripe.com', ...extraFormActions].join(' ');
+  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action ${actions}; frame-ancestors 'none'; base-uri 'none'`;
+}
 
-const PUBLIC = new Set(['/dashboard/login', '/dashboard/static/console.css', '/dashboard/static/console.js']);
+export const CSP = csp();
+
+const PUBLIC = new Set([
+  '/dashboard/login',
+  '/dashboard/login/oidc',
+  '/dashboard/login/oidc/callback',
+  '/dashboard/static/console.css',
+  '/dashboard/static/console.js',
+]);
 
 export function sameToken(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -27,7 +37,7 @@ function path(req: FastifyRequest): string {
 
 export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
   app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
+    reply.header('content-security-policy', deps.oidc ? csp(deps.oidc.client.formActionOrigins()) : CSP);
     reply.header('x-frame-options', 'DENY');
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
@@ -42,12 +52,13 @@ export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
     const id = readCookie(req, SESSION_COOKIE);
     const now = deps.now();
     const found = id ? await deps.sessions.get(id, now) : null;
-    const session = id && found ? await reviewedSession(deps.authn, deps.sessions, id, found, now) : null;
+    const session = id && found ? await reviewedSession({ authn: deps.authn, sessions: deps.sessions, oidc: deps.oidc?.client ?? null }, id, found, now) : null;
     if (!id || !session) {
       if (id) reply.header('set-cookie', clearedCookie(req));
       // Its token withdrawn: the session ends here, and the sign-in page says why.
       if (id && found) await deps.sessions.destroy(id);
-      const query = new URLSearchParams({ ...(id && found ? { ended: 'token' } : {}), ...(req.method === 'GET' ? { next: req.url } : {}) });
+      const ended: Record<string, string> = id && found ? { ended: found.oidc ? 'sso' : 'token' } : {};
+      const query = new URLSearchParams({ ...ended, ...(req.method === 'GET' ? { next: req.url } : {}) });
       return reply
         .code(303)
         .header('location', `/dashboard/login${query.size > 0 ? `?${query}` : ''}`)

@@ -93,6 +93,8 @@ export interface RedisKeys {
   availability: (part: string) => string;
   consoleSession: (idHash: string) => string;
   consoleSignIn: (address: string) => string;
+  /** An OpenID Connect sign-in under way (state, nonce, PKCE verifier), for 10 minutes, taken once. */
+  consoleOidcFlow: (idHash: string) => string;
   /** MCP sessions' last use (sorted set) and records (hash), for the idle TTL; one Cluster slot. */
   mcpSessions: { idle: string; records: string };
 }
@@ -150,6 +152,7 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     availability: (part) => `${prefix}:{avail}:${part}`,
     consoleSession: (idHash) => `${prefix}:console:session:${idHash}`,
     consoleSignIn: (address) => `${prefix}:console:signin:${address}`,
+    consoleOidcFlow: (idHash) => `${prefix}:console:oidc-flow:${idHash}`,
     mcpSessions: { idle: `${prefix}:{mcp}:sessions:idle`, records: `${prefix}:{mcp}:sessions` },
   };
 }
