@@ -47,7 +47,7 @@ const HELP = `npm run bench [-- options]
   --scale              instead of the comparison: the cost curves, a table each (keys in Redis, ModelRoutes, prompt
                        size, open streams, gateway processes on one Redis, the operator on a real API server); about
                        15 minutes. --quick: each curve's smallest and largest point, short; --max N: stop the keys at N
-                       (default 1000000); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator
+                       (default 1000000, quick 100000); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator
   --scale-startup      instead of the comparison: how long writing the config to Redis takes (applyConfig), with
                        --keys N keys (default 50000), on one redis-server and (with --cluster) on a Redis Cluster
   -h, --help           this help
@@ -177,7 +177,8 @@ async function main(): Promise<void> {
     return;
   }
   if (values.scale) {
-    const maxKeys = Number(values.max ?? 1_000_000);
+    // Quick: at most 100,000 keys unless --max says otherwise (a million take minutes to write).
+    const maxKeys = Number(values.max ?? (values.quick ? 100_000 : 1_000_000));
     if (!Number.isInteger(maxKeys) || maxKeys < 10) throw new Error('--max takes a whole number of keys, at least 10');
     const curves = values.curves ? values.curves.split(',').map((x) => x.trim()) : [...CURVES];
     const unknown = curves.filter((c) => !(CURVES as readonly string[]).includes(c));

@@ -11,6 +11,7 @@ import { f1, load, mb, n, pointsOf, table, type Bounds } from './scale-common.ts
 import { CHAT_PATH, gateway } from './subjects.ts';
 
 export const STREAM_POINTS = [100, 1_000, 3_000, 10_000];
+const OPEN_WITHIN_MS = 180_000;
 
 /** The most streams the open-files limit lets the gateway hold (two sockets each, a margin for the rest). */
 export function streamCap(): number {
@@ -45,14 +46,24 @@ export async function streamsCurve(up: Proc, b: Bounds, log: (l: string) => void
       const pool = new Pool(url, { connections: count, pipelining: 1, connectTimeout: 60_000, headersTimeout: 120_000, bodyTimeout: 600_000 });
       try {
         const t = Date.now();
-        const opened = await Promise.all(
+        let firstChunks = 0;
+        const opening = Promise.all(
           Array.from({ length: count }, async () => {
             const res = await pool.request({ path: CHAT_PATH, method: 'POST', headers: { ...s.headers, 'content-type': 'application/json' }, body });
             const it = res.body[Symbol.asyncIterator]();
             await it.next(); // the first chunk: the stream is open end to end
+            firstChunks++;
             return { status: res.statusCode, it };
           }),
         );
+        // Bounded: streams that never open (a cap somewhere on the way) fail the point, saying how many did.
+        let timer: NodeJS.Timeout | undefined;
+        const opened = await Promise.race([
+          opening,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`only ${firstChunks} of ${count} streams opened within ${OPEN_WITHIN_MS / 1000} s`)), OPEN_WITHIN_MS);
+          }),
+        ]).finally(() => clearTimeout(timer));
         const openS = (Date.now() - t) / 1000;
         const bad = opened.filter((o) => o.status !== 200).length;
         await sleep(500);
