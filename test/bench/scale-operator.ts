@@ -38,7 +38,12 @@ async function readyKeys(api: AdminApi, ns: string): Promise<number> {
 async function point(inst: Installation, api: AdminApi, keys: number, routes: number, log: (l: string) => void): Promise<string[]> {
   const ns = inst.ns;
   await create(api, ns, 'plans', { apiVersion: API, kind: 'Plan', metadata: { name: 'p' }, spec: { tier: 1 } });
-  await create(api, ns, 'accounts', { apiVersion: API, kind: 'Account', metadata: { name: 'acme' }, spec: { planRef: 'p', credits: [{ id: 'c', amountUsd: 100 }] } });
+  await create(api, ns, 'accounts', {
+    apiVersion: API,
+    kind: 'Account',
+    metadata: { name: 'acme' },
+    spec: { planRef: 'p', credits: [{ id: 'c', amountUsd: 100 }] },
+  });
   const t0 = Date.now();
   await inParallel(
     Array.from({ length: routes }, (_, i) => i),
@@ -59,12 +64,7 @@ async function point(inst: Installation, api: AdminApi, keys: number, routes: nu
   log(`operator: ${n(keys)} ApiKeys and ${n(routes)} ModelRoutes created in ${((Date.now() - t0) / 1000).toFixed(0)} s; starting the operator...`);
   const started = Date.now();
   const op = await inst.startOperator('op-0', { LOG_LEVEL: 'warn' });
-  await waitFor(
-    'every ApiKey Ready (full resync)',
-    async () => (await readyKeys(api, ns)) >= keys,
-    1_800_000,
-    Math.max(250, Math.min(5000, keys / 10)),
-  );
+  await waitFor('every ApiKey Ready (full resync)', async () => (await readyKeys(api, ns)) >= keys, 1_800_000, Math.max(250, Math.min(5000, keys / 10)));
   const resyncS = (Date.now() - started) / 1000;
   const opMb = rssBytes(op.child.pid as number) / 2 ** 20;
   log(`operator: resync took ${resyncS.toFixed(1)} s; a gateway, then one more ApiKey...`);
@@ -101,6 +101,10 @@ export async function operatorCurve(b: Bounds, log: (l: string) => void): Promis
     before,
     ['ApiKeys', 'ModelRoutes', 'full resync: start to every ApiKey Ready (s)', 'operator RSS then (MB)', 'kubectl apply to served (ms)', 'gateway RSS (MB)'],
     rows,
-    [b.quick ? `Quick: ${n(QUICK_ROUTES)} ModelRoutes and up to ${n(QUICK_APIKEY_POINTS[1] as number)} ApiKeys.` : 'One fresh namespace and operator per row, on one API server.'],
+    [
+      b.quick
+        ? `Quick: ${n(QUICK_ROUTES)} ModelRoutes and up to ${n(QUICK_APIKEY_POINTS[1] as number)} ApiKeys.`
+        : 'One fresh namespace and operator per row, on one API server.',
+    ],
   );
 }

@@ -7,7 +7,7 @@ import { route } from '../helpers/manifests.ts';
 import { Client, serial, stats } from './load.ts';
 import { cpuSeconds, type Proc } from './procs.ts';
 import { f2, load, n, pointsOf, table, type Bounds } from './scale-common.ts';
-import { CHAT_PATH, gateway } from './subjects.ts';
+import { CHAT_PATH, gateway, type Subject } from './subjects.ts';
 
 export const PROMPT_POINTS_KB = [1, 10, 100, 1000];
 const MESSAGES_PATH = '/anthropic/v1/messages';
@@ -35,6 +35,23 @@ function prompt(kb: number): string {
   return words.repeat(Math.ceil((kb * 1024) / words.length)).slice(0, kb * 1024);
 }
 
+/** One way at one size: the gateway's CPU per call, one call at a time, and the calls' median wall time. */
+async function onePoint(s: Subject, gw: Proc, way: Way, kb: number, b: Bounds): Promise<string> {
+  const c = new Client({ urls: s.urls, path: way.path, headers: { ...s.headers, 'content-type': 'application/json' }, body: way.body(prompt(kb)) }, 1);
+  try {
+    const first = await c.text();
+    if (first.status !== 200) throw new Error(`${way.name}, ${kb} KB: the gateway answered ${first.status}: ${first.body.slice(0, 300)}`);
+    await serial(c, Math.min(300, b.pointMs), 20);
+    const cpu0 = cpuSeconds(gw.pid);
+    const r = await serial(c, 2 * b.pointMs);
+    const cpu = cpuSeconds(gw.pid) - cpu0;
+    const st = stats(r.total);
+    return `${Math.round((cpu / Math.max(1, st.count)) * 1e6)} µs (p50 ${f2(st.p50)} ms, ${st.count} calls${r.errors ? `, ${r.errors} errors` : ''})`;
+  } finally {
+    await c.close();
+  }
+}
+
 export async function promptCurve(up: Proc, b: Bounds, log: (l: string) => void): Promise<string> {
   const before = load();
   const anthropic = await startFakeAnthropic('scale-anthropic');
@@ -51,20 +68,8 @@ export async function promptCurve(up: Proc, b: Bounds, log: (l: string) => void)
     for (const way of WAYS) {
       for (const kb of sizes) {
         log(`prompt size: ${way.name}, ${n(kb)} KB...`);
-        const c = new Client({ urls: s.urls, path: way.path, headers: { ...s.headers, 'content-type': 'application/json' }, body: way.body(prompt(kb)) }, 1);
-        try {
-          const first = await c.text();
-          if (first.status !== 200) throw new Error(`${way.name}, ${kb} KB: the gateway answered ${first.status}: ${first.body.slice(0, 300)}`);
-          await serial(c, Math.min(300, b.pointMs), 20);
-          const cpu0 = cpuSeconds(gw.pid);
-          const r = await serial(c, 2 * b.pointMs);
-          const cpu = cpuSeconds(gw.pid) - cpu0;
-          const st = stats(r.total);
-          cells.set(`${way.name}|${kb}`, `${Math.round((cpu / Math.max(1, st.count)) * 1e6)} µs (p50 ${f2(st.p50)} ms, ${st.count} calls${r.errors ? `, ${r.errors} errors` : ''})`);
-        } finally {
-          await c.close();
-          anthropic.calls.length = 0; // the fake keeps every request it got: not 1 MB bodies by the hundred
-        }
+        cells.set(`${way.name}|${kb}`, await onePoint(s, gw, way, kb, b));
+        anthropic.calls.length = 0; // the fake keeps every request it got: not 1 MB bodies by the hundred
       }
     }
   } finally {
@@ -76,6 +81,6 @@ export async function promptCurve(up: Proc, b: Bounds, log: (l: string) => void)
     before,
     ['prompt', ...WAYS.map((w) => `${w.name}: gateway CPU per call`)],
     sizes.map((kb) => [`${n(kb)} KB`, ...WAYS.map((w) => cells.get(`${w.name}|${kb}`) ?? '')]),
-    ['One call at a time; the gateway\'s CPU (user + system, /proc, 10 ms ticks) over the calls made, and their median wall time.'],
+    ["One call at a time; the gateway's CPU (user + system, /proc, 10 ms ticks) over the calls made, and their median wall time."],
   );
 }

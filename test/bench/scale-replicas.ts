@@ -36,8 +36,17 @@ export async function replicasCurve(up: Proc, b: Bounds, log: (l: string) => voi
   return table(
     'Gateway processes on one Redis',
     before,
-    ['leases', 'gateway processes', 'calls/s (all processes, 48 connections)', 'gateway CPU per call (µs, all processes)', 'redis-server CPU per call (µs)', 'errors'],
+    [
+      'leases',
+      'gateway processes',
+      'calls/s (all processes, 48 connections)',
+      'gateway CPU per call (µs, all processes)',
+      'redis-server CPU per call (µs)',
+      'errors',
+    ],
     rows,
-    ['Every process on this one machine: with two CPUs, three processes share the same cores as one, so the total throughput shows what Redis and the processes cost together, not what three machines would serve.'],
+    [
+      'Every process on this one machine: with two CPUs, three processes share the same cores as one, so the total throughput shows what Redis and the processes cost together, not what three machines would serve.',
+    ],
   );
 }

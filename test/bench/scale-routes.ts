@@ -20,7 +20,9 @@ export async function routesCurve(up: Proc, b: Bounds, log: (l: string) => void)
     const timeouts = { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 };
     // The subject has two routes of its own (bench-chat, bench-paced).
     const extra = (baseUrl: string): object[] =>
-      Array.from({ length: routes - 2 }, (_, i) => route(`scale-route-${i}`, [{ name: `t${i}`, provider: 'openai', baseUrl, upstreamModel: 'bench-chat', timeouts }]));
+      Array.from({ length: routes - 2 }, (_, i) =>
+        route(`scale-route-${i}`, [{ name: `t${i}`, provider: 'openai', baseUrl, upstreamModel: 'bench-chat', timeouts }]),
+      );
     const s = await gateway(up, { name: 'gateway', processes: 1, extra, startMs: 300_000 });
     const startS = (Date.now() - t) / 1000;
     const gw = s.procs[0] as Proc;

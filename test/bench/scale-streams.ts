@@ -38,7 +38,10 @@ export async function streamsCurve(up: Proc, b: Bounds, log: (l: string) => void
   const url = s.urls[0] as string;
   const body = JSON.stringify({ model: 'bench-hold', messages: [{ role: 'user', content: 'Say something.' }], max_tokens: 64, stream: true });
   const rows: string[][] = [];
-  const points = pointsOf(STREAM_POINTS.map((x) => Math.min(x, cap)).filter((x, i, a) => a.indexOf(x) === i), b);
+  const points = pointsOf(
+    STREAM_POINTS.map((x) => Math.min(x, cap)).filter((x, i, a) => a.indexOf(x) === i),
+    b,
+  );
   try {
     for (const count of points) {
       const idle = mb(gw);
@@ -72,7 +75,15 @@ export async function streamsCurve(up: Proc, b: Bounds, log: (l: string) => void
         await Promise.all(opened.map((o) => drain(o.it)));
         await sleep(2000);
         const after = mb(gw);
-        rows.push([n(count), f1(openS), f1(idle), f1(open), f1(((open - idle) * 1024) / count), f1(after), String(bad + (Number(released) === count ? 0 : Math.abs(count - Number(released))))]);
+        rows.push([
+          n(count),
+          f1(openS),
+          f1(idle),
+          f1(open),
+          f1(((open - idle) * 1024) / count),
+          f1(after),
+          String(bad + (Number(released) === count ? 0 : Math.abs(count - Number(released)))),
+        ]);
       } finally {
         await pool.close();
       }
@@ -80,7 +91,10 @@ export async function streamsCurve(up: Proc, b: Bounds, log: (l: string) => void
   } finally {
     await gw.stop();
   }
-  const capped = cap < (STREAM_POINTS[STREAM_POINTS.length - 1] as number) ? [`The open-files limit here (ulimit -n) allows ${n(cap)} streams at most: the largest point is ${n(cap)}.`] : [];
+  const capped =
+    cap < (STREAM_POINTS[STREAM_POINTS.length - 1] as number)
+      ? [`The open-files limit here (ulimit -n) allows ${n(cap)} streams at most: the largest point is ${n(cap)}.`]
+      : [];
   return table(
     'Gateway memory against open slow streams',
     before,

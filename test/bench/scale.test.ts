@@ -75,7 +75,10 @@ describe('npm run bench -- --scale --quick', () => {
     for (const row of replicas) for (const i of [2, 3, 4]) expect(num(row[i]), row.join(' | ')).toBeGreaterThan(0);
 
     const operator = rowsUnder(r.out, 'The operator against the number of ApiKeys');
-    expect(operator.map((row) => num(row[0])), r.out).toEqual([100, 1000]);
+    expect(
+      operator.map((row) => num(row[0])),
+      r.out,
+    ).toEqual([100, 1000]);
     for (const row of operator) for (const i of [2, 3, 4]) expect(num(row[i]), row.join(' | ')).toBeGreaterThan(0);
   }, 600_000);
 });
