@@ -9,10 +9,11 @@ import type { RedisClient } from '../state/redis-connect.ts';
 
 export const LEASE_TTL_MS = 15_000;
 
-// Keep it when it is ours; take it when nobody holds it. 1: held by us, 0: someone else's.
+// Keep it when it is ours; take it when nobody holds it. 1: held by us, 0: someone else's. GET, SET and DEL only: the
+// commands a standalone process's Redis user already has for the {avail} keys (redis-acl.ts).
 const TAKE_OR_RENEW = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
