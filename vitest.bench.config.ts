@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/bench/**/*.test.ts'],
-    testTimeout: 180_000,
+    testTimeout: 180_000, // scale.test.ts sets its own (10 minutes)
     hookTimeout: 120_000,
     pool: 'forks',
   },

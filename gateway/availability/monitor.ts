@@ -1,8 +1,10 @@
 // The prober: every ModelRoute target probed every spec.probe.intervalSeconds (default SVC_PROBE_INTERVAL_SECONDS,
 // else 180; at least 5), the states of targets and models decided from the probes and the live traffic on the board,
 // published to the board (every gateway reads them there), kept in the history, and incidents opened and resolved.
-// Standalone: the process runs one; cluster: only the operator's leader does. Rounds are spread over the interval
-// and probes capped (probe-schedule.ts): 5,000 routes never make 5,000 upstream calls at once. Every McpServer is
+// Standalone: the process runs one (several on one Redis: only the holder of the prober lease probes,
+// prober-lease.ts); cluster: only the operator's leader does. Rounds are spread over the interval, the first ones over
+// a start window that grows with the number of routes, and probes capped (probe-schedule.ts): 5,000 routes never make
+// 5,000 upstream calls at once. Every McpServer is
 // probed the same way (mcp-probe.ts: initialize and ping) as the subject `mcp:<name>` with one target, its name,
 // on the default interval and through the same cap.
 import { randomUUID } from 'node:crypto';
@@ -20,6 +22,8 @@ import { mcpSubject, targetKey, type Incident, type ProbeResult, type State, typ
 export const DEFAULT_INTERVAL_S = 180;
 export const MIN_INTERVAL_S = 5;
 export const DEFAULT_CONCURRENCY = 32;
+/** The first rounds after start are spread over (routes x this), at most an interval: 5,000 routes over 100 s. */
+export const START_GAP_MS = 20;
 
 export interface MonitorOptions {
   snapshot: () => Snapshot;
@@ -37,6 +41,12 @@ export interface MonitorOptions {
   onError?: (err: unknown) => void;
   /** After each round (the operator writes the ModelRoute's status.targets and Available condition). */
   onRound?: (model: CompiledModel, targets: readonly TargetStatus[], state: State) => Promise<void>;
+  /**
+   * Whether this process probes now (several standalone processes on one Redis: the holder of the prober lease).
+   * While it returns false the monitor keeps each model's place in its interval without probing, so a process that
+   * takes over probes on the same rhythm, with no burst. Absent: always.
+   */
+  leading?: () => boolean;
 }
 
 export function intervalFromEnv(env: Record<string, string | undefined>): number {
@@ -83,8 +93,9 @@ export class Monitor {
   }
 
   /**
-   * Probes every model once at start (through the concurrency cap), then each at its own place in its interval: the
-   * rounds of many models spread evenly over the interval instead of all coming due together.
+   * Probes every model once soon after start, at its place in a start window of START_GAP_MS per subject (at most an
+   * interval: one route is probed at once, 5,000 over 100 s), then each at its own place in its interval: the rounds
+   * of many models spread evenly instead of all coming due together, and through the concurrency cap.
    */
   start(): this {
     this.timer = setInterval(() => this.tick(), 250);
@@ -117,10 +128,17 @@ export class Monitor {
         () => this.roundMcp(s),
       ]),
     ];
+    const leading = this.o.leading?.() ?? true;
     for (const [id, intervalS, round] of subjects) {
-      if (this.running.has(id) || (this.due.get(id) ?? 0) > now) continue;
       const intervalMs = intervalS * 1000;
+      let due = this.due.get(id);
+      if (due === undefined) {
+        due = now + probeOffsetMs(id, Math.min(intervalMs, subjects.length * START_GAP_MS));
+        this.due.set(id, due);
+      }
+      if (this.running.has(id) || due > now) continue;
       this.due.set(id, nextProbeAt(now, probeOffsetMs(id, intervalMs), intervalMs));
+      if (!leading) continue;
       this.running.add(id);
       void round()
         .catch((err: unknown) => this.o.onError?.(err))

@@ -6,6 +6,12 @@ import { authSecrets } from './scrub.ts';
 import { UpstreamFailure, type AudioOutcome, type UpstreamOutcome } from './types.ts';
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/**
+ * Connections a process keeps to one upstream origin at most. A model's stream holds its connection for as long as it
+ * lasts (minutes), so this is the number of calls in flight to one provider a process can carry: a low cap (it was
+ * 256) made the next call wait, with its client, until a stream ended. The process's open-files limit is the real bound.
+ */
+export const UPSTREAM_CONNECTIONS = 65_536;
 
 export class HttpTransport {
   private readonly agents = new Map<number, Agent>();
@@ -19,7 +25,7 @@ export class HttpTransport {
   private agent(connectMs: number): Agent {
     let a = this.agents.get(connectMs);
     if (!a) {
-      a = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, connections: 256, pipelining: 1, allowH2: false });
+      a = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, connections: UPSTREAM_CONNECTIONS, pipelining: 1, allowH2: false });
       this.agents.set(connectMs, a);
     }
     return a;

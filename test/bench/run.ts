@@ -11,6 +11,8 @@ import { measureResponses, responsesReport } from './measure-responses.ts';
 import { stopAll, type Proc } from './procs.ts';
 import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
+import { CURVES, scale, type Curve } from './scale.ts';
+import { FULL_POINT_MS, QUICK_POINT_MS } from './scale-common.ts';
 import { leaseBench, leaseTable } from './lease-store.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
@@ -51,6 +53,10 @@ const HELP = `npm run bench [-- options]
   --json FILE          also write the raw results as JSON
   --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
                        (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
+  --scale              instead of the comparison: the cost curves, a table each (keys in Redis, ModelRoutes, prompt
+                       size, open streams, gateway processes on one Redis, the operator on a real API server); about
+                       15 minutes. --quick: each curve's smallest and largest point, short; --max N: stop the keys at N
+                       (default 1000000, quick 100000); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator
   --scale-startup      instead of the comparison: how long writing the config to Redis takes (applyConfig), with
                        --keys N keys (default 50000), on one redis-server and (with --cluster) on a Redis Cluster
   -h, --help           this help
@@ -184,6 +190,9 @@ async function main(): Promise<void> {
       subjects: { type: 'string' },
       json: { type: 'string' },
       'scale-startup': { type: 'boolean' },
+      scale: { type: 'boolean' },
+      max: { type: 'string' },
+      curves: { type: 'string' },
       leases: { type: 'boolean' },
       keys: { type: 'string' },
       cluster: { type: 'boolean' },
@@ -202,6 +211,24 @@ async function main(): Promise<void> {
     const keys = Number(values.keys ?? 50_000);
     if (!Number.isInteger(keys) || keys < 1) throw new Error('--keys takes a whole number of keys');
     process.stdout.write(`${header}\n\n${await scaleStartup(keys, values.cluster === true, log)}\n`);
+    return;
+  }
+  if (values.scale) {
+    // Quick: at most 100,000 keys unless --max says otherwise (a million take minutes to write).
+    const maxKeys = Number(values.max ?? (values.quick ? 100_000 : 1_000_000));
+    if (!Number.isInteger(maxKeys) || maxKeys < 10) throw new Error('--max takes a whole number of keys, at least 10');
+    const curves = values.curves ? values.curves.split(',').map((x) => x.trim()) : [...CURVES];
+    const unknown = curves.filter((c) => !(CURVES as readonly string[]).includes(c));
+    if (unknown.length > 0) throw new Error(`unknown curves: ${unknown.join(', ')} (known: ${CURVES.join(', ')})`);
+    const quick = values.quick === true;
+    const r = await scale(curves as Curve[], { quick, maxKeys, pointMs: quick ? QUICK_POINT_MS : FULL_POINT_MS }, log);
+    const seconds = ((Date.now() - started) / 1000).toFixed(0);
+    process.stdout.write(`${header}
+Mode: scale${quick ? ', quick' : ''}, ${seconds} s
+
+${r.text}
+`);
+    if (r.failed > 0) process.exitCode = 1;
     return;
   }
   if (values.leases) {

@@ -57,7 +57,11 @@ const BENCH_AWS = { AWS_ACCESS_KEY_ID: 'AKIABENCH00000000001', AWS_SECRET_ACCESS
  * Manifests for the gateway: limits set but never reached, credit that never runs out, the key in a Secret. `bedrock`:
  * the routes go to a Claude model on the bench's fake Bedrock (SigV4 with a key pair from a Secret) instead.
  */
-export function manifests(upstreamPort: number, key: string, opts: { cache?: boolean; bedrock?: boolean; mcpPort?: number; endpoints?: boolean } = {}): string {
+export function manifests(
+  upstreamPort: number,
+  key: string,
+  opts: { cache?: boolean; bedrock?: boolean; mcpPort?: number; endpoints?: boolean; extra?: (baseUrl: string) => object[] } = {},
+): string {
   const baseUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   const timeouts = { connectMs: 2000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 60_000 };
   const bedrock = opts.bedrock === true;
@@ -75,7 +79,7 @@ export function manifests(upstreamPort: number, key: string, opts: { cache?: boo
       : { name, provider: 'openai', baseUrl, upstreamModel: name, timeouts };
   return toYaml([
     ...(bedrock ? [secret('bench-aws', BENCH_AWS)] : []),
-    plan('bench', { tier: 1, limits: { rpm: 10_000_000, tpm: 10_000_000_000 } }),
+    plan('bench', { tier: 1, anthropicEndpoint: true, limits: { rpm: 10_000_000, tpm: 10_000_000_000 } }),
     account('bench', 'bench', { credits: [{ id: 'bench-credit', amountUsd: 1_000_000 }] }),
     ...apiKey('bench-key', 'bench', {}, key).docs,
     // With `cache`: the response cache on (docs/billing.md: Response cache); the bench's calls say x-svc-cache: force.
@@ -97,6 +101,8 @@ export function manifests(upstreamPort: number, key: string, opts: { cache?: boo
         ]
       : []),
     ...(opts.mcpPort ? [mcpServer('bench-tools', { url: `http://127.0.0.1:${opts.mcpPort}/mcp`, pricing: { perCallUsd: 0.000001 }, timeouts })] : []),
+    // The scale curves' own objects (more routes, an Anthropic route), given the upstream's base URL.
+    ...(opts.extra?.(baseUrl) ?? []),
   ]);
 }
 
@@ -141,6 +147,10 @@ export async function gateway(
     mcpPort?: number;
     /** Also serve a completions, a rerank and a moderation model (measure-endpoints.ts). */
     endpoints?: boolean;
+    /** More objects for the manifests (the scale curves), given the upstream's base URL. */
+    extra?: (baseUrl: string) => object[];
+    /** Milliseconds to wait for the process to be ready (a large config takes longer to compile). */
+    startMs?: number;
   },
 ): Promise<Subject> {
   const key = generateKey();
@@ -148,7 +158,13 @@ export async function gateway(
   const config = join(dir, 'bench.yaml');
   writeFileSync(
     config,
-    manifests(up.port, key, { cache: opts.cache !== undefined, bedrock: opts.bedrock === true, mcpPort: opts.mcpPort, endpoints: opts.endpoints }),
+    manifests(up.port, key, {
+      cache: opts.cache !== undefined,
+      bedrock: opts.bedrock === true,
+      mcpPort: opts.mcpPort,
+      endpoints: opts.endpoints,
+      extra: opts.extra,
+    }),
   );
   const env: Record<string, string> = {
     SVC_CONFIG: config,
@@ -175,6 +191,7 @@ export async function gateway(
         args: [...profileArgs(), 'gateway/main.ts'],
         env: { ...env, SVC_METRICS_PORT: String(metricsPort) },
         ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
+        timeoutMs: opts.startMs,
       }),
     );
   }

@@ -1,7 +1,8 @@
 // The bench's fake upstream, as fast as node:http allows so that it is never the bottleneck: every answer is
 // a buffer built once. A chat call answers a fixed completion, or with "stream":true an SSE stream of CHUNKS
 // chunks written back to back (the model "bench-paced" spaces them PACE_MS apart, to see them go through
-// one by one); POST /v1/messages answers a fixed Anthropic message. The other endpoints answer fixed bodies in OpenAI's (and, for rerank, Cohere's / vLLM's) wire format:
+// one by one; "bench-hold" sends its first chunk and holds the rest until a POST to /release, for the scale bench's
+// open streams); POST /v1/messages answers a fixed Anthropic message. The other endpoints answer fixed bodies in OpenAI's (and, for rerank, Cohere's / vLLM's) wire format:
 // legacy completions (streamed too, usage last), rerank, moderations. Run as its own process: node
 // test/bench/upstream.ts; prints "listening PORT".
 import { createServer, type ServerResponse } from 'node:http';
@@ -117,7 +118,19 @@ const MESSAGE = Buffer.from(
   }),
 );
 
-const MODELS = ['bench-chat', 'bench-paced'];
+const MODELS = ['bench-chat', 'bench-paced', 'bench-hold'];
+/** Streams of bench-hold waiting for /release, with the chunks they still owe. */
+const held = new Set<{ res: ServerResponse; rest: Buffer[] }>();
+
+function release(): number {
+  const count = held.size;
+  for (const h of held) {
+    for (const c of h.rest) h.res.write(c);
+    h.res.end();
+  }
+  held.clear();
+  return count;
+}
 const json = new Map(MODELS.map((m) => [m, completion(m)]));
 const sse = new Map(MODELS.map((m) => [m, frames(m)]));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -141,6 +154,13 @@ function answer(res: ServerResponse, path: string, body: string): void {
   }
   const chunks = sse.get(model) as Buffer[];
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (model === 'bench-hold') {
+    res.write(chunks[0]);
+    const h = { res, rest: chunks.slice(1) };
+    held.add(h);
+    res.once('close', () => held.delete(h));
+    return;
+  }
   if (model === 'bench-paced') {
     res.flushHeaders();
     void paced(res, chunks);
@@ -156,7 +176,8 @@ const server = createServer((req, res) => {
   req.setEncoding('utf8');
   req.on('data', (c: string) => (body += c));
   req.on('end', () => {
-    if (req.url?.startsWith('/v1/messages')) res.writeHead(200, { 'content-type': 'application/json', 'content-length': MESSAGE.length }).end(MESSAGE);
+    if (req.url === '/release') res.end(String(release()));
+    else if (req.url?.startsWith('/v1/messages')) res.writeHead(200, { 'content-type': 'application/json', 'content-length': MESSAGE.length }).end(MESSAGE);
     else answer(res, req.url ?? '/', body);
   });
 });

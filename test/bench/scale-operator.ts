@@ -1,0 +1,110 @@
+// Cost curve: the operator with many objects present, on a real API server (kube-apiserver + etcd, as the operator
+// tests start them) and one Redis: with 100, 10,000 and 50,000 ApiKeys and 2,000 ModelRoutes created before it
+// starts, how long its full resync takes (its start until every ApiKey is Ready), its memory then, and the time from
+// `kubectl apply` of one more ApiKey until a gateway serves that key. One fresh namespace per point.
+import { inParallel } from '../../gateway/state/parallel.ts';
+import { chat } from '../helpers/fleet.ts';
+import { gatewayReady, install, startCluster, type Installation } from '../operator/harness.ts';
+import { secretKey, waitFor, type AdminApi } from '../operator/kube-api.ts';
+import { rssBytes } from './procs.ts';
+import { f1, load, n, pointsOf, table, type Bounds } from './scale-common.ts';
+
+export const APIKEY_POINTS = [100, 10_000, 50_000];
+export const QUICK_APIKEY_POINTS = [100, 1_000];
+const ROUTES = 2_000;
+const QUICK_ROUTES = 200;
+const GROUP = { group: 'gateway.svc.dev', version: 'v1alpha1' };
+const API = 'gateway.svc.dev/v1alpha1';
+
+async function create(api: AdminApi, ns: string, plural: string, body: object): Promise<void> {
+  await api.custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, plural, body });
+}
+
+/** ApiKeys whose Ready condition is True, read in pages (50,000 objects in one answer would be tens of MB). */
+async function readyKeys(api: AdminApi, ns: string): Promise<number> {
+  let count = 0;
+  let cont: string | undefined;
+  do {
+    const page = (await api.custom.listNamespacedCustomObject({ ...GROUP, namespace: ns, plural: 'apikeys', limit: 5000, _continue: cont })) as {
+      items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>;
+      metadata?: { continue?: string };
+    };
+    count += page.items.filter((o) => o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    cont = page.metadata?.continue || undefined;
+  } while (cont);
+  return count;
+}
+
+async function point(inst: Installation, api: AdminApi, keys: number, routes: number, log: (l: string) => void): Promise<string[]> {
+  const ns = inst.ns;
+  await create(api, ns, 'plans', { apiVersion: API, kind: 'Plan', metadata: { name: 'p' }, spec: { tier: 1 } });
+  await create(api, ns, 'accounts', {
+    apiVersion: API,
+    kind: 'Account',
+    metadata: { name: 'acme' },
+    spec: { planRef: 'p', credits: [{ id: 'c', amountUsd: 100 }] },
+  });
+  const t0 = Date.now();
+  await inParallel(
+    Array.from({ length: routes }, (_, i) => i),
+    16,
+    (i) =>
+      create(api, ns, 'modelroutes', {
+        apiVersion: API,
+        kind: 'ModelRoute',
+        metadata: { name: `route-${i}` },
+        spec: { pricing: { inputPerMTokUsd: 1 }, targets: [{ name: 'mock-0', provider: 'mock' }], probe: { intervalSeconds: 86400 } },
+      }),
+  );
+  await inParallel(
+    Array.from({ length: keys }, (_, i) => i),
+    16,
+    (i) => create(api, ns, 'apikeys', { apiVersion: API, kind: 'ApiKey', metadata: { name: `key-${i}` }, spec: { accountRef: 'acme' } }),
+  );
+  log(`operator: ${n(keys)} ApiKeys and ${n(routes)} ModelRoutes created in ${((Date.now() - t0) / 1000).toFixed(0)} s; starting the operator...`);
+  const started = Date.now();
+  const op = await inst.startOperator('op-0', { LOG_LEVEL: 'warn' });
+  await waitFor('every ApiKey Ready (full resync)', async () => (await readyKeys(api, ns)) >= keys, 1_800_000, Math.max(250, Math.min(5000, keys / 10)));
+  const resyncS = (Date.now() - started) / 1000;
+  const opMb = rssBytes(op.child.pid as number) / 2 ** 20;
+  log(`operator: resync took ${resyncS.toFixed(1)} s; a gateway, then one more ApiKey...`);
+  const gw = await inst.startGateway();
+  await gatewayReady(gw, 300_000, () => op.output().slice(-4000));
+  const gwMb = rssBytes(gw.child.pid as number) / 2 ** 20;
+  const a0 = Date.now();
+  await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: API, kind: 'ApiKey', metadata: { name: 'late' }, spec: { accountRef: 'acme' } }));
+  const key = await waitFor('the late key', () => secretKey(api, ns, 'late-key'), 600_000, 10);
+  await waitFor('the late key served', async () => (await chat(gw.url, key, { model: 'route-0' })).status === 200, 600_000, 10);
+  const servedMs = Date.now() - a0;
+  return [n(keys), n(routes), f1(resyncS), f1(opMb), String(servedMs), f1(gwMb)];
+}
+
+export async function operatorCurve(b: Bounds, log: (l: string) => void): Promise<string> {
+  const before = load();
+  const routes = b.quick ? QUICK_ROUTES : ROUTES;
+  const rows: string[][] = [];
+  const cluster = await startCluster('scale');
+  try {
+    for (const keys of pointsOf(b.quick ? QUICK_APIKEY_POINTS : APIKEY_POINTS, b)) {
+      const inst = await install(cluster, `scale-${keys}`);
+      try {
+        rows.push(await point(inst, cluster.api, keys, routes, log));
+      } finally {
+        await inst.stop();
+      }
+    }
+  } finally {
+    await cluster.stop();
+  }
+  return table(
+    'The operator against the number of ApiKeys',
+    before,
+    ['ApiKeys', 'ModelRoutes', 'full resync: start to every ApiKey Ready (s)', 'operator RSS then (MB)', 'kubectl apply to served (ms)', 'gateway RSS (MB)'],
+    rows,
+    [
+      b.quick
+        ? `Quick: ${n(QUICK_ROUTES)} ModelRoutes and up to ${n(QUICK_APIKEY_POINTS[1] as number)} ApiKeys.`
+        : 'One fresh namespace and operator per row, on one API server.',
+    ],
+  );
+}
