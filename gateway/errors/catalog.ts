@@ -5,6 +5,7 @@ export type ErrorCode =
   | 'task_type_too_long'
   | 'unsupported_content'
   | 'content_filter'
+  | 'content_blocked'
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'key_revoked'
@@ -53,6 +54,7 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   task_type_too_long: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   unsupported_content: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   content_filter: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  content_blocked: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   missing_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   invalid_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   key_revoked: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },

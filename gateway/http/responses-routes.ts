@@ -29,6 +29,7 @@ export function responsesRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       inputBytes: req.bodyBytes,
       extraInputTokens: nonTextTokens(body.input) + toolsTokens(body.tools),
       translationFor: responsesTranslation(body),
+      guardBody: body as Record<string, unknown>,
     });
   });
 
