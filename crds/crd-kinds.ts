@@ -141,6 +141,20 @@ export const CRD_KINDS: readonly CrdKind[] = [
       AGE,
     ],
   },
+  {
+    kind: 'Guardrail',
+    plural: 'guardrails',
+    singular: 'guardrail',
+    shortNames: ['gr'],
+    description: 'A Guardrail says which checks run on which traffic (secrets, PII, your own patterns) and what each does on a match: block, mask or log.',
+    schema: CR_SCHEMAS.Guardrail,
+    columns: [
+      { name: 'Endpoints', type: 'string', jsonPath: '.spec.endpoints', priority: 1 },
+      { name: 'Stages', type: 'string', jsonPath: '.spec.stages' },
+      READY,
+      AGE,
+    ],
+  },
 ];
 
 export const CR_KINDS: readonly CrKind[] = CRD_KINDS.map((k) => k.kind);

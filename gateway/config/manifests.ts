@@ -33,6 +33,7 @@ const LISTS: Record<KindName, keyof ManifestSet> = {
   Secret: 'secrets',
   Incident: 'incidents',
   McpServer: 'mcpServers',
+  Guardrail: 'guardrails',
 };
 
 function pathString(path: readonly PropertyKey[]): string {
@@ -63,7 +64,7 @@ function objectLabel(doc: Record<string, unknown>): string {
 }
 
 export function parseManifests(docs: SourcedDoc[]): ParsedManifests {
-  const set: ManifestSet = { plans: [], accounts: [], apiKeys: [], modelRoutes: [], secrets: [], incidents: [], mcpServers: [] };
+  const set: ManifestSet = { plans: [], accounts: [], apiKeys: [], modelRoutes: [], secrets: [], incidents: [], mcpServers: [], guardrails: [] };
   const errors: ManifestIssue[] = [];
   const warnings: ManifestIssue[] = [];
   for (const { source, doc } of docs) {

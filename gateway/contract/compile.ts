@@ -4,7 +4,8 @@
 // left out: a route keeps its good targets, an account with an unknown plan stays in the snapshot (its keys cannot
 // be served); see the verdicts for what is served.
 import { createHash } from 'node:crypto';
-import type { Account, ApiKey, IncidentCr, McpServerCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
+import type { Account, ApiKey, GuardrailCr, IncidentCr, McpServerCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
+import { compileGuardrails } from './compile-guardrails.ts';
 import { keySecretName, secretValues } from '../../crds/schema/index.ts';
 import { compileMcpServers, mcpAccessOf } from './compile-mcp.ts';
 import { compileModels } from './compile-routes.ts';
@@ -25,6 +26,8 @@ export interface ManifestSet {
   secrets: Secret[];
   /** MCP servers behind /mcp (absent: none). */
   mcpServers?: McpServerCr[];
+  /** Guardrails: checks on the text of calls (absent: none). */
+  guardrails?: GuardrailCr[];
   /** Declared incidents (status pages only; compile ignores them). */
   incidents?: IncidentCr[];
 }
@@ -184,7 +187,9 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
   const routes = compileModels(sortByName(set.modelRoutes), secrets, opts.scope, problems);
   const mcp = compileMcpServers(sortByName(set.mcpServers ?? []), secrets, opts.scope, problems);
   const mcpServers = Object.keys(mcp.servers).length > 0 ? { mcpServers: mcp.servers } : {};
-  const body = { schema: SNAPSHOT_SCHEMA, plans, accounts, models: routes.models, ...mcpServers } as const;
+  const guards = compileGuardrails(sortByName(set.guardrails ?? []), problems);
+  const guardrails = guards.guardrails.length > 0 ? { guardrails: guards.guardrails } : {};
+  const body = { schema: SNAPSHOT_SCHEMA, plans, accounts, models: routes.models, ...mcpServers, ...guardrails } as const;
   const version = createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 16);
   const snapshot: Snapshot = { ...body, version };
   const { keys, verdicts: apiKeys } = compileKeys(set, body, secrets, opts, problems);
@@ -193,7 +198,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
     snapshot,
     keys,
     problems,
-    verdicts: { plans: planVerdicts, accounts: accountVerdicts, apiKeys, modelRoutes: routes.verdicts, mcpServers: mcp.verdicts },
+    verdicts: { plans: planVerdicts, accounts: accountVerdicts, apiKeys, modelRoutes: routes.verdicts, mcpServers: mcp.verdicts, guardrails: guards.verdicts },
   };
 }
 

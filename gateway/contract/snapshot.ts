@@ -138,6 +138,31 @@ export const compiledAccount = z.object({
   keyPolicy: z.object({ maxKeyAgeDays: z.number().int().optional(), requireExpiry: z.boolean() }).optional(),
 });
 
+/** A Guardrail as gateways apply it (gateway/guardrails/); selector lists are globs, null: any. */
+export const compiledGuardrail = z.object({
+  name: z.string(),
+  selector: z.object({
+    plans: z.array(z.string()).nullable(),
+    accounts: z.array(z.string()).nullable(),
+    keys: z.array(z.string()).nullable(),
+    models: z.array(z.string()).nullable(),
+  }),
+  endpoints: z.array(z.enum(['chat', 'messages', 'responses', 'completions', 'embeddings'])),
+  stages: z.array(z.enum(['request', 'response'])),
+  checks: z.array(
+    z.object({
+      name: z.string(),
+      detector: z.enum(['secrets', 'email', 'phone', 'card', 'iban', 'ip', 'national-id', 'regex', 'words']),
+      action: z.enum(['block', 'mask', 'log']),
+      restore: z.boolean(),
+      highEntropy: z.boolean(),
+      patterns: z.array(z.object({ name: z.string(), pattern: z.string() })),
+      words: z.array(z.string()),
+    }),
+  ),
+});
+export type CompiledGuardrail = z.infer<typeof compiledGuardrail>;
+
 export const snapshot = z.object({
   schema: z.literal(SNAPSHOT_SCHEMA),
   version: z.string(),
@@ -146,6 +171,8 @@ export const snapshot = z.object({
   models: z.record(z.string(), compiledModel),
   /** McpServers by name; absent when there are none, so snapshots without them hash as before. */
   mcpServers: z.record(z.string(), compiledMcpServer).optional(),
+  /** Guardrails sorted by name; absent when there are none, so snapshots without them hash as before. */
+  guardrails: z.array(compiledGuardrail).optional(),
 });
 
 /** A key as the store holds it: never the key itself, only its HMAC. */

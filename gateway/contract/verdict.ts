@@ -28,6 +28,7 @@ export interface Verdicts {
   apiKeys: Record<string, Verdict>;
   modelRoutes: Record<string, RouteVerdict>;
   mcpServers: Record<string, Verdict>;
+  guardrails: Record<string, Verdict>;
 }
 
 export const accepted = (message: string): Verdict => ({ ready: true, served: true, reason: 'Accepted', message });

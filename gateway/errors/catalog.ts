@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'previous_response_not_found'
   | 'conversation_too_large'
   | 'stored_responses_full'
+  | 'content_blocked'
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'key_revoked'
@@ -59,6 +60,7 @@ export const ERRORS: Record<ErrorCode, Entry> = {
   previous_response_not_found: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   conversation_too_large: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   stored_responses_full: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
+  content_blocked: { status: 400, openaiType: 'invalid_request_error', anthropicType: 'invalid_request_error' },
   missing_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   invalid_api_key: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },
   key_revoked: { status: 401, openaiType: 'authentication_error', anthropicType: 'authentication_error' },

@@ -69,6 +69,7 @@ export function anthropicRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       inputBytes: req.bodyBytes,
       extraInputTokens: nonTextTokens(body.messages, body.system) + toolsTokens(body.tools),
       translationFor: messagesTranslation(body, anthropicHeadersOf(req.headers)),
+      guardBody: body as Record<string, unknown>,
       gate: anthropicPlanGate,
       cacheBody: body,
       // The headers that shape the upstream request are part of the cache key too, as sent upstream: no

@@ -13,7 +13,7 @@ import { McpMetrics } from './mcp-metrics.ts';
 import { watchLeases, type LeaseSource } from './lease-metrics.ts';
 import type { CacheCount } from '../pipeline/context.ts';
 import type { KeyLookupResult } from '../pipeline/key-cache.ts';
-import type { UsageEvent } from '../usage/event.ts';
+import type { GuardrailFact, UsageEvent } from '../usage/event.ts';
 
 export interface AccountBalance {
   account: string;
@@ -41,6 +41,7 @@ export class Metrics {
   private readonly genai: GenAiMetrics;
   private readonly caching: CacheMetrics;
   private readonly mcp: McpMetrics;
+  private readonly guardMatches: Counter;
   private readBalances: (() => Promise<AccountBalance[]>) | null = null;
 
   /** Latency histograms carry the call's trace id as an exemplar (tracing on; shown to OpenMetrics scrapes). */
@@ -54,6 +55,12 @@ export class Metrics {
     if (enableExemplars) (this.registry as unknown as Registry<RegistryContentType>).setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     const registers = [this.registry];
     if (opts.defaultMetrics !== false) collectProcessMetrics(this.registry);
+    this.guardMatches = new Counter({
+      name: 'svc_gateway_guardrail_matches_total',
+      help: 'Guardrail matches by guardrail, check, action (block, mask, log), stage (request, response) and kind found (email, aws-access-key, a regex name); never the text.',
+      labelNames: ['guardrail', 'check', 'action', 'stage', 'kind'],
+      registers,
+    });
     this.requests = new Counter({
       name: 'svc_gateway_requests_total',
       help: 'Model calls by endpoint, model and status.',
@@ -235,5 +242,9 @@ export class Metrics {
 
   cache(model: string, what: CacheCount, n?: number): void {
     this.caching.count(model, what, n);
+  }
+
+  guardrail(f: GuardrailFact): void {
+    this.guardMatches.inc({ guardrail: f.guardrail, check: f.check, action: f.action, stage: f.stage, kind: f.kind }, f.count);
   }
 }

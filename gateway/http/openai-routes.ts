@@ -37,6 +37,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       inputBytes: req.bodyBytes,
       extraInputTokens: nonTextTokens(body.messages) + toolsTokens(body.tools),
       translationFor: chatTranslation(body, req.rawBody),
+      guardBody: body as Record<string, unknown>,
       cacheBody: body,
     });
   });
@@ -59,6 +60,7 @@ export function openAIRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       maxTokens: 0,
       inputBytes: req.bodyBytes,
       translationFor: embeddingsTranslation(body),
+      guardBody: body as Record<string, unknown>,
       cacheBody: body,
     });
   });

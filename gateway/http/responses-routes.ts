@@ -32,6 +32,7 @@ export function responsesRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       extraInputTokens: nonTextTokens(body.input) + toolsTokens(body.tools),
       translationFor: responsesTranslation(body),
       around: stored && needsStep(body) ? storedStep(stored, body, deps.now) : undefined,
+      guardBody: body as Record<string, unknown>,
     });
   });
   if (stored) storedResponsesRoutes(app, deps, stored);

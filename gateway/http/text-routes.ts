@@ -27,6 +27,7 @@ export function textRoutes(app: FastifyInstance, deps: GatewayDeps): void {
       choices: Math.max(choicesOf(body.n), choicesOf(body.best_of)),
       inputBytes: req.bodyBytes,
       translationFor: completionsTranslation(body),
+      guardBody: body as Record<string, unknown>,
       cacheBody: body,
     });
   });

@@ -47,6 +47,11 @@ export interface CallSpec {
   cacheBody?: Readonly<Record<string, unknown>>;
   /** Request headers that shape the upstream request (anthropic-version, anthropic-beta): in the cache key too. */
   cacheVary?: Readonly<Record<string, unknown>>;
+  /**
+   * The parsed body the translation reads, for the guardrails (gateway/guardrails/): checked and masked in place
+   * before the first translation; absent on endpoints without text to check.
+   */
+  guardBody?: Record<string, unknown>;
   /** Extra gate after the principal is known (the Anthropic endpoint's plan gate). */
   gate?: (p: Principal) => void;
   around?: CallAround;

@@ -2,6 +2,8 @@
 // respond (dispatch, answer) -> settle, one usage event. The answer goes through a CallSink; `client` aborts when the
 // caller leaves. Errors before the answer starts are thrown as GatewayError for the transport to render.
 import { expiresInHeader } from '../contract/key-expiry.ts';
+import { CallGuard } from '../guardrails/call-guard.ts';
+import { guardsFor } from '../guardrails/policy.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { admit } from './admit.ts';
@@ -79,11 +81,16 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const around = asked.around;
   const spec: CallSpec = around ? { ...asked, ...(await around.begin(p.account.name)) } : asked;
   const sink = around ? around.sink(given) : given;
+  // Guardrails read (and mask) the request before anything else sees it: a blocked call costs nothing.
+  const guards = spec.guardBody ? guardsFor(snapshot, p, spec.endpoint, spec.modelId) : null;
+  const guard = guards ? new CallGuard(guards, spec.endpoint, spec.dialect, (f) => deps.metrics.guardrail?.(f)) : null;
+  const grown = guard && spec.guardBody ? guard.request(spec.guardBody) : 0;
+  const out = guard ? guard.sink(sink) : sink;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
   const first = chain[0] ? prepareFirst(chain[0], translationFor, deps.providers) : null;
   const r = reserve(chain, {
-    inputBytes: spec.inputBytes,
+    inputBytes: spec.inputBytes + grown,
     extraInputTokens: spec.extraInputTokens ?? 0,
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
@@ -96,15 +103,15 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const entry = plan?.state === 'lookup' ? await readCache(deps, p.account.name, plan) : null;
   // A client gone before admission costs nothing and is not admitted.
   if (client.aborted) return;
-  const events = callEvents(spec, p, started, deps.now);
-  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, sink);
+  const events = callEvents(spec, p, started, deps.now, guard?.facts);
+  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, out);
   const hold = await admit(deps, p, r, events, keys);
-  const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(sink, plan.maxEntryBytes) : null;
+  const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
   const cached = withCache(settler(deps, hold, events, r), plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
   const settle = cached.settle;
-  if (plan) sink.headers({ [CACHE_HEADER]: plan.state === 'lookup' ? 'miss' : 'bypass' });
+  if (plan) out.headers({ [CACHE_HEADER]: plan.state === 'lookup' ? 'miss' : 'bypass' });
   // The client left while the call was admitted: release the hold now, call no upstream.
   if (client.aborted) {
     await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
@@ -112,7 +119,7 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   }
   const sig = callSignal(client, deps.lifecycle?.ending);
   try {
-    await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? sink);
+    await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
   } finally {
     sig.dispose();
   }

@@ -6,7 +6,7 @@ import type { Store } from '../state/store.ts';
 import type { StoredResponses } from '../stored-responses/service.ts';
 import type { Dialect } from '../errors/catalog.ts';
 import type { AnswerFacts, Usage } from '../translate/types.ts';
-import type { Endpoint, UsageEvent } from '../usage/event.ts';
+import type { Endpoint, GuardrailFact, UsageEvent } from '../usage/event.ts';
 import type { ClampReason } from './bound-usage.ts';
 
 /** The part of a pino logger the pipeline writes to (fastify's logger is one). */
@@ -27,6 +27,8 @@ export interface CallMetrics {
   keySeen?(key: KeyRecord): void;
   /** The response cache's writes and failures by route model (hits, misses and bypasses are in the usage events). */
   cache?(model: string, what: CacheCount, n?: number): void;
+  /** A guardrail's match (gateway/guardrails/): counted by guardrail, check, action, stage and kind. */
+  guardrail?(f: GuardrailFact): void;
 }
 
 /** stored: an entry written (n: its bytes); oversize: an answer above maxEntryBytes or the account budget, not stored;

@@ -2,6 +2,7 @@
 import { feeShareNano } from '../contract/money.ts';
 import type { FallbackReason } from '../routing/classify.ts';
 import type { Usage } from '../translate/types.ts';
+import type { GuardFact } from '../guardrails/apply.ts';
 import type { CacheState } from '../usage/event.ts';
 import { newEventId, type UsageEvent } from '../usage/event.ts';
 import { CACHE_UPSTREAM } from './cache.ts';
@@ -44,7 +45,7 @@ export interface CallEvents {
 /** What an event takes from the call: a model call's CallSpec, or an MCP tool call's own (gateway/mcp/charge.ts). */
 export type EventSpec = Pick<CallSpec, 'taskType' | 'endpoint' | 'modelId' | 'stream'>;
 
-export function callEvents(spec: EventSpec, p: Principal, started: number, now: () => number): CallEvents {
+export function callEvents(spec: EventSpec, p: Principal, started: number, now: () => number, guardFacts?: readonly GuardFact[]): CallEvents {
   const eventId = newEventId();
   const createdAt = new Date(started).toISOString();
   return {
@@ -78,6 +79,7 @@ export function callEvents(spec: EventSpec, p: Principal, started: number, now: 
       usageClamped: flags?.clamped ?? false,
       ...(o.cache ? { cache: o.cache } : {}),
       ...(flags?.cacheSavedNano !== undefined ? { cacheSavedNano: flags.cacheSavedNano } : {}),
+      ...(guardFacts && guardFacts.length > 0 ? { guardrails: guardFacts.map((f) => ({ ...f })) } : {}),
     }),
   };
 }

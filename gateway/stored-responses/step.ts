@@ -44,6 +44,7 @@ export function storedStep(stored: StoredResponses, body: Json, now: () => numbe
       if (bytes > stored.settings.accountBytes) throw tooLarge(stored.settings.accountBytes);
       return {
         translationFor: responsesTranslation(upstreamBody),
+        guardBody: upstreamBody,
         inputBytes: bytes,
         extraInputTokens: nonTextTokens(upstreamBody.input) + toolsTokens(body.tools),
       };

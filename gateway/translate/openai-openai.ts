@@ -10,6 +10,7 @@ import { rewriteModel, usageOf } from './json-splice.ts';
 import { fromOpenAIUsage, openAIErrorMessage } from './openai-usage.ts';
 import { openAIStreamError } from './stream-errors.ts';
 import {
+  BODY_CHANGED,
   NO_USAGE,
   safeJson,
   type AnswerFacts,
@@ -106,7 +107,7 @@ export class OpenAIPassThroughStream implements StreamTranslator {
  * serialized again), the same JSON value as serializing `body`, which a small one still is.
  */
 function serialized(client: Body, body: Body, raw: Buffer | undefined): string | Buffer {
-  if (raw && raw.length >= SPLICE_MIN_BYTES) {
+  if (raw && raw.length >= SPLICE_MIN_BYTES && !(BODY_CHANGED in client)) {
     const edits = new Map<string, unknown>();
     for (const k of Object.keys(body)) if (!Object.hasOwn(client, k) || body[k] !== client[k]) edits.set(k, body[k]);
     for (const k of Object.keys(client)) if (!Object.hasOwn(body, k)) edits.set(k, undefined);

@@ -103,3 +103,9 @@ export function safeJson(text: string): unknown {
     return undefined;
   }
 }
+
+/**
+ * Set on a client's parsed body whose text was changed after parsing (a guardrail's mask): its raw bytes no longer
+ * say what is sent, so nothing is spliced on them (raw-splice.ts).
+ */
+export const BODY_CHANGED: unique symbol = Symbol('svc.bodyChanged');

@@ -58,6 +58,17 @@ export interface UsageEvent {
   cache?: CacheState;
   /** On a hit: what the original call cost minus what this one was charged (nano-USD). */
   cacheSavedNano?: number;
+  /** What the guardrails found and did (gateway/guardrails/): guardrail, check, action, stage, kind, count; never the text. */
+  guardrails?: GuardrailFact[];
+}
+
+export interface GuardrailFact {
+  guardrail: string;
+  check: string;
+  action: 'block' | 'mask' | 'log';
+  stage: 'request' | 'response';
+  kind: string;
+  count: number;
 }
 
 export type BilledUnit = 'seconds' | 'characters';

@@ -67,6 +67,8 @@ export function dependents(caches: Caches, kind: CrKind | 'Secret', name: string
     case 'McpServer':
       // Every McpServer: a prefix freed or taken changes another's verdict.
       return [...names(caches.McpServer.list(), () => true).map((n) => ['McpServer', n] as const), ['McpServer', name], config];
+    case 'Guardrail':
+      return [['Guardrail', name], config];
     case 'Incident':
       // Read by the prober from the cache (operator/availability.ts); nothing to reconcile.
       return [];

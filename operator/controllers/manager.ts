@@ -12,6 +12,7 @@ import { CONFIG_KEY, ConfigController } from './config.controller.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
 import { dependents, type Work } from './dependents.ts';
 import { McpServerController } from './mcp-server.controller.ts';
+import { GuardrailController } from './guardrail.controller.ts';
 import { ModelRouteController } from './model-route.controller.ts';
 import { PlanController } from './plan.controller.ts';
 
@@ -46,6 +47,7 @@ export class ControllerManager {
       new ApiKeyController(ctx),
       new ModelRouteController(ctx),
       new McpServerController(ctx),
+      new GuardrailController(ctx),
       this.config,
     ];
     const queues: Partial<Record<QueueKind, WorkQueue>> = {};
@@ -65,7 +67,7 @@ export class ControllerManager {
   /** Starts the informers, waits until each has listed once, then reconciles everything. */
   async start(): Promise<void> {
     const { caches } = this.ctx;
-    for (const kind of ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'McpServer', 'Secret'] as const) {
+    for (const kind of ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'McpServer', 'Guardrail', 'Secret'] as const) {
       caches[kind].onChange((name) => {
         // First: work enqueued below may start at once, and must not read the compile of the caches before.
         forgetCompiled(caches);
@@ -107,7 +109,7 @@ export class ControllerManager {
 
   private resyncAll(): void {
     this.config.forget();
-    for (const kind of ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'McpServer'] as const) {
+    for (const kind of ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'McpServer', 'Guardrail'] as const) {
       for (const o of this.ctx.caches[kind].list()) this.enqueue([kind, o.metadata?.name ?? '']);
     }
     this.enqueue(['Config', CONFIG_KEY]);

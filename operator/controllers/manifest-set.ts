@@ -1,7 +1,7 @@
 // The compiler's input, read from the informer caches: every object of the namespace that passes its schema, and
 // the Secrets they name. An ApiKey being deleted is compiled as revoked, so it never flickers back to active.
 import type { ManifestSet } from '../../gateway/contract/compile.ts';
-import { keySecretName, type Account, type ApiKey, type McpServerCr, type ModelRoute, type Plan, type Secret } from '../../crds/schema/index.ts';
+import { keySecretName, type Account, type ApiKey, type McpServerCr, type GuardrailCr, type ModelRoute, type Plan, type Secret } from '../../crds/schema/index.ts';
 import type { CrKind } from '../kube/clients.ts';
 import { isDeleting, type Caches } from './context.ts';
 import { parseCr, secretManifest, type Parsed } from './parse.ts';
@@ -34,11 +34,12 @@ export function manifestSetFrom(caches: Caches): ManifestSet {
   const apiKeys: ApiKey[] = parsedAll(caches, 'ApiKey');
   const modelRoutes: ModelRoute[] = parsedAll(caches, 'ModelRoute');
   const mcpServers: McpServerCr[] = parsedAll(caches, 'McpServer');
+  const guardrails: GuardrailCr[] = parsedAll(caches, 'Guardrail');
   const secrets: Secret[] = [];
   for (const name of referencedSecrets(apiKeys, modelRoutes, mcpServers)) {
     const s = caches.Secret.get(name);
     const m = s ? secretManifest(s) : null;
     if (m) secrets.push(m);
   }
-  return { plans, accounts, apiKeys, modelRoutes, mcpServers, secrets };
+  return { plans, accounts, apiKeys, modelRoutes, mcpServers, guardrails, secrets };
 }

@@ -21,6 +21,8 @@ export type Behavior =
       chunkDelayMs?: number;
       model?: string;
       toolCalls?: FakeToolCall[];
+      /** Streamed: the content in exactly these pieces (default: split after each space). */
+      pieces?: string[];
     }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
   | { kind: 'stall' }
@@ -185,7 +187,7 @@ async function stream(fake: FakeUpstream, a: StreamArgs): Promise<void> {
   const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model: a.model };
   const withUsage = (a.call.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
   const u = withUsage ? { usage: null } : {};
-  const pieces = a.content === '' ? [] : a.content.split(/(?<= )/);
+  const pieces = b.kind === 'reply' && b.pieces ? b.pieces : a.content === '' ? [] : a.content.split(/(?<= )/);
   const frames = [
     { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], ...u },
     ...pieces.map((p) => ({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }], ...u })),

@@ -1,0 +1,66 @@
+// Which checks cover a call: the Guardrails whose selector matches its plan, account, key and model, for its endpoint
+// and stage, their detectors built once per snapshot.
+import { matchesAny } from '../contract/model-match.ts';
+import type { CompiledGuardrail, Snapshot } from '../contract/snapshot.ts';
+import type { Principal } from '../pipeline/resolve.ts';
+import type { Endpoint } from '../usage/event.ts';
+import { detectorOf } from './detectors.ts';
+import type { Detect } from './types.ts';
+
+export interface ActiveCheck {
+  guardrail: string;
+  check: string;
+  action: 'block' | 'mask' | 'log';
+  restore: boolean;
+  detect: Detect;
+}
+
+export interface CallGuards {
+  request: ActiveCheck[];
+  response: ActiveCheck[];
+}
+
+const ENDPOINT_NAMES: Partial<Record<Endpoint, CompiledGuardrail['endpoints'][number]>> = {
+  'chat.completions': 'chat',
+  messages: 'messages',
+  responses: 'responses',
+  completions: 'completions',
+  embeddings: 'embeddings',
+};
+
+interface Built {
+  g: CompiledGuardrail;
+  checks: ActiveCheck[];
+}
+
+const built = new WeakMap<Snapshot, Built[]>();
+
+function buildAll(snapshot: Snapshot): Built[] {
+  let b = built.get(snapshot);
+  if (!b) {
+    b = (snapshot.guardrails ?? []).map((g) => ({
+      g,
+      checks: g.checks.map((c) => ({ guardrail: g.name, check: c.name, action: c.action, restore: c.restore, detect: detectorOf(c) })),
+    }));
+    built.set(snapshot, b);
+  }
+  return b;
+}
+
+const covers = (list: readonly string[] | null, name: string): boolean => list === null || matchesAny(list, name);
+
+/** The checks of this call, or null when none cover it (the common case: nothing else is done). */
+export function guardsFor(snapshot: Snapshot, p: Principal, endpoint: Endpoint, modelId: string): CallGuards | null {
+  if (!snapshot.guardrails) return null;
+  const e = ENDPOINT_NAMES[endpoint];
+  if (!e) return null;
+  const out: CallGuards = { request: [], response: [] };
+  for (const { g, checks } of buildAll(snapshot)) {
+    const s = g.selector;
+    if (!g.endpoints.includes(e)) continue;
+    if (!covers(s.plans, p.plan.name) || !covers(s.accounts, p.account.name) || !covers(s.keys, p.key.name) || !covers(s.models, modelId)) continue;
+    if (g.stages.includes('request')) out.request.push(...checks);
+    if (g.stages.includes('response')) out.response.push(...checks);
+  }
+  return out.request.length > 0 || out.response.length > 0 ? out : null;
+}
