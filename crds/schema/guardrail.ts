@@ -23,10 +23,7 @@ const check = z
     action: z
       .enum(['block', 'mask', 'log'])
       .describe('block: refuse the call (400 content_blocked); mask: replace each match with a placeholder such as <EMAIL_1>; log: count and record only.'),
-    restore: z
-      .boolean()
-      .default(false)
-      .describe("mask only: put the caller's own values back where the answer repeats a placeholder."),
+    restore: z.boolean().default(false).describe("mask only: put the caller's own values back where the answer repeats a placeholder."),
     highEntropy: z.boolean().default(false).describe('secrets only: also any 32+ character token of high entropy (finds hashes and ids too).'),
     patterns: z
       .array(

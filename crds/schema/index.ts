@@ -18,6 +18,14 @@ import { guardrail } from './guardrail.ts';
 import { secret } from './secret.ts';
 
 /** The zod schema of each custom resource kind, by kind (crds/crd-kinds.ts adds their resource names). */
-export const CR_SCHEMAS = { Plan: plan, Account: account, ApiKey: apiKey, ModelRoute: modelRoute, Incident: incident, McpServer: mcpServer, Guardrail: guardrail } as const;
+export const CR_SCHEMAS = {
+  Plan: plan,
+  Account: account,
+  ApiKey: apiKey,
+  ModelRoute: modelRoute,
+  Incident: incident,
+  McpServer: mcpServer,
+  Guardrail: guardrail,
+} as const;
 export const KINDS = { ...CR_SCHEMAS, Secret: secret } as const;
 export type KindName = keyof typeof KINDS;

@@ -6,7 +6,7 @@
 
 const INVISIBLE = /^[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\uFEFF]$/;
 const DOTS: Record<string, string> = { '\u3002': '.', '\uFF61': '.', '\uFE52': '.' };
-const NON_ASCII = /[^\x00-\x7F]/;
+const NON_ASCII = /[\u0080-\uFFFF]/;
 
 export interface Folded {
   /** The folded text detectors read. */
@@ -22,7 +22,7 @@ export function fold(original: string): Folded {
   let out = '';
   const starts: number[] = [];
   const ends: number[] = [];
-  for (let i = 0; i < original.length; ) {
+  for (let i = 0; i < original.length;) {
     const ch = String.fromCodePoint(original.codePointAt(i)!);
     const next = i + ch.length;
     if (!INVISIBLE.test(ch)) {

@@ -18,8 +18,17 @@ const rule = (kind: string, needle: string, body: string, flags = 'g'): Rule => 
 
 const RULES: readonly Rule[] = [
   rule('aws-access-key', 'A', `${B}(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}${E}`),
-  rule('aws-secret-key', '', `(?:aws_?secret_?access_?key|secret_?access_?key|SecretAccessKey)["']?\\s*[:=]\\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])`, 'gi'),
-  rule('private-key', '-----BEGIN', `-----BEGIN (?:[A-Z0-9]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]*?-----END (?:[A-Z0-9]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\\s\\\\n:-]*)`),
+  rule(
+    'aws-secret-key',
+    '',
+    `(?:aws_?secret_?access_?key|secret_?access_?key|SecretAccessKey)["']?\\s*[:=]\\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])`,
+    'gi',
+  ),
+  rule(
+    'private-key',
+    '-----BEGIN',
+    `-----BEGIN (?:[A-Z0-9]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]*?-----END (?:[A-Z0-9]+ ){0,2}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\\s\\\\n:-]*)`,
+  ),
   rule('google-api-key', 'AIza', `${B}AIza[0-9A-Za-z_-]{35}${E}`),
   rule('github-token', 'gh', `${B}gh[pousr]_[A-Za-z0-9]{36,251}${E}`),
   rule('github-token', 'github_pat_', `${B}github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}${E}`),

@@ -110,7 +110,8 @@ export class StreamGuard implements StreamWriter {
       if (obj.type === 'response.completed') ends.push(...this.held.keys());
     }
     if ((this.endpoint === 'chat.completions' || this.endpoint === 'completions') && Array.isArray(obj.choices)) {
-      for (const c of obj.choices as Obj[]) if (c.finish_reason) for (const k of this.held.keys()) if (k.startsWith(`c${String(c.index)}.`)) ends.push(k);
+      const finished = (obj.choices as Obj[]).filter((c) => c.finish_reason).map((c) => `c${String(c.index)}.`);
+      ends.push(...[...this.held.keys()].filter((k) => finished.some((prefix) => k.startsWith(prefix))));
     }
     void f;
     return ends.map((k) => this.flush(k)).join('');
@@ -148,22 +149,25 @@ export class StreamGuard implements StreamWriter {
     }
     const resp = obj.response as Obj | undefined;
     if ((obj.type === 'response.completed' || obj.type === 'response.incomplete') && resp && Array.isArray(resp.output)) {
-      for (const item of resp.output as Obj[]) {
-        for (const c of Array.isArray(item.content) ? (item.content as Obj[]) : []) {
-          if (typeof c.text === 'string') {
-            const r = this.guard.checkText(c.text);
-            if (r.blocked) return this.block(r.blocked);
-            c.text = r.text;
-          }
-        }
-        if (typeof item.arguments === 'string') {
-          const r = this.guard.checkText(item.arguments);
-          if (r.blocked) return this.block(r.blocked);
-          item.arguments = r.text;
-        }
-      }
+      for (const item of resp.output as Obj[]) if (!this.checkItem(item)) return;
       this.touched = true;
     }
+  }
+
+  /** One output item of a whole response, checked in place; false when a check blocked. */
+  private checkItem(item: Obj): boolean {
+    const texts: Obj[] = Array.isArray(item.content) ? (item.content as Obj[]).filter((c) => typeof c.text === 'string') : [];
+    for (const c of texts) {
+      const r = this.guard.checkText(c.text as string);
+      if (r.blocked) return (this.block(r.blocked), false);
+      c.text = r.text;
+    }
+    if (typeof item.arguments === 'string') {
+      const r = this.guard.checkText(item.arguments);
+      if (r.blocked) return (this.block(r.blocked), false);
+      item.arguments = r.text;
+    }
+    return true;
   }
 
   /** How much of a channel's held text may leave: all but the window, never cutting a match or a placeholder. */
@@ -247,7 +251,8 @@ function deltasOf(endpoint: Endpoint, dialect: Dialect, obj: Obj): Delta[] {
   const out: Delta[] = [];
   const choices = Array.isArray(obj.choices) ? (obj.choices as Obj[]) : [];
   choices.forEach((c, ci) => {
-    if (typeof c.text === 'string') out.push({ channel: `c${String(c.index)}.text`, text: c.text, set: (o, t) => (((o.choices as Obj[])[ci] as Obj).text = t) });
+    if (typeof c.text === 'string')
+      out.push({ channel: `c${String(c.index)}.text`, text: c.text, set: (o, t) => (((o.choices as Obj[])[ci] as Obj).text = t) });
     const d = c.delta as Obj | undefined;
     if (!d) return;
     if (typeof d.content === 'string')
@@ -259,7 +264,7 @@ function deltasOf(endpoint: Endpoint, dialect: Dialect, obj: Obj): Delta[] {
         out.push({
           channel: `c${String(c.index)}.tool${String(call.index)}`,
           text: fn.arguments,
-          set: (o, t) => (((((o.choices as Obj[])[ci] as Obj).delta as Obj).tool_calls as Obj[])[ti]!.function as Obj).arguments = t,
+          set: (o, t) => ((((((o.choices as Obj[])[ci] as Obj).delta as Obj).tool_calls as Obj[])[ti]!.function as Obj).arguments = t),
         });
     });
   });

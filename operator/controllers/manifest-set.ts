@@ -1,7 +1,16 @@
 // The compiler's input, read from the informer caches: every object of the namespace that passes its schema, and
 // the Secrets they name. An ApiKey being deleted is compiled as revoked, so it never flickers back to active.
 import type { ManifestSet } from '../../gateway/contract/compile.ts';
-import { keySecretName, type Account, type ApiKey, type McpServerCr, type GuardrailCr, type ModelRoute, type Plan, type Secret } from '../../crds/schema/index.ts';
+import {
+  keySecretName,
+  type Account,
+  type ApiKey,
+  type McpServerCr,
+  type GuardrailCr,
+  type ModelRoute,
+  type Plan,
+  type Secret,
+} from '../../crds/schema/index.ts';
 import type { CrKind } from '../kube/clients.ts';
 import { isDeleting, type Caches } from './context.ts';
 import { parseCr, secretManifest, type Parsed } from './parse.ts';
