@@ -10,7 +10,7 @@ import { DEFAULT_ANTHROPIC_VERSION } from '../providers/anthropic/index.ts';
 import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
 import { serveCall } from './serve-call.ts';
 import type { Principal } from '../pipeline/resolve.ts';
-import type { AnthropicHeaders } from '../translate/anthropic-anthropic.ts';
+import type { AnthropicHeaders } from '../translate/anthropic/anthropic-anthropic.ts';
 import { countTokensTranslation, messagesTranslation } from '../translate/select.ts';
 import { countTokensBody, messagesBody, modelsQuery } from './anthropic-schemas.ts';
 import { keyFirst } from './key-first.ts';

@@ -7,7 +7,7 @@ import type { GatewayDeps } from '../pipeline/context.ts';
 import { nonTextTokens, toolsTokens } from '../pipeline/non-text.ts';
 import { serveCall } from './serve-call.ts';
 import { needsStep, storedStep } from '../stored-responses/step.ts';
-import { refuseStateful } from '../translate/responses-refuse.ts';
+import { refuseStateful } from '../translate/responses/responses-refuse.ts';
 import { responsesTranslation } from '../translate/select.ts';
 import { keyFirst } from './key-first.ts';
 import { responsesBody } from './responses-schemas.ts';

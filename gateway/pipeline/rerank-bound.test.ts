@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CompiledModel } from '../contract/snapshot.ts';
-import { rerankUsage } from '../translate/openai-rerank.ts';
+import { rerankUsage } from '../translate/openai/openai-rerank.ts';
 import { chargedUsage } from './bound-usage.ts';
 import { outputBound, reserve, type Demand } from './estimate.ts';
 import { searchUnitsBound } from './rerank-bound.ts';

@@ -1,7 +1,7 @@
 // count_tokens for an Anthropic client whose model an OpenAI-protocol or Bedrock Converse upstream serves: neither
 // has such an endpoint, so the gateway answers itself with an estimate (about 4 characters per token, a fixed cost per
 // message and per image). It is free, as Anthropic's own count_tokens is.
-import { anthropicErrorMessage } from './anthropic-usage.ts';
+import { anthropicErrorMessage } from './anthropic/anthropic-usage.ts';
 import { isObject, type Json } from './json-read.ts';
 import type { Protocol } from '../providers/types.ts';
 import { NO_USAGE, type StreamTranslator, type Translation, type UpstreamRequest } from './types.ts';

@@ -3,7 +3,7 @@
 // custom tools stay refused; the client's body is never changed.
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors/catalog.ts';
-import { toChatRequest } from './responses-chat-request.ts';
+import { toChatRequest } from './responses/responses-chat-request.ts';
 
 const fn = { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } };
 const codexLike = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spliceTopLevel, SPLICE_MIN_BYTES, topLevelMembers } from './raw-splice.ts';
-import { openAIChatPassThrough } from './openai-openai.ts';
+import { openAIChatPassThrough } from './openai/openai-openai.ts';
 import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 
 /** What serializing the parsed body with the edits gives (the reference the splice must equal). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { fromAnthropicUsage } from './anthropic-usage.ts';
-import { fromOpenAIUsage } from './openai-usage.ts';
-import { fromResponsesUsage } from './responses-usage.ts';
+import { fromAnthropicUsage } from './anthropic/anthropic-usage.ts';
+import { fromOpenAIUsage } from './openai/openai-usage.ts';
+import { fromResponsesUsage } from './responses/responses-usage.ts';
 
 // What an upstream may put where a token count belongs; only whole non-negative numbers are counts.
 const BAD: unknown[] = [undefined, null, -5, '12', 0.5, 3.5, Infinity, Number.NaN, {}, true];
