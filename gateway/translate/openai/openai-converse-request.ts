@@ -6,7 +6,17 @@
 // verbosity, service_tier, store, metadata, user, prediction, prompt_cache_key, parallel_tool_calls. Refused: n > 1, audio, legacy functions, json_object, web search, images by URL (Bedrock fetches no URL),
 // files other than inline PDFs, tool_choice none on a conversation that holds tool calls.
 import type { CompiledModel } from '../../contract/snapshot.ts';
-import { alternating, imageOfUrl, inferenceConfigOf, NO_CONVERSE, outputConfigOf, pdfOfDataUrl, toolSpecOf, usesTools, type Turn } from '../converse/converse-blocks.ts';
+import {
+  alternating,
+  imageOfUrl,
+  inferenceConfigOf,
+  NO_CONVERSE,
+  outputConfigOf,
+  pdfOfDataUrl,
+  toolSpecOf,
+  usesTools,
+  type Turn,
+} from '../converse/converse-blocks.ts';
 import { arrayAt, blocksAt, invalid, isObject, objectAt, optionalString, stringAt, unsupported, type Json } from '../json-read.ts';
 import { maxTokensOf, refuseChatOnly, textOf } from '../chat-request.ts';
 
