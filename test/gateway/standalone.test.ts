@@ -72,6 +72,7 @@ describe('npm start (standalone, demo config)', () => {
     expect(models.data.map((m) => m.id).sort()).toEqual([
       'mock-code',
       'mock-embed',
+      'mock-image',
       'mock-mini',
       'mock-pro',
       'mock-rerank',

@@ -118,7 +118,18 @@ describe('editing a ModelRoute', () => {
     );
     const key = await waitFor('key', () => secretKey(cluster.api, inst.ns, 'editor-key'));
     await untilAll(urls(), (url) => chat(url, key, { model: MODEL }).then((r) => r.status === 200));
-    const spend = async (): Promise<number> => Number((await me(urls()[0] as string, key)).body.month_spend_usd);
+    const read = async (): Promise<number> => Number((await me(urls()[0] as string, key)).body.month_spend_usd);
+    // A call's settle lands just after its answer: read the spend once it has stopped moving (bounded).
+    const spend = async (): Promise<number> => {
+      let last = await read();
+      for (let i = 0; i < 50; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const now = await read();
+        if (now === last) return now;
+        last = now;
+      }
+      return last;
+    };
     const before = await spend();
     await chat(urls()[0] as string, key, { model: MODEL });
     expect((await spend()) - before).toBeCloseTo(0.000006084, 10); // 11 x 0.156 + 7 x 0.624 per million tokens
