@@ -13,7 +13,7 @@ const EMAIL = /[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?@(?:[A-Za-z0
 export const email: Detect = (text) => (text.includes('@') ? all(text, EMAIL, 'email') : []);
 
 // 13 to 19 digits, in groups split by single spaces or dashes, not inside a longer run of digits.
-const CARD = /(?<![\d.,-])\d(?:[ -]?\d){12,18}(?![\d])/g;
+const CARD = /(?<![\dA-Za-z.,-])\d(?:[ -]?\d){12,18}(?![\dA-Za-z])/g;
 
 export const card: Detect = (text) => {
   if (!/\d{4}/.test(text)) return [];
@@ -66,7 +66,9 @@ export const phone: Detect = (text) => {
   const hits: Hit[] = [];
   for (const f of findPhoneNumbersInText(text)) {
     // Only numbers written with their country code: "+44 20 7946 0958", not a bare national number.
-    if (text[f.startsAt] === '+' && f.number.isValid()) hits.push({ start: f.startsAt, end: f.endsAt, kind: 'phone' });
+    const plus = text.indexOf('+', f.startsAt);
+    if (plus >= 0 && plus < f.endsAt && !/\d/.test(text.slice(f.startsAt, plus)) && f.number.isValid())
+      hits.push({ start: plus, end: f.endsAt, kind: 'phone' });
   }
   return hits;
 };
