@@ -157,7 +157,12 @@ describe('SIGTERM drain', () => {
     ]);
     expect(rows[0]?.output_tokens).toBeGreaterThan(0);
     // The two calls (an availability probe may have come in between: it is not one of them).
-    expect(upstream.calls.filter((c) => !isProbe(c)).slice(-2).every((c) => c.aborted)).toBe(true);
+    expect(
+      upstream.calls
+        .filter((c) => !isProbe(c))
+        .slice(-2)
+        .every((c) => c.aborted),
+    ).toBe(true);
   }, 60_000);
 
   it('drains a cluster-mode gateway (what the chart runs): the stream completes and its event is in the Redis stream', async () => {
