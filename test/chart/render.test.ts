@@ -378,7 +378,8 @@ describe('what the rendered objects promise', () => {
       (container(find(parseDocs(await template('ns1', [], set)), 'Deployment', '-gateway')) as { env: Array<{ name: string; value?: string }> }).env;
     const off = await gatewayEnv(['postgres.url=postgres://pg/usage']);
     expect(off.map((e) => e.name)).not.toContain('SVC_SETTLE_DURABILITY');
-    expect(off.map((e) => e.name)).not.toContain('DATABASE_URL');
+    // Postgres given: the gateways keep stored Responses there, whatever the settle durability.
+    expect(off.find((e) => e.name === 'DATABASE_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'svc-svc-gateway-connections', key: 'postgres-url' } });
     const on = await gatewayEnv(['postgres.url=postgres://pg/usage', 'gateway.settleDurability=postgres']);
     expect(on.find((e) => e.name === 'SVC_SETTLE_DURABILITY')?.value).toBe('postgres');
     expect(on.find((e) => e.name === 'DATABASE_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'svc-svc-gateway-connections', key: 'postgres-url' } });

@@ -97,7 +97,8 @@ describe('Claude on Vertex through the Anthropic endpoint', () => {
     expect(data.model).toBe('claude-vertex');
     expect(data.usage).toMatchObject(usage);
     expect(response.headers.get('x-svc-upstream')).toBe('vertex-use5');
-    const call = google.calls.at(-1);
+    // This call, not an availability probe that may have come after it (max_tokens 1).
+    const call = google.calls.filter((c) => c.body.max_tokens === 100).at(-1);
     expect(call?.path).toBe(`/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/${MODEL}:rawPredict`);
     expect(call?.body.anthropic_version).toBe('vertex-2023-10-16');
     expect(call?.body).not.toHaveProperty('model');
