@@ -77,6 +77,8 @@ export class Monitor {
   private timer: NodeJS.Timeout | null = null;
   private readonly now: () => number;
   private readonly slots: ProbeSlots;
+  /** Probes in flight at most: up to this many subjects are probed together at start. */
+  private readonly cap: number;
   /** Rounds finished, per model (tests wait on it). */
   readonly rounds = new Map<string, number>();
 
@@ -85,7 +87,8 @@ export class Monitor {
   constructor(o: MonitorOptions) {
     this.o = o;
     this.now = o.now ?? Date.now;
-    this.slots = new ProbeSlots(o.concurrency ?? DEFAULT_CONCURRENCY);
+    this.cap = o.concurrency ?? DEFAULT_CONCURRENCY;
+    this.slots = new ProbeSlots(this.cap);
   }
 
   intervalOf(m: CompiledModel): number {
@@ -93,9 +96,10 @@ export class Monitor {
   }
 
   /**
-   * Probes every model once soon after start, at its place in a start window of START_GAP_MS per subject (at most an
-   * interval: one route is probed at once, 5,000 over 100 s), then each at its own place in its interval: the rounds
-   * of many models spread evenly instead of all coming due together, and through the concurrency cap.
+   * Probes every model once soon after start (all at once when they fit the concurrency cap; else each at its place in
+   * a start window of START_GAP_MS per subject, at most an interval: 5,000 routes over 100 s), then each at its own
+   * place in its interval: the rounds of many models spread evenly instead of all coming due together, and through
+   * the concurrency cap.
    */
   start(): this {
     this.timer = setInterval(() => this.tick(), 250);
@@ -133,7 +137,9 @@ export class Monitor {
       const intervalMs = intervalS * 1000;
       let due = this.due.get(id);
       if (due === undefined) {
-        due = now + probeOffsetMs(id, Math.min(intervalMs, subjects.length * START_GAP_MS));
+        // As many subjects as the cap lets run at once are all probed at start; more are spread over the window.
+        const window = subjects.length > this.cap ? Math.min(intervalMs, subjects.length * START_GAP_MS) : 0;
+        due = now + (window > 0 ? probeOffsetMs(id, window) : 0);
         this.due.set(id, due);
       }
       if (this.running.has(id) || due > now) continue;
