@@ -7,7 +7,12 @@ import type { Dialect } from '../errors/catalog.ts';
 import type { StreamWriter } from '../pipeline/sink.ts';
 import type { Endpoint } from '../usage/event.ts';
 import type { GuardFact } from './apply.ts';
-import type { CallGuard } from './call-guard.ts';
+
+/** What the stream needs of its call's guard (call-guard.ts). */
+export interface TextGuard {
+  checkText(text: string): { text: string; blocked: GuardFact | null };
+  blockedBody(f: GuardFact): string;
+}
 
 /** Held back per channel: longer than any token, key or placeholder the checks look for (a private key excepted: its header alone is matched). */
 export const WINDOW = 256;
@@ -21,7 +26,7 @@ interface Frame {
 
 export class StreamGuard implements StreamWriter {
   private readonly inner: StreamWriter;
-  private readonly guard: CallGuard;
+  private readonly guard: TextGuard;
   private readonly endpoint: Endpoint;
   private readonly dialect: Dialect;
   private partial = '';
@@ -31,7 +36,7 @@ export class StreamGuard implements StreamWriter {
   private blocked = false;
   private blockEvent = '';
 
-  constructor(inner: StreamWriter, guard: CallGuard, endpoint: Endpoint, dialect: Dialect) {
+  constructor(inner: StreamWriter, guard: TextGuard, endpoint: Endpoint, dialect: Dialect) {
     this.inner = inner;
     this.guard = guard;
     this.endpoint = endpoint;
