@@ -63,7 +63,7 @@ export const compiledModel = z.object({
   /** type completions: spec.fim when true (the upstream takes a suffix); absent otherwise. */
   fim: z.literal(true).optional(),
   /**
-   * type image: spec.pricing.perImage (nano-USD per image by size, and quality; null: any quality), spec.imageSizes
+   * type image: spec.pricing.perImage (nano-USD per image by size, and quality; null: every quality), spec.imageSizes
    * and spec.pricing.imageInputPerMTokUsd; each absent when the route does not set it, so other snapshots hash as before.
    */
   imagePrices: z.array(z.object({ size: z.string(), quality: z.string().nullable(), nano: z.number().int() })).optional(),
@@ -138,7 +138,7 @@ export const compiledAccount = z.object({
   keyPolicy: z.object({ maxKeyAgeDays: z.number().int().optional(), requireExpiry: z.boolean() }).optional(),
 });
 
-/** A Guardrail as gateways apply it (gateway/guardrails/); selector lists are globs, null: any. */
+/** A Guardrail as gateways apply it (gateway/guardrails/); selector lists are globs, null: every name. */
 export const compiledGuardrail = z.object({
   name: z.string(),
   selector: z.object({

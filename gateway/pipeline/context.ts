@@ -8,12 +8,10 @@ import type { Dialect } from '../errors/catalog.ts';
 import type { AnswerFacts, Usage } from '../translate/types.ts';
 import type { Endpoint, GuardrailFact, UsageEvent } from '../usage/event.ts';
 import type { ClampReason } from './bound-usage.ts';
+import type { CallLog } from './call-log.ts';
 
-/** The part of a pino logger the pipeline writes to (fastify's logger is one). */
-export interface CallLog {
-  error(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+/** The part of a pino logger the pipeline writes to (fastify's logger is one): call-log.ts. */
+export type { CallLog } from './call-log.ts';
 
 /** Counts each call's outcome (gateway/http/metrics.ts is the Prometheus one). */
 export interface CallMetrics {

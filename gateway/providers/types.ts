@@ -72,7 +72,7 @@ export interface AudioCallFacts {
   json?: Readonly<Record<string, unknown>>;
 }
 
-/** An audio answer: any content type (JSON, text, SRT, VTT, an event stream, audio bytes), passed on as it comes. */
+/** An audio answer, whatever its content type (JSON, text, SRT, VTT, an event stream, audio bytes), passed on as it comes. */
 export type AudioOutcome =
   | { kind: 'answer'; status: number; contentType: string; body: AsyncIterable<Uint8Array | string> }
   | { kind: 'error'; status: number; body: string; retryAfter: string | undefined; sent?: SentSecrets };

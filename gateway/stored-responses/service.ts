@@ -4,14 +4,9 @@
 // An account's stored bytes are read from the store at most every USED_TTL_MS and kept up to date here in between,
 // so a store: true call does not wait for a sum over the account's rows (in Postgres) before its hold.
 import { GatewayError } from '../errors/catalog.ts';
+import type { CallLog } from '../pipeline/call-log.ts';
 import { mintedAt } from './items.ts';
 import { recordBytes, type ResponseStore, type StoredResponse, type StoredResponsesSettings } from './types.ts';
-
-/** Where the service reports a store's failures (the gateway's logger). */
-interface CallLog {
-  error(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
 
 /** How long after minting an id a read on another process waits for its write to show in a shared store. */
 export const WRITE_LAG_MS = 2_000;
