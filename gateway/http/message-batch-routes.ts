@@ -25,7 +25,12 @@ async function anthropicCaller(deps: GatewayDeps, req: FastifyRequest): Promise<
 
 /** Where the results are read: this gateway's own URL as the client reached it (the SDK fetches it as given). */
 function resultsUrl(req: FastifyRequest, id: string): string {
-  const proto = (req.headers['x-forwarded-proto'] as string | undefined)?.split(',')[0]?.trim() || req.protocol;
+  const forwarded = String(req.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]
+    ?.trim()
+    .toLowerCase();
+  // Behind a TLS-terminating proxy the client reached https; anything else a header says is not a scheme to name.
+  const proto = forwarded === 'https' || forwarded === 'http' ? forwarded : req.protocol;
   return `${proto}://${req.host}/anthropic/v1/messages/batches/${encodeURIComponent(id)}/results`;
 }
 

@@ -91,6 +91,7 @@ describe('a batch past its completion window', () => {
     const file = await openai.files.create({ file: await toFile(Buffer.from(`${chatLine('a')}\n${chatLine('b')}\n`), 'in.jsonl'), purpose: 'batch' });
     const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     expect((await store.ledger('acme')).heldNano).toBeGreaterThan(before.heldNano);
+    if (batch.expires_at === undefined) throw new Error('the batch has no expires_at');
     clock = batch.expires_at * 1000 + 1000;
     await tick();
     const done = await openai.batches.retrieve(batch.id);
