@@ -332,6 +332,18 @@ describe('bad input: a clear Anthropic-shaped 4xx, nothing held or kept', () => 
     await refused(client, { requests: [req('a', 'x', 'bedrock-only')] }, 400, 'invalid_request_error', 'no upstream that runs batches');
   });
 
+  it('refuses, for a model on an OpenAI upstream, content only an Anthropic upstream takes', async () => {
+    const doc = {
+      custom_id: 'doc',
+      params: {
+        model: 'gpt-batch',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }],
+      },
+    };
+    await refused(client, { requests: [req('fine', 'x', 'gpt-batch'), doc] }, 400, 'invalid_request_error', 'requests.1: params.');
+  });
+
   it('refuses a plan without the Anthropic endpoint', async () => {
     await expect(free.messages.batches.create({ requests: [req('a', 'x')] })).rejects.toMatchObject({ status: 403 });
     await expect(free.messages.batches.list()).rejects.toMatchObject({ status: 403 });
@@ -343,6 +355,35 @@ describe('bad input: a clear Anthropic-shaped 4xx, nothing held or kept', () => 
     const big = Array.from({ length: 2000 }, (_, i) => req(`l${i}`, 'x'.repeat(200)));
     expect(Buffer.byteLength(JSON.stringify({ requests: big }))).toBeGreaterThan(UPLOAD_MAX);
     await refused(client, { requests: big }, 413, 'request_too_large');
+  });
+
+  it('answers hostile bodies and queries with a 4xx in the Anthropic shape, never a 5xx', async () => {
+    const url = `${gw.url}/anthropic/v1/messages/batches`;
+    const headers = { 'x-api-key': client.apiKey ?? '', 'content-type': 'application/json' };
+    const before = await gw.store.ledger('acme');
+    const cases: Array<[string, RequestInit]> = [
+      [url, { method: 'POST', headers, body: 'not json' }],
+      [url, { method: 'POST', headers, body: '[]' }],
+      [url, { method: 'POST', headers, body: '{"requests":"x"}' }],
+      [url, { method: 'POST', headers, body: '{"requests":[{"custom_id":"a","params":[]}]}' }],
+      [url, { method: 'POST', headers, body: '{"requests":[{"custom_id":"a","params":{"model":"mock-chat","max_tokens":-1,"messages":[]}}]}' }],
+      [url, { method: 'POST', headers, body: `{"requests":[${'['.repeat(200)}${']'.repeat(200)}]}` }],
+      [`${url}?limit=0`, { headers }],
+      [`${url}?limit=abc`, { headers }],
+      [`${url}/msgbatch_nope`, { headers }],
+      [`${url}/msgbatch_nope/results`, { headers }],
+      [`${url}/msgbatch_nope/cancel`, { method: 'POST', headers }],
+      [`${url}/msgbatch_nope`, { method: 'DELETE', headers }],
+    ];
+    for (const [u, init] of cases) {
+      const res = await fetch(u, init);
+      expect(res.status, `${init.method ?? 'GET'} ${u} ${String(init.body ?? '').slice(0, 60)}`).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(await res.json()).toMatchObject({ type: 'error', error: { type: expect.any(String), message: expect.any(String) } });
+    }
+    const after = await gw.store.ledger('acme');
+    expect(after.heldNano).toBe(before.heldNano);
+    expect(after.spentNano).toBe(before.spentNano);
   });
 
   it('refuses a missing or malformed key in the Anthropic shape', async () => {
