@@ -73,7 +73,7 @@ export async function messageBatchOf(d: BatchDeps, p: Principal, id: string): Pr
 
 export async function cancelMessageBatch(d: BatchDeps, p: Principal, id: string): Promise<BatchRecord> {
   await messageBatchOf(d, p, id);
-  return cancelBatch(d, p, id);
+  return cancelBatch(d, p, id, 'anthropic');
 }
 
 /** The results file of an ended batch (a 400 while it runs, as Anthropic answers). */

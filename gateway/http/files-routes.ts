@@ -45,12 +45,16 @@ export function filesRoutes(app: FastifyInstance, deps: GatewayDeps, b: BatchDep
   app.get('/v1/files', { onRequest: keyFirst('openai') }, async (req) => {
     const p = await caller(deps, req);
     const q = parseBody(listQuery, req.query ?? {});
-    const all = await b.records.files(p.account.name, { after: q.after, limit: q.limit + 1 }, b.now());
-    return listObject(
-      all.filter((f) => !MESSAGE_BATCH_PURPOSES.has(f.purpose) && (q.purpose === undefined || f.purpose === q.purpose)),
-      q.limit,
-      fileObject,
-    );
+    const shown = (f: FileRecord): boolean => !MESSAGE_BATCH_PURPOSES.has(f.purpose) && (q.purpose === undefined || f.purpose === q.purpose);
+    // Pages read until one more file than asked is shown (or none is left), so files left out never shorten a page.
+    const all: FileRecord[] = [];
+    for (let after = q.after; all.length <= q.limit;) {
+      const page = await b.records.files(p.account.name, { after, limit: q.limit + 1 }, b.now());
+      all.push(...page.filter(shown));
+      if (page.length <= q.limit) break;
+      after = page.at(-1)?.id;
+    }
+    return listObject(all, q.limit, fileObject);
   });
 
   app.get<IdParams>('/v1/files/:id', { onRequest: keyFirst('openai') }, async (req) => {

@@ -392,7 +392,45 @@ describe('bad input: a clear Anthropic-shaped 4xx, nothing held or kept', () => 
     expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
   });
 
-  it("answers 404 for another account's batch, and for an OpenAI batch's id", async () => {
+  it("keeps a Message Batch's requests and results out of /v1/files, whose pages stay full", async () => {
+    const auth = { authorization: `Bearer ${client.apiKey}` };
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    const line = { custom_id: 'f', method: 'POST', url: '/v1/chat/completions', body: { model: 'mock-chat', messages: [{ role: 'user', content: 'x' }] } };
+    form.append('file', new Blob([`${JSON.stringify(line)}\n`]), 'in.jsonl');
+    const up = (await (await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: auth, body: form })).json()) as { id: string };
+    const made: string[] = [];
+    for (const w of ['h1', 'h2', 'h3']) made.push((await client.messages.batches.create({ requests: [req(w, w)] })).id);
+    for (const id of made) await ended(client, id);
+    const page = (await (await fetch(`${gw.url}/v1/files?limit=1`, { headers: auth })).json()) as { data: Array<{ id: string }>; has_more: boolean };
+    expect(page.data.map((f) => f.id)).toEqual([up.id]);
+    expect(page.has_more).toBe(false);
+    const hidden = `file-msgreq-${(made[0] as string).replace(/^msgbatch_/, '')}`;
+    expect((await fetch(`${gw.url}/v1/files/${hidden}/content`, { headers: auth })).status).toBe(404);
+    // Neither API reads the other's batches.
+    const json = { ...auth, 'content-type': 'application/json' };
+    const openaiBatch = (await (
+      await fetch(`${gw.url}/v1/batches`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ input_file_id: up.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+      })
+    ).json()) as { id: string };
+    await expect(client.messages.batches.retrieve(openaiBatch.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.messages.batches.cancel(openaiBatch.id)).rejects.toMatchObject({ status: 404 });
+    expect((await fetch(`${gw.url}/v1/batches/${made[0]}`, { headers: auth })).status).toBe(404);
+    for (const w of ['h4', 'h5']) made.push((await client.messages.batches.create({ requests: [req(w, w)] })).id);
+    const listed = (await (await fetch(`${gw.url}/v1/batches?limit=1`, { headers: auth })).json()) as { data: Array<{ id: string }> };
+    expect(listed.data.map((x) => x.id)).toEqual([openaiBatch.id]);
+    expect((await fetch(`${gw.url}/v1/batches/${made[0]}/cancel`, { method: 'POST', headers: auth })).status).toBe(404);
+    await until(
+      async () => ((await (await fetch(`${gw.url}/v1/batches/${openaiBatch.id}`, { headers: auth })).json()) as { status: string }).status === 'completed',
+      15_000,
+    );
+    await fetch(`${gw.url}/v1/files/${up.id}`, { method: 'DELETE', headers: auth });
+  });
+
+  it("answers 404 for another account's batch", async () => {
     const b = await client.messages.batches.create({ requests: [req('mine', 'mine')] });
     await expect(other.messages.batches.retrieve(b.id)).rejects.toMatchObject({ status: 404 });
     await expect(other.messages.batches.cancel(b.id)).rejects.toMatchObject({ status: 404 });
@@ -400,8 +438,10 @@ describe('bad input: a clear Anthropic-shaped 4xx, nothing held or kept', () => 
     const res = await fetch(`${gw.url}/anthropic/v1/messages/batches/${b.id}/results`, { headers: { 'x-api-key': other.apiKey ?? '' } });
     expect(res.status).toBe(404);
     // Its requests are no file of /v1/files.
-    const files = (await (await fetch(`${gw.url}/v1/files`, { headers: { authorization: `Bearer ${client.apiKey}` } })).json()) as { data: unknown[] };
-    expect(files.data).toHaveLength(0);
+    const files = (await (await fetch(`${gw.url}/v1/files`, { headers: { authorization: `Bearer ${client.apiKey}` } })).json()) as {
+      data: Array<{ purpose: string }>;
+    };
+    expect(files.data.filter((f) => f.purpose.startsWith('message_batch'))).toEqual([]);
     await ended(client, b.id);
   });
 });
