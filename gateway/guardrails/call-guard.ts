@@ -7,6 +7,7 @@ import type { CallSink, StreamWriter } from '../pipeline/sink.ts';
 import { BODY_CHANGED } from '../translate/types.ts';
 import type { Endpoint } from '../usage/event.ts';
 import { applyChecks, blockedError, type GuardFact } from './apply.ts';
+import { AnswerBlock } from './answer-block.ts';
 import { Masker } from './masker.ts';
 import type { CallGuards } from './policy.ts';
 import { StreamGuard } from './stream-guard.ts';
@@ -15,6 +16,8 @@ import { answerPlaces, requestPlaces } from './text-places.ts';
 export class CallGuard {
   readonly facts: GuardFact[] = [];
   readonly masker = new Masker();
+  /** An answer blocked: the upstream cancelled, the outcome named (answer-block.ts). */
+  readonly answerBlock = new AnswerBlock();
   private readonly guards: CallGuards;
   private readonly endpoint: Endpoint;
   private readonly dialect: Dialect;
@@ -60,6 +63,7 @@ export class CallGuard {
     const place = { path: 'stream', get: () => text, set: (t: string) => (text = t) };
     const r = applyChecks(this.guards.response, [place], 'response', this.masker);
     this.record(r.facts);
+    if (r.blocked) this.answerBlock.note(r.blocked);
     return { text: this.masker.restore(text), blocked: r.blocked };
   }
 
@@ -87,7 +91,10 @@ export class CallGuard {
     const places = answerPlaces(this.endpoint, obj);
     const r = applyChecks(this.guards.response, places, 'response', this.masker);
     this.record(r.facts);
-    if (r.blocked) return [400, headers, this.blockedBody(r.blocked)];
+    if (r.blocked) {
+      this.answerBlock.note(r.blocked);
+      return [400, headers, this.blockedBody(r.blocked)];
+    }
     if (this.masker.restores) for (const p of places) p.set(this.masker.restore(p.get()));
     return [status, headers, r.facts.length > 0 || this.masker.restores ? JSON.stringify(obj) : body];
   }

@@ -107,7 +107,8 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, out);
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
-  const cached = withCache(settler(deps, hold, events, r), plan, async (e) => {
+  const settled = settler(deps, hold, events, r);
+  const cached = withCache(guard ? guard.answerBlock.settle(settled) : settled, plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
   const settle = cached.settle;
@@ -117,7 +118,8 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
     await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
     return;
   }
-  const sig = callSignal(client, deps.lifecycle?.ending);
+  // An answer a guardrail blocks ends the call as a client gone would: the upstream cancelled (guardrails/answer-block.ts).
+  const sig = callSignal(guard ? guard.answerBlock.signal(client) : client, deps.lifecycle?.ending);
   try {
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
   } finally {
