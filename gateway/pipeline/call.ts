@@ -84,6 +84,8 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   // Guardrails read (and mask) the request before anything else sees it: a blocked call costs nothing.
   const guards = spec.guardBody ? guardsFor(snapshot, p, spec.endpoint, spec.modelId) : null;
   const guard = guards ? new CallGuard(guards, spec.endpoint, spec.dialect, (f) => deps.metrics.guardrail?.(f)) : null;
+  const trace = deps.trace;
+  if (guard && trace?.guardCheck) guard.traceTo((c) => trace.guardCheck?.(c));
   const grown = guard && spec.guardBody ? guard.request(spec.guardBody) : 0;
   const out = guard ? guard.sink(sink) : sink;
   // Everything the request alone decides is decided before admission, the first target's translation included.
@@ -124,6 +126,7 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
   } finally {
     sig.dispose();
+    guard?.answerDone();
   }
   await cached.stored();
   await around?.end();
