@@ -4,6 +4,7 @@
 import { expiresInHeader } from '../contract/key-expiry.ts';
 import { CallGuard } from '../guardrails/call-guard.ts';
 import { guardsFor } from '../guardrails/policy.ts';
+import { guardRequest } from '../guardrails/request-block.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { admit } from './admit.ts';
@@ -86,7 +87,7 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const guard = guards ? new CallGuard(guards, spec.endpoint, spec.dialect, (f) => deps.metrics.guardrail?.(f)) : null;
   const trace = deps.trace;
   if (guard && trace?.guardCheck) guard.traceTo((c) => trace.guardCheck?.(c));
-  const grown = guard && spec.guardBody ? guard.request(spec.guardBody) : 0;
+  const grown = guard && spec.guardBody ? await guardRequest(deps, guard, { spec, p, started }, spec.guardBody) : 0;
   const out = guard ? guard.sink(sink) : sink;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
