@@ -28,6 +28,7 @@ const ENDPOINT_NAMES: Partial<Record<Endpoint, CompiledGuardrail['endpoints'][nu
   responses: 'responses',
   completions: 'completions',
   embeddings: 'embeddings',
+  mcp: 'mcp',
 };
 
 interface Built {
