@@ -254,8 +254,8 @@ describe("the chart's alert expressions, against Prometheus scraping a gateway u
     const ledger = (await db.pool.query<{ account: string }>('SELECT account FROM account_ledger ORDER BY account')).rows.map((r) => r.account);
     expect(fired.SvcGatewayAccountBalanceLow?.map((m) => m.account).sort()).toEqual(ledger);
     // The outage rule reads the states this gateway got from its probes: one per target and state (the McpServer's
-    // one, and the completions, rerank and moderation routes' three).
-    expect((await prom.query('count(svc_gateway_upstream_state)'))[0]?.value[1]).toBe(String(7 * 5));
+    // one, the completions, rerank and moderation routes' three, and the guarded route's one).
+    expect((await prom.query('count(svc_gateway_upstream_state)'))[0]?.value[1]).toBe(String(8 * 5));
   });
 });
 
