@@ -10,6 +10,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { account, apiKey, mcpServer, plan, secret } from '../helpers/manifests.ts';
 import { startSdkServer, type SdkUpstream } from '../helpers/mcp-upstreams.ts';
+import { docExample } from '../helpers/docs.ts';
+import { parse } from 'yaml';
 
 const API = 'gateway.svc.dev/v1alpha1';
 const UPSTREAM_TOKEN = 'upstream-credential-guard';
@@ -138,5 +140,28 @@ describe('Guardrails on MCP tools/call', () => {
     expect(text(r)).toBe('about Project Falcon');
     expect(lastEvent().guardrails).toBeUndefined();
     await client.close();
+  });
+});
+
+describe('the MCP example of docs/guardrails.md', () => {
+  it('masks an email in a tool call and blocks a secret, as the page says', async () => {
+    const doc = parse(docExample('docs/guardrails.md', 'guardrail-mcp')) as object;
+    const g = await startGateway([
+      plan('pro', { tier: 1 }),
+      account('acme', 'pro'),
+      ...key.docs,
+      secret('tools-token', { authorization: `Bearer ${UPSTREAM_TOKEN}` }),
+      mcpServer('tools', { url: sdk.url, headers: [{ name: 'Authorization', secretKeyRef: { name: 'tools-token', key: 'authorization' } }] }),
+      doc,
+    ]);
+    try {
+      const client = new Client({ name: 'test-client', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key.key}` } } }));
+      expect(text(await client.callTool({ name: 'tools__echo', arguments: { text: `to ${EMAIL}` } }))).toBe('to <EMAIL_1>');
+      await expect(client.callTool({ name: 'tools__echo', arguments: { text: AWS_KEY } })).rejects.toThrow(/blocked by guardrail tool-data/);
+      await client.close();
+    } finally {
+      await g.close();
+    }
   });
 });
