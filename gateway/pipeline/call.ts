@@ -4,6 +4,7 @@
 import { expiresInHeader } from '../contract/key-expiry.ts';
 import { CallGuard } from '../guardrails/call-guard.ts';
 import { guardsFor } from '../guardrails/policy.ts';
+import { guardRequest } from '../guardrails/request-block.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { admit } from './admit.ts';
@@ -84,7 +85,9 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   // Guardrails read (and mask) the request before anything else sees it: a blocked call costs nothing.
   const guards = spec.guardBody ? guardsFor(snapshot, p, spec.endpoint, spec.modelId) : null;
   const guard = guards ? new CallGuard(guards, spec.endpoint, spec.dialect, (f) => deps.metrics.guardrail?.(f)) : null;
-  const grown = guard && spec.guardBody ? guard.request(spec.guardBody) : 0;
+  const trace = deps.trace;
+  if (guard && trace?.guardCheck) guard.traceTo((c) => trace.guardCheck?.(c));
+  const grown = guard && spec.guardBody ? await guardRequest(deps, guard, { spec, p, started }, spec.guardBody) : 0;
   const out = guard ? guard.sink(sink) : sink;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
@@ -107,7 +110,8 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, out);
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
-  const cached = withCache(settler(deps, hold, events, r), plan, async (e) => {
+  const settled = settler(deps, hold, events, r);
+  const cached = withCache(guard ? guard.answerBlock.settle(settled) : settled, plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
   const settle = cached.settle;
@@ -117,11 +121,13 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
     await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
     return;
   }
-  const sig = callSignal(client, deps.lifecycle?.ending);
+  // An answer a guardrail blocks ends the call as a client gone would: the upstream cancelled (guardrails/answer-block.ts).
+  const sig = callSignal(guard ? guard.answerBlock.signal(client) : client, deps.lifecycle?.ending);
   try {
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
   } finally {
     sig.dispose();
+    guard?.answerDone();
   }
   await cached.stored();
   await around?.end();
