@@ -44,7 +44,7 @@ export function sortRows(rows: GuardrailRow[]): GuardrailRow[] {
   return rows.sort((a, b) => (a.key === b.key ? (a.guardrail < b.guardrail ? -1 : 1) : a.key < b.key ? -1 : 1));
 }
 
-/** From Postgres: the calls a guardrail touched only (the partial index of migration 031), grouped there. */
+/** From Postgres: the calls a guardrail touched only (the partial index of migration 015), grouped there. */
 export const GUARDRAIL_ROWS_SQL = `SELECT e.api_key AS key, f->>'guardrail' AS guardrail,
        count(DISTINCT e.event_id)::text AS calls,
        count(DISTINCT e.event_id) FILTER (WHERE f->>'action' = 'block')::text AS blocked,

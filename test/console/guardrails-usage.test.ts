@@ -1,5 +1,5 @@
 // The usage page's guardrail section in headless Chromium, from Postgres: a standalone gateway on real Redis and
-// Postgres (events through the Redis stream and the exporter, facts stored by migration 031) with a Guardrail that
+// Postgres (events through the Redis stream and the exporter, facts stored by migration 015) with a Guardrail that
 // blocks secrets and masks emails; two keys call it; the page shows blocks and masks by key and guardrail, the
 // numbers equal to Postgres', the axe check passes, and no matched text is on the page or in Postgres.
 import { randomBytes } from 'node:crypto';
