@@ -61,7 +61,9 @@ export function filesRoutes(app: FastifyInstance, deps: GatewayDeps, b: BatchDep
 
   app.get<IdParams>('/v1/files/:id/content', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const p = await caller(deps, req);
-    const c = await b.records.content(p.account.name, req.params.id, b.now());
+    const c = b.records.contentStream
+      ? await b.records.contentStream(p.account.name, req.params.id, b.now())
+      : await b.records.content(p.account.name, req.params.id, b.now());
     if (!c) throw notFound(req.params.id);
     return reply.type('application/octet-stream').send(c);
   });
