@@ -67,5 +67,13 @@ describe('standalone with DATABASE_URL', () => {
     expect(output.trim().split('\n')).toHaveLength(2);
     expect(await (await again.files.content(input.id)).text()).toBe(text.join('\n'));
     expect(second.output()).not.toMatch(/Postgres error/);
+    // Each line is a usage event marked as a batch line, and the daily rollup counts them apart with what they cost.
+    await until(async () => (await pg.pool.query('SELECT 1 FROM usage_events WHERE batch')).rowCount === 2, 30_000, 'the lines exported');
+    const events = await pg.pool.query<{ cost: string }>('SELECT sum(cost_nano)::text AS cost FROM usage_events WHERE batch');
+    const daily = await pg.pool.query<{ n: string; cost: string }>(
+      `SELECT sum(batch_requests)::text AS n, sum(batch_cost_nano)::text AS cost FROM usage_daily WHERE kind = 'chat'`,
+    );
+    expect(daily.rows[0]).toEqual({ n: '2', cost: events.rows[0]?.cost });
+    expect(Number(events.rows[0]?.cost)).toBeGreaterThan(0);
   }, 120_000);
 });
