@@ -15,6 +15,8 @@ import { createRedis } from './state/redis-connect.ts';
 import { redactUrl } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
 import { RedisStore } from './state/redis-store.ts';
+import { openBatchRecords } from './batches/open.ts';
+import type { BatchRecords } from './batches/records.ts';
 import { RedisBatchRecords } from './batches/redis-records.ts';
 import { MoneyGuard } from './state/money-guard.ts';
 import { Metrics } from './http/metrics.ts';
@@ -79,6 +81,18 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     await store.close();
     throw new Error(`Cannot keep stored responses in Postgres: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  let batchRecords: BatchRecords | undefined;
+  try {
+    batchRecords = await openBatchRecords(opts.responses.databaseUrl, new RedisBatchRecords(store.redis, store.prefix), opts.env, opts.pepper, (err) =>
+      logger.warn({ err }, 'Files and batches: Postgres error'),
+    );
+  } catch (err) {
+    await responses.store.close();
+    await source.close();
+    money.stop();
+    await store.close();
+    throw new Error(`Cannot keep files and batches in Postgres: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
   const durable = durableStore(withLastUsed(store, new RedisLastUsed(store.redis, store.prefix)), opts.settle, metricsOfProcess.registry, logger);
   const {
     app,
@@ -99,8 +113,9 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
     responses,
-    // Every gateway replica runs the batch job; one works on a batch at a time (a claim in Redis).
-    batches: { settings: opts.batches, records: new RedisBatchRecords(store.redis, store.prefix) },
+    // Every gateway replica runs the batch job; one works on a batch at a time (a claim in Redis). Files and batches
+    // are kept in Postgres with DATABASE_URL, else in Redis.
+    batches: { settings: opts.batches, ...(batchRecords ? { records: batchRecords } : {}) },
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this
   // gateway's upstream outcomes are added to the board every 5 s in one pipeline.

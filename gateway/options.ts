@@ -51,7 +51,8 @@ Environment:
   SVC_REDIS_TIMEOUT_MS   longest wait for one Redis command; past it the call gets 503 (1000)
   SVC_CACHE_ACCOUNT_MAX_BYTES  bytes of cached answers one account may keep (response cache; 67108864 = 64 MiB)
   SVC_FILES_MAX_BYTES    largest upload to /v1/files, in bytes (209715200 = 200 MiB, OpenAI's bound for batch files)
-  SVC_FILES_RETENTION_DAYS  days an uploaded batch file and a batch's output and error files are kept (30)
+  SVC_FILES_RETENTION_DAYS  days an uploaded batch file and a batch's output and error files are kept (30); files and
+                         batches are kept in Postgres, sealed, with DATABASE_URL, else in Redis or this process's memory
   SVC_BATCH_POLL_SECONDS how often this process looks at the batches not finished yet (5)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)

@@ -23,6 +23,8 @@ import { redactUrl, sharedKeys } from './state/redis-env.ts';
 import { startTracing } from './tracing/start.ts';
 import { startStandaloneMoney, type StandaloneMoney } from './standalone-money.ts';
 import { RedisStore } from './state/redis-store.ts';
+import { openBatchRecords } from './batches/open.ts';
+import type { BatchRecords } from './batches/records.ts';
 import { RedisBatchRecords } from './batches/redis-records.ts';
 import type { Store } from './state/store.ts';
 import { forwardingLog } from './usage/exporter/log.ts';
@@ -88,6 +90,16 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     await usage.close();
     throw new Error(`Cannot keep stored responses in Postgres: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  let batchRecords: BatchRecords | undefined;
+  try {
+    const local = state.backing.kind === 'redis' ? new RedisBatchRecords(state.backing.store.redis, state.backing.store.prefix) : undefined;
+    batchRecords = await openBatchRecords(opts.databaseUrl, local, opts.env, opts.pepper, (err) => logger.warn({ err }, 'Files and batches: Postgres error'));
+  } catch (err) {
+    await responses.store.close();
+    await state.store.close();
+    await usage.close();
+    throw new Error(`Cannot keep files and batches in Postgres: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
   const durable = durableStore(withLastUsed(state.store, state.lastUsed), opts.settle, metrics.registry, usageLog);
   const { app, deps } = await build({
     config: { current: () => snapshot },
@@ -105,11 +117,9 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     keyCacheSize: opts.keyCacheSize,
     mcp: opts.mcp,
     responses,
-    // Files and batches beside the money: in Redis when the processes share one (any of them runs a batch), else here.
-    batches: {
-      settings: opts.batches,
-      ...(state.backing.kind === 'redis' ? { records: new RedisBatchRecords(state.backing.store.redis, state.backing.store.prefix) } : {}),
-    },
+    // Files and batches in Postgres with DATABASE_URL; else beside the money: in Redis when the processes share one
+    // (any of them runs a batch), else here.
+    batches: { settings: opts.batches, ...(batchRecords ? { records: batchRecords } : {}) },
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;
   try {

@@ -20,6 +20,8 @@ import type { BatchRecord, FileRecord, LineResult } from './types.ts';
 
 /** Submissions tried before a batch is failed (its hold released, nothing charged). */
 const SUBMIT_TRIES = 3;
+/** How often a process deletes the files past their retention. */
+const SWEEP_EVERY_MS = 60_000;
 
 export interface JobDeps extends BatchDeps {
   providers: ProviderRegistry;
@@ -37,6 +39,7 @@ export class BatchJob {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private readonly claimed = new Map<string, OpenBatch>();
+  private swept = Number.NEGATIVE_INFINITY;
 
   constructor(d: JobDeps) {
     this.d = d;
@@ -70,6 +73,7 @@ export class BatchJob {
   }
 
   private async pass(): Promise<void> {
+    await this.sweep();
     let open: OpenBatch[];
     try {
       open = await this.d.records.open();
@@ -85,6 +89,18 @@ export class BatchJob {
       } catch (err) {
         this.d.log.warn({ err, batch: ref.id }, 'A batch step failed; trying again at the next poll');
       }
+    }
+  }
+
+  /** Files past their retention deleted, at most once a minute (by the job's clock); a failure waits for the next. */
+  private async sweep(): Promise<void> {
+    const now = this.d.now();
+    if (!this.d.records.sweep || now - this.swept < SWEEP_EVERY_MS) return;
+    this.swept = now;
+    try {
+      await this.d.records.sweep(now);
+    } catch (err) {
+      this.d.log.warn({ err }, 'Could not delete the files past their retention; trying again at the next sweep');
     }
   }
 

@@ -57,5 +57,6 @@ export function lineEvent(b: BatchRecord, o: LineOutcome, now: number): UsageEve
     ttftMs: null,
     usageEstimated: false,
     usageClamped: false,
+    batch: true,
   };
 }

@@ -1,5 +1,7 @@
 // Where files and batches are kept: per account (another account's id is simply not found), files until their
-// retention ends. Memory for one process; Redis (redis-records.ts) when the gateway shares a Redis.
+// retention ends. Memory for one process; Redis (redis-records.ts) when the gateway shares a Redis; Postgres
+// (postgres-records.ts) when it has DATABASE_URL.
+import type { Readable } from 'node:stream';
 import type { BatchRecord, FileRecord } from './types.ts';
 
 export interface ListPage {
@@ -31,6 +33,10 @@ export interface BatchRecords {
   /** Gives a claim back (a process that stops), so another takes the batch at once. */
   unclaim(b: OpenBatch, owner: string): Promise<void>;
   close(): Promise<void>;
+  /** The content as a stream, read piece by piece (a large file never whole in memory); where the records can. */
+  contentStream?(account: string, id: string, now: number): Promise<Readable | null>;
+  /** Deletes the files past their retention (the job calls it); where expiry is not the store's own (Redis TTLs). */
+  sweep?(now: number): Promise<number>;
 }
 
 /** Newest first, then the page after `after`. */

@@ -124,7 +124,13 @@ export async function admitBatch(d: BatchDeps, p: Principal, n: NewBatch): Promi
     cancelSent: false,
     errors: [],
   };
-  await d.records.putBatch(b);
+  try {
+    await d.records.putBatch(b);
+  } catch (err) {
+    // Not kept (the records' store is away): the hold goes back at once rather than when it expires, a day later.
+    await d.store.parts.release(decision.hold, now).catch(() => {});
+    throw err;
+  }
   return b;
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isSealed, Keyring, keyFromPepper, keyringFromEnv, sealSnapshot, unsealSnapshot } from './sealed-credentials.ts';
+import { isSealed, Keyring, keyFromPepper, keyringFromEnv, sealBytes, sealSnapshot, unsealBytes, unsealSnapshot } from './sealed-credentials.ts';
 import type { Snapshot } from './snapshot.ts';
 
 const target = (name: string, value: string): Snapshot['models'][string]['targets'][number] => ({
@@ -71,5 +71,34 @@ describe('sealed upstream credentials', () => {
     expect(keyringFromEnv({})).toBeNull();
     expect(() => keyringFromEnv({ SVC_CONFIG_KEY: 'abcd' })).toThrow(/32 bytes/);
     expect(keyringFromEnv({ SVC_CONFIG_KEY: randomBytes(32).toString('base64') })).toBeInstanceOf(Keyring);
+  });
+});
+
+describe('sealBytes', () => {
+  const ring = new Keyring([randomBytes(32)]);
+  const plain = Buffer.concat([Buffer.from('{"custom_id":"a"}\n'), randomBytes(1000)]);
+
+  it('round-trips bytes, none of them in clear', () => {
+    const sealed = sealBytes(ring, plain, 'file/acme/f1/0');
+    expect(sealed.length).toBe(plain.length + 32);
+    expect(sealed.includes(Buffer.from('custom_id'))).toBe(false);
+    expect(unsealBytes(ring, sealed, 'file/acme/f1/0').equals(plain)).toBe(true);
+    expect(unsealBytes(ring, sealBytes(ring, Buffer.alloc(0), 'x'), 'x').length).toBe(0);
+  });
+
+  it('refuses bytes moved to another place, altered, truncated, or sealed with a key not in the ring', () => {
+    const sealed = sealBytes(ring, plain, 'file/acme/f1/0');
+    expect(() => unsealBytes(ring, sealed, 'file/rival/f1/0')).toThrow(/do not verify/);
+    const altered = Buffer.from(sealed);
+    altered[20] = (altered[20] ?? 0) ^ 1;
+    expect(() => unsealBytes(ring, altered, 'file/acme/f1/0')).toThrow(/do not verify/);
+    expect(() => unsealBytes(ring, sealed.subarray(0, 20), 'file/acme/f1/0')).toThrow(/truncated/);
+    expect(() => unsealBytes(new Keyring([randomBytes(32)]), sealed, 'file/acme/f1/0')).toThrow(/not in SVC_CONFIG_KEY/);
+  });
+
+  it('unseals with a rotated ring whose second key sealed them', () => {
+    const old = randomBytes(32);
+    const sealed = sealBytes(new Keyring([old]), plain, 'a');
+    expect(unsealBytes(new Keyring([randomBytes(32), old]), sealed, 'a').equals(plain)).toBe(true);
   });
 });

@@ -14,7 +14,7 @@
 // Keys: SVC_CONFIG_KEY, one or more comma-separated 32-byte keys (64 hex characters, or base64), the first seals and
 // every one unseals, which is how a key is rotated (docs/security.md "Upstream credentials at rest"). Without SVC_CONFIG_KEY
 // the key is derived (HKDF-SHA-256) from SVC_KEY_PEPPER, which every process that publishes or serves already shares.
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Snapshot } from './snapshot.ts';
 
 export const SEALED_PREFIX = 'svc-sealed:v1:';
@@ -38,6 +38,17 @@ export class Keyring {
   /** The key that seals (the first one). */
   get current(): string {
     return (this.keys[0] as Key).id;
+  }
+
+  /** The key that seals, for sealBytes. */
+  sealingKey(): { id: string; bytes: Buffer } {
+    const k = this.keys[0] as Key;
+    return { id: k.id, bytes: k.bytes };
+  }
+
+  /** A key of the ring by its id, for unsealBytes. */
+  key(id: string): Buffer | null {
+    return this.keys.find((x) => x.id === id)?.bytes ?? null;
   }
 
   seal(plain: string, aad: string): string {
@@ -69,6 +80,34 @@ export class Keyring {
     } catch (err) {
       throw new Error(`the sealed credential of ${aad} does not verify (altered, or sealed for another target)`, { cause: err });
     }
+  }
+}
+
+/**
+ * Bytes sealed with the keyring's first key (a stored file's chunk): `kid (4 bytes) | iv (12) | ciphertext | tag (16)`,
+ * bound to `aad`. A random IV: unlike the snapshot's values, a chunk need not seal to the same bytes twice.
+ */
+export function sealBytes(ring: Keyring, plain: Buffer, aad: string): Buffer {
+  const { id, bytes } = ring.sealingKey();
+  const iv = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', bytes, iv);
+  c.setAAD(Buffer.from(aad));
+  return Buffer.concat([Buffer.from(id, 'hex'), iv, c.update(plain), c.final(), c.getAuthTag()]);
+}
+
+/** The clear bytes of sealBytes; throws when no key of the ring sealed them, or they were altered or moved. */
+export function unsealBytes(ring: Keyring, sealed: Buffer, aad: string): Buffer {
+  if (sealed.length < 32) throw new Error(`the sealed bytes of ${aad} are truncated`);
+  const kid = sealed.subarray(0, 4).toString('hex');
+  const k = ring.key(kid);
+  if (!k) throw new Error(`the bytes of ${aad} are sealed with key ${kid}, which is not in SVC_CONFIG_KEY`);
+  const d = createDecipheriv('aes-256-gcm', k, sealed.subarray(4, 16));
+  d.setAAD(Buffer.from(aad));
+  d.setAuthTag(sealed.subarray(sealed.length - 16));
+  try {
+    return Buffer.concat([d.update(sealed.subarray(16, sealed.length - 16)), d.final()]);
+  } catch (err) {
+    throw new Error(`the sealed bytes of ${aad} do not verify (altered, or sealed for another file)`, { cause: err });
   }
 }
 

@@ -66,7 +66,11 @@ export function filesRoutes(app: FastifyInstance, deps: GatewayDeps, b: BatchDep
 
   app.get<IdParams>('/v1/files/:id/content', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const p = await caller(deps, req);
-    const c = served(await b.records.file(p.account.name, req.params.id, b.now())) ? await b.records.content(p.account.name, req.params.id, b.now()) : null;
+    const c = served(await b.records.file(p.account.name, req.params.id, b.now()))
+      ? b.records.contentStream
+        ? await b.records.contentStream(p.account.name, req.params.id, b.now())
+        : await b.records.content(p.account.name, req.params.id, b.now())
+      : null;
     if (!c) throw notFound(req.params.id);
     return reply.type('application/octet-stream').send(c);
   });

@@ -54,6 +54,7 @@ export const usageEventSchema = z.object({
   usageClamped: z.boolean().default(false),
   unit: z.enum(['seconds', 'characters']).optional(),
   units: count.optional(),
+  batch: z.boolean().optional(),
   cache: z.enum(['hit', 'miss', 'bypass']).optional(),
   cacheSavedNano: nano.min(0).optional(),
   guardrails: z

@@ -54,6 +54,8 @@ export interface UsageEvent {
    */
   unit?: BilledUnit;
   units?: number;
+  /** A line of a batch (/v1/batches, Anthropic's Message Batches), charged at the batch price; absent on other calls. */
+  batch?: boolean;
   /** The response cache (pipeline/cache.ts): absent on routes without spec.cache. */
   cache?: CacheState;
   /** On a hit: what the original call cost minus what this one was charged (nano-USD). */

@@ -296,7 +296,10 @@ const EXPECTED: Record<string, string> = {
         WHEN 'responses' THEN 'chat' WHEN 'count_tokens' THEN 'chat' ELSE endpoint END AS kind,
       count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors, sum(input_tokens) AS input_tokens,
       coalesce(sum(output_tokens) FILTER (WHERE endpoint <> 'rerank'), 0) AS output_tokens,
-      coalesce(sum(output_tokens) FILTER (WHERE endpoint = 'rerank'), 0) AS search_units, sum(cost_usd) AS cost_usd
+      coalesce(sum(output_tokens) FILTER (WHERE endpoint = 'rerank'), 0) AS search_units,
+      coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'seconds'), 0) AS audio_seconds,
+      coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'characters'), 0) AS characters,
+      count(*) FILTER (WHERE batch) AS batch_requests, coalesce(sum(cost_usd) FILTER (WHERE batch), 0) AS batch_cost_usd, sum(cost_usd) AS cost_usd
     FROM usage_events WHERE ${IN_RANGE} GROUP BY 1 ORDER BY cost_usd DESC, kind`,
   'Guardrail blocks and masks by key': `SELECT account, api_key, g.guardrail, count(*) FILTER (WHERE g.action = 'block') AS blocked,
       coalesce(sum(g.count) FILTER (WHERE g.action = 'mask'), 0) AS masked, coalesce(sum(g.count) FILTER (WHERE g.action = 'log'), 0) AS logged

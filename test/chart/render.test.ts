@@ -387,6 +387,14 @@ describe('what the rendered objects promise', () => {
     await expect(template('ns1', [], ['gateway.settleDurability=disk'])).rejects.toThrow(/settleDurability/);
   });
 
+  it('gives the gateways the files retention (gateway.files.retentionDays), and refuses one below a day', async () => {
+    const env = async (set: string[]): Promise<Array<{ name: string; value?: string }>> =>
+      (container(find(parseDocs(await template('ns1', [], set)), 'Deployment', '-gateway')) as { env: Array<{ name: string; value?: string }> }).env;
+    expect((await env([])).find((e) => e.name === 'SVC_FILES_RETENTION_DAYS')?.value).toBe('30');
+    expect((await env(['gateway.files.retentionDays=7'])).find((e) => e.name === 'SVC_FILES_RETENTION_DAYS')?.value).toBe('7');
+    await expect(template('ns1', [], ['gateway.files.retentionDays=0'])).rejects.toThrow(/retentionDays/);
+  });
+
   it('runs evaluation stores only when asked (redis.deploy, postgres.deploy), marked not for production, and uses them', async () => {
     expect(defaults.filter((d) => /-(redis|postgres)$/.test(d.metadata.name))).toEqual([]);
     const docs = parseDocs(await template('ns1', [], ['redis.deploy=true', 'postgres.deploy=true']));

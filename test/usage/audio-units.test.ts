@@ -51,5 +51,14 @@ describe('usage_events billed units', () => {
       { endpoint: 'audio.speech', billed_unit: 'characters', units: 12, cost: 12 * 15_000 },
       { endpoint: 'audio.transcriptions', billed_unit: 'seconds', units: 1, cost: 100_000 },
     ]);
+    // The daily rollup and the spend-by-kind view (the dashboards') carry each kind's units.
+    const kinds = await db.pool.query(
+      `SELECT kind, requests::int, audio_seconds::int, characters::int, batch_requests::int, cost_usd::text
+         FROM usage_spend_by_kind_daily ORDER BY kind`,
+    );
+    expect(kinds.rows).toEqual([
+      { kind: 'speech', requests: 1, audio_seconds: 0, characters: 12, batch_requests: 0, cost_usd: '0.000180000' },
+      { kind: 'transcription', requests: 1, audio_seconds: 1, characters: 0, batch_requests: 0, cost_usd: '0.000100000' },
+    ]);
   });
 });

@@ -34,6 +34,7 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['billed_unit', 'text', (e) => e.unit ?? null],
   ['billed_units', 'bigint', (e) => e.units ?? 0],
   ['guardrails', 'jsonb', (e) => (e.guardrails && e.guardrails.length > 0 ? JSON.stringify(e.guardrails) : null)],
+  ['batch', 'boolean', (e) => e.batch ?? false],
 ];
 
 const names = COLUMNS.map(([n]) => n).join(', ');
@@ -52,6 +53,10 @@ const SUMS = [
   'latency_ms_sum',
   'cache_hits',
   'cache_saved_nano',
+  'billed_seconds',
+  'billed_characters',
+  'batch_requests',
+  'batch_cost_nano',
 ];
 
 export const INSERT_EVENTS = `
@@ -62,7 +67,7 @@ WITH input AS (
   ON CONFLICT DO NOTHING
   RETURNING created_at, account, api_key, task_type, endpoint, requested_model, served_model, fallback, fallback_reason, status,
             input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms,
-            cache, cache_saved_nano
+            cache, cache_saved_nano, billed_unit, billed_units, batch
 ), roll AS (
   INSERT INTO usage_daily AS d (${ROLLUP_KEY}, ${SUMS.join(', ')})
   SELECT (created_at AT TIME ZONE 'UTC')::date, account, api_key, coalesce(task_type, ''), requested_model,
@@ -70,7 +75,10 @@ WITH input AS (
          count(*), count(*) FILTER (WHERE status >= 400), count(*) FILTER (WHERE fallback),
          sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
          sum(cost_nano), sum(fee_nano), sum(latency_ms),
-         count(*) FILTER (WHERE cache = 'hit'), sum(cache_saved_nano)
+         count(*) FILTER (WHERE cache = 'hit'), sum(cache_saved_nano),
+         coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'seconds'), 0),
+         coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'characters'), 0),
+         count(*) FILTER (WHERE batch), coalesce(sum(cost_nano) FILTER (WHERE batch), 0)
   FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
   ORDER BY 1, 2, 3, 4, 5, 6, 7, 8  -- one lock order for every writer: concurrent batches cannot deadlock here
   ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET ${SUMS.map((s) => `${s} = d.${s} + excluded.${s}`).join(', ')}
