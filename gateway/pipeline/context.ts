@@ -9,6 +9,7 @@ import type { AnswerFacts, Usage } from '../translate/types.ts';
 import type { Endpoint, GuardrailFact, UsageEvent } from '../usage/event.ts';
 import type { ClampReason } from './bound-usage.ts';
 import type { CallLog } from './call-log.ts';
+import type { Spool } from '../uploads/spool.ts';
 
 /** The part of a pino logger the pipeline writes to (fastify's logger is one): call-log.ts. */
 export type { CallLog } from './call-log.ts';
@@ -116,4 +117,6 @@ export interface GatewayDeps {
    * settle, gateway/usage/durable-settle.ts) before its answer is sent, or, for a stream, before its final event.
    */
   settleBeforeAnswer?: boolean;
+  /** Where large uploads (audio, image edits) wait while their call runs (uploads/spool.ts); absent: a default spool. */
+  spool?: Spool;
 }
