@@ -100,6 +100,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     mcp: opts.mcp,
     responses,
     // Every gateway replica runs the batch job; one works on a batch at a time (a claim in Redis).
+    uploads: opts.uploads,
     batches: { settings: opts.batches, records: new RedisBatchRecords(store.redis, store.prefix) },
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this

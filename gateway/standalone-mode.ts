@@ -106,6 +106,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     mcp: opts.mcp,
     responses,
     // Files and batches beside the money: in Redis when the processes share one (any of them runs a batch), else here.
+    uploads: opts.uploads,
     batches: {
       settings: opts.batches,
       ...(state.backing.kind === 'redis' ? { records: new RedisBatchRecords(state.backing.store.redis, state.backing.store.prefix) } : {}),

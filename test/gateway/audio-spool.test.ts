@@ -35,7 +35,7 @@ beforeAll(async () => {
   const target = (name: string, baseUrl: string) => [
     { name, provider: 'openai' as const, baseUrl, upstreamModel: 'whisper-1', credentials: { secretKeyRef: { name: 'openai-key', key: 'key' } } },
   ];
-  const pricing = { type: 'transcription', pricing: { inputPerMTokUsd: 0, perMinuteUsd: 0.006 } };
+  const pricing = { type: 'transcription' as const, pricing: { inputPerMTokUsd: 0, perMinuteUsd: 0.006 } };
   gw = await startGateway(
     [
       ...b.docs,
