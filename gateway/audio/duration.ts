@@ -28,11 +28,7 @@ async function parsedSeconds(file: UploadedFile, format: AudioFormat): Promise<n
   // The parser may stop before the end: the stream is ended here so a spooled file's handle is closed at once.
   const bytes = Readable.from(file.data.stream(), { objectMode: false });
   try {
-    const meta = await parseStream(
-      bytes,
-      { mimeType: MIME[format], size: file.bytes },
-      { duration: true, skipCovers: true },
-    );
+    const meta = await parseStream(bytes, { mimeType: MIME[format], size: file.bytes }, { duration: true, skipCovers: true });
     if (meta.format.duration !== undefined) return meta.format.duration;
   } catch {
     // Unreadable: refused below like a file without a length.

@@ -86,7 +86,8 @@ export async function readUpload(
       stream.off('data', count);
       stream.off('close', cut);
       if (refusal) void fail(refusal);
-      else if (!file || file.bytes === 0) void fail(new GatewayError('invalid_request', "The request has no audio: send it in a part named 'file'.", { param: 'file' }));
+      else if (!file || file.bytes === 0)
+        void fail(new GatewayError('invalid_request', "The request has no audio: send it in a part named 'file'.", { param: 'file' }));
       else {
         const f = file;
         f.writer.done().then(

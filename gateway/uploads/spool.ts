@@ -98,14 +98,18 @@ export class SpoolWriter {
     });
     const held = this.chunks;
     this.chunks = [];
-    let wait: Promise<void> | null = null;
-    for (const h of held) wait = this.put(h) ?? wait;
-    return wait;
+    let full = false;
+    for (const h of held) full = !this.file.out.write(h) || full;
+    return full ? this.drained() : null;
   }
 
   private put(c: Buffer): Promise<void> | null {
+    return (this.file as { out: WriteStream }).out.write(c) ? null : this.drained();
+  }
+
+  /** Resolves once the file's buffer drained (or the file closed on an error). */
+  private drained(): Promise<void> {
     const out = (this.file as { out: WriteStream }).out;
-    if (out.write(c)) return null;
     return new Promise((resolve) => {
       const go = (): void => {
         out.off('drain', go);

@@ -111,7 +111,8 @@ describe('audio uploads past the threshold wait in a temporary file', () => {
     expect(answer.text).toBe(TRANSCRIPT);
     expect(up.calls.at(-1)?.file?.bytes.equals(CLIP)).toBe(true);
     expect(gw.sink.events.at(-1)).toMatchObject({ status: 200, unit: 'seconds' });
-    expect(await spooled()).toEqual([]);
+    // Deleted as the call ends (its settlement follows the answer's last byte).
+    await until(async () => (await spooled()).length === 0, 10_000, 'the upload deleted after the answer');
   });
 
   it('an upstream error, a file that is not audio and a 30 MB upload: the 4xx or 5xx answered, nothing left on disk', async () => {
