@@ -115,6 +115,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
     responses,
     // Every gateway replica runs the batch job; one works on a batch at a time (a claim in Redis). Files and batches
     // are kept in Postgres with DATABASE_URL, else in Redis.
+    uploads: opts.uploads,
     batches: { settings: opts.batches, ...(batchRecords ? { records: batchRecords } : {}) },
   });
   // Target states from the operator leader's probes (read every 2 s): a target in major_outage is tried last; this

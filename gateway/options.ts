@@ -17,6 +17,7 @@ import { mcpSettingsFromEnv, type McpSettings } from './mcp/settings.ts';
 import { SETTLE_DURABILITIES, type SettleDurability } from './usage/durable-settle.ts';
 import { DAY_MS, DEFAULT_ACCOUNT_BYTES, DEFAULT_RETENTION_DAYS, type StoredResponsesSettings } from './stored-responses/types.ts';
 import { DEFAULT_BATCH_SETTINGS, type BatchSettings } from './batches/settings.ts';
+import { DEFAULT_SPOOL_ABOVE_BYTES, type SpoolSettings } from './uploads/spool.ts';
 
 export type Env = Record<string, string | undefined>;
 
@@ -53,6 +54,10 @@ Environment:
   SVC_FILES_MAX_BYTES    largest upload to /v1/files, in bytes (209715200 = 200 MiB, OpenAI's bound for batch files)
   SVC_FILES_RETENTION_DAYS  days an uploaded batch file and a batch's output and error files are kept (30); files and
                          batches are kept in Postgres, sealed, with DATABASE_URL, else in Redis or this process's memory
+  SVC_UPLOAD_SPOOL_DIR   where uploads above SVC_UPLOAD_SPOOL_ABOVE_BYTES wait while their call runs (audio, image
+                         edits): a private directory made in it, one file per upload readable by this process only,
+                         deleted when the call ends (the OS's temp dir)
+  SVC_UPLOAD_SPOOL_ABOVE_BYTES  uploads larger than this wait on disk, not in memory (1048576 = 1 MiB)
   SVC_BATCH_POLL_SECONDS how often this process looks at the batches not finished yet (5)
   SVC_HOLD_TTL_SECONDS   holds never settled (crashed process) are released after this (900)
   SVC_REDIS_PREFIX       prefix of every Redis key (svc)
@@ -124,6 +129,8 @@ interface CommonOptions {
   responses: StoredResponsesSettings & { databaseUrl: string | undefined };
   /** SVC_FILES_MAX_BYTES, SVC_FILES_RETENTION_DAYS, SVC_BATCH_POLL_SECONDS. */
   batches: Partial<BatchSettings>;
+  /** SVC_UPLOAD_SPOOL_DIR, SVC_UPLOAD_SPOOL_ABOVE_BYTES. */
+  uploads: SpoolSettings;
   /** SVC_SETTLE_DURABILITY with its DATABASE_URL: where a call's usage event must be before its answer ends. */
   settle: { durability: 'redis' } | { durability: 'postgres'; databaseUrl: string };
   /** The environment, for the parts that read settings of their own (the console). */
@@ -238,6 +245,10 @@ function common(args: Args, env: Env): CommonOptions {
     keyCacheSize: keyCacheSize(env),
     mcp: mcpSettingsFromEnv(env),
     batches: batchSettings(env),
+    uploads: {
+      parent: env.SVC_UPLOAD_SPOOL_DIR || undefined,
+      aboveBytes: wholeSetting(env, 'SVC_UPLOAD_SPOOL_ABOVE_BYTES', DEFAULT_SPOOL_ABOVE_BYTES, 0),
+    },
     settle: settleOf(env),
     responses: responsesOf(env),
     env,

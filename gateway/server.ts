@@ -31,6 +31,7 @@ import { DEFAULT_BATCH_SETTINGS, type BatchSettings } from './batches/settings.t
 import { batchRoutes } from './http/batch-routes.ts';
 import { messageBatchRoutes } from './http/message-batch-routes.ts';
 import { filesRoutes } from './http/files-routes.ts';
+import { Spool, type SpoolSettings } from './uploads/spool.ts';
 
 export interface BuildOptions {
   config: ConfigSource;
@@ -66,6 +67,8 @@ export interface BuildOptions {
   /** Files and batches: where they are kept (default: in memory), their settings, and whether this process runs the
    * job that polls them (default: yes; every process may, one works on a batch at a time). */
   batches?: { records?: BatchRecords; settings?: Partial<BatchSettings>; job?: boolean };
+  /** Where large uploads wait while their call runs (SVC_UPLOAD_SPOOL_DIR, SVC_UPLOAD_SPOOL_ABOVE_BYTES). */
+  uploads?: SpoolSettings;
 }
 
 export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance; deps: GatewayDeps; metrics: Metrics; batches: BatchJob }> {
@@ -103,6 +106,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     tracer: opts.tracing?.calls,
     cacheAccountBytes: opts.cacheAccountBytes,
     settleBeforeAnswer: opts.settleBeforeAnswer,
+    spool: new Spool(opts.uploads),
   };
   const responseStore = opts.responses?.store ?? new MemoryResponseStore();
   deps.responses = new StoredResponses(responseStore, opts.responses?.settings ?? DEFAULT_STORED_RESPONSES, app.log);
@@ -171,6 +175,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
     await batchDeps.records.close();
     await opts.tracing?.shutdown();
     await deps.providers.close();
+    deps.spool?.close();
   });
   return { app, deps, metrics, batches: job };
 }

@@ -119,6 +119,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
     responses,
     // Files and batches in Postgres with DATABASE_URL; else beside the money: in Redis when the processes share one
     // (any of them runs a batch), else here.
+    uploads: opts.uploads,
     batches: { settings: opts.batches, ...(batchRecords ? { records: batchRecords } : {}) },
   });
   let mounted: Awaited<ReturnType<typeof mountStandaloneConsole>>;

@@ -10,9 +10,10 @@ import { audioFacts } from './duration.ts';
 import { multipartBody } from './multipart.ts';
 import { sniffAudio } from './sniff.ts';
 import { readUpload, type UploadedFile } from './upload.ts';
-import { bytesOf, wavSeconds } from './wav.ts';
+import { memoryBytes } from '../uploads/held-bytes.ts';
+import { wavSeconds } from './wav.ts';
 
-const file = (b: Buffer): UploadedFile => ({ chunks: [b.subarray(0, 10), b.subarray(10)], bytes: b.length, filename: 'x' });
+const file = (b: Buffer): UploadedFile => ({ data: memoryBytes([b.subarray(0, 10), b.subarray(10)]), bytes: b.length, filename: 'x' });
 const ascii = (s: string, pad = 16): Buffer => Buffer.concat([Buffer.from(s, 'latin1'), Buffer.alloc(pad)]);
 
 describe('sniffAudio', () => {
@@ -35,31 +36,31 @@ describe('sniffAudio', () => {
 });
 
 describe('wavSeconds', () => {
-  it('reads the length from the data chunk and the byte rate', () => {
-    expect(wavSeconds(bytesOf(file(toneWav8(2.5)).chunks))).toBe(2.5);
-    expect(wavSeconds(bytesOf([wavFile(Buffer.alloc(48_000), 24_000)]))).toBe(1);
+  it('reads the length from the data chunk and the byte rate', async () => {
+    expect(await wavSeconds(file(toneWav8(2.5)).data)).toBe(2.5);
+    expect(await wavSeconds(memoryBytes([wavFile(Buffer.alloc(48_000), 24_000)]))).toBe(1);
   });
 
-  it('bills a header that claims more than the file holds on the bytes received', () => {
+  it('bills a header that claims more than the file holds on the bytes received', async () => {
     const wav = toneWav8(1);
     wav.writeUInt32LE(3600 * 8000, 40);
-    expect(wavSeconds(bytesOf([wav]))).toBe(1);
+    expect(await wavSeconds(memoryBytes([wav]))).toBe(1);
     wav.writeUInt32LE(0xffffffff, 40);
-    expect(wavSeconds(bytesOf([wav]))).toBe(1);
+    expect(await wavSeconds(memoryBytes([wav]))).toBe(1);
   });
 
-  it('accepts whole chunks after the audio, refuses audio hidden beyond the declared length', () => {
+  it('accepts whole chunks after the audio, refuses audio hidden beyond the declared length', async () => {
     const list = Buffer.concat([Buffer.from('LIST', 'latin1'), Buffer.from([4, 0, 0, 0]), Buffer.from('INFO', 'latin1')]);
-    expect(wavSeconds(bytesOf([toneWav8(1), list]))).toBe(1);
+    expect(await wavSeconds(memoryBytes([toneWav8(1), list]))).toBe(1);
     const hidden = toneWav8(5);
     hidden.writeUInt32LE(8000, 40);
-    expect(() => wavSeconds(bytesOf([hidden]))).toThrow(/declares 8000 bytes of audio/);
+    await expect(wavSeconds(memoryBytes([hidden]))).rejects.toThrow(/declares 8000 bytes of audio/);
   });
 
-  it('refuses a byte rate that disagrees with the format (a shorter length than the audio)', () => {
+  it('refuses a byte rate that disagrees with the format (a shorter length than the audio)', async () => {
     const wav = toneWav8(1);
     wav.writeUInt32LE(80_000, 28);
-    expect(() => wavSeconds(bytesOf([wav]))).toThrow(GatewayError);
+    await expect(wavSeconds(memoryBytes([wav]))).rejects.toThrow(GatewayError);
   });
 });
 
@@ -100,13 +101,13 @@ describe('readUpload and multipartBody', () => {
     expect(n).toBe(body.length);
     const up = await upload(body);
     expect(up.fields).toEqual(fields);
-    expect(Buffer.concat(up.file.chunks).equals(audio)).toBe(true);
+    expect((await up.file.data.whole()).equals(audio)).toBe(true);
   });
 
   it('refuses a file above the cap with a 413, a missing file and a wrong content type with a 400', async () => {
     const big = multipartBody([['model', 'm']], file(Buffer.alloc(5000)), 'a.wav', 'audio/wav');
     await expect(upload(big, 4096)).rejects.toMatchObject({ status: 413 });
-    const none = multipartBody([['model', 'm']], { chunks: [], bytes: 0, filename: 'a' }, 'a.wav', 'audio/wav');
+    const none = multipartBody([['model', 'm']], { data: memoryBytes([]), bytes: 0, filename: 'a' }, 'a.wav', 'audio/wav');
     await expect(upload(none)).rejects.toMatchObject({ status: 400, param: 'file' });
     await expect(readUpload(Readable.from([Buffer.from('{}')]), 'application/json')).rejects.toMatchObject({ status: 400 });
   });

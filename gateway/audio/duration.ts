@@ -6,7 +6,7 @@ import { parseStream } from 'music-metadata';
 import { GatewayError } from '../errors/catalog.ts';
 import { ACCEPTED_FORMATS, MIME, sniffAudio, type AudioFormat } from './sniff.ts';
 import type { UploadedFile } from './upload.ts';
-import { bytesOf, wavSeconds } from './wav.ts';
+import { wavSeconds } from './wav.ts';
 
 export interface AudioFacts {
   format: AudioFormat;
@@ -17,24 +17,23 @@ export interface AudioFacts {
 }
 
 export async function audioFacts(file: UploadedFile): Promise<AudioFacts> {
-  const bytes = bytesOf(file.chunks);
-  const format = sniffAudio(bytes.slice(0, 4096));
+  const format = sniffAudio(await file.data.slice(0, 4096));
   if (!format) throw new GatewayError('invalid_request', `The file is not audio in a format this endpoint takes (${ACCEPTED_FORMATS}).`, { param: 'file' });
-  const seconds = format === 'wav' ? wavSeconds(bytes) : await parsedSeconds(file, format);
+  const seconds = format === 'wav' ? await wavSeconds(file.data) : await parsedSeconds(file, format);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new GatewayError('invalid_request', 'The audio file holds no audio.', { param: 'file' });
   return { format, seconds, billedSeconds: Math.max(1, Math.ceil(seconds)) };
 }
 
 async function parsedSeconds(file: UploadedFile, format: AudioFormat): Promise<number> {
+  // The parser may stop before the end: the stream is ended here so a spooled file's handle is closed at once.
+  const bytes = Readable.from(file.data.stream(), { objectMode: false });
   try {
-    const meta = await parseStream(
-      Readable.from(file.chunks, { objectMode: false }),
-      { mimeType: MIME[format], size: file.bytes },
-      { duration: true, skipCovers: true },
-    );
+    const meta = await parseStream(bytes, { mimeType: MIME[format], size: file.bytes }, { duration: true, skipCovers: true });
     if (meta.format.duration !== undefined) return meta.format.duration;
   } catch {
     // Unreadable: refused below like a file without a length.
+  } finally {
+    bytes.destroy();
   }
   throw new GatewayError('invalid_request', `The ${format} file's length cannot be read from it, so the call cannot be priced.`, { param: 'file' });
 }

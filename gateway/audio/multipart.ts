@@ -1,5 +1,6 @@
 // The upstream request of a transcription or translation: multipart/form-data made of the client's fields (model
-// replaced by the target's) and the upload's kept chunks, streamed without joining them, its length known up front.
+// replaced by the target's) and the upload's kept bytes, streamed from where they are kept (memory or a temporary
+// file) without joining them, its length known up front.
 import { randomBytes } from 'node:crypto';
 import type { UploadedFile } from './upload.ts';
 
@@ -25,7 +26,7 @@ export function multipartBody(fields: ReadonlyArray<readonly [string, string]>, 
     length: first.length + file.bytes + last.length,
     body: async function* parts() {
       yield first;
-      for (const c of file.chunks) yield c;
+      yield* file.data.stream();
       yield last;
     },
   };

@@ -1,10 +1,13 @@
 // Reads a multipart/form-data upload (OpenAI's audio endpoints) as it arrives, with bounds: the file part kept once
-// in memory as the chunks it came in (never joined, never copied), its size capped (413 once it passes the cap, the
-// rest of the request read and dropped so the client sees the answer), small text fields, one file. Nothing here
-// knows HTTP frameworks: it takes the request stream and its headers.
+// (in memory as the chunks it came in while small, in a temporary file past the spool's threshold: uploads/spool.ts),
+// its size capped (413 once it passes the cap, the rest of the request read and dropped so the client sees the
+// answer), small text fields, one file. A refused or cut upload leaves no file behind; an accepted one is the caller's
+// to release. Nothing here knows HTTP frameworks: it takes the request stream and its headers.
 import type { Readable } from 'node:stream';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import { GatewayError } from '../errors/catalog.ts';
+import type { HeldBytes } from '../uploads/held-bytes.ts';
+import { Spool, type SpoolWriter } from '../uploads/spool.ts';
 
 /** OpenAI's limit on an audio upload: 25 MB. */
 export const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
@@ -12,8 +15,8 @@ export const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
 const MAX_REQUEST_BYTES = 4 * MAX_AUDIO_BYTES;
 
 export interface UploadedFile {
-  /** The file's bytes as they arrived (one copy, kept for the upstream request and any fallback). */
-  chunks: Buffer[];
+  /** The file's bytes (one copy, kept for the upstream request and any fallback; released when the call ends). */
+  data: HeldBytes;
   bytes: number;
   filename: string;
 }
@@ -49,6 +52,7 @@ export async function readUpload(
   stream: Readable,
   contentType: string | undefined,
   limits: UploadLimits = { maxFileBytes: MAX_AUDIO_BYTES },
+  spool: Spool = new Spool(),
 ): Promise<AudioUpload> {
   const ct = checkMultipart(contentType);
   return new Promise((resolve, reject) => {
@@ -65,21 +69,32 @@ export async function readUpload(
       return;
     }
     const fields: Array<[string, string]> = [];
-    let file: UploadedFile | null = null;
+    let file: { writer: SpoolWriter; bytes: number; filename: string } | null = null;
     let refusal: GatewayError | null = null;
     let read = 0;
     let settled = false;
     const refuse = (e: GatewayError): void => {
       refusal ??= e;
     };
+    const fail = async (e: GatewayError): Promise<void> => {
+      await file?.writer.discard();
+      reject(e);
+    };
     const finish = (): void => {
       if (settled) return;
       settled = true;
       stream.off('data', count);
-      if (refusal) reject(refusal);
+      stream.off('close', cut);
+      if (refusal) void fail(refusal);
       else if (!file || file.bytes === 0)
-        reject(new GatewayError('invalid_request', "The request has no audio: send it in a part named 'file'.", { param: 'file' }));
-      else resolve({ fields, file });
+        void fail(new GatewayError('invalid_request', "The request has no audio: send it in a part named 'file'.", { param: 'file' }));
+      else {
+        const f = file;
+        f.writer.done().then(
+          (data) => resolve({ fields, file: { data, bytes: f.bytes, filename: f.filename } }),
+          (e: unknown) => void fail(e instanceof GatewayError ? e : new GatewayError('internal_error', 'The upload could not be kept.')),
+        );
+      }
     };
     const count = (c: Buffer): void => {
       read += c.length;
@@ -92,17 +107,21 @@ export async function readUpload(
     };
     stream.on('data', count);
     bb.on('file', (_name, part, filename) => {
-      const f: UploadedFile = { chunks: [], bytes: 0, filename: filename ?? 'audio' };
+      const f = { writer: spool.writer(), bytes: 0, filename: filename ?? 'audio' };
       file = f;
       part.on('data', (c: Buffer) => {
         if (refusal) return;
-        f.chunks.push(c);
         f.bytes += c.length;
+        const wait = f.writer.write(c);
+        if (!wait) return;
+        // The disk is behind: the part (and so the request) waits for it.
+        part.pause();
+        void wait.then(() => part.resume());
       });
       part.on('limit', () => {
         refuse(TOO_LARGE(limits.maxFileBytes));
         // The bytes kept so far are let go now; the rest of the part is read and dropped by the parser.
-        f.chunks = [];
+        void f.writer.discard();
       });
     });
     bb.on('field', (name: string, value: string, _nameCut: boolean, valueCut: boolean) => {
@@ -117,10 +136,14 @@ export async function readUpload(
       finish();
     });
     bb.on('finish', finish);
-    stream.on('error', () => {
+    // A client that leaves mid-upload: its bytes so far are dropped (the file deleted), nothing answered.
+    const cut = (): void => {
+      if (stream.readableEnded) return;
       refuse(new GatewayError('invalid_request', 'The upload was cut off before its end.'));
       finish();
-    });
+    };
+    stream.on('error', cut);
+    stream.on('close', cut);
     stream.pipe(bb);
   });
 }

@@ -8,7 +8,7 @@ import { audioFacts } from '../audio/duration.ts';
 import { multipartBody } from '../audio/multipart.ts';
 import { runAudio, type AudioSink, type AudioSpec, type ByteWriter } from '../audio/run.ts';
 import { MIME, type AudioFormat } from '../audio/sniff.ts';
-import { readUpload } from '../audio/upload.ts';
+import { readUpload, type AudioUpload } from '../audio/upload.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { keyCacheOf } from '../pipeline/key-cache.ts';
@@ -50,22 +50,33 @@ export function audioRoutes(app: FastifyInstance, deps: GatewayDeps): void {
 }
 
 async function upload(deps: GatewayDeps, req: FastifyRequest, reply: FastifyReply, operation: 'transcriptions' | 'translations'): Promise<FastifyReply> {
-  let file;
-  let fields;
+  let up: AudioUpload;
   try {
     // A key that is not one of ours makes the gateway read no upload.
     await authenticate(req.headers, 'openai', deps.store, deps.pepper, keyCacheOf(deps.store));
-    const up = await readUpload(req.raw, req.headers['content-type']);
-    file = up.file;
-    fields = up.fields;
+    up = await readUpload(req.raw, req.headers['content-type'], undefined, deps.spool);
   } catch (err) {
     // Part of the request is still on the connection: it is closed after the answer.
     if (!req.raw.readableEnded) void reply.header('connection', 'close');
     throw err;
   }
+  // The upload (a temporary file when large) is let go when the call ends, whatever ended it.
+  try {
+    return await transcribe(deps, req, reply, operation, up);
+  } finally {
+    await up.file.data.release();
+  }
+}
+
+async function transcribe(
+  deps: GatewayDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  operation: 'transcriptions' | 'translations',
+  { fields, file }: AudioUpload,
+): Promise<FastifyReply> {
   const f = audioFields(fields, operation);
   const facts = await audioFacts(file);
-  const upstreamFile = file;
   const spec: AudioSpec = {
     endpoint: operation === 'transcriptions' ? 'audio.transcriptions' : 'audio.translations',
     operation,
@@ -76,7 +87,7 @@ async function upload(deps: GatewayDeps, req: FastifyRequest, reply: FastifyRepl
     demand: { kind: 'transcription', billedSeconds: facts.billedSeconds, promptBytes: Buffer.byteLength(f.prompt) },
     request: (target) => {
       const sent = fields.map(([k, v]): [string, string] => [k, k === 'model' ? target.upstreamModel : v]);
-      const body = multipartBody(sent, upstreamFile, `audio.${EXTENSION[facts.format]}`, MIME[facts.format]);
+      const body = multipartBody(sent, file, `audio.${EXTENSION[facts.format]}`, MIME[facts.format]);
       return { ...body, facts: { fields: sent, seconds: facts.seconds } };
     },
   };

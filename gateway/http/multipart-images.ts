@@ -1,12 +1,16 @@
 // The multipart form of /v1/images/edits, read with a bound: the whole form at most IMAGE_FORM_MAX_BYTES (a
 // Content-Length above it is refused before a byte is read; a body that grows past it is cut), at most 16 images and
 // one mask, each file checked by its first bytes to be a PNG, JPEG or WebP (the mask a PNG), whatever type the
-// client named. Every refusal is a 4xx before any upstream call. Only this route's scope reads multipart forms.
+// client named. Every refusal is a 4xx before any upstream call. A file past the spool's threshold waits in a
+// temporary file (uploads/spool.ts); a refused or cut form leaves none behind, an accepted one is released by the route
+// when the call ends (releaseImageForm). Only this route's scope reads multipart forms.
 import type { Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/catalog.ts';
 import type { FormFile } from '../translate/multipart-encode.ts';
+import type { HeldBytes } from '../uploads/held-bytes.ts';
+import { Spool, type SpoolWriter } from '../uploads/spool.ts';
 
 /** The largest edit form: one image of the GPT image models' 50 MB limit. */
 export const IMAGE_FORM_MAX_BYTES = 50 * 1024 * 1024;
@@ -45,8 +49,22 @@ function refuse(message: string, param?: string): GatewayError {
   return new GatewayError('invalid_request', message, param === undefined ? {} : { param });
 }
 
+/** Why a file cannot be sent (empty, not an image, a mask that is no PNG), or null. */
+async function fileProblem(data: HeldBytes, field: string, filename: string, isImage: boolean): Promise<string | null> {
+  if (data.length === 0) return `The file ${JSON.stringify(filename)} in ${field} is empty.`;
+  const kind = imageKindOf(await data.slice(0, 16));
+  if (kind === null) return `The file ${JSON.stringify(filename)} in ${field} is not a PNG, JPEG or WebP image.`;
+  if (!isImage && kind !== 'png') return `The mask must be a PNG image (got ${kind}).`;
+  return null;
+}
+
+/** Lets the form's files go (their temporary files deleted): the call ended, however it ended. */
+export async function releaseImageForm(form: ImageEditUpload | undefined): Promise<void> {
+  if (form) await Promise.all(form.files.map((f) => f.data.release()));
+}
+
 /** Reads and checks the form; rejects with the GatewayError to answer. */
-export function readImageForm(req: FastifyRequest, payload: Readable): Promise<ImageEditUpload> {
+export function readImageForm(req: FastifyRequest, payload: Readable, spool: Spool): Promise<ImageEditUpload> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > IMAGE_FORM_MAX_BYTES) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
@@ -57,12 +75,15 @@ export function readImageForm(req: FastifyRequest, payload: Readable): Promise<I
     let failed: GatewayError | null = null;
     let pending = 0;
     let ended = false;
+    /** Every file's bytes kept so far (a failure lets them all go). */
+    const writers: SpoolWriter[] = [];
+    const kept: FormFile[] = [];
     const fail = (err: GatewayError): void => {
       if (failed) return;
       failed = err;
       payload.unpipe();
       payload.resume();
-      reject(err);
+      void Promise.all([...writers.map((w) => w.discard()), ...kept.map((f) => f.data.release())]).finally(() => reject(err));
     };
     const settle = (): void => {
       if (failed || !ended || pending > 0) return;
@@ -101,22 +122,40 @@ export function readImageForm(req: FastifyRequest, payload: Readable): Promise<I
         return fail(refuse('The form has more than one mask.', 'mask'));
       }
       pending += 1;
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
+      const writer = spool.writer();
+      writers.push(writer);
+      stream.on('data', (c: Buffer) => {
+        if (failed) return;
+        const wait = writer.write(c);
+        if (!wait) return;
+        // The disk is behind: the part (and so the request) waits for it.
+        stream.pause();
+        void wait.then(() => stream.resume());
+      });
       stream.on('limit', () => fail(tooLarge()));
       stream.on('end', () => {
-        pending -= 1;
         if (failed) return;
-        const data = Buffer.concat(chunks);
-        const kind = imageKindOf(data);
-        const param = isImage ? 'image' : 'mask';
-        if (data.length === 0) return fail(refuse(`The file ${JSON.stringify(filename)} in ${field} is empty.`, param));
-        if (kind === null) return fail(refuse(`The file ${JSON.stringify(filename)} in ${field} is not a PNG, JPEG or WebP image.`, param));
-        if (!isImage && kind !== 'png') return fail(refuse(`The mask must be a PNG image (got ${kind}).`, 'mask'));
-        const file: FormFile = { field, filename: filename || `${field}.${kind}`, contentType: MIME[kind], data };
-        if (isImage) images.push(file);
-        else mask = file;
-        settle();
+        void writer.done().then(
+          async (data) => {
+            writers.splice(writers.indexOf(writer), 1);
+            const param = isImage ? 'image' : 'mask';
+            const problem = await fileProblem(data, field, filename, isImage);
+            const kind = imageKindOf(await data.slice(0, 16)) as ImageKind;
+            const inMemory = !problem && data.length <= spool.aboveBytes ? await data.whole() : null;
+            pending -= 1;
+            if (failed || problem) {
+              await data.release();
+              if (problem) fail(refuse(problem, param));
+              return;
+            }
+            const file: FormFile = { field, filename: filename || `${field}.${kind}`, contentType: MIME[kind], data, inMemory };
+            kept.push(file);
+            if (isImage) images.push(file);
+            else mask = file;
+            settle();
+          },
+          (err: unknown) => fail(err instanceof GatewayError ? err : refuse('The upload could not be kept.')),
+        );
       });
     });
     bb.on('filesLimit', () => fail(refuse(`The form has more than ${EDIT_IMAGES_MAX} images.`, 'image')));
@@ -132,6 +171,10 @@ export function readImageForm(req: FastifyRequest, payload: Readable): Promise<I
       if (bytes > IMAGE_FORM_MAX_BYTES) fail(tooLarge());
     });
     payload.on('error', () => fail(refuse('The upload was cut before the form ended.')));
+    // A client that leaves mid-form: what it sent so far is let go.
+    payload.on('close', () => {
+      if (!payload.readableEnded) fail(refuse('The upload was cut before the form ended.'));
+    });
     payload.pipe(bb);
   });
 }
@@ -144,9 +187,9 @@ declare module 'fastify' {
 }
 
 /** Registers the image edit form's parser in `scope` (an encapsulated plugin: other routes do not read forms). */
-export function imageFormParser(scope: FastifyInstance): void {
+export function imageFormParser(scope: FastifyInstance, spool: Spool): void {
   scope.addContentTypeParser('multipart/form-data', async (req: FastifyRequest, payload: Readable) => {
-    const form = await readImageForm(req, payload);
+    const form = await readImageForm(req, payload, spool);
     req.bodyBytes = form.bytes;
     req.imageForm = form;
     return form.fields;

@@ -10,6 +10,7 @@ import type { CheckSpan } from '../guardrails/check-times.ts';
 import type { Endpoint, GuardrailFact, UsageEvent } from '../usage/event.ts';
 import type { ClampReason } from './bound-usage.ts';
 import type { CallLog } from './call-log.ts';
+import type { Spool } from '../uploads/spool.ts';
 
 /** The part of a pino logger the pipeline writes to (fastify's logger is one): call-log.ts. */
 export type { CallLog } from './call-log.ts';
@@ -119,4 +120,6 @@ export interface GatewayDeps {
    * settle, gateway/usage/durable-settle.ts) before its answer is sent, or, for a stream, before its final event.
    */
   settleBeforeAnswer?: boolean;
+  /** Where large uploads (audio, image edits) wait while their call runs (uploads/spool.ts); absent: a default spool. */
+  spool?: Spool;
 }

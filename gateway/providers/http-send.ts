@@ -35,7 +35,8 @@ export class HttpTransport {
     target: CompiledTarget;
     url: string;
     headers: Record<string, string>;
-    body: string | Uint8Array;
+    /** A body in memory, or streamed (a multipart form whose files may be read from disk as they are sent). */
+    body: string | Uint8Array | AsyncIterable<Uint8Array>;
     stream: boolean;
     signal: AbortSignal;
     /** Sees the answer's headers (a provider whose errors or usage travel in headers: Bedrock). */
@@ -46,7 +47,7 @@ export class HttpTransport {
       const res = await request(opts.url, {
         method: 'POST',
         headers: opts.headers,
-        body: opts.body,
+        body: typeof opts.body === 'string' || opts.body instanceof Uint8Array ? opts.body : Readable.from(opts.body, { objectMode: false }),
         signal: opts.signal,
         dispatcher: this.agent(target.timeouts.connectMs),
         headersTimeout: target.timeouts.firstByteMs,

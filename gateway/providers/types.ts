@@ -1,5 +1,6 @@
 // What every provider offers the pipeline: send one request in its own wire protocol, report the outcome.
 import type { CompiledTarget } from '../contract/snapshot.ts';
+import type { EncodedForm } from '../translate/multipart-encode.ts';
 
 /**
  * The wire protocol a provider speaks, which picks the translators (gateway/translate/select.ts). Clouds reuse the two
@@ -15,7 +16,7 @@ export interface UpstreamCall {
   /** Serialized request body in the provider's protocol (bytes when spliced on the client's: raw-splice.ts). */
   body: string | Buffer;
   /** A multipart form sent instead of `body` (an image edit; only the OpenAI-protocol providers take one). */
-  form?: { bytes: Uint8Array; contentType: string };
+  form?: EncodedForm;
   stream: boolean;
   /** Protocol headers passed through (anthropic-version, anthropic-beta). */
   headers: Record<string, string>;

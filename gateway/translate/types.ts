@@ -4,6 +4,7 @@ import type { CompiledModel, CompiledTarget } from '../contract/snapshot.ts';
 import type { Dialect } from '../errors/catalog.ts';
 import type { Operation, Protocol } from '../providers/types.ts';
 import type { SseEvent } from '../sse/parser.ts';
+import type { EncodedForm } from './multipart-encode.ts';
 
 export interface Usage {
   /** All input tokens, cache reads and writes included (what the input price applies to). */
@@ -46,7 +47,7 @@ export interface UpstreamRequest {
   /** The body as bytes, when it was spliced on the client's (translate/raw-splice.ts): sent instead of `body`. */
   bytes?: Buffer;
   /** A multipart form's bytes, sent instead of `body` (an image edit), and its content type with the boundary. */
-  form?: { bytes: Uint8Array; contentType: string };
+  form?: EncodedForm;
   stream: boolean;
   headers: Record<string, string>;
   /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */

@@ -2,19 +2,27 @@
 // POST /v1/audio/transcriptions at once; the upstream (a loopback fake) reads every upload and holds its answer until
 // all N have reached it, so the gateway holds every upload at the same time. The gateway runs in its own process and
 // is measured from outside (/proc: RSS, and its peak VmHWM). The clients stream one shared buffer, so the figure is
-// the gateway's alone. Run: node test/bench/audio-memory.ts [N]
+// the gateway's alone. Uploads above SVC_UPLOAD_SPOOL_ABOVE_BYTES wait on disk (gateway/uploads/spool.ts); `--memory`
+// keeps every upload in memory instead (the threshold raised past 25 MB), the figure before spooling.
+// Run: node test/bench/audio-memory.ts [N] [--memory]
 import { request, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { basics, route, toYaml } from '../helpers/manifests.ts';
 import { rssBytes, startProc, stopAll } from './procs.ts';
 
-const N = Number(process.argv[2] ?? 100);
+const N = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 100);
+const IN_MEMORY = process.argv.includes('--memory');
 const FILE_BYTES = 25_000_000;
 const MB = 1024 * 1024;
+
+async function spoolFiles(parent: string): Promise<number> {
+  const entries = await readdir(parent, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).length;
+}
 
 function peakBytes(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -52,7 +60,15 @@ async function main(): Promise<void> {
     command: process.execPath,
     args: ['gateway/main.ts', '--config', config],
     // 2.5 GB through one loopback on a shared machine takes longer than the default 60 s a request may take.
-    env: { PORT: '0', SVC_METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', SVC_REQUEST_TIMEOUT_MS: '900000' },
+    env: {
+      PORT: '0',
+      SVC_METRICS_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      SVC_REQUEST_TIMEOUT_MS: '900000',
+      SVC_UPLOAD_SPOOL_DIR: join(dir, 'spool'),
+      ...(IN_MEMORY ? { SVC_UPLOAD_SPOOL_ABOVE_BYTES: String(2 * FILE_BYTES) } : {}),
+    },
     ready: /svc-gateway listening on http:\/\/127\.0\.0\.1:(\d+)/,
     timeoutMs: 90_000,
   });
@@ -111,15 +127,23 @@ async function main(): Promise<void> {
     }
     const inFlight = rssBytes(gw.pid);
     const hwm = peakBytes(gw.pid);
+    const spooled = await spoolFiles(join(dir, 'spool'));
+    const load = loadavg();
     release();
     const statuses = await all;
     await new Promise((r) => setTimeout(r, 2000));
     const after = rssBytes(gw.pid);
+    // Each file is deleted as its call ends (after its settlement): waited for, bounded.
+    const answered = Date.now();
+    while ((await spoolFiles(join(dir, 'spool'))) > 0 && Date.now() - answered < 60_000) await new Promise((r) => setTimeout(r, 100));
+    const spooledAfter = await spoolFiles(join(dir, 'spool'));
+    const secondsUntilSpoolEmpty = (Date.now() - answered) / 1000;
     const ok = statuses.filter((s) => s === 200).length;
     console.log(
       JSON.stringify(
         {
           uploads: N,
+          uploadsWaitOn: IN_MEMORY ? 'memory' : 'disk',
           fileMB: +(FILE_BYTES / MB).toFixed(1),
           answered200: ok,
           secondsToAllInFlight: (Date.now() - started) / 1000,
@@ -128,6 +152,11 @@ async function main(): Promise<void> {
           rssPeakMB: Math.round(Math.max(hwm, peakSampled) / MB),
           rssAfterMB: Math.round(after / MB),
           perUploadMB: +((Math.max(hwm, peakSampled) - before) / N / MB).toFixed(1),
+          spoolFilesAllInFlight: spooled,
+          spoolFilesAfter: spooledAfter,
+          secondsUntilSpoolEmpty,
+          loadAverage1m5m: load.slice(0, 2).map((x) => +x.toFixed(2)),
+          cpus: availableParallelism(),
         },
         null,
         2,

@@ -8,7 +8,7 @@ declare module 'autocannon' {
     duration?: number;
     method?: 'GET' | 'POST';
     headers?: Record<string, string>;
-    body?: string;
+    body?: string | Buffer;
     pipelining?: number;
     timeout?: number;
   }

@@ -12,7 +12,8 @@ export interface Call {
   urls: string[];
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** A JSON body, or bytes (a multipart upload). */
+  body: string | Buffer;
 }
 
 export interface Samples {

@@ -1,8 +1,12 @@
 // The hot-path cost of each endpoint beside chat, on one gateway process (in-memory store): a chat completion, a
-// legacy text completion (plain and streamed), a rerank (its hold bounded by search units) and a moderation, each
+// legacy text completion (plain and streamed), a rerank (its hold bounded by search units), a moderation, a
+// transcription of a small clip (a multipart upload: its format sniffed and its length read from its header), speech
+// (audio bytes passed through), an image generation (priced per image) and a batch file upload (kept by the gateway
+// itself: its lines checked, no upstream call), each
 // next to the same call sent to the bench upstream directly, in the same run. One at a time (what a call adds),
 // then saturated over 32 connections (throughput and the gateway's CPU per call). Every call through the gateway
 // takes the same steps as chat: key, limits, hold, translation, settle, usage event.
+import { toneWav8 } from '../../gateway/providers/mock/audio-bytes.ts';
 import { Client, saturate, serial, stats, type Call, type Stats } from './load.ts';
 import type { Durations } from './measure.ts';
 import { CONNECTIONS } from './measure.ts';
@@ -22,10 +26,32 @@ export interface EndpointRow {
   errors: number;
 }
 
+/** A multipart/form-data body, built once. */
+interface Form {
+  contentType: string;
+  bytes: Buffer;
+}
+
+const BOUNDARY = 'bench-form-boundary-0123456789';
+
+function form(fields: ReadonlyArray<readonly [string, string]>, file: { name: string; type: string; bytes: Buffer }): Form {
+  const parts: Buffer[] = fields.map(([k, v]) => Buffer.from(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  parts.push(Buffer.from(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="${file.name}"\r\ncontent-type: ${file.type}\r\n\r\n`));
+  parts.push(file.bytes, Buffer.from(`\r\n--${BOUNDARY}--\r\n`));
+  return { contentType: `multipart/form-data; boundary=${BOUNDARY}`, bytes: Buffer.concat(parts) };
+}
+
+const BATCH_LINE = JSON.stringify({
+  custom_id: 'bench-1',
+  method: 'POST',
+  url: '/v1/chat/completions',
+  body: { model: 'bench-chat', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 64 },
+});
+
 interface Endpoint {
   name: string;
   path: string;
-  body: object;
+  body: object | Form;
   /** A piece of a good answer, checked before measuring (a misrouted call would measure errors). */
   expect: string;
 }
@@ -48,6 +74,30 @@ export const ENDPOINTS: readonly Endpoint[] = [
   },
   { name: 'rerank', path: '/v1/rerank', body: { model: 'bench-rerank', query: 'capital of France', documents: DOCS, top_n: 3 }, expect: '"relevance_score"' },
   { name: 'moderations', path: '/v1/moderations', body: { model: 'bench-moderation', input: 'Say something short.' }, expect: '"flagged"' },
+  {
+    name: 'audio transcription (1 s WAV, 8 kB)',
+    path: '/v1/audio/transcriptions',
+    body: form([['model', 'bench-whisper']], { name: 'clip.wav', type: 'audio/wav', bytes: toneWav8(1) }),
+    expect: '"text"',
+  },
+  {
+    name: 'audio speech (4 kB mp3)',
+    path: '/v1/audio/speech',
+    body: { model: 'bench-tts', input: 'Say something short.', voice: 'alloy' },
+    expect: 'ID3',
+  },
+  {
+    name: 'image generation',
+    path: '/v1/images/generations',
+    body: { model: 'bench-image', prompt: 'A lighthouse at dusk.', size: '1024x1024', response_format: 'b64_json' },
+    expect: '"b64_json"',
+  },
+  {
+    name: 'batch file upload (1 line)',
+    path: '/v1/files',
+    body: form([['purpose', 'batch']], { name: 'batch.jsonl', type: 'application/jsonl', bytes: Buffer.from(`${BATCH_LINE}\n`) }),
+    expect: '"object":"file"',
+  },
 ];
 
 async function check(c: Client, expect: string, what: string): Promise<void> {
@@ -76,8 +126,9 @@ export async function measureEndpoints(s: Subject, up: Proc, d: Durations): Prom
   const rows: EndpointRow[] = [];
   for (const e of ENDPOINTS) {
     // The upstream gets the model name the gateway would send (each route's upstreamModel is its own id).
-    const body = JSON.stringify(e.body);
-    const headers = { 'content-type': 'application/json' };
+    const multipart = 'bytes' in e.body ? (e.body as Form) : null;
+    const body = multipart ? multipart.bytes : JSON.stringify(e.body);
+    const headers = { 'content-type': multipart ? multipart.contentType : 'application/json' };
     const direct = await timed(
       { urls: [`http://127.0.0.1:${up.port}`], path: e.path, headers: { ...headers, authorization: 'Bearer sk-bench' }, body },
       e.expect,

@@ -43,7 +43,8 @@ const HELP = `npm run bench [-- options]
                        (admission leases on),gateway-redis-x2,
                        gateway-redis-cache-miss,gateway-redis-cache-hit (the response cache: a miss that stores, a hit),portkey,
                        gateway-mcp (a proxied MCP tools/call beside a model call, each beside its upstream direct),
-                       gateway-endpoints (chat, legacy completions plain and streamed, rerank and moderations, each beside
+                       gateway-endpoints (chat, legacy completions plain and streamed, rerank, moderations, a transcription,
+                       speech, an image generation and a batch file upload, each beside
                        its upstream direct),
                        gateway-responses (stored Responses: store false, store true, previous_response_id beside chat;
                        in memory); or of the

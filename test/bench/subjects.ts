@@ -98,6 +98,18 @@ export function manifests(
             type: 'moderation',
             pricing: { inputPerMTokUsd: 0.1 },
           }),
+          route('bench-whisper', [{ name: 'bench-whisper', provider: 'openai', baseUrl, upstreamModel: 'bench-whisper', timeouts }], {
+            type: 'transcription',
+            pricing: { inputPerMTokUsd: 0, perMinuteUsd: 0.006 },
+          }),
+          route('bench-tts', [{ name: 'bench-tts', provider: 'openai', baseUrl, upstreamModel: 'bench-tts', timeouts }], {
+            type: 'speech',
+            pricing: { inputPerMTokUsd: 0, perMCharactersUsd: 15 },
+          }),
+          route('bench-image', [{ name: 'bench-image', provider: 'openai', baseUrl, upstreamModel: 'bench-image', timeouts }], {
+            type: 'image',
+            pricing: { inputPerMTokUsd: 0, perImage: [{ size: '1024x1024', usd: 0.04 }] },
+          }),
         ]
       : []),
     ...(opts.mcpPort ? [mcpServer('bench-tools', { url: `http://127.0.0.1:${opts.mcpPort}/mcp`, pricing: { perCallUsd: 0.000001 }, timeouts })] : []),

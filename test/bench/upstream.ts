@@ -3,7 +3,8 @@
 // chunks written back to back (the model "bench-paced" spaces them PACE_MS apart, to see them go through
 // one by one; "bench-hold" sends its first chunk and holds the rest until a POST to /release, for the scale bench's
 // open streams); POST /v1/messages answers a fixed Anthropic message. The other endpoints answer fixed bodies in OpenAI's (and, for rerank, Cohere's / vLLM's) wire format:
-// legacy completions (streamed too, usage last), rerank, moderations. Run as its own process: node
+// legacy completions (streamed too, usage last), rerank, moderations, a transcription (a duration in its usage), speech
+// (mp3 bytes), an image (b64_json) and an uploaded file's object. Run as its own process: node
 // test/bench/upstream.ts; prints "listening PORT".
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -87,6 +88,15 @@ const MODERATION = Buffer.from(
   }),
 );
 
+const TRANSCRIPTION = Buffer.from(JSON.stringify({ text: 'Say something short.', usage: { type: 'duration', seconds: 1 } }));
+/** 4 kB of "mp3": an ID3 tag's magic, then bytes (the gateway passes speech through as it comes). */
+const SPEECH = Buffer.concat([Buffer.from('ID3\x04\0\0\0\0\0\0', 'latin1'), Buffer.alloc(4086, 0x55)]);
+const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const IMAGE = Buffer.from(JSON.stringify({ created: 1_700_000_000, data: [{ b64_json: PNG_1X1 }] }));
+const FILE = Buffer.from(
+  JSON.stringify({ id: 'file-bench', object: 'file', bytes: 200, created_at: 1_700_000_000, filename: 'batch.jsonl', purpose: 'batch', status: 'processed' }),
+);
+
 /** The endpoints beyond chat: a fixed answer each (a completions stream written chunk by chunk, as chat's). */
 function other(res: ServerResponse, path: string, body: string): boolean {
   const send = (b: Buffer): void => void res.writeHead(200, { 'content-type': 'application/json', 'content-length': b.length }).end(b);
@@ -101,6 +111,13 @@ function other(res: ServerResponse, path: string, body: string): boolean {
   }
   if (path.endsWith('/rerank')) return (send(RERANK), true);
   if (path.endsWith('/moderations')) return (send(MODERATION), true);
+  if (path.endsWith('/audio/transcriptions')) return (send(TRANSCRIPTION), true);
+  if (path.endsWith('/images/generations')) return (send(IMAGE), true);
+  if (path.endsWith('/files')) return (send(FILE), true);
+  if (path.endsWith('/audio/speech')) {
+    res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': SPEECH.length }).end(SPEECH);
+    return true;
+  }
   return false;
 }
 

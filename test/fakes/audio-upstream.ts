@@ -4,7 +4,7 @@
 // OpenAI's (/openai/deployments/{deployment}/audio/...?api-version= and /openai/v1/audio/...), with each one's auth
 // (a bearer token, Azure's api-key header). It records what it was sent: the fields, the file's bytes and name.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const OPENAI_KEY = 'sk-fake-openai-audio-0123456789';
@@ -34,6 +34,8 @@ export interface AudioUpstream {
   failWith: number | null;
   /** Held until resolved, when set (calls in flight together). */
   gate: Promise<void> | null;
+  /** Connections open at the fake now (a cancelled call's socket must not stay open). */
+  sockets(): number;
   close(): Promise<void>;
 }
 
@@ -49,12 +51,18 @@ export async function startAudioUpstream(): Promise<AudioUpstream> {
     chunkDelayMs: 0,
     failWith: null,
     gate: null,
+    sockets: () => open.size,
     close: async () => {},
   };
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => void handle(fake, req, Buffer.concat(parts), res).catch(() => res.destroy()));
+  });
+  const open = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    open.add(s);
+    s.on('close', () => open.delete(s));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

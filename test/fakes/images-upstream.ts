@@ -5,7 +5,7 @@
 // and image tokens), streamed as image_generation.* / image_edit.* events with partial images. An edit's form is read
 // with the platform's own parser (undici's FormData), not the gateway's, and recorded: fields and files.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 export const AZURE_KEY = 'azure-images-key';
@@ -25,15 +25,22 @@ export interface ImagesUpstream {
   usage: { text: number; image: number; output: number };
   /** Held until opened (calls in flight together). */
   gate: Promise<void> | null;
+  /** Connections open at the fake now (a cancelled call's socket must not stay open). */
+  sockets(): number;
   close(): Promise<void>;
 }
 
 export async function startImagesUpstream(): Promise<ImagesUpstream> {
-  const fake: ImagesUpstream = { url: '', calls: [], usage: { text: 12, image: 0, output: 4160 }, gate: null, close: async () => {} };
+  const fake: ImagesUpstream = { url: '', calls: [], usage: { text: 12, image: 0, output: 4160 }, gate: null, sockets: () => open.size, close: async () => {} };
+  const open = new Set<Socket>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => void answer(fake, req, Buffer.concat(chunks), res));
+  });
+  server.on('connection', (s: Socket) => {
+    open.add(s);
+    s.on('close', () => open.delete(s));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

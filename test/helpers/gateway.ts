@@ -32,6 +32,8 @@ export interface GatewayTestOptions {
   responses?: BuildOptions['responses'];
   /** Files and batches (default: in memory, the job on). */
   batches?: BuildOptions['batches'];
+  /** Where large uploads wait (default: a private directory in the OS's temp dir, past 1 MiB). */
+  uploads?: BuildOptions['uploads'];
 }
 
 export async function startGateway(docs: object[], opts: GatewayTestOptions = {}): Promise<TestGateway> {
@@ -52,6 +54,7 @@ export async function startGateway(docs: object[], opts: GatewayTestOptions = {}
     now: opts.now,
     responses: opts.responses,
     batches: opts.batches,
+    uploads: opts.uploads,
   });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url: address, app, sink, store, snapshot: result.snapshot, metrics, close: () => app.close() };

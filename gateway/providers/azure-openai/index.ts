@@ -17,8 +17,13 @@ export class AzureOpenAIProvider implements Provider {
     return this.http.send({
       target: call.target,
       url,
-      headers: { 'content-type': call.form?.contentType ?? 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...auth },
-      body: call.form?.bytes ?? call.body,
+      headers: {
+        'content-type': call.form?.contentType ?? 'application/json',
+        accept: call.stream ? 'text/event-stream' : 'application/json',
+        ...(call.form ? { 'content-length': String(call.form.length) } : {}),
+        ...auth,
+      },
+      body: call.form ? call.form.body() : call.body,
       stream: call.stream,
       signal: call.signal,
     });

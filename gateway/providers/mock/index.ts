@@ -6,6 +6,7 @@ import { mockAudio } from './audio.ts';
 import { mockEmbedding, mockReply, mockTokens, promptText } from './reply.ts';
 import { mockCompletions, mockModerations, mockRerank } from './text.ts';
 import { mockEditRequest, mockImages } from './image.ts';
+import { formBytes } from '../../translate/multipart-encode.ts';
 
 interface ChatBody {
   model: string;
@@ -55,7 +56,7 @@ export class MockProvider implements Provider {
         return mockImages(req, false);
       }
       case 'image_edits':
-        return mockImages(mockEditRequest(call.form?.bytes ?? new Uint8Array()), true);
+        return mockImages(mockEditRequest(call.form ? await formBytes(call.form) : new Uint8Array()), true);
       default:
         return {
           kind: 'error',

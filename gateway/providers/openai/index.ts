@@ -32,6 +32,7 @@ export class OpenAIProvider implements Provider {
     const headers: Record<string, string> = {
       'content-type': call.form?.contentType ?? 'application/json',
       accept: call.stream ? 'text/event-stream' : 'application/json',
+      ...(call.form ? { 'content-length': String(call.form.length) } : {}),
     };
     const key = credentialValue(call.target);
     if (key) headers.authorization = `Bearer ${key}`;
@@ -39,7 +40,7 @@ export class OpenAIProvider implements Provider {
       target: call.target,
       url: call.target.baseUrl + path,
       headers,
-      body: call.form?.bytes ?? call.body,
+      body: call.form ? call.form.body() : call.body,
       stream: call.stream,
       signal: call.signal,
     });

@@ -6,7 +6,7 @@
 // (input_tokens, of which input_tokens_details.image_tokens, and output_tokens).
 import type { CompiledModel, CompiledTarget } from '../../contract/snapshot.ts';
 import type { SseEvent } from '../../sse/parser.ts';
-import { encodeForm, type FormFile } from '../multipart-encode.ts';
+import { encodeForm, type EncodedForm, type FormFile } from '../multipart-encode.ts';
 import { openAIErrorMessage } from './openai-usage.ts';
 import { openAIStreamError } from '../stream-errors.ts';
 import { safeJson, tokenCount, type AnswerFacts, type StreamErrorCode, type StreamTranslator, type Translation, type Usage } from '../types.ts';
@@ -64,7 +64,7 @@ function translation(
   op: 'images' | 'image_edits',
   n: number,
   stream: boolean,
-  build: (target: CompiledTarget) => { body: string; form?: { bytes: Uint8Array; contentType: string } },
+  build: (target: CompiledTarget) => { body: string; form?: EncodedForm },
 ): Translation {
   // The model of the latest request built (a fallback builds its own before its answer is read).
   let perImage = false;
