@@ -4,6 +4,8 @@
 import { expiresInHeader } from '../contract/key-expiry.ts';
 import { CallGuard } from '../guardrails/call-guard.ts';
 import { guardsFor } from '../guardrails/policy.ts';
+import type { RemoteGuard } from '../guardrails/remote/remote-guard.ts';
+import { remoteGuardOf } from '../guardrails/remote/of-call.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { admit } from './admit.ts';
@@ -85,12 +87,16 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const guards = spec.guardBody ? guardsFor(snapshot, p, spec.endpoint, spec.modelId) : null;
   const guard = guards ? new CallGuard(guards, spec.endpoint, spec.dialect, (f) => deps.metrics.guardrail?.(f)) : null;
   const grown = guard && spec.guardBody ? guard.request(spec.guardBody) : 0;
-  const out = guard ? guard.sink(sink) : sink;
+  // Remote checks (the clouds' content services, webhooks) after the local ones: they see the masked text.
+  const remote = spec.guardBody ? remoteGuardOf(deps, { snapshot, p, spec, client, guard }) : null;
+  const remoteGrown = remote && spec.guardBody ? await remote.guard.request(spec.guardBody) : 0;
+  const local = guard ? guard.sink(sink) : sink;
+  const out = remote ? remote.guard.sink(local) : local;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
   const first = chain[0] ? prepareFirst(chain[0], translationFor, deps.providers) : null;
   const r = reserve(chain, {
-    inputBytes: spec.inputBytes + grown,
+    inputBytes: spec.inputBytes + grown + remoteGrown,
     extraInputTokens: spec.extraInputTokens ?? 0,
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
@@ -99,15 +105,18 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   });
   // The response cache is read before admission (what a hit holds depends on it) and used only after it: the key,
   // its limits, budget and balance are checked for a hit as for any call.
+  if (remote) r.holdNano += remote.guard.holdNano(r.outputTokens);
   const plan = cachePlan(spec, chain[0], p.account.name, headers);
   const entry = plan?.state === 'lookup' ? await readCache(deps, p.account.name, plan) : null;
   // A client gone before admission costs nothing and is not admitted.
   if (client.aborted) return;
-  const events = callEvents(spec, p, started, deps.now, guard?.facts);
-  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, out);
+  const events = callEvents(spec, p, started, deps.now, guard?.facts ?? remote?.facts);
+  const extra = remote ? () => remote.guard.costNano : undefined;
+  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard }, client, out);
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
-  const cached = withCache(settler(deps, hold, events, r), plan, async (e) => {
+  const settleCall = settler(deps, hold, events, r, undefined, extra);
+  const cached = withCache(remote ? remote.guard.settleAfter(settleCall) : settleCall, plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
   const settle = cached.settle;
@@ -155,6 +164,8 @@ interface HitInput {
   keys: KeyCache;
   entry: CacheEntry;
   ppm: number;
+  /** The call's remote checks: a hit's answer goes through them as a miss's does. */
+  remote?: RemoteGuard;
 }
 
 /**
@@ -166,8 +177,9 @@ async function hitCall(deps: GatewayDeps, h: HitInput, client: AbortSignal, sink
   const charge = hitCost(h.entry.costNano, h.ppm);
   const r: Reservation = { ...h.r, inputTokens: 0, outputTokens: 0, holdNano: Math.max(h.r.holdNano, charge.costNano) };
   const hold = await admit(deps, h.p, r, h.events, h.keys);
-  const settle = settler(deps, hold, h.events, r, charge);
-  const hitSettle: Settle = (o) => settle({ ...o, cache: 'hit' });
+  const settle = settler(deps, hold, h.events, r, charge, h.remote ? () => h.remote!.costNano : undefined);
+  const plain: Settle = (o) => settle({ ...o, cache: 'hit' });
+  const hitSettle = h.remote ? h.remote.settleAfter(plain) : plain;
   // Gone before anything was served: nothing charged, the slot given back (the outcome has no `hit`).
   if (client.aborted) {
     await hitSettle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });

@@ -56,6 +56,7 @@ export const usageEventSchema = z.object({
   units: count.optional(),
   cache: z.enum(['hit', 'miss', 'bypass']).optional(),
   cacheSavedNano: nano.min(0).optional(),
+  guardrailCostNano: nano.min(0).optional(),
 });
 
 export type PoisonReason = 'bad_format' | 'invalid_json' | 'invalid_event' | 'rejected_by_postgres' | 'too_many_deliveries';
