@@ -115,7 +115,7 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard }, client, out);
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
-  const settleCall = settler(deps, hold, events, r, undefined, extra);
+  const settleCall = settler(deps, hold, events, r, { guardNano: extra });
   const cached = withCache(remote ? remote.guard.settleAfter(settleCall) : settleCall, plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
@@ -177,7 +177,7 @@ async function hitCall(deps: GatewayDeps, h: HitInput, client: AbortSignal, sink
   const charge = hitCost(h.entry.costNano, h.ppm);
   const r: Reservation = { ...h.r, inputTokens: 0, outputTokens: 0, holdNano: Math.max(h.r.holdNano, charge.costNano) };
   const hold = await admit(deps, h.p, r, h.events, h.keys);
-  const settle = settler(deps, hold, h.events, r, charge, h.remote ? () => h.remote!.costNano : undefined);
+  const settle = settler(deps, hold, h.events, r, { hit: charge, guardNano: h.remote ? () => h.remote!.costNano : undefined });
   const plain: Settle = (o) => settle({ ...o, cache: 'hit' });
   const hitSettle = h.remote ? h.remote.settleAfter(plain) : plain;
   // Gone before anything was served: nothing charged, the slot given back (the outcome has no `hit`).

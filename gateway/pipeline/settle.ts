@@ -20,10 +20,12 @@ export interface HitCharge {
 }
 
 /**
- * `guardNano`, when given, says what the call's remote guardrail checks cost (gateway/guardrails/remote/): added to
- * the charge of a served call, within the hold, and shown on the event as guardrailCostNano.
+ * `hit`: a cache hit's charge. `guardNano`, when given, says what the call's remote guardrail checks cost
+ * (gateway/guardrails/remote/): added to the charge of a served call, within the hold, and shown on the event as
+ * guardrailCostNano.
  */
-export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Reservation, hit?: HitCharge, guardNano?: () => number): Settle {
+export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Reservation, extra: { hit?: HitCharge; guardNano?: () => number } = {}): Settle {
+  const { hit, guardNano } = extra;
   if (hit) return hitSettler(deps, hold, events, hit, guardNano);
   return async (o) => {
     const served = o.route?.model;

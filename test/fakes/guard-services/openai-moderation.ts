@@ -22,7 +22,7 @@ const CATEGORIES = [
 function resultOf(text: string): Record<string, unknown> {
   const hit = new Set<string>();
   if (/\bkill\b/i.test(text)) hit.add('violence');
-  if (/hurt myself/i.test(text)) (hit.add('self-harm'), hit.add('self-harm/intent'));
+  if (/hurt myself/i.test(text)) for (const c of ['self-harm', 'self-harm/intent']) hit.add(c);
   const categories = Object.fromEntries(CATEGORIES.map((c) => [c, hit.has(c)]));
   const scores = Object.fromEntries(CATEGORIES.map((c) => [c, hit.has(c) ? 0.97 : 0.0001]));
   const types = Object.fromEntries(CATEGORIES.map((c) => [c, hit.has(c) ? ['text'] : []]));
@@ -33,9 +33,15 @@ export function startFakeModeration(apiKey: string): Promise<JsonFake> {
   return startJsonFake((call: ServiceCall): Answer => {
     if (call.headers.authorization !== `Bearer ${apiKey}`)
       return { status: 401, json: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } };
-    if (call.method !== 'POST' || call.path !== '/v1/moderations') return { status: 404, json: { error: { message: 'not found', type: 'invalid_request_error' } } };
+    if (call.method !== 'POST' || call.path !== '/v1/moderations')
+      return { status: 404, json: { error: { message: 'not found', type: 'invalid_request_error' } } };
     const input = call.body.input;
-    const texts = typeof input === 'string' ? [input] : Array.isArray(input) ? input.map((x) => (typeof x === 'string' ? x : String((x as { text?: string }).text ?? ''))) : [];
+    const texts =
+      typeof input === 'string'
+        ? [input]
+        : Array.isArray(input)
+          ? input.map((x) => (typeof x === 'string' ? x : String((x as { text?: string }).text ?? '')))
+          : [];
     return { json: { id: `modr-${call.raw.length}`, model: String(call.body.model ?? 'omni-moderation-latest'), results: texts.map(resultOf) } };
   });
 }
