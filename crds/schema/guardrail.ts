@@ -107,3 +107,5 @@ export const guardrail = z.object({
 
 export type GuardrailCr = z.infer<typeof guardrail>;
 export type GuardrailCheck = z.infer<typeof check>;
+/** One check's schema (tests build checks with it). */
+export const guardrailCheck = check;

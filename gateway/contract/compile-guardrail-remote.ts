@@ -86,6 +86,7 @@ export function compileRemoteChecks(
       perCallNano: usdToNano(c.pricing?.perCallUsd ?? 0),
       per1kCharsNano: usdToNano(c.pricing?.per1kCharactersUsd ?? 0),
       credential: cred.credential,
+      ...(cred.missing ? { credentialMissing: true as const } : {}),
       service,
     });
   }

@@ -150,6 +150,8 @@ export const compiledRemoteCheck = z.object({
   perCallNano: z.number().int(),
   per1kCharsNano: z.number().int(),
   credential: credentialRef,
+  /** Set when its Secret (or the key in it) is missing: the check fails at once and its failure mode decides. */
+  credentialMissing: z.literal(true).optional(),
   service: z.discriminatedUnion('kind', [
     z.object({ kind: z.literal('bedrock'), guardrailIdentifier: z.string(), guardrailVersion: z.string(), region: z.string(), baseUrl: z.string().nullable() }),
     z.object({

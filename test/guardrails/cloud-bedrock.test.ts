@@ -26,7 +26,11 @@ let anthropic: Anthropic;
 
 beforeAll(async () => {
   up = await startFakeUpstream();
-  bg = await startFakeBedrockGuardrails({ guardrailId: GUARDRAIL.id, version: GUARDRAIL.version, keys: [{ accessKeyId: KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: KEYS.AWS_SECRET_ACCESS_KEY }] });
+  bg = await startFakeBedrockGuardrails({
+    guardrailId: GUARDRAIL.id,
+    version: GUARDRAIL.version,
+    keys: [{ accessKeyId: KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: KEYS.AWS_SECRET_ACCESS_KEY }],
+  });
   const b = basics();
   const bedrock = {
     guardrailIdentifier: GUARDRAIL.id,
@@ -78,7 +82,13 @@ describe('the fake speaks ApplyGuardrail', () => {
     const masked = await client.send(cmd('mail bob@example.com'));
     expect(masked.outputs?.[0]?.text).toBe('mail {EMAIL}');
     expect((await client.send(cmd('hello'))).action).toBe('NONE');
-    const wrong = new BedrockRuntimeClient({ region: 'us-east-1', endpoint: bg.url, credentials: { accessKeyId: KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: 'nope' }, requestHandler: new NodeHttpHandler(), maxAttempts: 1 });
+    const wrong = new BedrockRuntimeClient({
+      region: 'us-east-1',
+      endpoint: bg.url,
+      credentials: { accessKeyId: KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: 'nope' },
+      requestHandler: new NodeHttpHandler(),
+      maxAttempts: 1,
+    });
     await expect(wrong.send(cmd('hello'))).rejects.toThrow(/signature/);
   });
 });
@@ -106,7 +116,9 @@ describe('bedrock checks', () => {
   });
 
   it('blocks in the Anthropic dialect, and blocks an answer', async () => {
-    const err = await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 20, messages: [{ role: 'user', content: 'invest tips' }] }).catch((e: unknown) => e);
+    const err = await anthropic.messages
+      .create({ model: 'claude-bedrock', max_tokens: 20, messages: [{ role: 'user', content: 'invest tips' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     up.enqueue({ kind: 'reply', content: 'You should invest everything.' });
     const err2 = await ask('gpt-bedrock', 'what now?').catch((e: unknown) => e);
@@ -131,6 +143,13 @@ describe('bedrock checks', () => {
     bg.enqueue({ hang: true });
     up.enqueue({ kind: 'reply', content: 'ok' });
     await expect(ask('gpt-slow', 'hello')).resolves.toBeTruthy();
-    expect(gw.sink.events.at(-1)!.guardrails).toContainEqual({ guardrail: 'aws-slow', check: 'bedrock', action: 'log', stage: 'request', kind: 'unavailable', count: 1 });
+    expect(gw.sink.events.at(-1)!.guardrails).toContainEqual({
+      guardrail: 'aws-slow',
+      check: 'bedrock',
+      action: 'log',
+      stage: 'request',
+      kind: 'unavailable',
+      count: 1,
+    });
   });
 });

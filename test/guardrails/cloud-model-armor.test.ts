@@ -101,6 +101,13 @@ describe('modelArmor checks', () => {
     armor.enqueue({ hang: true });
     up.enqueue({ kind: 'reply', content: 'ok' });
     await expect(ask('gemini-open', 'hello')).resolves.toBeTruthy();
-    expect(gw.sink.events.at(-1)!.guardrails).toContainEqual({ guardrail: 'armor-open', check: 'model-armor', action: 'log', stage: 'request', kind: 'unavailable', count: 1 });
+    expect(gw.sink.events.at(-1)!.guardrails).toContainEqual({
+      guardrail: 'armor-open',
+      check: 'model-armor',
+      action: 'log',
+      stage: 'request',
+      kind: 'unavailable',
+      count: 1,
+    });
   });
 });

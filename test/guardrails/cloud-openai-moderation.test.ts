@@ -32,7 +32,11 @@ beforeAll(async () => {
     route('gpt-down-closed', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     guardrail('moderation', ['gpt-mod'], [{ action: 'block', openaiModeration, pricing: PRICE }]),
     guardrail('violence', ['gpt-violence-only'], [{ action: 'block', openaiModeration: { ...openaiModeration, categories: ['violence'] } }]),
-    guardrail('mod-down-open', ['gpt-down-open'], [{ action: 'block', openaiModeration: { ...openaiModeration, baseUrl: 'http://127.0.0.1:9/v1' }, failure: 'open' }]),
+    guardrail(
+      'mod-down-open',
+      ['gpt-down-open'],
+      [{ action: 'block', openaiModeration: { ...openaiModeration, baseUrl: 'http://127.0.0.1:9/v1' }, failure: 'open' }],
+    ),
     guardrail('mod-down-closed', ['gpt-down-closed'], [{ action: 'block', openaiModeration: { ...openaiModeration, baseUrl: 'http://127.0.0.1:9/v1' } }]),
   ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
@@ -94,7 +98,14 @@ describe('openaiModeration checks', () => {
     const err = await ask('gpt-mod', 'advice?').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as Error).message).toContain('The answer was blocked by guardrail moderation');
-    expect(gw.sink.events.at(-1)!.guardrails).toContainEqual({ guardrail: 'moderation', check: 'openai-moderation', action: 'block', stage: 'response', kind: 'violence', count: 1 });
+    expect(gw.sink.events.at(-1)!.guardrails).toContainEqual({
+      guardrail: 'moderation',
+      check: 'openai-moderation',
+      action: 'block',
+      stage: 'response',
+      kind: 'violence',
+      count: 1,
+    });
   });
 
   it('with the service down fails closed (refused) or open (passed, recorded)', async () => {
@@ -104,7 +115,14 @@ describe('openaiModeration checks', () => {
     up.enqueue({ kind: 'reply', content: 'hi' });
     await ask('gpt-down-open', 'hello');
     const e = gw.sink.events.at(-1)!;
-    expect(e.guardrails).toContainEqual({ guardrail: 'mod-down-open', check: 'openai-moderation', action: 'log', stage: 'request', kind: 'unavailable', count: 1 });
+    expect(e.guardrails).toContainEqual({
+      guardrail: 'mod-down-open',
+      check: 'openai-moderation',
+      action: 'log',
+      stage: 'request',
+      kind: 'unavailable',
+      count: 1,
+    });
     expect(e.guardrailCostNano).toBe(0);
   });
 });

@@ -12,8 +12,6 @@ import { label, RemoteFailure, type RemoteText, type Service } from './types.ts'
 const auth = new AzureAuth();
 /** text:analyze takes at most 10,000 characters a call. */
 const ANALYZE_MAX = 10_000;
-/** Tool results and function outputs: what Prompt Shields calls documents (indirect attacks). */
-const DOCUMENT = /tool_result|function_call_output|\.output|^messages\[\d+\]\.content.*tool/;
 
 async function headersOf(check: Parameters<Service>[0]['check'], signal: AbortSignal): Promise<Record<string, string>> {
   try {
@@ -54,9 +52,10 @@ export const azureContentSafety: Service = async ({ check, stage, texts, signal 
     }
   }
   if (s.promptShields && stage === 'request') {
-    const documents = texts.filter((t) => DOCUMENT.test(t.path)).map((t) => t.text);
+    // Tool results are documents (indirect attacks); the rest is the user's prompt.
+    const documents = texts.filter((t) => t.document).map((t) => t.text);
     const userPrompt = texts
-      .filter((t) => !DOCUMENT.test(t.path))
+      .filter((t) => !t.document)
       .map((t) => t.text)
       .join('\n');
     calls.push(

@@ -8,6 +8,7 @@ import { BODY_CHANGED } from '../../translate/types.ts';
 import type { Endpoint } from '../../usage/event.ts';
 import type { GuardFact } from '../apply.ts';
 import { answerPlaces, requestPlaces } from '../text-places.ts';
+import { isDocument } from './documents.ts';
 import type { RemoteChecks } from './policy.ts';
 import { priceNano, runRemoteStage, type RemoteStageResult } from './run-stage.ts';
 import { RemoteStreamWriter } from './stream.ts';
@@ -48,7 +49,7 @@ export class RemoteGuard {
     if (this.checks.request.length === 0) return 0;
     const places = requestPlaces(this.endpoint, body);
     const before = places.reduce((n, p) => n + Buffer.byteLength(p.get()), 0);
-    const r = await runRemoteStage(this.checks.request, places, 'request', this.meta, this.signal);
+    const r = await runRemoteStage(this.checks.request, places, 'request', this.meta, this.signal, (path) => isDocument(this.endpoint, body, path));
     this.record(r.facts);
     if (r.blocked) throw r.blocked;
     this.costNano += r.costNano;

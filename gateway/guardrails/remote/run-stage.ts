@@ -8,7 +8,7 @@ import type { GuardFact } from '../apply.ts';
 import type { TextPlace } from '../text-places.ts';
 import type { RemoteCheck } from './policy.ts';
 import { serviceOf } from './services.ts';
-import { RemoteFailure, type CallMeta, type ServiceVerdict } from './types.ts';
+import { RemoteFailure, type CallMeta, type RemoteText, type ServiceVerdict } from './types.ts';
 
 export interface RemoteStageResult {
   facts: GuardFact[];
@@ -34,6 +34,7 @@ async function runOne(
   meta: CallMeta,
   signal: AbortSignal,
 ): Promise<Outcome> {
+  if (rc.check.credentialMissing) return { failure: new RemoteFailure('credential', 'its Secret is missing') };
   const timeout = AbortSignal.timeout(rc.check.timeoutMs);
   const both = AbortSignal.any([signal, timeout]);
   try {
@@ -51,8 +52,9 @@ export async function runRemoteStage(
   stage: GuardFact['stage'],
   meta: CallMeta,
   signal: AbortSignal,
+  document: (path: string) => boolean = () => false,
 ): Promise<RemoteStageResult> {
-  const texts = places.map((p) => ({ path: p.path, text: p.get() }));
+  const texts = places.map((p) => ({ path: p.path, text: p.get(), ...(document(p.path) ? { document: true } : {}) }));
   const chars = texts.reduce((n, t) => n + t.text.length, 0);
   const out: RemoteStageResult = { facts: [], blocked: null, costNano: 0, masked: false };
   if (texts.length === 0 || chars === 0) return out;

@@ -6,6 +6,8 @@ export interface RemoteText {
   /** Where the text is ("messages[1].content"); sent to the webhook, never logged. */
   path: string;
   text: string;
+  /** A tool's result (a tool message, a tool_result block, a function_call_output): what Prompt Shields calls a document. */
+  document?: boolean;
 }
 
 /** Who is calling and where (the webhook's request carries it; names only, never a key). */
