@@ -129,6 +129,8 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const sig = callSignal(client, deps.lifecycle?.ending);
   try {
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
+    // An answer still being checked (settled first under SVC_SETTLE_DURABILITY) is sent before the call ends.
+    await remote?.guard.drained();
   } finally {
     sig.dispose();
   }

@@ -157,6 +157,34 @@ describe('the webhook contract', () => {
   });
 });
 
+describe('other dialects', () => {
+  it('checks an Anthropic streamed answer at its end: a pass ends with message_stop, a block with an error event', async () => {
+    up.enqueue({ kind: 'reply', content: 'calm words' });
+    const ok = anthropic.messages.stream({ model: 'claude-closed', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    const msg = await ok.finalMessage();
+    expect(msg.content[0]?.type === 'text' ? msg.content[0].text : null).toBe('calm words');
+    expect(msg.stop_reason).toBe('end_turn');
+    up.enqueue({ kind: 'reply', content: 'a forbidden reply' });
+    const bad = anthropic.messages.stream({ model: 'claude-closed', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
+    const err = await bad.finalMessage().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain('guardrail team-closed');
+  });
+
+  it('checks a Responses call on its input and output', async () => {
+    const calls = hook.calls.length;
+    up.enqueue({ kind: 'reply', content: 'Responses answer.' });
+    const r = await openai.responses.create({ model: 'gpt-closed', input: 'A Responses prompt' });
+    expect(r.output_text).toBe('Responses answer.');
+    const sent = hook.calls.slice(calls);
+    expect(sent.map((c) => [c.body.endpoint, c.body.stage])).toEqual([
+      ['responses', 'request'],
+      ['responses', 'response'],
+    ]);
+    await expect(openai.responses.create({ model: 'gpt-closed', input: 'forbidden input' })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+  });
+});
+
 describe('failure modes', () => {
   it('fails closed on a stall past timeoutMs: refused, the guardrail named unavailable, nothing charged', async () => {
     hook.enqueue({ hang: true });

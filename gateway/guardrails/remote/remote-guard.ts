@@ -86,13 +86,18 @@ export class RemoteGuard {
   /** The settle, once the answer's checks are done (their facts and cost belong to the event). */
   settleAfter(settle: Settle): Settle {
     return async (o) => {
-      while (this.pending) {
-        const p = this.pending;
-        await p;
-        if (this.pending === p) this.pending = null;
-      }
+      await this.drained();
       return settle(o);
     };
+  }
+
+  /** Resolves once every answer check under way is done and its answer handed on. */
+  async drained(): Promise<void> {
+    while (this.pending) {
+      const p = this.pending;
+      await p;
+      if (this.pending === p) this.pending = null;
+    }
   }
 
   private track(p: Promise<void>): void {
