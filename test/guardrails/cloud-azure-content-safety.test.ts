@@ -42,10 +42,14 @@ beforeAll(async () => {
     route('gpt-cs-entra', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gpt-cs-closed', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gpt-cs-open', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
-    guardrail('azure-safety', ['gpt-cs'], [{ action: 'block', azureContentSafety: withKey, pricing: PRICE }]),
-    guardrail('azure-entra', ['gpt-cs-entra'], [{ action: 'block', azureContentSafety: { ...base, credentials: { secretKeyRef: { name: 'cs-sp' } } } }]),
-    guardrail('azure-closed', ['gpt-cs-closed'], [{ action: 'block', azureContentSafety: withKey, timeoutMs: 200 }]),
-    guardrail('azure-open', ['gpt-cs-open'], [{ action: 'block', azureContentSafety: withKey, timeoutMs: 200, failure: 'open' }]),
+    guardrail('azure-safety', ['gpt-cs'], [{ action: 'block', azureContentSafety: withKey, timeoutMs: 30_000, pricing: PRICE }]),
+    guardrail(
+      'azure-entra',
+      ['gpt-cs-entra'],
+      [{ action: 'block', azureContentSafety: { ...base, credentials: { secretKeyRef: { name: 'cs-sp' } } }, timeoutMs: 30_000 }],
+    ),
+    guardrail('azure-closed', ['gpt-cs-closed'], [{ action: 'block', azureContentSafety: withKey, timeoutMs: 200 }], { stages: ['request'] }),
+    guardrail('azure-open', ['gpt-cs-open'], [{ action: 'block', azureContentSafety: withKey, timeoutMs: 200, failure: 'open' }], { stages: ['request'] }),
   ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
 });

@@ -47,9 +47,13 @@ beforeAll(async () => {
     route('claude-bedrock', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gpt-wrong-key', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gpt-slow', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
-    guardrail('aws', ['gpt-bedrock', 'claude-bedrock'], [{ action: 'block', bedrock, pricing: PRICE }]),
-    guardrail('aws-wrong', ['gpt-wrong-key'], [{ action: 'block', bedrock: { ...bedrock, credentials: { secretKeyRef: { name: 'aws-wrong' } } } }]),
-    guardrail('aws-slow', ['gpt-slow'], [{ action: 'block', bedrock, timeoutMs: 200, failure: 'open' }]),
+    guardrail('aws', ['gpt-bedrock', 'claude-bedrock'], [{ action: 'block', bedrock, timeoutMs: 30_000, pricing: PRICE }]),
+    guardrail(
+      'aws-wrong',
+      ['gpt-wrong-key'],
+      [{ action: 'block', bedrock: { ...bedrock, credentials: { secretKeyRef: { name: 'aws-wrong' } } }, timeoutMs: 30_000 }],
+    ),
+    guardrail('aws-slow', ['gpt-slow'], [{ action: 'block', bedrock, timeoutMs: 200, failure: 'open' }], { stages: ['request'] }),
   ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: `${gw.url}/anthropic`, apiKey: b.keys.builder, maxRetries: 0 });

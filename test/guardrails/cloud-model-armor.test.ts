@@ -38,9 +38,9 @@ beforeAll(async () => {
     route('gemini-armor', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gemini-closed', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gemini-open', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
-    guardrail('armor', ['gemini-armor'], [{ action: 'block', modelArmor, pricing: PRICE }]),
-    guardrail('armor-closed', ['gemini-closed'], [{ action: 'block', modelArmor, timeoutMs: 200 }]),
-    guardrail('armor-open', ['gemini-open'], [{ action: 'block', modelArmor, timeoutMs: 200, failure: 'open' }]),
+    guardrail('armor', ['gemini-armor'], [{ action: 'block', modelArmor, timeoutMs: 30_000, pricing: PRICE }]),
+    guardrail('armor-closed', ['gemini-closed'], [{ action: 'block', modelArmor, timeoutMs: 200 }], { stages: ['request'] }),
+    guardrail('armor-open', ['gemini-open'], [{ action: 'block', modelArmor, timeoutMs: 200, failure: 'open' }], { stages: ['request'] }),
   ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
 });

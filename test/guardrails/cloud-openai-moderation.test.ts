@@ -23,6 +23,7 @@ beforeAll(async () => {
   mod = await startFakeModeration(MOD_KEY);
   const b = basics();
   const openaiModeration = { baseUrl: `${mod.url}/v1`, credentials: { secretKeyRef: { name: 'openai-mod', key: 'api-key' } } };
+  const timeoutMs = 30_000; // generous: a loaded machine must not turn an answer into a timeout
   gw = await startGateway([
     ...b.docs,
     secret('openai-mod', { 'api-key': MOD_KEY }),
@@ -30,14 +31,18 @@ beforeAll(async () => {
     route('gpt-violence-only', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gpt-down-open', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
     route('gpt-down-closed', [{ name: 'oa', provider: 'openai', baseUrl: up.baseUrl }]),
-    guardrail('moderation', ['gpt-mod'], [{ action: 'block', openaiModeration, pricing: PRICE }]),
-    guardrail('violence', ['gpt-violence-only'], [{ action: 'block', openaiModeration: { ...openaiModeration, categories: ['violence'] } }]),
+    guardrail('moderation', ['gpt-mod'], [{ action: 'block', openaiModeration, timeoutMs, pricing: PRICE }]),
+    guardrail('violence', ['gpt-violence-only'], [{ action: 'block', openaiModeration: { ...openaiModeration, categories: ['violence'] }, timeoutMs }]),
     guardrail(
       'mod-down-open',
       ['gpt-down-open'],
       [{ action: 'block', openaiModeration: { ...openaiModeration, baseUrl: 'http://127.0.0.1:9/v1' }, failure: 'open' }],
     ),
-    guardrail('mod-down-closed', ['gpt-down-closed'], [{ action: 'block', openaiModeration: { ...openaiModeration, baseUrl: 'http://127.0.0.1:9/v1' } }]),
+    guardrail(
+      'mod-down-closed',
+      ['gpt-down-closed'],
+      [{ action: 'block', openaiModeration: { ...openaiModeration, baseUrl: 'http://127.0.0.1:9/v1' }, timeoutMs }],
+    ),
   ]);
   openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: b.keys.builder, maxRetries: 0 });
 });

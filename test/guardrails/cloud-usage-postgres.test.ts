@@ -26,7 +26,11 @@ beforeAll(async () => {
     account('acme', 'builder', { trialCreditUsd: 10 }),
     ...k.docs,
     route('mock-guarded', [{ name: 'm', provider: 'mock' }]),
-    guardrail('priced', ['mock-guarded'], [{ action: 'block', webhook: { url: `${hook.url}/check` }, pricing: { perCallUsd: 0.002, per1kCharactersUsd: 0 } }]),
+    guardrail(
+      'priced',
+      ['mock-guarded'],
+      [{ action: 'block', webhook: { url: `${hook.url}/check` }, timeoutMs: 30_000, pricing: { perCallUsd: 0.002, per1kCharactersUsd: 0 } }],
+    ),
   ];
   gw = await startGatewayProcess({ SVC_CONFIG: writeManifests(docs), DATABASE_URL: db.url });
 }, 120_000);

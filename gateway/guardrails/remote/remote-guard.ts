@@ -49,7 +49,11 @@ export class RemoteGuard {
     if (this.checks.request.length === 0) return 0;
     const places = requestPlaces(this.endpoint, body);
     const before = places.reduce((n, p) => n + Buffer.byteLength(p.get()), 0);
-    const r = await runRemoteStage(this.checks.request, places, 'request', this.meta, this.signal, (path) => isDocument(this.endpoint, body, path));
+    const r = await runRemoteStage(this.checks.request, places, 'request', {
+      meta: this.meta,
+      signal: this.signal,
+      document: (path) => isDocument(this.endpoint, body, path),
+    });
     this.record(r.facts);
     if (r.blocked) throw r.blocked;
     this.costNano += r.costNano;
@@ -129,7 +133,7 @@ export class RemoteGuard {
   }
 
   private async stage(places: Parameters<typeof runRemoteStage>[1]): Promise<RemoteStageResult> {
-    const r = await runRemoteStage(this.checks.response, places, 'response', this.meta, this.signal);
+    const r = await runRemoteStage(this.checks.response, places, 'response', { meta: this.meta, signal: this.signal });
     this.record(r.facts);
     this.costNano += r.costNano;
     return r;

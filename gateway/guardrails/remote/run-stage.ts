@@ -27,13 +27,15 @@ export function priceNano(c: RemoteCheck['check'], chars: number): number {
   return c.perCallNano + Math.ceil((c.per1kCharsNano * chars) / 1000);
 }
 
-async function runOne(
-  rc: RemoteCheck,
-  stage: GuardFact['stage'],
-  texts: { path: string; text: string }[],
-  meta: CallMeta,
-  signal: AbortSignal,
-): Promise<Outcome> {
+/** Who calls, what stops the checks (the caller leaving), and which texts are tools' results. */
+export interface StageContext {
+  meta: CallMeta;
+  signal: AbortSignal;
+  document?: (path: string) => boolean;
+}
+
+async function runOne(rc: RemoteCheck, stage: GuardFact['stage'], texts: RemoteText[], ctx: StageContext): Promise<Outcome> {
+  const { meta, signal } = ctx;
   if (rc.check.credentialMissing) return { failure: new RemoteFailure('credential', 'its Secret is missing') };
   const timeout = AbortSignal.timeout(rc.check.timeoutMs);
   const both = AbortSignal.any([signal, timeout]);
@@ -50,15 +52,13 @@ export async function runRemoteStage(
   checks: readonly RemoteCheck[],
   places: readonly TextPlace[],
   stage: GuardFact['stage'],
-  meta: CallMeta,
-  signal: AbortSignal,
-  document: (path: string) => boolean = () => false,
+  ctx: StageContext,
 ): Promise<RemoteStageResult> {
-  const texts = places.map((p) => ({ path: p.path, text: p.get(), ...(document(p.path) ? { document: true } : {}) }));
+  const texts: RemoteText[] = places.map((p) => ({ path: p.path, text: p.get(), ...(ctx.document?.(p.path) ? { document: true } : {}) }));
   const chars = texts.reduce((n, t) => n + t.text.length, 0);
   const out: RemoteStageResult = { facts: [], blocked: null, costNano: 0, masked: false };
   if (texts.length === 0 || chars === 0) return out;
-  const outcomes = await Promise.all(checks.map((c) => runOne(c, stage, texts, meta, signal)));
+  const outcomes = await Promise.all(checks.map((c) => runOne(c, stage, texts, ctx)));
   const changed = new Set<number>();
   const where = stage === 'request' ? 'The request' : 'The answer';
   checks.forEach((rc, i) => {

@@ -82,9 +82,12 @@ describe('a check whose Secret is missing', () => {
     expect(remote[0]).toMatchObject({ credential: { kind: 'none' }, credentialMissing: true });
     const place = { path: 'messages[0].content', get: () => 'hello', set: () => {} };
     const meta = { endpoint: 'chat.completions', dialect: 'openai', model: 'm', account: 'a', apiKey: 'k' };
-    const closed = await runRemoteStage([{ guardrail: 'g', check: remote[0]! }], [place], 'request', meta, new AbortController().signal);
+    const closed = await runRemoteStage([{ guardrail: 'g', check: remote[0]! }], [place], 'request', { meta, signal: new AbortController().signal });
     expect(closed.blocked?.message).toBe('The request was refused: guardrail g is unavailable (check webhook: credential) and fails closed.');
-    const open = await runRemoteStage([{ guardrail: 'g', check: { ...remote[0]!, failure: 'open' } }], [place], 'request', meta, new AbortController().signal);
+    const open = await runRemoteStage([{ guardrail: 'g', check: { ...remote[0]!, failure: 'open' } }], [place], 'request', {
+      meta,
+      signal: new AbortController().signal,
+    });
     expect(open.blocked).toBeNull();
     expect(open.facts).toEqual([{ guardrail: 'g', check: 'webhook', action: 'log', stage: 'request', kind: 'unavailable', count: 1 }]);
     expect(open.costNano).toBe(0);
