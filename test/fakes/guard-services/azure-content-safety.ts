@@ -16,8 +16,7 @@ export function startFakeContentSafety(opts: { key: string; entra?: FakeEntra })
   return startJsonFake((call): Answer => {
     const bearer = String(call.headers.authorization ?? '').replace(/^Bearer /, '');
     const authorized = call.headers['ocp-apim-subscription-key'] === opts.key || (opts.entra !== undefined && bearer !== '' && opts.entra.valid(bearer));
-    if (!authorized)
-      return { status: 401, json: { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } } };
+    if (!authorized) return { status: 401, json: { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } } };
     const url = new URL(call.path, 'http://x');
     if (!url.searchParams.get('api-version')) return { status: 404, json: { error: { code: '404', message: 'Resource not found' } } };
     if (url.pathname === '/contentsafety/text:analyze') {

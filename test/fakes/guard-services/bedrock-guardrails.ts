@@ -17,7 +17,14 @@ export function startFakeBedrockGuardrails(opts: { guardrailId: string; version:
     if (!m || decodeURIComponent(m[1]!) !== opts.guardrailId || decodeURIComponent(m[2]!) !== opts.version)
       return { status: 404, json: { message: 'The guardrail identifier or version provided does not exist.' } };
     const texts = ((call.body.content as Array<{ text?: { text?: string } }>) ?? []).map((c) => c.text?.text ?? '');
-    const usage = { topicPolicyUnits: 1, contentPolicyUnits: 1, wordPolicyUnits: 1, sensitiveInformationPolicyUnits: 1, sensitiveInformationPolicyFreeUnits: 0, contextualGroundingPolicyUnits: 0 };
+    const usage = {
+      topicPolicyUnits: 1,
+      contentPolicyUnits: 1,
+      wordPolicyUnits: 1,
+      sensitiveInformationPolicyUnits: 1,
+      sensitiveInformationPolicyFreeUnits: 0,
+      contextualGroundingPolicyUnits: 0,
+    };
     if (texts.some((t) => /invest/i.test(t)))
       return {
         json: {
@@ -36,7 +43,11 @@ export function startFakeBedrockGuardrails(opts: { guardrailId: string; version:
           action: 'GUARDRAIL_INTERVENED',
           actionReason: 'Guardrail masked.',
           outputs: texts.map((t) => ({ text: t.replace(EMAIL, '{EMAIL}') })),
-          assessments: [{ sensitiveInformationPolicy: { piiEntities: emails.map((e) => ({ match: e, type: 'EMAIL', action: 'ANONYMIZED', detected: true })), regexes: [] } }],
+          assessments: [
+            {
+              sensitiveInformationPolicy: { piiEntities: emails.map((e) => ({ match: e, type: 'EMAIL', action: 'ANONYMIZED', detected: true })), regexes: [] },
+            },
+          ],
         },
       };
     return { json: { usage, action: 'NONE', actionReason: 'No action.', outputs: [], assessments: [{}] } };

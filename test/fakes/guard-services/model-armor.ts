@@ -15,7 +15,9 @@ function resultOf(text: string): Record<string, unknown> {
       filterMatchState: state(jailbreak || dangerous),
       invocationResult: 'SUCCESS',
       filterResults: {
-        pi_and_jailbreak: { piAndJailbreakFilterResult: { executionState: 'EXECUTION_SUCCESS', matchState: state(jailbreak), confidenceLevel: jailbreak ? 'HIGH' : undefined } },
+        pi_and_jailbreak: {
+          piAndJailbreakFilterResult: { executionState: 'EXECUTION_SUCCESS', matchState: state(jailbreak), confidenceLevel: jailbreak ? 'HIGH' : undefined },
+        },
         rai: {
           raiFilterResult: {
             executionState: 'EXECUTION_SUCCESS',
