@@ -29,6 +29,7 @@ import { MemoryBatchRecords, type BatchRecords } from './batches/records.ts';
 import type { BatchDeps } from './batches/service.ts';
 import { DEFAULT_BATCH_SETTINGS, type BatchSettings } from './batches/settings.ts';
 import { batchRoutes } from './http/batch-routes.ts';
+import { messageBatchRoutes } from './http/message-batch-routes.ts';
 import { filesRoutes } from './http/files-routes.ts';
 
 export interface BuildOptions {
@@ -151,6 +152,7 @@ export async function build(opts: BuildOptions): Promise<{ app: FastifyInstance;
       dialectErrors(api, 'anthropic', count);
       dialectNotFound(api, 'anthropic');
       anthropicRoutes(api, deps);
+      messageBatchRoutes(api, deps, batchDeps);
     },
     { prefix: '/anthropic' },
   );

@@ -4,6 +4,7 @@ import { html, type Html } from '../html.ts';
 import { spendChart } from '../usage/chart.ts';
 import { COLUMNS, MONEY_COLUMNS } from '../usage/csv.ts';
 import { presets, query, type UsageParams } from '../usage/params.ts';
+import type { GuardrailRow } from '../usage/guardrails.ts';
 import { GROUP_LABELS, type GroupBy, type UsageReport } from '../usage/report.ts';
 import { accountSelector } from './keys.ts';
 import { page, scrollTable } from './layout.ts';
@@ -14,6 +15,8 @@ export interface UsageView {
   accounts: string[];
   params: UsageParams;
   report: UsageReport;
+  /** Guardrail blocks, masks and logs by key and guardrail (console/usage/guardrails.ts). */
+  guardrails: GuardrailRow[];
   now: number;
 }
 
@@ -62,6 +65,26 @@ ${scrollTable(
 <tbody>${r.rows.length === 0 ? html`<tr><td colspan="10">No calls in this period.</td></tr>` : r.rows.map((x) => html`<tr><th scope="row">${x.group}</th><td>${x.requests}</td><td>${x.errors}</td><td>${x.fallbacks}</td><td>${x.inputTokens}</td><td>${x.outputTokens}</td><td class="num">${usd(x.costNano)}</td><td>${x.cacheHits}</td><td class="num">${usd(x.cacheSavedNano)}</td><td>${x.searchUnits}</td></tr>`)}</tbody>
 <tfoot><tr><th scope="row">Total</th><td>${t.requests}</td><td>${t.errors}</td><td>${t.fallbacks}</td><td>${t.inputTokens}</td><td>${t.outputTokens}</td><td class="num">${usd(t.costNano)}</td><td>${t.cacheHits}</td><td class="num">${usd(t.cacheSavedNano)}</td><td>${t.searchUnits}</td></tr></tfoot>`,
 )}
-<p><a href="/dashboard/usage.csv?${query(p)}" download>Download CSV</a></p>`,
+<p><a href="/dashboard/usage.csv?${query(p)}" download>Download CSV</a></p>
+${guardrailTable(v.guardrails)}`,
   );
+}
+
+/**
+ * Blocks and masks by key and guardrail: what the account's Guardrails did in the period (never what matched). A
+ * period without a match shows one line and no table (the usage table stays the page's last).
+ */
+function guardrailTable(rows: GuardrailRow[]): Html {
+  if (rows.length === 0)
+    return html`<h2>Guardrails</h2>
+<p>No guardrail matched a call in this period.</p>`;
+  const sum = (f: (r: GuardrailRow) => number): number => rows.reduce((n, r) => n + f(r), 0);
+  return html`<h2>Guardrails</h2>
+<dl class="cards">${card('Calls blocked', String(sum((r) => r.blocked)))}${card('Values masked', String(sum((r) => r.masked)))}${card('Matches logged', String(sum((r) => r.logged)))}</dl>
+${scrollTable(
+  'guardrails-caption',
+  'Guardrail blocks and masks by key and guardrail',
+  html`<thead><tr><th scope="col">Key</th><th scope="col">Guardrail</th><th scope="col">Calls matched</th><th scope="col">Blocked</th><th scope="col">Masked</th><th scope="col">Logged</th></tr></thead>
+<tbody>${rows.map((r) => html`<tr><th scope="row">${r.key}</th><td>${r.guardrail}</td><td>${r.calls}</td><td>${r.blocked}</td><td>${r.masked}</td><td>${r.logged}</td></tr>`)}</tbody>`,
+)}`;
 }

@@ -2,11 +2,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { usagePage } from '../pages/usage.ts';
 import { toCsv } from '../usage/csv.ts';
+import type { GuardrailRow } from '../usage/guardrails.ts';
 import { readParams, type UsageParams } from '../usage/params.ts';
 import { summarize, type UsageReport } from '../usage/report.ts';
 import { accountsWith, Forbidden, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
 
-async function load(deps: ConsoleDeps, req: FastifyRequest): Promise<{ accounts: string[]; params: UsageParams; report: UsageReport; now: number }> {
+async function load(
+  deps: ConsoleDeps,
+  req: FastifyRequest,
+): Promise<{ accounts: string[]; params: UsageParams; report: UsageReport; guardrails: GuardrailRow[]; now: number }> {
   const u = userOf(req);
   const q = queryOf(req);
   const accounts = await accountsWith(deps, u.principal, 'view-usage');
@@ -15,8 +19,9 @@ async function load(deps: ConsoleDeps, req: FastifyRequest): Promise<{ accounts:
   if (!accounts.includes(account)) throw new Forbidden(`You may not view the usage of account ${account}.`);
   const now = deps.now();
   const params = readParams(q, account, now);
-  const cells = await deps.usage.cells({ accounts: [account], from: params.from, to: params.to, groupBy: params.groupBy });
-  return { accounts, params, report: summarize(cells, params.from, params.to), now };
+  const range = { accounts: [account], from: params.from, to: params.to };
+  const [cells, guardrails] = await Promise.all([deps.usage.cells({ ...range, groupBy: params.groupBy }), deps.usage.guardrails(range)]);
+  return { accounts, params, report: summarize(cells, params.from, params.to), guardrails, now };
 }
 
 export function usageRoutes(app: FastifyInstance, deps: ConsoleDeps): void {

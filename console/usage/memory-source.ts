@@ -1,6 +1,7 @@
 // Usage from events held in the process (standalone without Postgres): folded into the same cells as the rollup.
 import type { UsageEvent } from '../../gateway/usage/event.ts';
 import { isSearchUnits, KIND_LABELS, kindOf } from '../../gateway/usage/kind.ts';
+import { guardrailRows, type GuardrailQuery, type GuardrailRow } from './guardrails.ts';
 import { addTo, UNTAGGED, zero, type Cell, type GroupBy, type UsageQuery, type UsageSource } from './report.ts';
 
 export function groupOf(e: UsageEvent, by: GroupBy): string {
@@ -55,5 +56,9 @@ export class MemoryUsageSource implements UsageSource {
 
   async cells(q: UsageQuery): Promise<Cell[]> {
     return cellsOf(await this.events(q.accounts), q);
+  }
+
+  async guardrails(q: GuardrailQuery): Promise<GuardrailRow[]> {
+    return guardrailRows(await this.events(q.accounts), q);
   }
 }

@@ -3,6 +3,7 @@
 // kind by its label; a rerank's output count is search units.
 import type pg from 'pg';
 import { KIND_LABELS } from '../../gateway/usage/kind.ts';
+import { GUARDRAIL_ROWS_SQL, sortRows, type GuardrailQuery, type GuardrailRow } from './guardrails.ts';
 import { UNTAGGED, type Cell, type GroupBy, type UsageQuery, type UsageSource } from './report.ts';
 
 const GROUP_SQL: Record<GroupBy, string> = {
@@ -43,5 +44,19 @@ GROUP BY 1, 2`;
       cacheHits: Number(x.cache_hits),
       cacheSavedNano: Number(x.cache_saved_nano),
     }));
+  }
+
+  async guardrails(q: GuardrailQuery): Promise<GuardrailRow[]> {
+    const r = await this.pool.query<Record<string, string>>(GUARDRAIL_ROWS_SQL, [q.accounts, q.from, q.to]);
+    return sortRows(
+      r.rows.map((x) => ({
+        key: x.key as string,
+        guardrail: x.guardrail as string,
+        calls: Number(x.calls),
+        blocked: Number(x.blocked),
+        masked: Number(x.masked),
+        logged: Number(x.logged),
+      })),
+    );
   }
 }

@@ -1,5 +1,6 @@
 // The usage page's one aggregate: cells (UTC day x group) from one query; rows, the daily series, the cards and
 // the CSV are all sums of the same cells, so the totals always equal the sum of the rows.
+import type { GuardrailQuery, GuardrailRow } from './guardrails.ts';
 export type GroupBy = 'key' | 'task' | 'model' | 'kind';
 
 export const GROUP_LABELS: Record<GroupBy, string> = { key: 'Key', task: 'Task', model: 'Model', kind: 'Kind' };
@@ -35,6 +36,8 @@ export interface UsageQuery {
 
 export interface UsageSource {
   cells(q: UsageQuery): Promise<Cell[]>;
+  /** Guardrail blocks, masks and logs by key and guardrail (guardrails.ts). */
+  guardrails(q: GuardrailQuery): Promise<GuardrailRow[]>;
 }
 
 export interface UsageReport {

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { API_VERSION, baseStatus, cel, metadata } from './common.ts';
 import { REMOTE_SERVICES, remoteCheckFields } from './guardrail-remote.ts';
 
-/** The endpoints whose text a Guardrail reads. */
+/** The model endpoints whose text a Guardrail reads by default. */
 export const GUARDED_ENDPOINTS = ['chat', 'messages', 'responses', 'completions', 'embeddings'] as const;
+/** Every endpoint a Guardrail may name: the model endpoints, and MCP tool calls (only when listed). */
+export const GUARDABLE_ENDPOINTS = [...GUARDED_ENDPOINTS, 'mcp'] as const;
 
 const glob = z.string().min(1).max(253).describe('A name, or a glob where * matches any run of characters.');
 
@@ -85,10 +87,12 @@ export const guardrailSpec = z.object({
     .prefault({})
     .describe('Which traffic: a call is covered when it matches every list given.'),
   endpoints: z
-    .array(z.enum(GUARDED_ENDPOINTS))
+    .array(z.enum(GUARDABLE_ENDPOINTS))
     .min(1)
     .default([...GUARDED_ENDPOINTS])
-    .describe('chat (/v1/chat/completions), messages (/anthropic/v1/messages), responses (/v1/responses), completions, embeddings.'),
+    .describe(
+      'chat (/v1/chat/completions), messages (/anthropic/v1/messages), responses (/v1/responses), completions, embeddings (default: these five); mcp: MCP tools/call arguments and results (only when listed).',
+    ),
   stages: z
     .array(z.enum(['request', 'response']))
     .min(1)

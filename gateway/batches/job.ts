@@ -6,6 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { entryOf, type CompiledTarget } from '../contract/snapshot.ts';
 import type { CallLog } from '../pipeline/context.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
+import { AnthropicBatchUpstream } from './anthropic-upstream.ts';
+import { messageResults } from './message-shapes.ts';
+import { MessagesOverOpenAI } from './messages-over-openai.ts';
 import { MockBatchUpstream } from './mock-upstream.ts';
 import { OpenAIBatchUpstream } from './openai-upstream.ts';
 import { outputTexts } from './output-files.ts';
@@ -29,6 +32,7 @@ export class BatchJob {
   private readonly d: JobDeps;
   private readonly owner = randomUUID();
   private readonly openai = new OpenAIBatchUpstream();
+  private readonly anthropic = new AnthropicBatchUpstream();
   private mock: MockBatchUpstream | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -84,17 +88,28 @@ export class BatchJob {
     }
   }
 
-  private upstream(t: CompiledTarget): BatchUpstream | null {
-    if (t.provider === 'mock') return (this.mock ??= new MockBatchUpstream(this.d.providers.get('mock'), this.d.now));
-    if (t.provider === 'openai' || t.provider === 'azure-openai') return this.openai;
-    return this.d.upstreams?.[t.provider] ?? null;
+  private upstream(t: CompiledTarget, b: BatchRecord): BatchUpstream | null {
+    const given = this.d.upstreams?.[t.provider];
+    if (given) return given;
+    let up: BatchUpstream | null = null;
+    if (t.provider === 'mock') up = this.mock ??= new MockBatchUpstream(this.d.providers.get('mock'), this.d.now);
+    if (t.provider === 'openai' || t.provider === 'azure-openai') up = this.openai;
+    if (t.provider === 'anthropic') return b.endpoint === '/v1/messages' ? this.anthropic : null;
+    // A Message Batch on an OpenAI-protocol batch API: its lines translated there and back.
+    return up && b.endpoint === '/v1/messages' ? new MessagesOverOpenAI(up) : up;
   }
 
   private async step(ref: OpenBatch): Promise<void> {
     const b = await this.d.records.batch(ref.account, ref.id);
     if (!b || b.settled) return;
+    const now = this.d.now();
+    // Past its window a batch never submitted expires here; one submitted is cancelled upstream (which ends it with
+    // what ran) and, if it has still not ended when half the hold's grace is gone, expires here too: every line not
+    // answered by then is released, so no result is ever charged after its hold ran out.
+    if ((now >= b.expiresAt && b.upstreamId === null) || now >= b.expiresAt + this.d.settings.holdGraceMs / 2)
+      return this.finish(b, { state: 'ended', status: 'expired', results: [], errors: [] });
     const target = entryOf(this.d.config.current().models, b.model)?.targets.find((t) => t.name === b.target);
-    const up = target ? this.upstream(target) : null;
+    const up = target ? this.upstream(target, b) : null;
     if (!target || !up) {
       // The route or its target is gone: a batch never submitted ends here; one running waits for its route.
       if (b.upstreamId === null) return this.finish(b, { state: 'ended', status: 'failed', results: [], errors: [GONE] });
@@ -102,6 +117,11 @@ export class BatchJob {
       return;
     }
     const input = (): Promise<string | null> => this.input(b);
+    if (now >= b.expiresAt && !b.cancelSent) {
+      await up.cancel(b, target);
+      b.cancelSent = true;
+      await this.d.records.putBatch(b);
+    }
     if (b.upstreamId === null) {
       if (b.status === 'cancelling') return this.finish(b, { state: 'ended', status: 'cancelled', results: [], errors: [] });
       return this.submit(b, target, up);
@@ -112,6 +132,7 @@ export class BatchJob {
       await this.d.records.putBatch(b);
     }
     const r = await up.poll(b, target, input);
+    if (r.state === 'ended' && now >= b.expiresAt && r.status === 'cancelled') return this.finish(b, { ...r, status: 'expired' });
     if (r.state === 'running') {
       // A cancel asked here stays `cancelling` until the upstream says it ended.
       if (b.status !== 'cancelling' && b.status !== r.status) {
@@ -149,15 +170,24 @@ export class BatchJob {
   /** Charges the lines, writes the output and error files, releases the rest of the hold: the batch is done. */
   private async finish(b: BatchRecord, r: PollResult & { state: 'ended' }): Promise<void> {
     const now = this.d.now();
-    const results: LineResult[] = r.results;
+    // Lines with no result in an expired or cancelled batch did not run: expired or cancelled lines (they pay nothing).
+    const results: LineResult[] =
+      r.status === 'expired' ? withUnrun(b, r.results, EXPIRED) : r.status === 'cancelled' ? withUnrun(b, r.results, CANCELLED) : r.results;
     const charged = chargeLines(b, results);
     if (!this.d.store.parts) throw new Error('the store does not settle batches');
     await settleBatch(this.d.store.parts, b, charged, now);
-    const texts = outputTexts(b.id, b.model, charged);
     const keep = (purpose: FileRecord['purpose'], text: string): Promise<string | null> => this.keepFile(b, purpose, text, now);
-    b.outputFileId = await keep('batch_output', texts.output);
-    b.errorFileId = await keep('batch_error', texts.error);
-    b.counts = { total: b.lines.length, completed: texts.completed, failed: texts.failed };
+    if (b.dialect === 'anthropic') {
+      const m = messageResults(b.model, charged);
+      b.outputFileId = await keep('message_batch_results', m.text);
+      b.resultCounts = m.counts;
+      b.counts = { total: b.lines.length, completed: m.counts.succeeded, failed: b.lines.length - m.counts.succeeded };
+    } else {
+      const texts = outputTexts(b.id, b.model, charged);
+      b.outputFileId = await keep('batch_output', texts.output);
+      b.errorFileId = await keep('batch_error', texts.error);
+      b.counts = { total: b.lines.length, completed: texts.completed, failed: texts.failed };
+    }
     b.status = r.status;
     b.endedAt = now;
     b.errors = r.errors;
@@ -168,7 +198,7 @@ export class BatchJob {
   /** A result file, named after its batch (written again, the same, if the step runs twice); none when empty. */
   private async keepFile(b: BatchRecord, purpose: FileRecord['purpose'], text: string, now: number): Promise<string | null> {
     if (text === '') return null;
-    const id = `file-${purpose === 'batch_output' ? 'out' : 'err'}-${b.id.replace(/^[a-z]+_/, '')}`;
+    const id = `file-${purpose === 'batch_error' ? 'err' : 'out'}-${b.id.replace(/^[a-z]+_/, '')}`;
     const content = Buffer.from(text, 'utf8');
     const s = Math.floor(now / 1000);
     await this.d.records.putFile(
@@ -176,7 +206,7 @@ export class BatchJob {
         id,
         account: b.account,
         purpose,
-        filename: `${b.id}_${purpose === 'batch_output' ? 'output' : 'error'}.jsonl`,
+        filename: `${b.id}_${purpose === 'batch_error' ? 'error' : purpose === 'batch_output' ? 'output' : 'results'}.jsonl`,
         bytes: content.length,
         createdAt: s,
         expiresAt: s + this.d.settings.fileRetentionSec,
@@ -185,6 +215,22 @@ export class BatchJob {
     );
     return id;
   }
+}
+
+const EXPIRED = { code: 'batch_expired', message: 'The batch expired before this request ran.' };
+const CANCELLED = { code: 'batch_cancelled', message: 'The batch was cancelled before this request ran.' };
+
+/**
+ * The results of an expired (cancelled) batch: every line that did not run is an expired (cancelled) line. An
+ * expired batch's lines the upstream reports cancelled were cancelled for its expiry: expired too.
+ */
+function withUnrun(b: BatchRecord, given: readonly LineResult[], why: { code: string; message: string }): LineResult[] {
+  const results = why === EXPIRED ? given.filter((r) => r.status !== 0) : [...given];
+  const have = new Set(results.map((r) => r.customId));
+  const rest = b.lines
+    .filter((l) => !have.has(l.customId))
+    .map((l): LineResult => ({ customId: l.customId, status: 0, body: null, inputTokens: 0, outputTokens: 0, error: why }));
+  return [...results, ...rest];
 }
 
 const GONE = { code: 'route_removed', message: 'The model route of this batch was removed before it ran.' };

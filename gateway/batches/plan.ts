@@ -11,10 +11,16 @@ import type { BatchEndpoint, BatchLine } from './types.ts';
 /** The endpoints each provider kind's batch API serves (the others have no batch API the gateway can use exactly). */
 export function batches(target: CompiledTarget, endpoint: BatchEndpoint): boolean {
   switch (target.provider) {
+    // Message Batches run there as Chat Completions batches, translated line by line (messages-over-openai.ts).
     case 'openai':
-      return endpoint !== '/v1/messages';
+      return true;
     case 'azure-openai':
-      return endpoint === '/v1/chat/completions' || endpoint === '/v1/embeddings' || (endpoint === '/v1/responses' && target.apiVersion === undefined);
+      return (
+        endpoint === '/v1/chat/completions' ||
+        endpoint === '/v1/messages' ||
+        endpoint === '/v1/embeddings' ||
+        (endpoint === '/v1/responses' && target.apiVersion === undefined)
+      );
     case 'mock':
       return endpoint === '/v1/chat/completions' || endpoint === '/v1/embeddings' || endpoint === '/v1/messages';
     case 'anthropic':

@@ -128,16 +128,17 @@ export async function admitBatch(d: BatchDeps, p: Principal, n: NewBatch): Promi
   return b;
 }
 
-/** Found in the caller's account only: another account's id is not found. */
-export async function batchOf(d: BatchDeps, p: Principal, id: string): Promise<BatchRecord> {
+/** Found in the caller's account only, in its API's dialect: another account's id (or a Message Batch's on
+ * /v1/batches) is not found. */
+export async function batchOf(d: BatchDeps, p: Principal, id: string, dialect: BatchRecord['dialect'] = 'openai'): Promise<BatchRecord> {
   const b = await d.records.batch(p.account.name, id);
-  if (!b) throw new GatewayError('not_found', `No such batch: ${JSON.stringify(id)}.`, { param: 'batch_id' });
+  if (!b || b.dialect !== dialect) throw new GatewayError('not_found', `No such batch: ${JSON.stringify(id)}.`, { param: 'batch_id' });
   return b;
 }
 
 /** Asks for the batch to stop: the job cancels it upstream and charges what ran. */
-export async function cancelBatch(d: BatchDeps, p: Principal, id: string): Promise<BatchRecord> {
-  const b = await batchOf(d, p, id);
+export async function cancelBatch(d: BatchDeps, p: Principal, id: string, dialect: BatchRecord['dialect'] = 'openai'): Promise<BatchRecord> {
+  const b = await batchOf(d, p, id, dialect);
   if (b.status === 'validating' || b.status === 'in_progress' || b.status === 'finalizing') {
     b.status = 'cancelling';
     b.cancellingAt = d.now();

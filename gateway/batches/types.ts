@@ -9,8 +9,9 @@ export type BatchEndpoint = BatchUrl | '/v1/messages';
 export interface FileRecord {
   id: string;
   account: string;
-  /** `batch` (uploaded), `batch_output` and `batch_error` (written by the gateway). */
-  purpose: 'batch' | 'batch_output' | 'batch_error';
+  /** `batch` (uploaded), `batch_output` and `batch_error` (written by the gateway); a Message Batch's requests and
+   * results (`message_batch`, `message_batch_results`: read through /anthropic/v1/messages/batches only). */
+  purpose: 'batch' | 'batch_output' | 'batch_error' | 'message_batch' | 'message_batch_results';
   filename: string;
   bytes: number;
   /** Seconds since the epoch, as OpenAI writes them. */
@@ -86,4 +87,18 @@ export interface BatchRecord {
   failures: number;
   /** The upstream said why the whole batch failed. */
   errors: Array<{ code: string; message: string; line?: number }>;
+  /** A Message Batch once ended: its lines by Anthropic's result types. */
+  resultCounts?: MessageResultCounts;
+  /** A Message Batch deleted by its owner (ms): not found any more, its files gone. */
+  deletedAt?: number;
 }
+
+export interface MessageResultCounts {
+  succeeded: number;
+  errored: number;
+  canceled: number;
+  expired: number;
+}
+
+/** The purposes only the Message Batches endpoints read (/v1/files neither lists nor serves them). */
+export const MESSAGE_BATCH_PURPOSES: ReadonlySet<FileRecord['purpose']> = new Set(['message_batch', 'message_batch_results']);

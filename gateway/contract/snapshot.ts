@@ -177,7 +177,7 @@ export const compiledGuardrail = z.object({
     keys: z.array(z.string()).nullable(),
     models: z.array(z.string()).nullable(),
   }),
-  endpoints: z.array(z.enum(['chat', 'messages', 'responses', 'completions', 'embeddings'])),
+  endpoints: z.array(z.enum(['chat', 'messages', 'responses', 'completions', 'embeddings', 'mcp'])),
   stages: z.array(z.enum(['request', 'response'])),
   checks: z.array(
     z.object({

@@ -23,7 +23,14 @@ export interface StageResult {
   blocked: GuardFact | null;
 }
 
-export function applyChecks(checks: readonly ActiveCheck[], places: readonly TextPlace[], stage: GuardFact['stage'], masker: Masker): StageResult {
+/** `times`: each check's detector time is added there when the call is traced (check-times.ts). */
+export function applyChecks(
+  checks: readonly ActiveCheck[],
+  places: readonly TextPlace[],
+  stage: GuardFact['stage'],
+  masker: Masker,
+  times?: number[],
+): StageResult {
   const counts = new Map<string, GuardFact>();
   const note = (c: ActiveCheck, kind: string): GuardFact => {
     const id = `${c.guardrail}\u0000${c.check}\u0000${kind}`;
@@ -38,7 +45,7 @@ export function applyChecks(checks: readonly ActiveCheck[], places: readonly Tex
   const detectors = checks.map((c) => c.detect);
   for (const place of places) {
     const text = place.get();
-    const found = scanText(text, detectors);
+    const found = scanText(text, detectors, times);
     if (found.length === 0) continue;
     let out = '';
     let at = 0;

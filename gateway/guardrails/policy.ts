@@ -10,6 +10,8 @@ import type { Detect } from './types.ts';
 export interface ActiveCheck {
   guardrail: string;
   check: string;
+  /** What it looks for (the check's detector), for traces. */
+  detector: string;
   action: 'block' | 'mask' | 'log';
   restore: boolean;
   detect: Detect;
@@ -26,6 +28,7 @@ const ENDPOINT_NAMES: Partial<Record<Endpoint, CompiledGuardrail['endpoints'][nu
   responses: 'responses',
   completions: 'completions',
   embeddings: 'embeddings',
+  mcp: 'mcp',
 };
 
 interface Built {
@@ -40,7 +43,7 @@ function buildAll(snapshot: Snapshot): Built[] {
   if (!b) {
     b = (snapshot.guardrails ?? []).map((g) => ({
       g,
-      checks: g.checks.map((c) => ({ guardrail: g.name, check: c.name, action: c.action, restore: c.restore, detect: detectorOf(c) })),
+      checks: g.checks.map((c) => ({ guardrail: g.name, check: c.name, detector: c.detector, action: c.action, restore: c.restore, detect: detectorOf(c) })),
     }));
     built.set(snapshot, b);
   }

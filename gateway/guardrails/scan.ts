@@ -8,12 +8,15 @@ export interface Found extends Hit {
   detector: number;
 }
 
-export function scanText(text: string, detectors: readonly Detect[]): Found[] {
+/** `times`, when the call is traced: each detector's time (ms) is added at its index. */
+export function scanText(text: string, detectors: readonly Detect[], times?: number[]): Found[] {
   if (text.length === 0) return [];
   const f = fold(text);
   const raw: Found[] = [];
   detectors.forEach((d, i) => {
+    const t0 = times ? performance.now() : 0;
     for (const h of d(f.text)) raw.push({ ...h, detector: i });
+    if (times) times[i] = (times[i] ?? 0) + performance.now() - t0;
   });
   if (raw.length === 0) return raw;
   raw.sort((a, b) => a.start - b.start || b.end - a.end);

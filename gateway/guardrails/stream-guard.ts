@@ -183,9 +183,11 @@ export class StreamGuard implements StreamWriter {
       // Not inside a placeholder being restored ("<EMAIL_" ... ">").
       const open = text.lastIndexOf('<', at);
       if (open >= 0 && open > at - 32 && text.indexOf('>', open) >= at) at = open;
-      // Not inside a word: a token is cut only at whitespace, so a detector sees it whole.
+      // Not inside a word: a token is cut only at whitespace, so a detector sees it whole. Held text that starts
+      // inside a word (the last release ended at a space) has its boundary at 0 (space -1): nothing leaves yet.
       const space = Math.max(text.lastIndexOf(' ', at), text.lastIndexOf('\n', at));
-      if (space > 0 && space > at - WINDOW / 2) at = space + 1;
+      if (space > at - WINDOW / 2) at = space + 1;
+      if (at === 0) return { out: '', consumed: 0 };
     }
     const r = this.guard.checkText(text.slice(0, at));
     if (r.blocked) {

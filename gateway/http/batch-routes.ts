@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { batchOf, cancelBatch, createBatch, type BatchDeps } from '../batches/service.ts';
 import { batchObject, listObject } from '../batches/shapes.ts';
-import { BATCH_URLS } from '../batches/types.ts';
+import { BATCH_URLS, type BatchRecord } from '../batches/types.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import { caller } from './files-routes.ts';
 import { keyFirst } from './key-first.ts';
@@ -41,12 +41,16 @@ export function batchRoutes(app: FastifyInstance, deps: GatewayDeps, b: BatchDep
   app.get('/v1/batches', { onRequest: keyFirst('openai') }, async (req) => {
     const p = await caller(deps, req);
     const q = parseBody(listQuery, req.query ?? {});
-    const all = await b.records.batches(p.account.name, { after: q.after, limit: q.limit + 1 });
-    return listObject(
-      all.filter((x) => x.dialect === 'openai'),
-      q.limit,
-      batchObject,
-    );
+    // Pages read until one more batch than asked is shown: Message Batches (listed on their own endpoint) never
+    // shorten a page.
+    const all: BatchRecord[] = [];
+    for (let after = q.after; all.length <= q.limit;) {
+      const page = await b.records.batches(p.account.name, { after, limit: q.limit + 1 });
+      all.push(...page.filter((x) => x.dialect === 'openai'));
+      if (page.length <= q.limit) break;
+      after = page.at(-1)?.id;
+    }
+    return listObject(all, q.limit, batchObject);
   });
 
   app.get<IdParams>('/v1/batches/:id', { onRequest: keyFirst('openai') }, async (req) => batchObject(await batchOf(b, await caller(deps, req), req.params.id)));

@@ -8,6 +8,7 @@ import type { GatewayDeps } from '../pipeline/context.ts';
 import { principal, type Principal } from '../pipeline/resolve.ts';
 import { uploadFile, type BatchDeps } from '../batches/service.ts';
 import { fileObject, listObject } from '../batches/shapes.ts';
+import { MESSAGE_BATCH_PURPOSES, type FileRecord } from '../batches/types.ts';
 import { keyFirst } from './key-first.ts';
 import { readUpload } from './multipart.ts';
 import { parseBody } from './validate.ts';
@@ -44,33 +45,43 @@ export function filesRoutes(app: FastifyInstance, deps: GatewayDeps, b: BatchDep
   app.get('/v1/files', { onRequest: keyFirst('openai') }, async (req) => {
     const p = await caller(deps, req);
     const q = parseBody(listQuery, req.query ?? {});
-    const all = await b.records.files(p.account.name, { after: q.after, limit: q.limit + 1 }, b.now());
-    return listObject(
-      all.filter((f) => q.purpose === undefined || f.purpose === q.purpose),
-      q.limit,
-      fileObject,
-    );
+    const shown = (f: FileRecord): boolean => !MESSAGE_BATCH_PURPOSES.has(f.purpose) && (q.purpose === undefined || f.purpose === q.purpose);
+    // Pages read until one more file than asked is shown (or none is left), so files left out never shorten a page.
+    const all: FileRecord[] = [];
+    for (let after = q.after; all.length <= q.limit;) {
+      const page = await b.records.files(p.account.name, { after, limit: q.limit + 1 }, b.now());
+      all.push(...page.filter(shown));
+      if (page.length <= q.limit) break;
+      after = page.at(-1)?.id;
+    }
+    return listObject(all, q.limit, fileObject);
   });
 
   app.get<IdParams>('/v1/files/:id', { onRequest: keyFirst('openai') }, async (req) => {
     const p = await caller(deps, req);
     const f = await b.records.file(p.account.name, req.params.id, b.now());
-    if (!f) throw notFound(req.params.id);
+    if (!served(f)) throw notFound(req.params.id);
     return fileObject(f);
   });
 
   app.get<IdParams>('/v1/files/:id/content', { onRequest: keyFirst('openai') }, async (req, reply) => {
     const p = await caller(deps, req);
-    const c = await b.records.content(p.account.name, req.params.id, b.now());
+    const c = served(await b.records.file(p.account.name, req.params.id, b.now())) ? await b.records.content(p.account.name, req.params.id, b.now()) : null;
     if (!c) throw notFound(req.params.id);
     return reply.type('application/octet-stream').send(c);
   });
 
   app.delete<IdParams>('/v1/files/:id', { onRequest: keyFirst('openai') }, async (req) => {
     const p = await caller(deps, req);
-    if (!(await b.records.deleteFile(p.account.name, req.params.id))) throw notFound(req.params.id);
+    if (!served(await b.records.file(p.account.name, req.params.id, b.now())) || !(await b.records.deleteFile(p.account.name, req.params.id)))
+      throw notFound(req.params.id);
     return { id: req.params.id, object: 'file', deleted: true };
   });
+}
+
+/** A file /v1/files serves: a Message Batch's own files are read through its endpoints only. */
+function served(f: FileRecord | null): f is FileRecord {
+  return f !== null && !MESSAGE_BATCH_PURPOSES.has(f.purpose);
 }
 
 function notFound(id: string): GatewayError {

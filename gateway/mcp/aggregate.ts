@@ -9,7 +9,7 @@ import { serversFor } from './access.ts';
 import { LISTS, mergedList, type ListMethod } from './aggregate-lists.ts';
 import { promptResult, readResult, serverMessage, toolResult } from './aggregate-names.ts';
 import type { McpAnswer } from './answer.ts';
-import { chargedHooks, refusalAnswer, toolOf } from './calls.ts';
+import { chargedHooks, guardedArguments, refusalAnswer, toolOf } from './calls.ts';
 import { collect } from './collect.ts';
 import type { McpContext } from './context.ts';
 import { openSession, post, type Joined } from './joined.ts';
@@ -87,8 +87,11 @@ async function toolsCall(ctx: McpContext, joined: Joined[], msg: JsonRpcRequest)
   if (!found || !j) return refusalAnswer(msg.id, new RpcRefusal(200, RPC.invalidParams, `Unknown tool: ${String(name)}`));
   const tool = toolOf(ctx, j.server, found.tool, String(name));
   if (tool instanceof RpcRefusal) return refusalAnswer(msg.id, tool);
-  const { hooks } = await chargedHooks(ctx, j.server, tool, { response: toolResult(j.server) });
-  return forward(ctx, j, { ...msg, params: { ...msg.params, name: tool } }, hooks);
+  const sent: JsonRpcRequest = { ...msg, params: { ...msg.params, name: tool } };
+  const guard = await guardedArguments(ctx, j.server, tool, sent);
+  if (guard instanceof RpcRefusal) return refusalAnswer(msg.id, guard);
+  const { hooks } = await chargedHooks(ctx, j.server, tool, { response: toolResult(j.server) }, guard);
+  return forward(ctx, j, sent, hooks);
 }
 
 /** resources/read, resources/subscribe, resources/unsubscribe: to the server the URI names, with its own URI. */

@@ -5,8 +5,9 @@ import { GatewayError } from '../errors/catalog.ts';
 import { mayUseTool } from './access.ts';
 import type { McpAnswer } from './answer.ts';
 import { admitToolCall, type SettleTool } from './charge.ts';
+import { recordBlocked, toolGuardFor, type ToolGuard } from './guard.ts';
 import type { McpContext } from './context.ts';
-import { RPC, RpcRefusal, rpcError, type JsonRpcId } from './jsonrpc.ts';
+import { RPC, RpcRefusal, rpcError, type JsonRpcId, type JsonRpcRequest } from './jsonrpc.ts';
 import type { Message, RelayHooks } from './relay.ts';
 
 /** The tools of a tools/list answer this key may use, each renamed by `rename` (the /mcp prefix). */
@@ -41,15 +42,20 @@ export async function chargedHooks(
   server: CompiledMcpServer,
   tool: string,
   hooks: RelayHooks = {},
+  guard: ToolGuard | null = null,
 ): Promise<{ hooks: RelayHooks; settle: SettleTool }> {
-  const settle = await admitToolCall(ctx.deps, ctx.p, server, tool);
+  const settle = await admitToolCall(ctx.deps, ctx.p, server, tool, guard?.facts);
   const done = async (m: Message | null): Promise<void> => {
     if (!m) return settle({ ok: false, status: 502, errorCode: 'upstream_error' });
+    // A result a Guardrail blocked: named so, charged nothing (the client never had it).
+    if (guard?.blocked) return settle({ ok: false, status: 400, errorCode: 'content_blocked' });
     if (m.error !== undefined) return settle({ ok: false, status: 200, errorCode: 'tool_error' });
     const isError = (m.result as Message | undefined)?.isError === true;
     return settle(isError ? { ok: false, status: 200, errorCode: 'tool_error' } : { ok: true });
   };
-  return { hooks: { ...hooks, done }, settle };
+  const inner = hooks.response;
+  const response = guard ? (m: Message): Message => guard.response(inner ? inner(m) : m) : inner;
+  return { hooks: { ...hooks, ...(response ? { response } : {}), done }, settle };
 }
 
 /** A refusal as the answer: a missing or bad key stays an HTTP 401; limits and money are JSON-RPC errors in a 200. */
@@ -67,4 +73,17 @@ export function refusalAnswer(id: JsonRpcId | null, err: unknown): McpAnswer {
     body: rpcError(id, err.status === 403 ? RPC.forbidden : RPC.limited, err.message, { type: err.code, status: err.status }),
     retryAfterSec: err.retryAfterSec,
   };
+}
+
+/**
+ * A tools/call's arguments through the Guardrails that cover it (guard.ts): masked in place (the message is the
+ * client's own copy), its guard returned; a block recorded and returned as the refusal; null when none covers it.
+ */
+export async function guardedArguments(ctx: McpContext, server: CompiledMcpServer, tool: string, msg: JsonRpcRequest): Promise<ToolGuard | RpcRefusal | null> {
+  const guard = toolGuardFor(ctx, server, tool);
+  if (!guard || !msg.params) return guard;
+  const refused = guard.request(msg.params);
+  if (!refused) return guard;
+  await recordBlocked(ctx, server, tool, guard);
+  return refused;
 }

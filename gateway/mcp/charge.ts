@@ -6,6 +6,7 @@
 // calls beside the models, told apart from them), upstream the McpServer. Free tools go the same way (RPM, usage).
 import { mcpSubject } from '../availability/types.ts';
 import type { CompiledMcpServer } from '../contract/snapshot.ts';
+import type { GuardFact } from '../guardrails/apply.ts';
 import { admit } from '../pipeline/admit.ts';
 import type { GatewayDeps } from '../pipeline/context.ts';
 import type { Reservation } from '../pipeline/estimate.ts';
@@ -20,10 +21,17 @@ export type ToolOutcome = { ok: true } | { ok: false; status: number; errorCode:
 
 export type SettleTool = (o: ToolOutcome) => Promise<void>;
 
-export async function admitToolCall(deps: GatewayDeps, p: Principal, server: CompiledMcpServer, tool: string): Promise<SettleTool> {
+/** `facts`: the call's guardrail facts (guard.ts), read when it settles. */
+export async function admitToolCall(
+  deps: GatewayDeps,
+  p: Principal,
+  server: CompiledMcpServer,
+  tool: string,
+  facts?: readonly GuardFact[],
+): Promise<SettleTool> {
   const priceNano = toolPriceNano(server, tool);
   const id = `${mcpSubject(server.name)}/${tool}`;
-  const base = callEvents({ endpoint: 'mcp', taskType: null, modelId: id, stream: false }, p, deps.now(), deps.now);
+  const base = callEvents({ endpoint: 'mcp', taskType: null, modelId: id, stream: false }, p, deps.now(), deps.now, facts);
   const events: CallEvents = { eventId: base.eventId, started: base.started, of: (o, cost, f) => ({ ...base.of(o, cost, f), upstream: server.name }) };
   const r: Reservation = { inputTokens: 0, outputTokens: 0, holdNano: priceNano, demand: { inputBytes: 0, extraInputTokens: 0, maxTokens: 0, choices: 1 } };
   const hold = await admit(deps, p, r, events, keyCacheOf(deps.store));

@@ -43,6 +43,8 @@ export const RPC = {
   limited: -32005,
   /** The upstream MCP server failed or timed out. */
   upstream: -32006,
+  /** A Guardrail blocked the tools/call's arguments (gateway/mcp/guard.ts); data names it. */
+  contentBlocked: -32007,
 } as const;
 
 export interface RpcFailure {

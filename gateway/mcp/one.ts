@@ -5,7 +5,7 @@ import type { CompiledMcpServer } from '../contract/snapshot.ts';
 import { entryOf } from '../contract/snapshot.ts';
 import { mayUseServer } from './access.ts';
 import type { McpAnswer } from './answer.ts';
-import { chargedHooks, filterToolsList, refusalAnswer, toolOf } from './calls.ts';
+import { chargedHooks, filterToolsList, guardedArguments, refusalAnswer, toolOf } from './calls.ts';
 import type { McpContext } from './context.ts';
 import { RPC, RpcRefusal, type ClientMessage, type JsonRpcId } from './jsonrpc.ts';
 import { relay, upstreamError, type RelayHooks } from './relay.ts';
@@ -57,14 +57,17 @@ export async function postOne(ctx: McpContext, name: string, message: ClientMess
     const server = serverFor(ctx, name);
     const initialize = message.kind === 'request' && message.msg.method === 'initialize';
     const sessionId = initialize ? null : await upstreamSession(ctx, server, false);
-    const req: UpstreamRequest = { method: 'POST', body: JSON.stringify(message.msg), sessionId, protocolVersion: ctx.headers.protocolVersion };
     let hooks: RelayHooks = {};
     if (message.kind === 'request' && message.msg.method === 'tools/list') hooks = { response: filterToolsList(ctx, server) };
     if (message.kind === 'request' && message.msg.method === 'tools/call') {
       const tool = toolOf(ctx, server, message.msg.params?.name, String(message.msg.params?.name));
       if (tool instanceof RpcRefusal) return refusalAnswer(id, tool);
-      hooks = (await chargedHooks(ctx, server, tool)).hooks;
+      const guard = await guardedArguments(ctx, server, tool, message.msg);
+      if (guard instanceof RpcRefusal) return refusalAnswer(id, guard);
+      hooks = (await chargedHooks(ctx, server, tool, {}, guard)).hooks;
     }
+    // After the guardrails: the arguments the upstream gets may have been masked.
+    const req: UpstreamRequest = { method: 'POST', body: JSON.stringify(message.msg), sessionId, protocolVersion: ctx.headers.protocolVersion };
     const seal = async (upstreamId: string | null): Promise<string | undefined> =>
       initialize && upstreamId !== null ? ctx.sessions.start({ servers: { [server.name]: { id: upstreamId, version: null } } }, ctx.keyHash) : undefined;
     return await send(ctx, { server, req, id, hooks, sessionOut: seal });

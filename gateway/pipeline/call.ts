@@ -5,7 +5,8 @@ import { expiresInHeader } from '../contract/key-expiry.ts';
 import { CallGuard } from '../guardrails/call-guard.ts';
 import { guardsFor } from '../guardrails/policy.ts';
 import type { RemoteGuard } from '../guardrails/remote/remote-guard.ts';
-import { remoteGuardOf } from '../guardrails/remote/of-call.ts';
+import { remoteGuardOf, remoteRequest } from '../guardrails/remote/of-call.ts';
+import { guardRequest } from '../guardrails/request-block.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { admit } from './admit.ts';
@@ -86,10 +87,12 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   // Guardrails read (and mask) the request before anything else sees it: a blocked call costs nothing.
   const guards = spec.guardBody ? guardsFor(snapshot, p, spec.endpoint, spec.modelId) : null;
   const guard = guards ? new CallGuard(guards, spec.endpoint, spec.dialect, (f) => deps.metrics.guardrail?.(f)) : null;
-  const grown = guard && spec.guardBody ? guard.request(spec.guardBody) : 0;
+  const trace = deps.trace;
+  if (guard && trace?.guardCheck) guard.traceTo((c) => trace.guardCheck?.(c));
+  const grown = guard && spec.guardBody ? await guardRequest(deps, guard, { spec, p, started }, spec.guardBody) : 0;
   // Remote checks (the clouds' content services, webhooks) after the local ones: they see the masked text.
   const remote = spec.guardBody ? remoteGuardOf(deps, { snapshot, p, spec, client, guard }) : null;
-  const remoteGrown = remote && spec.guardBody ? await remote.guard.request(spec.guardBody) : 0;
+  const remoteGrown = remote && spec.guardBody ? await remoteRequest(deps, remote, { spec, p, started }, spec.guardBody) : 0;
   const local = guard ? guard.sink(sink) : sink;
   const out = remote ? remote.guard.sink(local) : local;
   // Everything the request alone decides is decided before admission, the first target's translation included.
@@ -115,8 +118,9 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard }, client, out);
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
-  const settleCall = settler(deps, hold, events, r, { guardNano: extra });
-  const cached = withCache(remote ? remote.guard.settleAfter(settleCall) : settleCall, plan, async (e) => {
+  const settled = settler(deps, hold, events, r, { guardNano: extra });
+  const answered = guard ? guard.answerBlock.settle(settled) : settled;
+  const cached = withCache(remote ? remote.guard.settleAfter(answered) : answered, plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
   const settle = cached.settle;
@@ -126,13 +130,15 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
     await settle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });
     return;
   }
-  const sig = callSignal(client, deps.lifecycle?.ending);
+  // An answer a guardrail blocks ends the call as a client gone would: the upstream cancelled (guardrails/answer-block.ts).
+  const sig = callSignal(guard ? guard.answerBlock.signal(client) : client, deps.lifecycle?.ending);
   try {
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
     // An answer still being checked (settled first under SVC_SETTLE_DURABILITY) is sent before the call ends.
     await remote?.guard.drained();
   } finally {
     sig.dispose();
+    guard?.answerDone();
   }
   await cached.stored();
   await around?.end();

@@ -6,6 +6,7 @@ import type { Store } from '../state/store.ts';
 import type { StoredResponses } from '../stored-responses/service.ts';
 import type { Dialect } from '../errors/catalog.ts';
 import type { AnswerFacts, Usage } from '../translate/types.ts';
+import type { CheckSpan } from '../guardrails/check-times.ts';
 import type { Endpoint, GuardrailFact, UsageEvent } from '../usage/event.ts';
 import type { ClampReason } from './bound-usage.ts';
 import type { CallLog } from './call-log.ts';
@@ -72,6 +73,8 @@ export interface TracedCall {
 export interface CallTrace {
   attempt(model: CompiledModel, target: CompiledTarget): AttemptTrace;
   outcome(e: UsageEvent): void;
+  /** A guardrail check of the call, once its stage is over (gateway/guardrails/check-times.ts): a child span. */
+  guardCheck?(c: CheckSpan): void;
   /** The trace's id when it is sampled (an exemplar of the call's latency), else null. */
   traceId(): string | null;
   /** `err`: what the call threw before its answer started, if anything. */

@@ -107,6 +107,8 @@ function hitSettler(deps: GatewayDeps, hold: Hold, events: CallEvents, hit: HitC
  */
 export function refusedInput(o: Outcome): boolean {
   if (o.usage.inputTokens !== 0 || o.usage.outputTokens !== 0) return false;
+  // An answer a guardrail blocked was produced (guardrails/answer-block.ts): its slot is kept, as a client's gone mid-stream.
+  if (o.errorCode === 'content_blocked' && o.contacted) return false;
   if (o.status === 499) return !o.contacted;
   return o.status >= 400 && o.status < 500;
 }

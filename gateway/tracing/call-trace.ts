@@ -13,7 +13,9 @@ import { GatewayError } from '../errors/catalog.ts';
 import type { AttemptAnswer, AttemptTrace, CallTrace, CallTracer, TracedCall } from '../pipeline/context.ts';
 import type { Usage } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
+import type { CheckSpan } from '../guardrails/check-times.ts';
 import { inputContent, outputContent, type CapturedInput } from './content.ts';
+import { guardSpan } from './guard-spans.ts';
 
 const propagator = new W3CTraceContextPropagator();
 
@@ -143,6 +145,10 @@ class Trace implements CallTrace {
 
   outcome(e: UsageEvent): void {
     this.event = e;
+  }
+
+  guardCheck(c: CheckSpan): void {
+    guardSpan(this.tracer, this.span, c);
   }
 
   end(err?: unknown): void {

@@ -57,6 +57,19 @@ export const usageEventSchema = z.object({
   cache: z.enum(['hit', 'miss', 'bypass']).optional(),
   cacheSavedNano: nano.min(0).optional(),
   guardrailCostNano: nano.min(0).optional(),
+  guardrails: z
+    .array(
+      z.object({
+        guardrail: z.string().max(253),
+        check: z.string().max(63),
+        action: z.enum(['block', 'mask', 'log']),
+        stage: z.enum(['request', 'response']),
+        kind: z.string().max(128),
+        count: count,
+      }),
+    )
+    .max(1000)
+    .optional(),
 });
 
 export type PoisonReason = 'bad_format' | 'invalid_json' | 'invalid_event' | 'rejected_by_postgres' | 'too_many_deliveries';

@@ -14,6 +14,7 @@ import { scaleStartup } from './scale-startup.ts';
 import { CURVES, scale, type Curve } from './scale.ts';
 import { FULL_POINT_MS, QUICK_POINT_MS } from './scale-common.ts';
 import { leaseBench, leaseTable } from './lease-store.ts';
+import { guardrailCost } from './guardrail-cost.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 import {
@@ -57,6 +58,9 @@ const HELP = `npm run bench [-- options]
                        size, open streams, gateway processes on one Redis, the operator on a real API server); about
                        15 minutes. --quick: each curve's smallest and largest point, short; --max N: stop the keys at N
                        (default 1000000, quick 100000); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator
+  --guardrails         instead of the comparison: the gateway's CPU per chat call with every local guardrail detector on
+                       the request stage beside the same call without a Guardrail, by prompt size (1 to 100 KB), and the
+                       added µs per KB of prompt (--quick: 1 and 10 KB, few calls)
   --scale-startup      instead of the comparison: how long writing the config to Redis takes (applyConfig), with
                        --keys N keys (default 50000), on one redis-server and (with --cluster) on a Redis Cluster
   -h, --help           this help
@@ -194,6 +198,7 @@ async function main(): Promise<void> {
       max: { type: 'string' },
       curves: { type: 'string' },
       leases: { type: 'boolean' },
+      guardrails: { type: 'boolean' },
       keys: { type: 'string' },
       cluster: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -229,6 +234,10 @@ Mode: scale${quick ? ', quick' : ''}, ${seconds} s
 ${r.text}
 `);
     if (r.failed > 0) process.exitCode = 1;
+    return;
+  }
+  if (values.guardrails) {
+    process.stdout.write(`${header}\n\n${await guardrailCost(values.quick === true, log)}\n`);
     return;
   }
   if (values.leases) {

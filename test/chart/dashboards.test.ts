@@ -81,6 +81,23 @@ async function toolCall(url: string, key: string, args: Record<string, unknown>)
   if (body.result?.isError) mcp.toolErrors++;
 }
 
+/** Calls a Guardrail matches: two emails masked in one call, a secret blocked in another (each one usage event). */
+async function guardedCalls(url: string, key: string, i: number): Promise<void> {
+  for (const [content, status] of [
+    [`write to jane${i}@example.com and joe${i}@example.com`, 200],
+    [`deploy with AKIAZ7Q3XKQ4PLMNB2WE (${i})`, 400],
+  ] as const) {
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'guarded-m', messages: [{ role: 'user', content }] }),
+    });
+    await res.arrayBuffer();
+    expect(res.status).toBe(status);
+    otherKinds++;
+  }
+}
+
 beforeAll(async () => {
   const [primary, secondary, backup] = await Promise.all([startFakeUpstream('primary'), startFakeUpstream('secondary'), startFakeUpstream('backup')]);
   u = { primary, secondary, backup };
@@ -99,6 +116,19 @@ beforeAll(async () => {
       route('text-m', [{ name: 'mock-text', provider: 'mock' }], { type: 'completions' }),
       route('rerank-m', [{ name: 'mock-rerank', provider: 'mock' }], { type: 'rerank', pricing: { inputPerMTokUsd: 0.05, perSearchUnitUsd: 0.002 } }),
       route('moderation-m', [{ name: 'mock-moderation', provider: 'mock' }], { type: 'moderation', pricing: { inputPerMTokUsd: 0.1 } }),
+      route('guarded-m', [{ name: 'mock-guarded', provider: 'mock' }]),
+      {
+        apiVersion: 'gateway.svc.dev/v1alpha1',
+        kind: 'Guardrail',
+        metadata: { name: 'company-data' },
+        spec: {
+          selector: { models: ['guarded-m'] },
+          checks: [
+            { detector: 'secrets', action: 'block' },
+            { detector: 'email', action: 'mask' },
+          ],
+        },
+      },
     ]),
     REDIS_URL: redis.url,
     SVC_REDIS_PREFIX: redis.prefix,
@@ -114,6 +144,7 @@ beforeAll(async () => {
     for (let i = 0; i < 3; i++) await toolCall(gw.url, m.keys.a1, { a: i, b: 2 });
     await toolCall(gw.url, m.keys.a1, { a: 'not a number', b: 2 });
     for (let i = 0; i < 2; i++) await otherKindCalls(gw.url, m.keys.a2, i);
+    await guardedCalls(gw.url, m.keys.a2, wave);
     const seen = await prom.scrapes();
     await waitFor(async () => (await prom.scrapes()) >= seen + 3, 20_000, 'three more scrapes');
   }
@@ -223,8 +254,8 @@ describe("the chart's alert expressions, against Prometheus scraping a gateway u
     const ledger = (await db.pool.query<{ account: string }>('SELECT account FROM account_ledger ORDER BY account')).rows.map((r) => r.account);
     expect(fired.SvcGatewayAccountBalanceLow?.map((m) => m.account).sort()).toEqual(ledger);
     // The outage rule reads the states this gateway got from its probes: one per target and state (the McpServer's
-    // one, and the completions, rerank and moderation routes' three).
-    expect((await prom.query('count(svc_gateway_upstream_state)'))[0]?.value[1]).toBe(String(7 * 5));
+    // one, the completions, rerank and moderation routes' three, and the guarded route's one).
+    expect((await prom.query('count(svc_gateway_upstream_state)'))[0]?.value[1]).toBe(String(8 * 5));
   });
 });
 
@@ -267,6 +298,10 @@ const EXPECTED: Record<string, string> = {
       coalesce(sum(output_tokens) FILTER (WHERE endpoint <> 'rerank'), 0) AS output_tokens,
       coalesce(sum(output_tokens) FILTER (WHERE endpoint = 'rerank'), 0) AS search_units, sum(cost_usd) AS cost_usd
     FROM usage_events WHERE ${IN_RANGE} GROUP BY 1 ORDER BY cost_usd DESC, kind`,
+  'Guardrail blocks and masks by key': `SELECT account, api_key, g.guardrail, count(*) FILTER (WHERE g.action = 'block') AS blocked,
+      coalesce(sum(g.count) FILTER (WHERE g.action = 'mask'), 0) AS masked, coalesce(sum(g.count) FILTER (WHERE g.action = 'log'), 0) AS logged
+    FROM usage_events, jsonb_to_recordset(guardrails) AS g(guardrail text, action text, count bigint)
+    WHERE ${IN_RANGE} GROUP BY 1, 2, 3 ORDER BY blocked DESC, masked DESC, account, api_key, guardrail`,
   'Fallbacks per day by reason': `SELECT ${DAY}::timestamptz AS time, fallback_reason AS metric, count(*) FILTER (WHERE fallback) AS fallbacks
     FROM usage_events WHERE ${IN_RANGE} AND fallback_reason IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2`,
   'Fallbacks by requested model and reason': `SELECT requested_model, coalesce(served_model, '') AS served_model, fallback_reason AS reason,
@@ -317,6 +352,18 @@ describe('SQL of spend.json, against the real schema', () => {
     expect((byKind.completions?.output_tokens as number) > 0).toBe(true);
     expect(byKind.moderation).toMatchObject({ requests: 4, output_tokens: 0, search_units: 0 });
     expect(byKind.mcp?.requests).toBe(mcp.calls);
+  });
+
+  it('counts the guardrail blocks and masks by key as the calls were made, as the metric does by guardrail and action', async () => {
+    const panel = targets(dashboard('spend'), 'rawSql').find((t) => t.title === 'Guardrail blocks and masks by key');
+    const now = new Date();
+    const rows = normal((await db.pool.query(sql(panel?.text ?? '', new Date(now.getTime() - 86_400_000), now))).rows as Array<Record<string, unknown>>);
+    expect(rows).toEqual([{ account: 'acme', api_key: 'a2', guardrail: 'company-data', blocked: 2, masked: 4, logged: 0 }]);
+    const byAction = await prom.query('sum by (guardrail, action) (svc_gateway_guardrail_matches_total)');
+    expect(Object.fromEntries(byAction.map((s) => [`${s.metric.guardrail}/${s.metric.action}`, Number(s.value[1])]))).toEqual({
+      'company-data/block': 2,
+      'company-data/mask': 4,
+    });
   });
 
   it("agrees with Prometheus: spend, and each account's balance", async () => {

@@ -29,6 +29,8 @@ export type AnthropicBehavior =
       delayMs?: number;
       chunkDelayMs?: number;
       model?: string;
+      /** Streamed: after the first block's deltas, stall (no end): only a gateway that cancels the call ends it. */
+      thenStall?: boolean;
     }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
   | { kind: 'stall' }
@@ -243,6 +245,7 @@ async function stream(fake: Pick<FakeAnthropic, 'served'>, a: StreamArgs): Promi
       return void res.end(`event: error\ndata: ${JSON.stringify(errorBody('overloaded_error', message))}\n\n`);
     }
     const [type, data] = events[i] as [string, object];
+    if (b.kind === 'reply' && b.thenStall && type === 'content_block_stop') return;
     res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
     if (a.chunkDelayMs) await sleep(a.chunkDelayMs);
   }

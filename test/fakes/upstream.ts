@@ -23,6 +23,8 @@ export type Behavior =
       toolCalls?: FakeToolCall[];
       /** Streamed: the content in exactly these pieces (default: split after each space). */
       pieces?: string[];
+      /** Streamed: after the content pieces, stall (no end): only a gateway that cancels the call ends it. */
+      thenStall?: boolean;
     }
   | { kind: 'status'; status: number; body?: unknown; retryAfter?: string }
   | { kind: 'stall' }
@@ -201,6 +203,7 @@ async function stream(fake: FakeUpstream, a: StreamArgs): Promise<void> {
       const message = b.echo ? echoedCredential(a.call) : 'The server had an error while processing your request.';
       return void res.end(`data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: null } })}\n\n`);
     }
+    if (b.kind === 'reply' && b.thenStall && i === 1 + pieces.length) return;
     if ((b.kind === 'cut' || b.kind === 'stall-mid') && i === b.afterChunks) {
       if (b.kind === 'cut') {
         await sleep(30); // let the chunks written so far reach the gateway first

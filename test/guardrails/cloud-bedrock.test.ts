@@ -13,7 +13,7 @@ import type { JsonFake } from '../fakes/guard-services/json-server.ts';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { basics, route, secret } from '../helpers/manifests.ts';
-import { guardrail, guardrailCostOfChars, userCalls } from './cloud-helpers.ts';
+import { expectBlockRecorded, guardrail, guardrailCostOfChars, userCalls } from './cloud-helpers.ts';
 
 const KEYS = { AWS_ACCESS_KEY_ID: 'AKIAFAKEGUARDRAIL001', AWS_SECRET_ACCESS_KEY: 'fake-guardrail-secret-0123456789' };
 const GUARDRAIL = { id: 'gr-abc123xyz', version: '3' };
@@ -116,7 +116,7 @@ describe('bedrock checks', () => {
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as Error).message).toContain('guardrail aws (check bedrock: topic:investment found)');
     expect(userCalls(up).length).toBe(before);
-    expect(gw.sink.events.length).toBe(events);
+    expectBlockRecorded(gw.sink.events, events);
   });
 
   it('blocks in the Anthropic dialect, and blocks an answer', async () => {

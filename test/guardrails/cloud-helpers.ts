@@ -1,8 +1,10 @@
 // What the cloud guardrail tests share: a Guardrail manifest over some models, what a check's calls should have
 // cost at its price (from the texts the fake service received), and the upstream's calls that were not probes.
+import { expect } from 'vitest';
 import type { z } from 'zod';
 import type { GuardrailCheck, guardrailSpec } from '../../crds/schema/index.ts';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
+import type { UsageEvent } from '../../gateway/usage/event.ts';
 import type { FakeUpstream } from '../fakes/upstream.ts';
 import { isProbe } from '../fakes/upstream.ts';
 
@@ -25,5 +27,12 @@ export function guardrailCost(price: { perCallUsd: number; per1kCharactersUsd: n
 }
 
 export const userCalls = (up: FakeUpstream) => up.calls.filter((c) => !isProbe(c));
+
+/** A request a guardrail refused leaves exactly one usage event: 400 content_blocked, nothing charged. */
+export function expectBlockRecorded(events: readonly UsageEvent[], before: number): void {
+  expect(events.length).toBe(before + 1);
+  expect(events.at(-1)).toMatchObject({ status: 400, errorCode: 'content_blocked', costNano: 0, inputTokens: 0, outputTokens: 0 });
+  expect(events.at(-1)!.guardrailCostNano ?? 0).toBe(0);
+}
 
 export type { GuardrailCheck };

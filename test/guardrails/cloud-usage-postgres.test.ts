@@ -1,6 +1,6 @@
 // A remote guardrail check's price reaches the record: a standalone gateway with DATABASE_URL writes the usage row of
 // a call a priced webhook check passed with guardrail_cost_nano (its own column, part of cost_nano); a call the
-// webhook blocked writes no row and costs nothing.
+// webhook blocked is recorded (status 400) and costs nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJsonFake, type JsonFake } from '../fakes/guard-services/json-server.ts';
 import { waitFor } from '../helpers/exporter.ts';
@@ -49,15 +49,18 @@ const call = (content: string) =>
   });
 
 describe('usage_events guardrail_cost_nano', () => {
-  it("records a passed call's check price as its own column, inside cost_nano; a blocked call writes nothing", async () => {
+  it("records a passed call's check price as its own column, inside cost_nano; a blocked call is recorded at cost 0", async () => {
     const blocked = await call('the secret plan');
     expect(blocked.status).toBe(400);
     const ok = await call('hello');
     expect(ok.status).toBe(200);
-    await waitFor(async () => (await db.pool.query('SELECT 1 FROM usage_events')).rowCount === 1, 30_000, '1 row written');
-    const rows = await db.pool.query('SELECT status, guardrail_cost_nano::bigint AS guard, cost_nano::bigint AS cost FROM usage_events');
-    // Two runs (the request and the answer), 0.002 USD each.
-    expect(rows.rows).toEqual([{ status: 200, guard: '4000000', cost: expect.any(String) }]);
+    await waitFor(async () => (await db.pool.query('SELECT 1 FROM usage_events')).rowCount === 2, 30_000, '2 rows written');
+    const rows = await db.pool.query('SELECT status, guardrail_cost_nano::bigint AS guard, cost_nano::bigint AS cost FROM usage_events ORDER BY status');
+    // The pass: two runs (the request and the answer), 0.002 USD each. The block: recorded, nothing charged.
+    expect(rows.rows).toEqual([
+      { status: 200, guard: '4000000', cost: expect.any(String) },
+      { status: 400, guard: '0', cost: '0' },
+    ]);
     expect(BigInt(rows.rows[0].cost)).toBeGreaterThanOrEqual(4_000_000n);
   });
 });

@@ -10,7 +10,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { startJsonFake, type JsonFake, type ServiceCall } from '../fakes/guard-services/json-server.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { basics, route, secret } from '../helpers/manifests.ts';
-import { guardrail, guardrailCost, userCalls } from './cloud-helpers.ts';
+import { expectBlockRecorded, guardrail, guardrailCost, userCalls } from './cloud-helpers.ts';
 
 const TOKEN = 'whk-token-0123456789abcdef';
 let up: FakeUpstream;
@@ -101,7 +101,7 @@ describe('the webhook contract', () => {
     expect(e.costNano).toBeGreaterThanOrEqual(e.guardrailCostNano!);
   });
 
-  it('blocks a request the service refuses: 400 content_blocked naming the guardrail, no upstream call, nothing charged', async () => {
+  it('blocks a request the service refuses: 400 content_blocked naming the guardrail, no upstream call, nothing charged, the block recorded', async () => {
     const before = userCalls(up).length;
     const events = gw.sink.events.length;
     const err = await ask('gpt-closed', 'this is forbidden text').catch((e: unknown) => e);
@@ -112,7 +112,7 @@ describe('the webhook contract', () => {
     expect(e.message).toContain('internal-policy');
     expect(e.message).not.toContain('forbidden text');
     expect(userCalls(up).length).toBe(before);
-    expect(gw.sink.events.length).toBe(events);
+    expectBlockRecorded(gw.sink.events, events);
     const m = await gw.metrics.registry.getSingleMetricAsString('svc_gateway_guardrail_matches_total');
     expect(m).toMatch(/guardrail="team-closed",check="policy",action="block",stage="request",kind="internal-policy"\} 1/);
   });
@@ -202,7 +202,7 @@ describe('failure modes', () => {
     const err = await ask('gpt-stall-closed', 'hello there').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as Error).message).toContain('guardrail stall-closed is unavailable (check policy: timeout)');
-    expect(gw.sink.events.length).toBe(events);
+    expectBlockRecorded(gw.sink.events, events);
   });
 
   it('fails open on a stall: the call passes and the failure is a fact; the failed check is not charged', async () => {

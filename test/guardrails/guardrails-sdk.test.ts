@@ -70,7 +70,11 @@ describe('request checks', () => {
     expect(e.message).not.toContain(AWS_KEY);
     expect((e.error as { code?: string }).code).toBe('content_blocked');
     expect(callsTo(up).length).toBe(before);
-    expect(gw.sink.events.length).toBe(events);
+    // One event records the block (so usage counts it by key and guardrail): nothing charged, never the text.
+    expect(gw.sink.events.length).toBe(events + 1);
+    expect(lastEvent()).toMatchObject({ status: 400, errorCode: 'content_blocked', costNano: 0, inputTokens: 0, outputTokens: 0, upstream: null });
+    expect(lastEvent().guardrails).toEqual([{ guardrail: 'company', check: 'secrets', action: 'block', stage: 'request', kind: 'aws-access-key', count: 1 }]);
+    expect(JSON.stringify(lastEvent())).not.toContain(AWS_KEY);
     const m = await gw.metrics.registry.getSingleMetricAsString('svc_gateway_guardrail_matches_total');
     expect(m).toMatch(/guardrail="company",check="secrets",action="block",stage="request",kind="aws-access-key"\} 1/);
     expect(m).not.toContain(AWS_KEY);

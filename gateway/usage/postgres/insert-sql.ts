@@ -34,6 +34,7 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['billed_unit', 'text', (e) => e.unit ?? null],
   ['billed_units', 'bigint', (e) => e.units ?? 0],
   ['guardrail_cost_nano', 'bigint', (e) => e.guardrailCostNano ?? 0],
+  ['guardrails', 'jsonb', (e) => (e.guardrails && e.guardrails.length > 0 ? JSON.stringify(e.guardrails) : null)],
 ];
 
 const names = COLUMNS.map(([n]) => n).join(', ');
