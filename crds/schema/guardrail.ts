@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { API_VERSION, baseStatus, cel, metadata } from './common.ts';
+import { REMOTE_SERVICES, remoteCheckFields } from './guardrail-remote.ts';
 
 /** The model endpoints whose text a Guardrail reads by default. */
 export const GUARDED_ENDPOINTS = ['chat', 'messages', 'responses', 'completions', 'embeddings'] as const;
@@ -19,12 +20,15 @@ const check = z
       .describe('Names the check in errors, usage facts and metrics (default: the detector).'),
     detector: z
       .enum(['secrets', 'email', 'phone', 'card', 'iban', 'ip', 'national-id', 'regex', 'words'])
+      .optional()
       .describe(
-        'secrets: cloud and service tokens, private keys, JWTs, credentials in URLs; email; phone (international form); card (Luhn-checked); iban (checksum); ip (v4, v6); national-id (Spanish DNI/NIE, US SSN); regex: the patterns below; words: the words below.',
+        'A local detector (exactly one of detector or a remote service per check). secrets: cloud and service tokens, private keys, JWTs, credentials in URLs; email; phone (international form); card (Luhn-checked); iban (checksum); ip (v4, v6); national-id (Spanish DNI/NIE, US SSN); regex: the patterns below; words: the words below.',
       ),
     action: z
       .enum(['block', 'mask', 'log'])
-      .describe('block: refuse the call (400 content_blocked); mask: replace each match with a placeholder such as <EMAIL_1>; log: count and record only.'),
+      .describe(
+        'block: refuse the call (400 content_blocked); mask: replace each match with a placeholder such as <EMAIL_1>; log: count and record only. Remote services take block (their own masks are applied) or log.',
+      ),
     restore: z.boolean().default(false).describe("mask only: put the caller's own values back where the answer repeats a placeholder."),
     highEntropy: z.boolean().default(false).describe('secrets only: also any 32+ character token of high entropy (finds hashes and ids too).'),
     patterns: z
@@ -42,14 +46,32 @@ const check = z
       .optional()
       .describe('regex only.'),
     words: z.array(z.string().min(1).max(200)).max(10_000).optional().describe('words only: whole words or phrases, any case.'),
+    ...remoteCheckFields,
   })
+  .refine((c) => [c.detector, ...REMOTE_SERVICES.map((k) => c[k])].filter((x) => x !== undefined).length === 1, {
+    message: `takes exactly one of detector, ${REMOTE_SERVICES.join(', ')}`,
+  })
+  .refine((c) => c.detector !== undefined || c.action !== 'mask', { message: 'a remote service takes action block or log', path: ['action'] })
   .refine((c) => c.detector !== 'regex' || (c.patterns?.length ?? 0) > 0, { message: 'regex needs patterns', path: ['patterns'] })
   .refine((c) => c.detector !== 'words' || (c.words?.length ?? 0) > 0, { message: 'words needs words', path: ['words'] })
   .refine((c) => !c.restore || c.action === 'mask', { message: 'restore needs action mask', path: ['restore'] })
   .meta(
     cel(
-      { rule: "self.detector != 'regex' || (has(self.patterns) && size(self.patterns) > 0)", message: 'regex needs patterns', fieldPath: '.patterns' },
-      { rule: "self.detector != 'words' || (has(self.words) && size(self.words) > 0)", message: 'words needs words', fieldPath: '.words' },
+      {
+        rule: `(has(self.detector) ? 1 : 0) + ${REMOTE_SERVICES.map((k) => `(has(self.${k}) ? 1 : 0)`).join(' + ')} == 1`,
+        message: `takes exactly one of detector, ${REMOTE_SERVICES.join(', ')}`,
+      },
+      { rule: "has(self.detector) || self.action != 'mask'", message: 'a remote service takes action block or log', fieldPath: '.action' },
+      {
+        rule: "!has(self.detector) || self.detector != 'regex' || (has(self.patterns) && size(self.patterns) > 0)",
+        message: 'regex needs patterns',
+        fieldPath: '.patterns',
+      },
+      {
+        rule: "!has(self.detector) || self.detector != 'words' || (has(self.words) && size(self.words) > 0)",
+        message: 'words needs words',
+        fieldPath: '.words',
+      },
       { rule: "!has(self.restore) || !self.restore || self.action == 'mask'", message: 'restore needs action mask', fieldPath: '.restore' },
     ),
   );
@@ -89,3 +111,5 @@ export const guardrail = z.object({
 
 export type GuardrailCr = z.infer<typeof guardrail>;
 export type GuardrailCheck = z.infer<typeof check>;
+/** One check's schema (tests build checks with it). */
+export const guardrailCheck = check;

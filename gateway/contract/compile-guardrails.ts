@@ -1,11 +1,17 @@
 // Guardrail -> the snapshot's guardrails: the spec as gateways apply it, sorted by name, its regexes checked first.
 // A Guardrail whose regex does not compile (or matches the empty string) is not served, and its status says why.
 import type { GuardrailCr } from '../../crds/schema/index.ts';
+import { compileRemoteChecks, isRemote } from './compile-guardrail-remote.ts';
 import type { Problem } from './problem.ts';
 import type { CompiledGuardrail } from './snapshot.ts';
-import { accepted, type Verdict } from './verdict.ts';
+import { accepted, inScope, type Verdict } from './verdict.ts';
 
-export function compileGuardrails(crs: readonly GuardrailCr[], problems: Problem[]): { guardrails: CompiledGuardrail[]; verdicts: Record<string, Verdict> } {
+export function compileGuardrails(
+  crs: readonly GuardrailCr[],
+  problems: Problem[],
+  secrets: Map<string, Record<string, string>> = new Map(),
+  scope?: string,
+): { guardrails: CompiledGuardrail[]; verdicts: Record<string, Verdict> } {
   const guardrails: CompiledGuardrail[] = [];
   const verdicts: Record<string, Verdict> = {};
   for (const g of crs) {
@@ -17,21 +23,40 @@ export function compileGuardrails(crs: readonly GuardrailCr[], problems: Problem
       continue;
     }
     const { selector, endpoints, stages, checks } = g.spec;
+    const remote = compileRemoteChecks(checks, secrets, inScope(scope));
     guardrails.push({
       name,
       selector: { plans: selector.plans ?? null, accounts: selector.accounts ?? null, keys: selector.keys ?? null, models: selector.models ?? null },
       endpoints: [...endpoints],
       stages: [...stages],
-      checks: checks.map((c) => ({
-        name: c.name ?? c.detector,
-        detector: c.detector,
-        action: c.action,
-        restore: c.restore,
-        highEntropy: c.highEntropy,
-        patterns: c.patterns ?? [],
-        words: c.words ?? [],
-      })),
+      checks: checks.flatMap((c) =>
+        isRemote(c) || !c.detector
+          ? []
+          : [
+              {
+                name: c.name ?? c.detector,
+                detector: c.detector,
+                action: c.action,
+                restore: c.restore,
+                highEntropy: c.highEntropy,
+                patterns: c.patterns ?? [],
+                words: c.words ?? [],
+              },
+            ],
+      ),
+      ...(remote.remote.length > 0 ? { remote: remote.remote } : {}),
     });
+    if (remote.missing) {
+      problems.push({ object: `Guardrail/${name}`, field: 'spec.checks', message: remote.missing });
+      // Served all the same: the check's calls fail without their credential and its failure mode decides.
+      verdicts[name] = {
+        ready: false,
+        served: true,
+        reason: 'MissingSecret',
+        message: `${remote.missing}; its check fails until it exists (failure mode applies).`,
+      };
+      continue;
+    }
     verdicts[name] = accepted(`${checks.length} check${checks.length === 1 ? '' : 's'} published to the gateways.`);
   }
   return { guardrails, verdicts };

@@ -187,7 +187,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
   const routes = compileModels(sortByName(set.modelRoutes), secrets, opts.scope, problems);
   const mcp = compileMcpServers(sortByName(set.mcpServers ?? []), secrets, opts.scope, problems);
   const mcpServers = Object.keys(mcp.servers).length > 0 ? { mcpServers: mcp.servers } : {};
-  const guards = compileGuardrails(sortByName(set.guardrails ?? []), problems);
+  const guards = compileGuardrails(sortByName(set.guardrails ?? []), problems, secrets, opts.scope);
   const guardrails = guards.guardrails.length > 0 ? { guardrails: guards.guardrails } : {};
   const body = { schema: SNAPSHOT_SCHEMA, plans, accounts, models: routes.models, ...mcpServers, ...guardrails } as const;
   const version = createHash('sha256').update(canonicalJson(body)).digest('hex').slice(0, 16);

@@ -147,7 +147,8 @@ function mapValues(snap: Snapshot, f: (value: string, aad: string) => string): S
       },
     ]),
   );
-  if (!snap.mcpServers) return { ...snap, models };
+  const guarded = sealGuardrails(snap, f);
+  if (!snap.mcpServers) return { ...snap, models, ...guarded };
   // An McpServer's header values, bound to "mcp/<server>/<header>" so none can be moved to another server; its OAuth
   // client secret to "mcp/<server>/oauth" (no header is named that: header names cannot hold a slash).
   const mcpServers = Object.fromEntries(
@@ -164,7 +165,25 @@ function mapValues(snap: Snapshot, f: (value: string, aad: string) => string): S
       },
     ]),
   );
-  return { ...snap, models, mcpServers };
+  return { ...snap, models, mcpServers, ...guarded };
+}
+
+/** A Guardrail's remote check credentials, bound to "guardrail/<guardrail>/<check>". */
+function sealGuardrails(snap: Snapshot, f: (value: string, aad: string) => string): Pick<Snapshot, 'guardrails'> | object {
+  if (!snap.guardrails?.some((g) => g.remote)) return {};
+  const guardrails = snap.guardrails.map((g) =>
+    g.remote
+      ? {
+          ...g,
+          remote: g.remote.map((c) =>
+            c.credential.kind === 'value' || c.credential.kind === 'bundle'
+              ? { ...c, credential: { kind: c.credential.kind, value: f(c.credential.value, `guardrail/${g.name}/${c.name}`) } }
+              : c,
+          ),
+        }
+      : g,
+  );
+  return { guardrails };
 }
 
 /** The snapshot with every clear credential value sealed (values sealed already are kept). */

@@ -138,6 +138,36 @@ export const compiledAccount = z.object({
   keyPolicy: z.object({ maxKeyAgeDays: z.number().int().optional(), requireExpiry: z.boolean() }).optional(),
 });
 
+/**
+ * A Guardrail's remote check (gateway/guardrails/remote/): the service's endpoint and settings, its credential (sealed
+ * at rest like a target's), its timeout, failure mode and price (nano-USD per call, per 1,000 characters sent).
+ */
+export const compiledRemoteCheck = z.object({
+  name: z.string(),
+  action: z.enum(['block', 'log']),
+  timeoutMs: z.number().int(),
+  failure: z.enum(['open', 'closed']),
+  perCallNano: z.number().int(),
+  per1kCharsNano: z.number().int(),
+  credential: credentialRef,
+  /** Set when its Secret (or the key in it) is missing: the check fails at once and its failure mode decides. */
+  credentialMissing: z.literal(true).optional(),
+  service: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('bedrock'), guardrailIdentifier: z.string(), guardrailVersion: z.string(), region: z.string(), baseUrl: z.string().nullable() }),
+    z.object({
+      kind: z.literal('azure-content-safety'),
+      endpoint: z.string(),
+      apiVersion: z.string(),
+      analyze: z.object({ categories: z.array(z.string()), severityThreshold: z.number().int() }).nullable(),
+      promptShields: z.boolean(),
+    }),
+    z.object({ kind: z.literal('openai-moderation'), baseUrl: z.string(), model: z.string(), categories: z.array(z.string()).nullable() }),
+    z.object({ kind: z.literal('model-armor'), project: z.string(), location: z.string(), template: z.string(), baseUrl: z.string().nullable() }),
+    z.object({ kind: z.literal('webhook'), url: z.string() }),
+  ]),
+});
+export type CompiledRemoteCheck = z.infer<typeof compiledRemoteCheck>;
+
 /** A Guardrail as gateways apply it (gateway/guardrails/); selector lists are globs, null: every name. */
 export const compiledGuardrail = z.object({
   name: z.string(),
@@ -160,6 +190,8 @@ export const compiledGuardrail = z.object({
       words: z.array(z.string()),
     }),
   ),
+  /** The remote checks (services called over the network); absent when none, so other snapshots hash as before. */
+  remote: z.array(compiledRemoteCheck).optional(),
 });
 export type CompiledGuardrail = z.infer<typeof compiledGuardrail>;
 

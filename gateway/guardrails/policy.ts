@@ -52,6 +52,16 @@ function buildAll(snapshot: Snapshot): Built[] {
 
 const covers = (list: readonly string[] | null, name: string): boolean => list === null || matchesAny(list, name);
 
+/** The guardrail's name for an endpoint it can read (none: it reads no text there). */
+export const guardedEndpoint = (endpoint: Endpoint): CompiledGuardrail['endpoints'][number] | undefined => ENDPOINT_NAMES[endpoint];
+
+/** Whether a guardrail covers this call (its endpoint given as the guardrail names it). */
+export function coversCall(g: CompiledGuardrail, p: Principal, e: CompiledGuardrail['endpoints'][number], modelId: string): boolean {
+  const s = g.selector;
+  if (!g.endpoints.includes(e)) return false;
+  return covers(s.plans, p.plan.name) && covers(s.accounts, p.account.name) && covers(s.keys, p.key.name) && covers(s.models, modelId);
+}
+
 /** The checks of this call, or null when none cover it (the common case: nothing else is done). */
 export function guardsFor(snapshot: Snapshot, p: Principal, endpoint: Endpoint, modelId: string): CallGuards | null {
   if (!snapshot.guardrails) return null;
@@ -59,9 +69,7 @@ export function guardsFor(snapshot: Snapshot, p: Principal, endpoint: Endpoint, 
   if (!e) return null;
   const out: CallGuards = { request: [], response: [] };
   for (const { g, checks } of buildAll(snapshot)) {
-    const s = g.selector;
-    if (!g.endpoints.includes(e)) continue;
-    if (!covers(s.plans, p.plan.name) || !covers(s.accounts, p.account.name) || !covers(s.keys, p.key.name) || !covers(s.models, modelId)) continue;
+    if (!coversCall(g, p, e, modelId)) continue;
     if (g.stages.includes('request')) out.request.push(...checks);
     if (g.stages.includes('response')) out.response.push(...checks);
   }

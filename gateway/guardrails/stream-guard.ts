@@ -239,8 +239,8 @@ function channelOfResponses(obj: Obj): string {
   return `r${String(obj.item_id ?? obj.output_index)}.${String(obj.content_index ?? 'a')}`;
 }
 
-/** The text deltas an event carries, by channel, with how to write a new text into an event of its kind. */
-function deltasOf(endpoint: Endpoint, dialect: Dialect, obj: Obj): Delta[] {
+/** The text deltas an event carries, by channel, with how to write a new text into an event of its kind (remote/stream.ts reads them too). */
+export function deltasOf(endpoint: Endpoint, dialect: Dialect, obj: Obj): Delta[] {
   if (dialect === 'anthropic') {
     const d = obj.delta as Obj | undefined;
     if (obj.type !== 'content_block_delta' || !d) return [];

@@ -4,6 +4,8 @@
 import { expiresInHeader } from '../contract/key-expiry.ts';
 import { CallGuard } from '../guardrails/call-guard.ts';
 import { guardsFor } from '../guardrails/policy.ts';
+import type { RemoteGuard } from '../guardrails/remote/remote-guard.ts';
+import { remoteGuardOf, remoteRequest } from '../guardrails/remote/of-call.ts';
 import { guardRequest } from '../guardrails/request-block.ts';
 import { NO_USAGE } from '../translate/types.ts';
 import type { UsageEvent } from '../usage/event.ts';
@@ -88,12 +90,16 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const trace = deps.trace;
   if (guard && trace?.guardCheck) guard.traceTo((c) => trace.guardCheck?.(c));
   const grown = guard && spec.guardBody ? await guardRequest(deps, guard, { spec, p, started }, spec.guardBody) : 0;
-  const out = guard ? guard.sink(sink) : sink;
+  // Remote checks (the clouds' content services, webhooks) after the local ones: they see the masked text.
+  const remote = spec.guardBody ? remoteGuardOf(deps, { snapshot, p, spec, client, guard }) : null;
+  const remoteGrown = remote && spec.guardBody ? await remoteRequest(deps, remote, { spec, p, started }, spec.guardBody) : 0;
+  const local = guard ? guard.sink(sink) : sink;
+  const out = remote ? remote.guard.sink(local) : local;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
   const first = chain[0] ? prepareFirst(chain[0], translationFor, deps.providers) : null;
   const r = reserve(chain, {
-    inputBytes: spec.inputBytes + grown,
+    inputBytes: spec.inputBytes + grown + remoteGrown,
     extraInputTokens: spec.extraInputTokens ?? 0,
     maxTokens: spec.maxTokens,
     choices: spec.choices ?? 1,
@@ -102,16 +108,19 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   });
   // The response cache is read before admission (what a hit holds depends on it) and used only after it: the key,
   // its limits, budget and balance are checked for a hit as for any call.
+  if (remote) r.holdNano += remote.guard.holdNano(r.outputTokens);
   const plan = cachePlan(spec, chain[0], p.account.name, headers);
   const entry = plan?.state === 'lookup' ? await readCache(deps, p.account.name, plan) : null;
   // A client gone before admission costs nothing and is not admitted.
   if (client.aborted) return;
-  const events = callEvents(spec, p, started, deps.now, guard?.facts);
-  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm }, client, out);
+  const events = callEvents(spec, p, started, deps.now, guard?.facts ?? remote?.facts);
+  const extra = remote ? () => remote.guard.costNano : undefined;
+  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard }, client, out);
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
-  const settled = settler(deps, hold, events, r);
-  const cached = withCache(guard ? guard.answerBlock.settle(settled) : settled, plan, async (e) => {
+  const settled = settler(deps, hold, events, r, { guardNano: extra });
+  const answered = guard ? guard.answerBlock.settle(settled) : settled;
+  const cached = withCache(remote ? remote.guard.settleAfter(answered) : answered, plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
   const settle = cached.settle;
@@ -125,6 +134,8 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const sig = callSignal(guard ? guard.answerBlock.signal(client) : client, deps.lifecycle?.ending);
   try {
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
+    // An answer still being checked (settled first under SVC_SETTLE_DURABILITY) is sent before the call ends.
+    await remote?.guard.drained();
   } finally {
     sig.dispose();
     guard?.answerDone();
@@ -161,6 +172,8 @@ interface HitInput {
   keys: KeyCache;
   entry: CacheEntry;
   ppm: number;
+  /** The call's remote checks: a hit's answer goes through them as a miss's does. */
+  remote?: RemoteGuard;
 }
 
 /**
@@ -172,8 +185,9 @@ async function hitCall(deps: GatewayDeps, h: HitInput, client: AbortSignal, sink
   const charge = hitCost(h.entry.costNano, h.ppm);
   const r: Reservation = { ...h.r, inputTokens: 0, outputTokens: 0, holdNano: Math.max(h.r.holdNano, charge.costNano) };
   const hold = await admit(deps, h.p, r, h.events, h.keys);
-  const settle = settler(deps, hold, h.events, r, charge);
-  const hitSettle: Settle = (o) => settle({ ...o, cache: 'hit' });
+  const settle = settler(deps, hold, h.events, r, { hit: charge, guardNano: h.remote ? () => h.remote!.costNano : undefined });
+  const plain: Settle = (o) => settle({ ...o, cache: 'hit' });
+  const hitSettle = h.remote ? h.remote.settleAfter(plain) : plain;
   // Gone before anything was served: nothing charged, the slot given back (the outcome has no `hit`).
   if (client.aborted) {
     await hitSettle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });

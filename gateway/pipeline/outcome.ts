@@ -32,6 +32,8 @@ export interface UsageFlags {
   clamped: boolean;
   /** A cache hit: the original call's cost minus this one's. */
   cacheSavedNano?: number;
+  /** The part of the cost that paid the call's remote guardrail checks (set only on calls that have some). */
+  guardrailCostNano?: number;
 }
 
 /** The usage event of one call; its id is made once, before admission, and names the hold too. */
@@ -79,6 +81,7 @@ export function callEvents(spec: EventSpec, p: Principal, started: number, now: 
       usageClamped: flags?.clamped ?? false,
       ...(o.cache ? { cache: o.cache } : {}),
       ...(flags?.cacheSavedNano !== undefined ? { cacheSavedNano: flags.cacheSavedNano } : {}),
+      ...(flags?.guardrailCostNano !== undefined ? { guardrailCostNano: flags.guardrailCostNano } : {}),
       ...(guardFacts && guardFacts.length > 0 ? { guardrails: guardFacts.map((f) => ({ ...f })) } : {}),
     }),
   };

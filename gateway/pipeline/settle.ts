@@ -19,8 +19,14 @@ export interface HitCharge {
   savedNano: number;
 }
 
-export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Reservation, hit?: HitCharge): Settle {
-  if (hit) return hitSettler(deps, hold, events, hit);
+/**
+ * `hit`: a cache hit's charge. `guardNano`, when given, says what the call's remote guardrail checks cost
+ * (gateway/guardrails/remote/): added to the charge of a served call, within the hold, and shown on the event as
+ * guardrailCostNano.
+ */
+export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Reservation, extra: { hit?: HitCharge; guardNano?: () => number } = {}): Settle {
+  const { hit, guardNano } = extra;
+  if (hit) return hitSettler(deps, hold, events, hit, guardNano);
   return async (o) => {
     const served = o.route?.model;
     const bounds = { input: inputBound(r.demand), output: served ? outputBound(served, r.demand) : 0 };
@@ -33,9 +39,15 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Re
       : served.type === 'image'
         ? imageCostNano(served, usage, o.usage, r.demand.image ?? { n: 1, size: null, quality: null })
         : Math.min(costNano(usage.inputTokens, usage.outputTokens, served), MAX_AMOUNT);
+    const guard = served && guardNano ? Math.min(guardNano(), Math.max(0, hold.holdNano - cost)) : 0;
+    cost += guard;
     // Unreachable while the bounds hold (the hold is the dearest model's cost at those bounds); the last guard.
     if (cost > hold.holdNano) cost = hold.holdNano;
-    const e = events.of({ ...o, usage }, cost, { estimated: charged.estimated, clamped: charged.clamped.length > 0 });
+    const e = events.of({ ...o, usage }, cost, {
+      estimated: charged.estimated,
+      clamped: charged.clamped.length > 0,
+      ...(guardNano ? { guardrailCostNano: guard } : {}),
+    });
     for (const reason of charged.clamped) deps.metrics.usageClamped?.(reason);
     if (charged.clamped.length > 0) {
       deps.log.warn(
@@ -70,13 +82,15 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Re
  * the original's) charged, one usage event with the tokens the original call reported. It takes no TPM: its window
  * entry settles at 0 tokens (its RPM slot stays taken).
  */
-function hitSettler(deps: GatewayDeps, hold: Hold, events: CallEvents, hit: HitCharge): Settle {
+function hitSettler(deps: GatewayDeps, hold: Hold, events: CallEvents, hit: HitCharge, guardNano?: () => number): Settle {
   return async (o) => {
     // Nothing served (the client left first): nothing charged, nothing saved, the RPM slot given back.
     const served = o.hit !== undefined;
-    const cost = served ? Math.min(hit.costNano, hold.holdNano) : 0;
-    const saved = served ? hit.savedNano + (hit.costNano - cost) : 0;
-    const e = events.of(o, cost, { estimated: false, clamped: false, cacheSavedNano: saved });
+    const hitCost = served ? Math.min(hit.costNano, hold.holdNano) : 0;
+    const saved = served ? hit.savedNano + (hit.costNano - hitCost) : 0;
+    const guard = served && guardNano ? Math.min(guardNano(), hold.holdNano - hitCost) : 0;
+    const cost = hitCost + guard;
+    const e = events.of(o, cost, { estimated: false, clamped: false, cacheSavedNano: saved, ...(guardNano ? { guardrailCostNano: guard } : {}) });
     deps.metrics.observe(e);
     try {
       await deps.store.settle(hold, { costNano: cost, tokens: 0, event: e, freeSlot: !served });

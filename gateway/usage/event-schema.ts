@@ -57,6 +57,7 @@ export const usageEventSchema = z.object({
   batch: z.boolean().optional(),
   cache: z.enum(['hit', 'miss', 'bypass']).optional(),
   cacheSavedNano: nano.min(0).optional(),
+  guardrailCostNano: nano.min(0).optional(),
   guardrails: z
     .array(
       z.object({

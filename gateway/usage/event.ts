@@ -62,6 +62,11 @@ export interface UsageEvent {
   cacheSavedNano?: number;
   /** What the guardrails found and did (gateway/guardrails/): guardrail, check, action, stage, kind, count; never the text. */
   guardrails?: GuardrailFact[];
+  /**
+   * The part of costNano that paid the remote guardrail checks (the clouds' content services, webhooks) at their
+   * Guardrail's price; absent on calls that ran none.
+   */
+  guardrailCostNano?: number;
 }
 
 export interface GuardrailFact {

@@ -105,7 +105,7 @@ describe('kubectl get', () => {
   it('finds every kind by short name and by the svc-gateway category', async () => {
     const ns = await createNamespace(cp);
     for (const f of validFixtures()) await kubectlOk(cp, ['create', '-n', ns, '-f', '-'], f.yaml);
-    const byShortName = await kubectlOk(cp, ['get', '-n', ns, 'pln,acct,ak,mr,inc,mcp', '-o', 'name']);
+    const byShortName = await kubectlOk(cp, ['get', '-n', ns, 'pln,acct,ak,mr,inc,mcp,gr', '-o', 'name']);
     const byCategory = await kubectlOk(cp, ['get', '-n', ns, 'svc-gateway', '-o', 'name']);
     const expected = validFixtures()
       .map((f) => `${f.doc.kind.toLowerCase()}.gateway.svc.dev/${f.doc.metadata.name}`)

@@ -33,6 +33,7 @@ const COLUMNS: Array<[string, string, (e: UsageEvent) => unknown]> = [
   ['cache_saved_nano', 'bigint', (e) => e.cacheSavedNano ?? 0],
   ['billed_unit', 'text', (e) => e.unit ?? null],
   ['billed_units', 'bigint', (e) => e.units ?? 0],
+  ['guardrail_cost_nano', 'bigint', (e) => e.guardrailCostNano ?? 0],
   ['guardrails', 'jsonb', (e) => (e.guardrails && e.guardrails.length > 0 ? JSON.stringify(e.guardrails) : null)],
   ['batch', 'boolean', (e) => e.batch ?? false],
 ];
