@@ -2,15 +2,7 @@
 // knows of the request (never the form's secrets, the session, a token or a key): the person's user name and IdP
 // subject, the action, the account and key name, the client address (after the trust-proxy setting) and the user agent.
 
-export const AUDIT_ACTIONS = [
-  'sign-in',
-  'sign-out',
-  'key-created',
-  'key-rotated',
-  'key-revoked',
-  'checkout-started',
-  'statement-downloaded',
-] as const;
+export const AUDIT_ACTIONS = ['sign-in', 'sign-out', 'key-created', 'key-rotated', 'key-revoked', 'checkout-started', 'statement-downloaded'] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -76,8 +76,7 @@ export class AuditTrail {
 
   /** Sweeps now and then hourly; stop() ends it. */
   start(): void {
-    const run = (): void =>
-      void this.sweep().catch((err: unknown) => this.log.warn({ err }, 'Console audit sweep failed (tried again within the hour)'));
+    const run = (): void => void this.sweep().catch((err: unknown) => this.log.warn({ err }, 'Console audit sweep failed (tried again within the hour)'));
     run();
     this.timer = setInterval(run, SWEEP_EVERY_MS);
     this.timer.unref();

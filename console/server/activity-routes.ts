@@ -24,7 +24,11 @@ async function load(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply)
   const scope = asked === undefined || asked === '' ? may[0] : asked;
   if (scope === undefined) throw new Forbidden('You may not see the activity of any account. Ask your platform team for the view-activity verb on accounts.');
   if (!may.includes(scope)) {
-    throw new Forbidden(scope === CONSOLE_WIDE ? 'You may not see the console-wide sign-ins: that takes view-activity on every account.' : `You may not see the activity of account ${scope}.`);
+    throw new Forbidden(
+      scope === CONSOLE_WIDE
+        ? 'You may not see the console-wide sign-ins: that takes view-activity on every account.'
+        : `You may not see the activity of account ${scope}.`,
+    );
   }
   const params = readActivityParams(queryOf(req), scope);
   if ('error' in params) {
@@ -39,11 +43,7 @@ export function activityRoutes(app: FastifyInstance, deps: ConsoleDeps, trail: A
     const v = await load(deps, req, reply);
     if (!v) return reply;
     const records = await trail.query(filterOf(v.params), (v.params.page - 1) * ACTIVITY_PAGE_SIZE, ACTIVITY_PAGE_SIZE);
-    return sendHtml(
-      reply,
-      200,
-      activityPage({ user: userOf(req), ...v, records, retentionDays: trail.retentionDays, storedIn: trail.store.kind }),
-    );
+    return sendHtml(reply, 200, activityPage({ user: userOf(req), ...v, records, retentionDays: trail.retentionDays, storedIn: trail.store.kind }));
   });
 
   app.get('/dashboard/activity.csv', async (req, reply) => {
@@ -51,7 +51,10 @@ export function activityRoutes(app: FastifyInstance, deps: ConsoleDeps, trail: A
     if (!v) return reply;
     const { rows } = await trail.query(filterOf(v.params), 0, CSV_MAX);
     const p = v.params;
-    const name = `activity-${p.scope === CONSOLE_WIDE ? 'console' : p.scope}${p.from ? `-${p.from}` : ''}${p.to ? `-${p.to}` : ''}.csv`.replace(/[^A-Za-z0-9._-]/g, '_');
+    const name = `activity-${p.scope === CONSOLE_WIDE ? 'console' : p.scope}${p.from ? `-${p.from}` : ''}${p.to ? `-${p.to}` : ''}.csv`.replace(
+      /[^A-Za-z0-9._-]/g,
+      '_',
+    );
     return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(auditCsv(rows));
   });
 }

@@ -88,20 +88,26 @@ export function billingRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   });
 
   // A monthly statement, as PDF or CSV: the same manage-billing check as the page, on the server.
-  app.get<{ Params: { file: string } }>('/dashboard/billing/statements/:file', { config: { audit: { action: 'statement-downloaded' } } }, async (req, reply) => {
-    const m = /^(\d{4}-\d{2})\.(csv|pdf)$/.exec(req.params.file);
-    const month = m?.[1] ?? '';
-    const q = queryOf(req);
-    const { account } = await pick(deps, req, q.account);
-    noteAudit(req, { account, object: req.params.file.slice(0, 40) });
-    const paper = paperOf(q.paper ?? 'a4');
-    if (!m || !monthRange(month) || !b.statements || !paper) return reply.code(404).type('text/plain; charset=utf-8').send('No such statement.');
-    await b.copyToPostgres?.(account).catch((err: unknown) => req.log.warn({ err, account }, 'Payments not copied to Postgres before the statement'));
-    const s = buildStatement(account, month, (await b.accountBilling?.(account)) ?? null, await b.statements.month(account, month));
-    const name = `statement-${account}-${month}.${m[2]}`;
-    reply.header('content-disposition', `attachment; filename="${name}"`).header('cache-control', 'no-store');
-    return m[2] === 'pdf' ? reply.type('application/pdf').send(await statementPdf(s, { paper })) : reply.type('text/csv; charset=utf-8').send(statementCsv(s));
-  });
+  app.get<{ Params: { file: string } }>(
+    '/dashboard/billing/statements/:file',
+    { config: { audit: { action: 'statement-downloaded' } } },
+    async (req, reply) => {
+      const m = /^(\d{4}-\d{2})\.(csv|pdf)$/.exec(req.params.file);
+      const month = m?.[1] ?? '';
+      const q = queryOf(req);
+      const { account } = await pick(deps, req, q.account);
+      noteAudit(req, { account, object: req.params.file.slice(0, 40) });
+      const paper = paperOf(q.paper ?? 'a4');
+      if (!m || !monthRange(month) || !b.statements || !paper) return reply.code(404).type('text/plain; charset=utf-8').send('No such statement.');
+      await b.copyToPostgres?.(account).catch((err: unknown) => req.log.warn({ err, account }, 'Payments not copied to Postgres before the statement'));
+      const s = buildStatement(account, month, (await b.accountBilling?.(account)) ?? null, await b.statements.month(account, month));
+      const name = `statement-${account}-${month}.${m[2]}`;
+      reply.header('content-disposition', `attachment; filename="${name}"`).header('cache-control', 'no-store');
+      return m[2] === 'pdf'
+        ? reply.type('application/pdf').send(await statementPdf(s, { paper }))
+        : reply.type('text/csv; charset=utf-8').send(statementCsv(s));
+    },
+  );
 
   app.post('/dashboard/billing/checkout', { config: { audit: { action: 'checkout-started' } } }, async (req, reply) => {
     const form = formOf(req);

@@ -243,7 +243,12 @@ describe('console audit trail and Activity page', () => {
   });
 
   it('refuses the page and the CSV to a person without view-activity, asked for directly too', async () => {
-    for (const path of ['/dashboard/activity', '/dashboard/activity?account=demo', '/dashboard/activity.csv?account=demo', '/dashboard/activity.csv?account=*']) {
+    for (const path of [
+      '/dashboard/activity',
+      '/dashboard/activity?account=demo',
+      '/dashboard/activity.csv?account=demo',
+      '/dashboard/activity.csv?account=*',
+    ]) {
       const r = await bob.context.request.get(`${gw.url}${path}`, { maxRedirects: 0 });
       expect(r.status(), path).toBe(403);
       expect(await r.text(), path).not.toContain('alices-key');
@@ -292,7 +297,7 @@ describe('console audit trail and Activity page', () => {
     expect(Number(rows[0]?.n)).toBe(7);
     const idx = await db.pool.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE tablename = 'console_audit'");
     expect(idx.rows.map((r) => r.indexdef).join('\n')).toContain('(account, at DESC, id DESC)');
-    const dump = await db.pool.query<{ t: string }>('SELECT string_agg(c::text, E\'\\n\') AS t FROM console_audit c');
+    const dump = await db.pool.query<{ t: string }>("SELECT string_agg(c::text, E'\\n') AS t FROM console_audit c");
     expectNoSecret(dump.rows[0]?.t ?? '', 'console_audit');
     // The log (npm start prints its demo keys there once, by design): none of the keys, tokens or sessions above.
     expectNoSecret(gw.output(), 'the process log', false);

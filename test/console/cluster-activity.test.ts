@@ -114,7 +114,12 @@ describe('console audit trail, cluster mode', () => {
     const events = await apiKeyEvents();
     const objectName = events.find((e) => e.reason === 'KeyCreated')?.involvedObject.name as string;
     const onIt = events.filter((e) => e.involvedObject.name === objectName).map((e) => `${e.reason}: ${e.message}`);
-    expect(onIt).toEqual(expect.arrayContaining([expect.stringMatching(/^KeyCreated: .* by oidc:alice@example\.com\.$/), 'KeyRevoked: Key revoked in the console by oidc:alice@example.com.']));
+    expect(onIt).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^KeyCreated: .* by oidc:alice@example\.com\.$/),
+        'KeyRevoked: Key revoked in the console by oidc:alice@example.com.',
+      ]),
+    );
     expect(JSON.stringify(events)).not.toContain(key);
     // The object's own name finds them too, as kubectl describe shows them.
     const named = await inst.kubectlOk(['get', 'events', '--field-selector', `involvedObject.kind=ApiKey,involvedObject.name=${objectName}`, '-o', 'name']);
