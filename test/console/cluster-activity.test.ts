@@ -12,6 +12,7 @@ import { until } from '../helpers/until.ts';
 import { consoleIdentity } from './cluster-identity.ts';
 import { startConsoleProcess, type ConsoleProcess } from './console-process.ts';
 import { expectAccessible, launchBrowser } from './browser.ts';
+import { startStripeMock, type StripeMock } from '../billing-stripe/stripe-mock.ts';
 
 const API = 'gateway.svc.dev/v1alpha1';
 const CLIENT = { id: 'svc-console', secret: '' };
@@ -26,15 +27,18 @@ let inst: Installation;
 let idp: TestOidcProvider;
 let console_: ConsoleProcess;
 let browser: Browser;
+let stripe: StripeMock;
+const STRIPE_KEY = 'sk_test_clusterActivity0123456789';
 
 beforeAll(async () => {
-  [cluster, browser, idp] = await Promise.all([
+  [cluster, browser, idp, stripe] = await Promise.all([
     startCluster('console-activity'),
     launchBrowser(),
     startOidcProvider({
       alice: { email: 'alice@example.com', groups: ['team-a'] },
       bob: { email: 'bob@example.com', groups: ['team-b'] },
     }),
+    startStripeMock(),
   ]);
   inst = await install(cluster, 'console-activity');
   await inst.kubectlOk(['apply', '-f', '-'], MANIFESTS.map((m) => JSON.stringify(m)).join('\n---\n'));
@@ -47,6 +51,9 @@ beforeAll(async () => {
   );
   await inst.kubectlOk(['create', 'role', 'team-b-console', '--verb=get', '--resource=accounts.gateway.svc.dev', '--resource-name=team-b']);
   await inst.kubectlOk(['create', 'rolebinding', 'team-b-console', '--role=team-b-console', '--group=oidc:team-b']);
+  // Alice may also add credits to team-a.
+  await inst.kubectlOk(['create', 'role', 'team-a-billing', '--verb=manage-billing', '--resource=accounts.gateway.svc.dev', '--resource-name=team-a']);
+  await inst.kubectlOk(['create', 'rolebinding', 'team-a-billing', '--role=team-a-billing', '--user=oidc:alice@example.com']);
   console_ = await startConsoleProcess({
     KUBECONFIG: kubeconfig,
     WATCH_NAMESPACE: inst.ns,
@@ -60,6 +67,9 @@ beforeAll(async () => {
     SVC_CONSOLE_OIDC_USERNAME_PREFIX: 'oidc:',
     SVC_CONSOLE_OIDC_GROUPS_PREFIX: 'oidc:',
     SVC_CONSOLE_OIDC_NAME: 'Example SSO',
+    STRIPE_SECRET_KEY: STRIPE_KEY,
+    STRIPE_WEBHOOK_SECRET: 'whsec_cluster_activity',
+    STRIPE_API_BASE: stripe.url,
   });
   idp.register(console_.url, CLIENT);
 }, 180_000);
@@ -70,6 +80,7 @@ afterAll(async () => {
   await inst?.stop();
   await cluster?.stop();
   await idp?.stop();
+  await stripe?.stop();
 });
 
 async function signInAs(login: string): Promise<Page> {
@@ -140,6 +151,33 @@ describe('console audit trail, cluster mode', () => {
     await expectAccessible(alice, 'the Activity page in a cluster');
     // Her Role names team-a: the console-wide sign-ins need view-activity on every account.
     expect((await alice.goto(`${console_.url}/dashboard/activity?account=*`))?.status()).toBe(403);
+  });
+
+  it('makes Add credits an Event on the Account naming the person, and a record', async () => {
+    const alice = await signInAs('alice');
+    await alice.goto(`${console_.url}/dashboard/billing?account=team-a`);
+    const csrf = (await alice.locator('input[name=_csrf]').first().getAttribute('value')) as string;
+    const r = await alice.context().request.post(`${console_.url}/dashboard/billing/checkout`, {
+      form: { _csrf: csrf, account: 'team-a', amount: '25' },
+      maxRedirects: 0,
+    });
+    expect(r.status(), (await r.text()).replace(/<[^>]+>/g, ' ').slice(-600)).toBe(303);
+    const accountEvents = async (): Promise<KubeEvent[]> =>
+      (
+        JSON.parse(await inst.kubectlOk(['get', 'events', '--field-selector', 'involvedObject.kind=Account,involvedObject.name=team-a', '-o', 'json'])) as {
+          items: KubeEvent[];
+        }
+      ).items;
+    await until(async () => (await accountEvents()).some((e) => e.reason === 'CheckoutStarted'), 15_000, 'the CheckoutStarted Event');
+    const e = (await accountEvents()).find((x) => x.reason === 'CheckoutStarted') as KubeEvent;
+    expect(e.message).toMatch(
+      /^checkout-started in the console by oidc:alice@example\.com \(subject alice\) from 127\.0\.0\.1: USD 25\.00, Stripe Checkout Session \S+\.$/,
+    );
+    expect(JSON.stringify(await accountEvents())).not.toContain(STRIPE_KEY);
+    await alice.goto(`${console_.url}/dashboard/activity?account=team-a&action=checkout-started`);
+    await expect(alice.locator('table tbody tr').first().textContent()).resolves.toMatch(
+      /oidc:alice@example\.com.*Checkout started.*success \(303\).*USD 25\.00/s,
+    );
   });
 
   it('refuses the Activity page and CSV without view-activity (SubjectAccessReview)', async () => {
