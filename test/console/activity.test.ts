@@ -285,7 +285,7 @@ describe('console audit trail and Activity page', () => {
     expect(lines).toContain(`  admin sign-in refused 401 ${stranger.ip}`);
     // The formula is written as text (a leading apostrophe), for both the sign-in and the sign-out.
     expect(csv.filter((r) => r.person === `'${FORMULA_NAME}`).map((r) => r.action)).toEqual(['sign-out', 'sign-in']);
-    expect(csv.some((r) => r.person.startsWith('='))).toBe(false);
+    expect(csv.some((r) => (r.person ?? '').startsWith('='))).toBe(false);
     expectNoSecret(JSON.stringify(csv), 'the console-wide CSV');
     // Carol's scopes: every account and the console-wide records.
     await expect(carol.page.getByLabel('Account').locator('option').allTextContents()).resolves.toContain('Sign-ins (whole console)');
