@@ -27,6 +27,8 @@ import { MemoryUsageSource } from './usage/memory-source.ts';
 import { PostgresUsageSource } from './usage/postgres-source.ts';
 import { fastifyTrustProxy, trustProxyFromEnv } from '../gateway/contract/trust-proxy.ts';
 import type { UsageSource } from './usage/report.ts';
+import { auditTrailFromEnv } from './audit/wiring.ts';
+import { KubeAuditAnnouncer } from './audit/kube-announcer.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -96,6 +98,9 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
     );
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'redis unreachable' });
   });
+  // Who did what (the Activity page): Postgres when set, Events on the Account objects for billing actions.
+  const audit = auditTrailFromEnv(env, { pool, log: app.log, announcer: new KubeAuditAnnouncer(kube) });
+  audit.start();
   const billing = clusterBilling(env, redis, prefix, () => keys.accounts());
   await app.register(billingWebhookPlugin(billing));
   await app.register(
@@ -117,6 +122,7 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
       sessions: new RedisSessions(redis, prefix, ttl),
       signInLimit: new RedisSignInLimit(redis, prefix),
       apiBaseUrl: env.SVC_API_BASE_URL || undefined,
+      audit,
     }),
   );
   // Rotations' grace periods end on time even when nobody opens the page (every replica may do it: idempotent).
@@ -159,6 +165,7 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
     sla: sla?.job ?? null,
     stop: async () => {
       clearInterval(timer);
+      audit.stop();
       await sla?.stop();
       status.close();
       await app.close();

@@ -9,7 +9,7 @@ Usage: npm run console -- [--port N]
   (in a checkout after npm ci; the image runs node console/main.ts)
 
 Sign-in is with the company's OpenID provider (SVC_CONSOLE_OIDC_*) or a Kubernetes bearer token (TokenReview);
-rights are Kubernetes RBAC on accounts.gateway.svc.dev/<name> (verbs get, manage-keys, view-usage, manage-billing;
+rights are Kubernetes RBAC on accounts.gateway.svc.dev/<name> (verbs get, manage-keys, view-usage, manage-billing, view-activity;
 SubjectAccessReview, for the OIDC user name and groups with their prefixes). Keys made here are ApiKey objects carrying
 only the key's HMAC; the console's own ServiceAccount writes them (charts/svc-gateway/README.md, "The console", has a
 user's ServiceAccount, Role and RoleBinding).
@@ -36,7 +36,8 @@ Environment:
   SVC_CONSOLE_OIDC_NAME  the provider's name on the sign-in button (single sign-on)
   SVC_CONSOLE_TOKEN_SIGN_IN  0: no token field on the sign-in page, its form refused (1: kept for break-glass use)
   SVC_CONSOLE_SESSION_HOURS  the longest a console session lasts, whatever its tokens say (8)
-  SVC_CONSOLE_OWN_KEYS_MAX  with the create-own-keys verb: unrevoked keys one person may own per account (5)`;
+  SVC_CONSOLE_OWN_KEYS_MAX  with the create-own-keys verb: unrevoked keys one person may own per account (5)
+  SVC_CONSOLE_AUDIT_RETENTION_DAYS  days the audit trail (the Activity page) keeps a record (400)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { help: { type: 'boolean', short: 'h' }, port: { type: 'string' } } });

@@ -24,6 +24,7 @@ import { consolePlugin } from './server/plugin.ts';
 import { MemoryUsageSource } from './usage/memory-source.ts';
 import { PostgresUsageSource } from './usage/postgres-source.ts';
 import type { UsageSource } from './usage/report.ts';
+import { auditTrailFromEnv } from './audit/wiring.ts';
 
 export interface StandaloneConsoleOptions {
   snapshot: Snapshot;
@@ -96,6 +97,11 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   );
   timer.unref();
   const usage = usageSource(o);
+  // Who did what (the Activity page): in Postgres with DATABASE_URL, else this process's memory (and its log).
+  const auditPool = o.env.DATABASE_URL ? createPool(o.env.DATABASE_URL, { max: 2, statementTimeoutMs: 10_000 }) : null;
+  auditPool?.on('error', () => {});
+  const audit = auditTrailFromEnv(o.env, { pool: auditPool, log: app.log });
+  audit.start();
   const billing = standaloneBilling(
     o.env,
     o.snapshot,
@@ -118,11 +124,13 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
       exampleModel: exampleModel(o.snapshot),
       sessions: redis ? new RedisSessions(redis.redis, redis.prefix, ttl) : new MemorySessions(ttl),
       signInLimit: redis ? new RedisSignInLimit(redis.redis, redis.prefix) : new MemorySignInLimit(),
+      audit,
     }),
   );
   app.addHook('onClose', async () => {
     clearInterval(timer);
-    await Promise.all([usage.close(), billing.close?.()]);
+    audit.stop();
+    await Promise.all([usage.close(), billing.close?.(), auditPool?.end().catch(() => {})]);
   });
   return { generatedToken: fromEnv ? null : token, billing, close: usage.close };
 }

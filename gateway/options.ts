@@ -87,6 +87,7 @@ Environment:
   SVC_CONSOLE_TOKEN_SIGN_IN  0: no token field on the sign-in page, its form refused (1: kept for break-glass use)
   SVC_CONSOLE_SESSION_HOURS  the longest a console session lasts, whatever its tokens say (8)
   SVC_CONSOLE_OWN_KEYS_MAX  with the create-own-keys verb: unrevoked keys one person may own per account (5)
+  SVC_CONSOLE_AUDIT_RETENTION_DAYS  days the audit trail (the Activity page) keeps a record (400)
   SVC_CONSOLE_ACCESS_FILE  a YAML file giving OIDC groups and users their accounts and verbs (default: none)
   SVC_CONFIG_POLL_MS     cluster mode: how often to look for a new config besides pub/sub announcements (3000)
   SVC_DRAIN_SECONDS      on SIGTERM: /readyz turns 503 and no new connection is accepted; calls in flight may

@@ -17,7 +17,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import type { Authorizer, Principal, Verb } from './principal.ts';
 
-const VERBS = ['get', 'manage-keys', 'create-own-keys', 'view-usage', 'manage-billing'] as const satisfies readonly Verb[];
+const VERBS = ['get', 'manage-keys', 'create-own-keys', 'view-usage', 'manage-billing', 'view-activity'] as const satisfies readonly Verb[];
 
 const grant = z.object({ accounts: z.array(z.string().min(1)).min(1), verbs: z.array(z.enum(VERBS)).min(1) }).strict();
 const grants = z.record(z.string().min(1), z.array(grant));

@@ -1,5 +1,5 @@
 // Who is signed in. The admin (standalone) may do everything; a Kubernetes user's rights are asked per account.
-export type Verb = 'get' | 'manage-keys' | 'create-own-keys' | 'view-usage' | 'manage-billing';
+export type Verb = 'get' | 'manage-keys' | 'create-own-keys' | 'view-usage' | 'manage-billing' | 'view-activity';
 
 export type Principal = { kind: 'admin' } | { kind: 'user'; username: string; uid: string; groups: string[]; extra: Record<string, string[]> };
 

@@ -6,13 +6,13 @@ export interface Shell {
   title: string;
   /** Signed-in user's name and CSRF token; absent on the sign-in page. */
   user?: { name: string; csrf: string };
-  nav?: 'keys' | 'usage' | 'billing';
+  nav?: 'keys' | 'usage' | 'billing' | 'activity';
 }
 
 export function page(s: Shell, body: Html): Html {
   const link = (href: string, label: string, id: Shell['nav']): Html => html`<a href="${href}"${s.nav === id ? html` aria-current="page"` : ''}>${label}</a>`;
   const header = s.user
-    ? html`<header class="top"><nav aria-label="Console">${link('/dashboard/keys', 'Keys', 'keys')} ${link('/dashboard/usage', 'Usage', 'usage')} ${link('/dashboard/billing', 'Billing', 'billing')}</nav>
+    ? html`<header class="top"><nav aria-label="Console">${link('/dashboard/keys', 'Keys', 'keys')} ${link('/dashboard/usage', 'Usage', 'usage')} ${link('/dashboard/billing', 'Billing', 'billing')} ${link('/dashboard/activity', 'Activity', 'activity')}</nav>
 <form method="post" action="/dashboard/logout" class="signout"><span>Signed in as ${s.user.name}</span>
 <input type="hidden" name="_csrf" value="${s.user.csrf}"><button type="submit">Sign out</button></form></header>`
     : html`<header class="top"><span class="brand">svc-gateway console</span></header>`;

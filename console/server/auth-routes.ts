@@ -9,6 +9,8 @@ import { sameToken } from './security.ts';
 import { formOf, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
 import { safeNext } from './next-path.ts';
 import { consoleBase } from './oidc-routes.ts';
+import { noteAudit } from './audit-hook.ts';
+import { principalName } from '../auth/principal.ts';
 
 /** The sign-in form's CSRF token, double-submitted: a cookie and the same value in the form. */
 const LOGIN_COOKIE = 'svc_console_login';
@@ -48,7 +50,7 @@ export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return showLogin(deps, req, reply, { status: 200, next: safeNext(queryOf(req).next), error: ended });
   });
 
-  app.post('/dashboard/login', async (req, reply) => {
+  app.post('/dashboard/login', { config: { audit: { action: 'sign-in' } } }, async (req, reply) => {
     const form = formOf(req);
     const next = safeNext(form.next);
     // Token sign-in turned off (SVC_CONSOLE_TOKEN_SIGN_IN=0): the form is not offered, and a post of it is refused.
@@ -72,11 +74,12 @@ export function authRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     // A token that can be withdrawn is kept (sealed) to be reviewed again; the session ends no later than it does.
     const again = deps.authn.reviewEveryMs === null ? undefined : { token, notAfter: tokenExpiry(token) };
     const { id, session } = await deps.sessions.create(principal, now, again);
+    noteAudit(req, { actor: principalName(principal), subject: principal.kind === 'user' ? principal.uid : '' });
     reply.header('set-cookie', sessionCookie(req, id, Math.floor((session.expiresAt - now) / 1000)));
     return reply.redirect(next, 303);
   });
 
-  app.post('/dashboard/logout', async (req, reply) => {
+  app.post('/dashboard/logout', { config: { audit: { action: 'sign-out' } } }, async (req, reply) => {
     const id = userOf(req).sessionId;
     const session = await deps.sessions.get(id, deps.now());
     await deps.sessions.destroy(id);

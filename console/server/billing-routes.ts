@@ -6,6 +6,7 @@ import { paperOf, statementPdf } from '../../billing/statements/statement-pdf.ts
 import { buildStatement, monthRange, statementCsv } from '../../billing/statements/statement.ts';
 import { StripeError } from '../../billing/payments/stripe-client.ts';
 import { billingPage, type BillingView } from '../pages/billing.ts';
+import { noteAudit } from './audit-hook.ts';
 import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type ConsoleDeps } from './context.ts';
 
 async function pick(deps: ConsoleDeps, req: FastifyRequest, asked: string | undefined): Promise<{ account: string; accounts: string[] }> {
@@ -87,35 +88,46 @@ export function billingRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   });
 
   // A monthly statement, as PDF or CSV: the same manage-billing check as the page, on the server.
-  app.get<{ Params: { file: string } }>('/dashboard/billing/statements/:file', async (req, reply) => {
-    const m = /^(\d{4}-\d{2})\.(csv|pdf)$/.exec(req.params.file);
-    const month = m?.[1] ?? '';
-    const q = queryOf(req);
-    const { account } = await pick(deps, req, q.account);
-    const paper = paperOf(q.paper ?? 'a4');
-    if (!m || !monthRange(month) || !b.statements || !paper) return reply.code(404).type('text/plain; charset=utf-8').send('No such statement.');
-    await b.copyToPostgres?.(account).catch((err: unknown) => req.log.warn({ err, account }, 'Payments not copied to Postgres before the statement'));
-    const s = buildStatement(account, month, (await b.accountBilling?.(account)) ?? null, await b.statements.month(account, month));
-    const name = `statement-${account}-${month}.${m[2]}`;
-    reply.header('content-disposition', `attachment; filename="${name}"`).header('cache-control', 'no-store');
-    return m[2] === 'pdf' ? reply.type('application/pdf').send(await statementPdf(s, { paper })) : reply.type('text/csv; charset=utf-8').send(statementCsv(s));
-  });
+  app.get<{ Params: { file: string } }>(
+    '/dashboard/billing/statements/:file',
+    { config: { audit: { action: 'statement-downloaded' } } },
+    async (req, reply) => {
+      const m = /^(\d{4}-\d{2})\.(csv|pdf)$/.exec(req.params.file);
+      const month = m?.[1] ?? '';
+      const q = queryOf(req);
+      const { account } = await pick(deps, req, q.account);
+      noteAudit(req, { account, object: req.params.file.slice(0, 40) });
+      const paper = paperOf(q.paper ?? 'a4');
+      if (!m || !monthRange(month) || !b.statements || !paper) return reply.code(404).type('text/plain; charset=utf-8').send('No such statement.');
+      await b.copyToPostgres?.(account).catch((err: unknown) => req.log.warn({ err, account }, 'Payments not copied to Postgres before the statement'));
+      const s = buildStatement(account, month, (await b.accountBilling?.(account)) ?? null, await b.statements.month(account, month));
+      const name = `statement-${account}-${month}.${m[2]}`;
+      reply.header('content-disposition', `attachment; filename="${name}"`).header('cache-control', 'no-store');
+      return m[2] === 'pdf'
+        ? reply.type('application/pdf').send(await statementPdf(s, { paper }))
+        : reply.type('text/csv; charset=utf-8').send(statementCsv(s));
+    },
+  );
 
-  app.post('/dashboard/billing/checkout', async (req, reply) => {
+  app.post('/dashboard/billing/checkout', { config: { audit: { action: 'checkout-started' } } }, async (req, reply) => {
     const form = formOf(req);
     const { account } = await pick(deps, req, form.account);
+    noteAudit(req, { account });
     if (!b.stripe) return render(withB, req, reply, 409, { account, form });
     const amount = parseUsdCents(form.amount);
+    if (!('error' in amount)) noteAudit(req, { detail: `USD ${(amount.cents / 100).toFixed(2)}.` });
     if ('error' in amount) return render(withB, req, reply, 422, { account, form, error: amount.error });
     const base = deps.publicBaseUrl ?? `${req.protocol}://${req.host}`;
     const back = `${base}/dashboard/billing?account=${encodeURIComponent(account)}`;
     try {
       const s = await b.stripe.createCheckoutSession({ account, cents: amount.cents, successUrl: `${back}&paid=1`, cancelUrl: `${back}&canceled=1` });
       req.log.info({ account, session: s.id, cents: amount.cents, by: userOf(req).name }, 'Checkout Session created');
+      noteAudit(req, { detail: `USD ${(amount.cents / 100).toFixed(2)}, Stripe Checkout Session ${s.id}.` });
       return reply.code(303).header('location', s.url).send();
     } catch (err) {
       if (!(err instanceof StripeError)) throw err;
       req.log.warn({ err, account }, 'Checkout Session not created');
+      noteAudit(req, { detail: `USD ${(amount.cents / 100).toFixed(2)}: Stripe did not take the request.` });
       return render(withB, req, reply, 502, { account, form, error: `Stripe did not take the request: ${err.message}` });
     }
   });

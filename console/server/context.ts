@@ -9,6 +9,8 @@ import type { BillingBackend } from '../../billing/backend.ts';
 import type { Html } from '../html.ts';
 import type { KeyBackend } from '../keys/backend.ts';
 import type { UsageSource } from '../usage/report.ts';
+import type { SignInMethod } from '../audit/record.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 
 export interface ConsoleDeps {
   authn: Authenticator;
@@ -32,6 +34,8 @@ export interface ConsoleDeps {
   tokenSignIn?: boolean;
   /** Self-service keys (verb create-own-keys): how many unrevoked keys one person may own per account (default 5). */
   ownKeysMax?: number;
+  /** The audit trail (the Activity page); default: kept in this process's memory. */
+  audit?: AuditTrail;
 }
 
 export interface SignedIn {
@@ -39,6 +43,9 @@ export interface SignedIn {
   principal: Principal;
   name: string;
   csrf: string;
+  /** How they signed in and their IdP subject (or Kubernetes uid), for the audit trail. */
+  method?: SignInMethod;
+  subject?: string;
 }
 
 export function userOf(req: FastifyRequest): SignedIn {

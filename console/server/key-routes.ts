@@ -7,6 +7,7 @@ import { mayActOn, mayCreate, OWN_KEYS_MAX, ownedUnrevoked, visibleRows, type Ke
 import { revokePage, rotatePage } from '../pages/key-actions.ts';
 import { keysPage, PAGE_SIZE } from '../pages/keys.ts';
 import { utc } from '../pages/layout.ts';
+import { noteAudit } from './audit-hook.ts';
 import { accountsWith, Forbidden, formOf, queryOf, sendHtml, userOf, type ConsoleDeps, type SignedIn } from './context.ts';
 
 interface Extra {
@@ -96,10 +97,11 @@ function actionOf(req: FastifyRequest): { account: string; name: string } {
 export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get('/dashboard/keys', async (req, reply) => render(deps, req, reply, 200, { account: queryOf(req).account }));
 
-  app.post('/dashboard/keys', async (req, reply) => {
+  app.post('/dashboard/keys', { config: { audit: { action: 'key-created' } } }, async (req, reply) => {
     const form = formOf(req);
     const u = userOf(req);
     const { account } = await pickAccount(deps, u, form.account);
+    noteAudit(req, { account });
     await mayCreateIn(deps, u, account);
     const parsed = parseKeyForm(form, await deps.keys.planLimits(account), deps.now());
     if (!parsed.ok) return render(deps, req, reply, 422, { account, form, errors: parsed.errors });
@@ -121,7 +123,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return sendHtml(reply, 200, revokePage({ user: u, ...a }));
   });
 
-  app.post('/dashboard/keys/revoke', async (req, reply) => {
+  app.post('/dashboard/keys/revoke', { config: { audit: { action: 'key-revoked' } } }, async (req, reply) => {
     const a = actionOf(req);
     const u = userOf(req);
     await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account, a.name);
@@ -140,7 +142,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return sendHtml(reply, 200, rotatePage({ user: u, ...a }));
   });
 
-  app.post('/dashboard/keys/rotate', async (req, reply) => {
+  app.post('/dashboard/keys/rotate', { config: { audit: { action: 'key-rotated' } } }, async (req, reply) => {
     const a = actionOf(req);
     const u = userOf(req);
     await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account, a.name);
@@ -154,6 +156,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       if (!(err instanceof KeyActionError) || err.refusal !== 'conflict') throw err;
       return sendHtml(reply, 409, rotatePage({ user: u, ...a, error: err.message }));
     }
+    noteAudit(req, { detail: `Rotated to ${created.row.name}.` });
     const now = deps.now();
     const stops = created.previousStopsAt ?? now + grace.ms;
     const notice =

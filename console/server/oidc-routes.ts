@@ -8,6 +8,7 @@ import { principalOf } from '../auth/oidc/identity.ts';
 import { refusedPage, signedInPage } from '../pages/oidc.ts';
 import { DEFAULT_NEXT, isConsolePath } from './next-path.ts';
 import { queryOf, sendHtml, type ConsoleDeps } from './context.ts';
+import { noteAudit } from './audit-hook.ts';
 
 const FLOW_COOKIE = 'svc_console_oidc';
 const FLOW_PATH = '/dashboard/login/oidc';
@@ -28,6 +29,7 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
 
   const refuse = async (req: FastifyRequest, reply: FastifyReply, status: number, message: string): Promise<FastifyReply> => {
     await deps.signInLimit.fail(req.ip, deps.now());
+    noteAudit(req, { detail: message });
     reply.header('set-cookie', flowCookie(req, '', 0));
     return sendHtml(reply, status, refusedPage(message));
   };
@@ -39,7 +41,7 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return sendHtml(reply, 429, refusedPage(`Too many failed sign-ins from your address. Try again in ${wait} seconds.`));
   };
 
-  app.get(FLOW_PATH, async (req, reply) => {
+  app.get(FLOW_PATH, { config: { audit: { action: 'sign-in', failuresOnly: true } } }, async (req, reply) => {
     const stop = await limited(req, reply);
     if (stop) return stop;
     const asked: unknown = queryOf(req).next;
@@ -71,7 +73,7 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
 
   // The callback's URL carries the authorization code: the request log (info) leaves it out; what happened is logged
   // below without it.
-  app.get(CALLBACK_PATH, { logLevel: 'warn' }, async (req, reply) => {
+  app.get(CALLBACK_PATH, { logLevel: 'warn', config: { audit: { action: 'sign-in' } } }, async (req, reply) => {
     const stop = await limited(req, reply);
     if (stop) return stop;
     const now = deps.now();
@@ -98,6 +100,7 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
         expiresAt: t.expiresAt,
       });
       reply.header('set-cookie', [flowCookie(req, '', 0), sessionCookie(req, sid, Math.max(1, Math.floor((session.expiresAt - now) / 1000)))]);
+      noteAudit(req, { actor: principal.kind === 'user' ? principal.username : '', subject: String(t.claims.sub) });
       const who = principal.kind === 'user' ? { user: principal.username, groups: principal.groups } : {};
       app.log.info({ reqId: req.id, ip: req.ip, ...who, sub: t.claims.sub }, 'Console sign-in (OpenID Connect)');
       return sendHtml(reply, 200, signedInPage(flow.next));

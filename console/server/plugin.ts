@@ -11,6 +11,10 @@ import { keyRoutes } from './key-routes.ts';
 import { oidcRoutes } from './oidc-routes.ts';
 import { securityHooks } from './security.ts';
 import { usageRoutes } from './usage-routes.ts';
+import { activityRoutes } from './activity-routes.ts';
+import { auditHook } from './audit-hook.ts';
+import { AuditTrail } from '../audit/trail.ts';
+import { MemoryAuditStore } from '../audit/store.ts';
 
 const STATIC = {
   'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../static/console.css', import.meta.url)) },
@@ -23,6 +27,13 @@ export function consolePlugin(deps: ConsoleDeps): (app: FastifyInstance) => Prom
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
     securityHooks(app, deps);
+    // The audit trail (Activity page): the wiring's (Postgres, Events), else this process's memory.
+    const audit = deps.audit ?? new AuditTrail({ store: new MemoryAuditStore(), log: app.log, now: deps.now });
+    if (!deps.audit) {
+      audit.start();
+      app.addHook('onClose', async () => audit.stop());
+    }
+    auditHook(app, deps, audit);
     app.setErrorHandler(async (err, req, reply) => {
       const user = (req as { consoleUser?: SignedIn }).consoleUser;
       if (err instanceof Forbidden) return sendHtml(reply, 403, errorPage(403, err.message, user));
@@ -44,6 +55,7 @@ export function consolePlugin(deps: ConsoleDeps): (app: FastifyInstance) => Prom
     keyRoutes(app, deps);
     usageRoutes(app, deps);
     billingRoutes(app, deps);
+    activityRoutes(app, deps, audit);
     // A page of the console that does not exist: the console's 404 page (signed in), not the API's JSON.
     app.get('/dashboard/*', async (req, reply) => sendHtml(reply, 404, errorPage(404, 'There is no such page in the console.', userOf(req))));
   };

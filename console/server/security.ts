@@ -74,6 +74,9 @@ export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
         );
       }
     }
-    setUser(req, { sessionId: id, principal: session.principal, name: principalName(session.principal), csrf: session.csrf });
+    const p = session.principal;
+    const method = session.oidc ? 'oidc' : p.kind === 'admin' ? 'admin' : 'token';
+    const subject = session.oidc?.sub ?? (p.kind === 'user' ? p.uid : '');
+    setUser(req, { sessionId: id, principal: p, name: principalName(p), csrf: session.csrf, method, subject });
   });
 }

@@ -478,7 +478,7 @@ describe('Stripe settings of the console', () => {
     for (const n of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE']) expect(envOf(c, n)).toBeUndefined();
   });
 
-  it("the chart README's Role example grants manage-billing", () => {
-    expect(readFileSync(join(CHART, 'README.md'), 'utf8')).toContain('verbs: [get, manage-keys, view-usage, manage-billing]');
+  it("the chart README's Role example grants manage-billing (and view-activity, the Activity page)", () => {
+    expect(readFileSync(join(CHART, 'README.md'), 'utf8')).toContain('verbs: [get, manage-keys, view-usage, manage-billing, view-activity]');
   });
 });

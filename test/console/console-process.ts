@@ -19,7 +19,8 @@ export async function startConsoleProcess(env: Record<string, string>): Promise<
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`console did not start:\n${out}`)), 20_000);
+    // Generous: on a loaded shared machine importing the console alone can take over 20 s.
+    const timer = setTimeout(() => reject(new Error(`console did not start:\n${out}`)), 90_000);
     const check = (): void => {
       const m = /svc-console listening on (http:\/\/\S+)/.exec(out);
       if (m?.[1]) {

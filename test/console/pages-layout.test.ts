@@ -133,6 +133,7 @@ describe('console pages at 390 px and 1280 px', () => {
       ['usage', '/dashboard/usage?account=demo&group=task'],
       ['usage-by-key', '/dashboard/usage?account=demo&group=key'],
       ['billing', '/dashboard/billing?account=demo'],
+      ['activity', '/dashboard/activity?account=demo'],
       ['not-found', '/dashboard/no-such-page'],
       ['status', '/status'],
       ['trust', '/trust'],
