@@ -1,6 +1,6 @@
 // /dashboard/keys: list, create (the dialog shows the key once, in this answer only), revoke, rotate.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GRACE_PERIODS, KeyActionError, refusalStatus, type CreatedKey } from '../keys/backend.ts';
+import { GRACE_PERIODS, KeyActionError, refusalStatus, type CreatedKey, type KeyActor } from '../keys/backend.ts';
 import { isKeyName } from '../keys/key-name.ts';
 import { parseKeyForm, type FieldErrors } from '../keys/form.ts';
 import { mayActOn, mayCreate, OWN_KEYS_MAX, ownedUnrevoked, visibleRows, type KeyRights } from '../keys/own-keys.ts';
@@ -85,6 +85,11 @@ async function render(
   return sendHtml(reply, status, keysPage({ ...view, mayAct: (k) => mayActOn(rights, u.name, k) }));
 }
 
+/** The person with the groups their sign-in gave (the admin token has none), recorded on the keys they make. */
+function actorOf(u: SignedIn): KeyActor {
+  return u.principal.kind === 'user' ? { name: u.name, groups: u.principal.groups } : u.name;
+}
+
 /** The account and key an action names; a name that cannot be a key's is refused (400) before anything else. */
 function actionOf(req: FastifyRequest): { account: string; name: string } {
   const src = req.method === 'POST' ? formOf(req) : queryOf(req);
@@ -104,7 +109,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const parsed = parseKeyForm(form, await deps.keys.planLimits(account), deps.now());
     if (!parsed.ok) return render(deps, req, reply, 422, { account, form, errors: parsed.errors });
     try {
-      const created = await deps.keys.create(account, parsed.spec, u.name, deps.now());
+      const created = await deps.keys.create(account, parsed.spec, actorOf(u), deps.now());
       return await render(deps, req, reply, 201, { account, created });
     } catch (err) {
       if (!(err instanceof KeyActionError)) throw err;
@@ -148,7 +153,7 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     if (!grace) return sendHtml(reply, 422, rotatePage({ user: u, ...a, error: 'Choose a grace period.' }));
     let created: CreatedKey;
     try {
-      created = await deps.keys.rotate(a.account, a.name, grace.ms, u.name, deps.now());
+      created = await deps.keys.rotate(a.account, a.name, grace.ms, actorOf(u), deps.now());
     } catch (err) {
       // A state that forbids it is told on the form; anything else is the error page (plugin.ts) with its status.
       if (!(err instanceof KeyActionError) || err.refusal !== 'conflict') throw err;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Account, ApiKey, GuardrailCr, IncidentCr, McpServerCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
 import { compileGuardrails } from './compile-guardrails.ts';
 import { keySecretName, secretValues } from '../../crds/schema/index.ts';
+import { REVOKE_REASON } from '../../crds/key-owner.ts';
 import { compileMcpServers, mcpAccessOf } from './compile-mcp.ts';
 import { compileModels } from './compile-routes.ts';
 import { effectiveExpiry, policyViolation } from './key-expiry.ts';
@@ -59,6 +60,12 @@ function sortByName<T extends { metadata: { name: string } }>(xs: T[]): T[] {
 
 const MALFORMED = 'sk-svc- followed by 38 base62 characters with a valid checksum';
 
+/** Why, when the key says (the operator's offboarding writes it): " (offboarded: ...)". */
+function revokeReason(k: ApiKey): string {
+  const why = k.metadata.annotations?.[REVOKE_REASON];
+  return why ? ` (${why.slice(0, 256)})` : '';
+}
+
 /** An ApiKey's verdict, most telling first: revoked, a malformed key, a missing Account or Plan, no key, its policy. */
 function keyVerdict(
   k: ApiKey,
@@ -75,7 +82,7 @@ function keyVerdict(
       ready: true,
       served: account !== undefined && key === 'ok',
       reason: 'Revoked',
-      message: 'The key is revoked: every gateway refuses it, for good.',
+      message: `The key is revoked${revokeReason(k)}: every gateway refuses it, for good.`,
     };
   if (key === 'malformed') return no('MalformedKey', `Secret ${secretName} holds a malformed key under data key "key" (${MALFORMED}).`);
   if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist${inScope(scope)}.`);
