@@ -14,6 +14,8 @@ import type { KeySpec, PlanLimits } from './key-spec.ts';
 import { isExpired, rfc3339 } from '../../gateway/contract/key-expiry.ts';
 import { rotatedKeyStops, successorExpiry } from './lifetime.ts';
 import { rotatedName } from './rotated-name.ts';
+import { mergePolicies } from './self-service-policy.ts';
+import type { CompiledSelfService } from '../../gateway/contract/snapshot.ts';
 import { isKeyName } from './key-name.ts';
 import { kubeRefusal } from './kube-refusal.ts';
 import { apiKeyObjectName, keyNameOf } from './object-name.ts';
@@ -69,18 +71,21 @@ export class ClusterKeys implements KeyBackend {
   }
 
   async planLimits(account: string): Promise<PlanLimits> {
+    type Caps = { maxBudgetUsd?: number; models?: string[]; maxKeysPerPerson?: number };
     try {
       const a = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'accounts'), name: account })) as {
-        spec: { planRef: string; keyPolicy?: { maxKeyAgeDays?: number; requireExpiry?: boolean } };
+        spec: { planRef: string; keyPolicy?: { maxKeyAgeDays?: number; requireExpiry?: boolean }; selfService?: Caps };
       };
       const keyPolicy = a.spec.keyPolicy ? { maxKeyAgeDays: a.spec.keyPolicy.maxKeyAgeDays, requireExpiry: a.spec.keyPolicy.requireExpiry === true } : null;
+      const policy = (planCaps: Caps | undefined): Pick<PlanLimits, 'selfService'> =>
+        planCaps || a.spec.selfService ? { selfService: mergePolicies(capsOf(planCaps), capsOf(a.spec.selfService)) } : {};
       try {
         const p = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'plans'), name: a.spec.planRef })) as {
-          spec: { limits?: { rpm?: number; tpm?: number } };
+          spec: { limits?: { rpm?: number; tpm?: number }; selfService?: Caps };
         };
-        return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null, keyPolicy };
+        return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null, keyPolicy, ...policy(p.spec.selfService) };
       } catch (err) {
-        if (statusOf(err) === 404) return { rpm: null, tpm: null, keyPolicy };
+        if (statusOf(err) === 404) return { rpm: null, tpm: null, keyPolicy, ...policy(undefined) };
         throw err;
       }
     } catch (err) {
@@ -315,6 +320,16 @@ export class ClusterKeys implements KeyBackend {
     };
     await this.c.core.createNamespacedEvent({ namespace: this.c.namespace, body }).catch(() => {});
   }
+}
+
+/** spec.selfService as written (USD) to the compiled form (nano-USD). */
+function capsOf(c: { maxBudgetUsd?: number; models?: string[]; maxKeysPerPerson?: number } | undefined): CompiledSelfService | undefined {
+  if (!c) return undefined;
+  return {
+    ...(c.maxBudgetUsd === undefined ? {} : { maxBudgetNano: usdToNano(c.maxBudgetUsd) }),
+    ...(c.models === undefined ? {} : { models: c.models }),
+    ...(c.maxKeysPerPerson === undefined ? {} : { maxKeysPerPerson: c.maxKeysPerPerson }),
+  };
 }
 
 function minLimit(a: number | null, b: number | null): number | null {

@@ -4,6 +4,7 @@ import { displayKey, generateKey, hashKey } from '../../gateway/contract/keys.ts
 import type { KeyRecord, Snapshot } from '../../gateway/contract/snapshot.ts';
 import type { LastUsed } from '../../gateway/state/last-used.ts';
 import type { Store, StoreAdmin } from '../../gateway/state/store.ts';
+import { mergePolicies } from './self-service-policy.ts';
 import { actorName, KeyActionError, type CreatedKey, type KeyActor, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
 import type { KeySpec, PlanLimits } from './key-spec.ts';
 import type { KeyPublisher } from './publisher.ts';
@@ -65,7 +66,8 @@ export class StandaloneKeys implements KeyBackend {
   async planLimits(account: string): Promise<PlanLimits> {
     const a = this.o.snapshot.accounts[account];
     const plan = a ? this.o.snapshot.plans[a.plan] : undefined;
-    return { rpm: plan?.rpm ?? null, tpm: plan?.tpm ?? null, keyPolicy: a?.keyPolicy ?? null };
+    const selfService = plan?.selfService || a?.selfService ? { selfService: mergePolicies(plan?.selfService, a?.selfService) } : {};
+    return { rpm: plan?.rpm ?? null, tpm: plan?.tpm ?? null, keyPolicy: a?.keyPolicy ?? null, ...selfService };
   }
 
   private async known(account: string): Promise<Known[]> {

@@ -13,7 +13,7 @@ import { compileModels } from './compile-routes.ts';
 import { effectiveExpiry, policyViolation } from './key-expiry.ts';
 import { displayKey, hashKey, isWellFormedKey, KEY_PREFIX } from './keys.ts';
 import { usdToNano } from './money.ts';
-import type { KeyRecord, Snapshot } from './snapshot.ts';
+import type { CompiledSelfService, KeyRecord, Snapshot } from './snapshot.ts';
 import { SNAPSHOT_SCHEMA } from './snapshot.ts';
 import { canonicalJson } from './canonical-json.ts';
 import type { Problem } from './problem.ts';
@@ -59,6 +59,18 @@ function sortByName<T extends { metadata: { name: string } }>(xs: T[]): T[] {
 }
 
 const MALFORMED = 'sk-svc- followed by 38 base62 characters with a valid checksum';
+
+/** The caps a Plan or Account sets on self-service keys, when it sets any (absent otherwise: the hash stays). */
+function selfServiceOf(c: { maxBudgetUsd?: number; models?: string[]; maxKeysPerPerson?: number } | undefined): { selfService?: CompiledSelfService } {
+  if (!c || (c.maxBudgetUsd === undefined && c.models === undefined && c.maxKeysPerPerson === undefined)) return {};
+  return {
+    selfService: {
+      ...(c.maxBudgetUsd === undefined ? {} : { maxBudgetNano: usdToNano(c.maxBudgetUsd) }),
+      ...(c.models === undefined ? {} : { models: c.models }),
+      ...(c.maxKeysPerPerson === undefined ? {} : { maxKeysPerPerson: c.maxKeysPerPerson }),
+    },
+  };
+}
 
 /** Why, when the key says (the operator's offboarding writes it): " (offboarded: ...)". */
 function revokeReason(k: ApiKey): string {
@@ -176,6 +188,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       rpm: p.spec.limits?.rpm ?? null,
       tpm: p.spec.limits?.tpm ?? null,
       ...(p.spec.mcp ? { mcp: mcpAccessOf(p.spec.mcp) } : {}),
+      ...selfServiceOf(p.spec.selfService),
     };
   }
   const accounts: Snapshot['accounts'] = {};
@@ -188,6 +201,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       credits: a.spec.credits.map((c) => ({ id: c.id, amountNano: usdToNano(c.amountUsd) })),
       ...(a.spec.billing ? { billing: a.spec.billing } : {}),
       ...(a.spec.keyPolicy ? { keyPolicy: a.spec.keyPolicy } : {}),
+      ...selfServiceOf(a.spec.selfService),
     };
     accountVerdicts[a.metadata.name] = accountVerdict(a, plans, opts.scope, problems);
   }
