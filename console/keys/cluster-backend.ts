@@ -20,7 +20,7 @@ import { isKeyName } from './key-name.ts';
 import { kubeRefusal } from './kube-refusal.ts';
 import { apiKeyObjectName, keyNameOf } from './object-name.ts';
 
-import { CREATED_BY, CREATED_BY_GROUPS, MAX_RECORDED_GROUPS, REVOKED_BY } from '../../crds/key-owner.ts';
+import { CREATED_BY, CREATED_BY_GROUPS, MAX_RECORDED_GROUPS, REVOKED_BY } from '../../crds/schema/key-owner.ts';
 export { CREATED_BY, REVOKED_BY };
 export const REVOKE_AT = 'gateway.svc.dev/revoke-at';
 export const ACCOUNT_LABEL = 'gateway.svc.dev/account';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Account, ApiKey, GuardrailCr, IncidentCr, McpServerCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
 import { compileGuardrails } from './compile-guardrails.ts';
 import { keySecretName, secretValues } from '../../crds/schema/index.ts';
-import { REVOKE_REASON } from '../../crds/key-owner.ts';
+import { REVOKE_REASON } from '../../crds/schema/key-owner.ts';
 import { compileMcpServers, mcpAccessOf } from './compile-mcp.ts';
 import { compileModels } from './compile-routes.ts';
 import { effectiveExpiry, policyViolation } from './key-expiry.ts';

@@ -4,7 +4,7 @@
 // manage-billing) on accounts/<name>, with the user name and the groups the console recorded on the key when it was
 // made. No verb allowed: the owner's keys of that account are revoked (spec.revoked, with revoked-by and a reason),
 // the ApiKey controller then revokes them in every gateway as any revocation. A review that fails revokes nothing.
-import { CREATED_BY, CREATED_BY_GROUPS, recordedGroups, REVOKE_REASON, REVOKED_BY } from '../../crds/key-owner.ts';
+import { CREATED_BY, CREATED_BY_GROUPS, recordedGroups, REVOKE_REASON, REVOKED_BY } from '../../crds/schema/key-owner.ts';
 import { GROUP } from '../../crds/schema/common.ts';
 import { crRef, statusOf, type CustomObject } from '../kube/clients.ts';
 import { FIELD_MANAGER } from '../kube/patch.ts';

@@ -370,7 +370,7 @@ describe('what the rendered objects promise', () => {
       const d = find(docs, 'Deployment', '-console');
       return {
         env: envOf(container(d), 'NODE_EXTRA_CA_CERTS')?.value,
-        volumes: (podSpec(d) as { volumes: Array<{ name: string; configMap?: unknown }> }).volumes,
+        volumes: (podSpec(d) as unknown as { volumes: Array<{ name: string; configMap?: unknown }> }).volumes,
       };
     };
     const plain = await consolePod([]);
