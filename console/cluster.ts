@@ -110,8 +110,11 @@ export async function startClusterConsole(env: Env, port: number, o: ClusterCons
       authn: auth,
       authz: auth,
       // OpenID Connect: the person's prefixed user name and groups go into the same SubjectAccessReviews.
-      oidc: oidcFromEnv(env, { redis, prefix }, (err) =>
-        app.log.warn({ err }, 'The OpenID provider could not be reached yet (asked again at the next sign-in)'),
+      oidc: oidcFromEnv(
+        env,
+        { redis, prefix },
+        (err) => app.log.warn({ err }, 'The OpenID provider could not be reached yet (asked again at the next sign-in)'),
+        ttl,
       ),
       tokenSignIn,
       ownKeysMax: ownKeysMaxFromEnv(env),

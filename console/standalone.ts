@@ -76,8 +76,11 @@ export async function mountStandaloneConsole(app: FastifyInstance, o: Standalone
   const redis = b.kind === 'redis' ? b.store : null;
   // People signing in with OpenID Connect get what SVC_CONSOLE_ACCESS_FILE gives their groups; the admin everything.
   const access = new MappedAccess(accessFromEnv(o.env) ?? { groups: {}, users: {} });
-  const oidc = oidcFromEnv(o.env, redis ? { redis: redis.redis, prefix: redis.prefix } : null, (err) =>
-    app.log.warn({ err }, 'Console: the OpenID provider could not be reached yet (asked again at the next sign-in)'),
+  const oidc = oidcFromEnv(
+    o.env,
+    redis ? { redis: redis.redis, prefix: redis.prefix } : null,
+    (err) => app.log.warn({ err }, 'Console: the OpenID provider could not be reached yet (asked again at the next sign-in)'),
+    sessionTtlFromEnv(o.env),
   );
   const ttl = sessionTtlFromEnv(o.env);
   const keys = new StandaloneKeys({

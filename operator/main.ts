@@ -30,6 +30,9 @@ Environment:
   SVC_RESYNC_SECONDS           everything is reconciled again this often (300)
   SVC_SPEND_STATUS_SECONDS     the leader reads every account's ledger this often and writes month spend, budget
                                used and balance into the Accounts' and ApiKeys' status when a figure changed (60)
+  SVC_OFFBOARD_CHECK_SECONDS   the leader asks this often whether the owners of self-service keys of Accounts with
+                               selfService.revokeOnOffboard still have a right on them, and revokes the keys of those
+                               who have none (300)
 
 Only the replica holding the Lease writes; if it cannot renew within the deadline it exits, and another replica
 takes over once the lease has expired. RBAC: operator/rbac/role.yaml.`;

@@ -18,6 +18,7 @@ export class OperatorMetrics {
   readonly spendRefreshes: Counter<'result'>;
   readonly spendRefreshDuration: Histogram;
   readonly spendStatusWrites: Counter<'kind'>;
+  readonly offboardChecks: Counter<'result'>;
   private expiring: () => Array<{ account: string; keys: number }> = () => [];
 
   constructor() {
@@ -62,6 +63,12 @@ export class OperatorMetrics {
       name: 'svc_operator_spend_status_writes_total',
       help: 'Status patches made by the spend refresh (only when a figure changed), by kind.',
       labelNames: ['kind'],
+      registers,
+    });
+    this.offboardChecks = new Counter({
+      name: 'svc_operator_offboard_checks_total',
+      help: 'Owners of self-service keys asked about (Account selfService.revokeOnOffboard), by result: kept (a right left), revoked (none: their keys revoked), error (the review failed; asked again next time).',
+      labelNames: ['result'],
       registers,
     });
     const source = (): Array<{ account: string; keys: number }> => this.expiring();

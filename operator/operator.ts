@@ -18,6 +18,7 @@ import { compiled } from './controllers/compiled.ts';
 import { expiringByAccount } from './controllers/key-expiry.ts';
 import { ControllerManager } from './controllers/manager.ts';
 import { DriftEvents } from './controllers/drift-events.ts';
+import { Offboarding } from './controllers/offboarding.ts';
 import { SpendStatus } from './controllers/spend-status.ts';
 import { startProbes, type ProbeServer } from './http/probes.ts';
 import { startProber, type OperatorProber } from './availability.ts';
@@ -70,6 +71,8 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
   manager.onPublished(() => spend.soon());
   // The drift the exporter's reconciliation found, as Events on the Accounts (the exporter has no Kubernetes access).
   const drift = new DriftEvents(ctx);
+  // Accounts with selfService.revokeOnOffboard: the keys of people with no right left are revoked.
+  const offboarding = new Offboarding(ctx, metrics, opts.offboardCheckMs);
   metrics.watchKeyExpiry(() => {
     if (!manager.synced) return [];
     const c = compiled(ctx);
@@ -93,6 +96,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
         .then(async () => {
           spend.start();
           drift.start();
+          offboarding.start();
           prober = await startProber(ctx, store.prefix, process.env);
         })
         .catch((err: unknown) => onLostLeadership(`controllers failed to start: ${String(err)}`));
@@ -112,6 +116,7 @@ export async function startOperator(opts: OperatorOptions, log: Logger, onLostLe
       await prober?.stop();
       await spend.stop();
       await drift.stop();
+      await offboarding.stop();
       if (leading) await manager.stop();
       await elector.release();
       metrics.leader.set(0);

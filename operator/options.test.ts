@@ -21,7 +21,9 @@ describe('operatorOptions', () => {
       retryPeriodMs: 2_000,
       resyncMs: 300_000,
       spendStatusMs: 60_000,
+      offboardCheckMs: 300_000,
     });
+    expect(operatorOptions({ ...base, SVC_OFFBOARD_CHECK_SECONDS: '2' }, NO_FILE).offboardCheckMs).toBe(2_000);
     expect(operatorOptions({ ...base, SVC_SPEND_STATUS_SECONDS: '5' }, NO_FILE).spendStatusMs).toBe(5_000);
     expect(() => operatorOptions({ ...base, SVC_SPEND_STATUS_SECONDS: '0' }, NO_FILE)).toThrow(/SVC_SPEND_STATUS_SECONDS must be an integer >= 1/);
   });

@@ -22,6 +22,8 @@ export interface OperatorOptions extends LeaseTiming {
   resyncMs: number;
   /** How often the leader refreshes spend, budget and balance in the Accounts' and ApiKeys' status (60 s). */
   spendStatusMs: number;
+  /** How often the leader asks whether the owners of self-service keys still have a right (revokeOnOffboard; 300 s). */
+  offboardCheckMs: number;
   logLevel: string | undefined;
 }
 
@@ -77,6 +79,7 @@ export function operatorOptions(env: Env, nsFile = IN_CLUSTER_NAMESPACE): Operat
     leaseName: env.SVC_LEASE_NAME || 'svc-gateway-operator',
     resyncMs: int(env, 'SVC_RESYNC_SECONDS', 300) * 1000,
     spendStatusMs: int(env, 'SVC_SPEND_STATUS_SECONDS', 60) * 1000,
+    offboardCheckMs: int(env, 'SVC_OFFBOARD_CHECK_SECONDS', 300) * 1000,
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -17,10 +17,13 @@ declare module 'oidc-provider' {
     features?: Record<string, { enabled: boolean }>;
     issueRefreshToken?: (ctx: unknown, client: ClientLike, source: unknown) => Promise<boolean> | boolean;
     ttl?: Record<string, number | ((...args: unknown[]) => number)>;
+    fetch?: (url: string, options: RequestInit & { dispatcher?: unknown }) => Promise<Response>;
     findAccount?: (ctx: unknown, id: string) => Account | undefined | Promise<Account | undefined>;
   }
   export default class Provider {
     constructor(issuer: string, configuration?: Configuration);
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    /** Provider events (an EventEmitter): backchannel.success, backchannel.error (ctx, err, ...). */
+    on(event: string, listener: (...args: never[]) => void): this;
   }
 }

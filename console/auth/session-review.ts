@@ -5,17 +5,20 @@ import { principalName, type Authenticator } from './principal.ts';
 import type { OidcClient } from './oidc/client.ts';
 import { refreshedOidcSession } from './oidc/refresh.ts';
 import { openToken } from './sign-in-token.ts';
+import type { LogoutStore } from './oidc/logouts.ts';
 import type { Session, SessionStore } from './sessions.ts';
 
 /** The session, reviewed when due (its principal refreshed: groups may have changed); null when it must end. */
 export async function reviewedSession(
-  by: { authn: Authenticator; sessions: SessionStore; oidc: OidcClient | null },
+  by: { authn: Authenticator; sessions: SessionStore; oidc: OidcClient | null; logouts?: LogoutStore },
   id: string,
   s: Session,
   now: number,
 ): Promise<Session | null> {
   const { authn, sessions, oidc } = by;
   if (s.oidc) {
+    // Ended at the provider and told by a back-channel logout.
+    if (by.logouts && (await by.logouts.ended({ sub: s.oidc.sub, sid: s.oidc.sid, createdAt: s.createdAt }))) return null;
     const next = await refreshedOidcSession(oidc, id, s, now);
     if (next && next !== s) await sessions.update(id, next, now);
     return next;

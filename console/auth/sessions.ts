@@ -23,6 +23,8 @@ export interface Session {
 export interface OidcSession {
   /** The person's subject at the provider (`sub`). */
   sub: string;
+  /** The provider's session id (`sid` of the ID token), which a back-channel logout may name. */
+  sid?: string;
   /** The ID token (sealed), for the provider's end-session endpoint (id_token_hint). */
   sealedIdToken: string;
   /** The refresh token (sealed), when the provider gave one. */
@@ -34,6 +36,7 @@ export interface OidcSession {
 /** What an OpenID Connect sign-in adds to a session. */
 export interface OidcSignIn {
   sub: string;
+  sid?: string;
   idToken: string;
   refreshToken?: string;
   expiresAt: number;
@@ -72,6 +75,7 @@ function newSession(
   if (oidc) {
     session.oidc = {
       sub: oidc.sub,
+      ...(oidc.sid ? { sid: oidc.sid } : {}),
       sealedIdToken: sealToken(id, oidc.idToken),
       ...(oidc.refreshToken ? { sealedRefresh: sealToken(id, oidc.refreshToken) } : {}),
       validUntil: oidc.expiresAt,

@@ -74,17 +74,27 @@ export function refusalStatus(r: KeyRefusal): 400 | 403 | 404 | 409 | 422 {
   }
 }
 
+/**
+ * Who makes a key: a user name, or a signed-in person with the groups their sign-in gave (cluster keys record them
+ * for the operator's offboarding check).
+ */
+export type KeyActor = string | { name: string; groups: readonly string[] };
+
+export function actorName(a: KeyActor): string {
+  return typeof a === 'string' ? a : a.name;
+}
+
 export interface KeyBackend {
   /** Every account (the caller filters by permission). */
   accounts(): Promise<string[]>;
   planLimits(account: string): Promise<PlanLimits>;
   list(account: string, offset: number, limit: number, now: number): Promise<KeyPage>;
-  create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey>;
+  create(account: string, spec: KeySpec, actor: KeyActor, now: number): Promise<CreatedKey>;
   /** Refuses (KeyActionError, 'not-found') when the account has no key of that name: an action's page is never shown for one. */
   expectKey(account: string, name: string): Promise<void>;
   revoke(account: string, name: string, actor: string, now: number): Promise<void>;
   /** A new key with the same settings; the old one is revoked now (graceMs 0) or once the grace period ends. */
-  rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey>;
+  rotate(account: string, name: string, graceMs: number, actor: KeyActor, now: number): Promise<CreatedKey>;
 }
 
 export const GRACE_PERIODS: ReadonlyArray<{ value: string; label: string; ms: number }> = [

@@ -9,17 +9,19 @@ import { displayKey, generateKey, hashKey } from '../../gateway/contract/keys.ts
 import { nanoToUsd, usdToNano } from '../../gateway/contract/money.ts';
 import type { LastUsed } from '../../gateway/state/last-used.ts';
 import { FIELD_MANAGER, MERGE, ref, statusOf, type KubeClients } from '../kube/clients.ts';
-import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
+import { actorName, KeyActionError, type CreatedKey, type KeyActor, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
 import type { KeySpec, PlanLimits } from './key-spec.ts';
 import { isExpired, rfc3339 } from '../../gateway/contract/key-expiry.ts';
 import { rotatedKeyStops, successorExpiry } from './lifetime.ts';
 import { rotatedName } from './rotated-name.ts';
+import { mergePolicies } from './self-service-policy.ts';
+import type { CompiledSelfService } from '../../gateway/contract/snapshot.ts';
 import { isKeyName } from './key-name.ts';
 import { kubeRefusal } from './kube-refusal.ts';
 import { apiKeyObjectName, keyNameOf } from './object-name.ts';
 
-export const CREATED_BY = 'gateway.svc.dev/created-by';
-export const REVOKED_BY = 'gateway.svc.dev/revoked-by';
+import { CREATED_BY, CREATED_BY_GROUPS, MAX_RECORDED_GROUPS, REVOKED_BY } from '../../crds/schema/key-owner.ts';
+export { CREATED_BY, REVOKED_BY };
 export const REVOKE_AT = 'gateway.svc.dev/revoke-at';
 export const ACCOUNT_LABEL = 'gateway.svc.dev/account';
 const KEY_HMAC = 'gateway.svc.dev/key-hmac';
@@ -69,18 +71,21 @@ export class ClusterKeys implements KeyBackend {
   }
 
   async planLimits(account: string): Promise<PlanLimits> {
+    type Caps = { maxBudgetUsd?: number; models?: string[]; maxKeysPerPerson?: number };
     try {
       const a = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'accounts'), name: account })) as {
-        spec: { planRef: string; keyPolicy?: { maxKeyAgeDays?: number; requireExpiry?: boolean } };
+        spec: { planRef: string; keyPolicy?: { maxKeyAgeDays?: number; requireExpiry?: boolean }; selfService?: Caps };
       };
       const keyPolicy = a.spec.keyPolicy ? { maxKeyAgeDays: a.spec.keyPolicy.maxKeyAgeDays, requireExpiry: a.spec.keyPolicy.requireExpiry === true } : null;
+      const policy = (planCaps: Caps | undefined): Pick<PlanLimits, 'selfService'> =>
+        planCaps || a.spec.selfService ? { selfService: mergePolicies(capsOf(planCaps), capsOf(a.spec.selfService)) } : {};
       try {
         const p = (await this.c.custom.getNamespacedCustomObject({ ...ref(this.c, 'plans'), name: a.spec.planRef })) as {
-          spec: { limits?: { rpm?: number; tpm?: number } };
+          spec: { limits?: { rpm?: number; tpm?: number }; selfService?: Caps };
         };
-        return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null, keyPolicy };
+        return { rpm: p.spec.limits?.rpm ?? null, tpm: p.spec.limits?.tpm ?? null, keyPolicy, ...policy(p.spec.selfService) };
       } catch (err) {
-        if (statusOf(err) === 404) return { rpm: null, tpm: null, keyPolicy };
+        if (statusOf(err) === 404) return { rpm: null, tpm: null, keyPolicy, ...policy(undefined) };
         throw err;
       }
     } catch (err) {
@@ -140,14 +145,15 @@ export class ClusterKeys implements KeyBackend {
     }
   }
 
-  async create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey> {
+  async create(account: string, spec: KeySpec, by: KeyActor, now: number): Promise<CreatedKey> {
+    const actor = actorName(by);
     const taken = async (): Promise<boolean> => (await this.keysOf(account)).some((k) => keyNameOf(k) === spec.name);
     const duplicate = (): KeyActionError => new KeyActionError(`This account already has a key named ${spec.name}.`, 'name');
     if (await taken()) throw duplicate();
     const key = generateKey();
     let made: ApiKeyObject | null = null;
     for (let attempt = 0; made === null; attempt++) {
-      const body = this.body(apiKeyObjectName(account, spec.name, attempt), account, spec, key, actor);
+      const body = this.body(apiKeyObjectName(account, spec.name, attempt), account, spec, key, by);
       try {
         made = (await this.c.custom.createNamespacedCustomObject({ ...ref(this.c, 'apikeys'), body, fieldManager: FIELD_MANAGER })) as ApiKeyObject;
       } catch (err) {
@@ -180,11 +186,13 @@ export class ClusterKeys implements KeyBackend {
     };
   }
 
-  private body(objectName: string, account: string, spec: KeySpec, key: string, actor: string): ApiKeyObject & { apiVersion: string; kind: string } {
+  private body(objectName: string, account: string, spec: KeySpec, key: string, by: KeyActor): ApiKeyObject & { apiVersion: string; kind: string } {
+    // The groups let the operator's offboarding check ask about the owner as the sign-in saw them.
+    const owner: Record<string, string> = typeof by === 'string' ? {} : { [CREATED_BY_GROUPS]: JSON.stringify(by.groups.slice(0, MAX_RECORDED_GROUPS)) };
     return {
       apiVersion: API_VERSION,
       kind: 'ApiKey',
-      metadata: { name: objectName, labels: { [ACCOUNT_LABEL]: account }, annotations: { [CREATED_BY]: actor } },
+      metadata: { name: objectName, labels: { [ACCOUNT_LABEL]: account }, annotations: { [CREATED_BY]: actorName(by), ...owner } },
       spec: {
         accountRef: account,
         displayName: spec.name,
@@ -238,7 +246,8 @@ export class ClusterKeys implements KeyBackend {
     await this.patchRevoked(await this.get(account, name), actor, '');
   }
 
-  async rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey> {
+  async rotate(account: string, name: string, graceMs: number, by: KeyActor, now: number): Promise<CreatedKey> {
+    const actor = actorName(by);
     const old = await this.get(account, name);
     if (old.spec.revoked) throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`, null, 'conflict');
     const pending = old.metadata?.annotations?.[REVOKE_AT];
@@ -265,7 +274,7 @@ export class ClusterKeys implements KeyBackend {
           now,
         ),
       },
-      actor,
+      by,
       now,
     );
     const stops = rotatedKeyStops(now, graceMs, expiresAt);
@@ -311,6 +320,16 @@ export class ClusterKeys implements KeyBackend {
     };
     await this.c.core.createNamespacedEvent({ namespace: this.c.namespace, body }).catch(() => {});
   }
+}
+
+/** spec.selfService as written (USD) to the compiled form (nano-USD). */
+function capsOf(c: { maxBudgetUsd?: number; models?: string[]; maxKeysPerPerson?: number } | undefined): CompiledSelfService | undefined {
+  if (!c) return undefined;
+  return {
+    ...(c.maxBudgetUsd === undefined ? {} : { maxBudgetNano: usdToNano(c.maxBudgetUsd) }),
+    ...(c.models === undefined ? {} : { models: c.models }),
+    ...(c.maxKeysPerPerson === undefined ? {} : { maxKeysPerPerson: c.maxKeysPerPerson }),
+  };
 }
 
 function minLimit(a: number | null, b: number | null): number | null {

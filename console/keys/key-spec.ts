@@ -1,6 +1,7 @@
 // What a key is made with (the Create key form's result) and the plan's ceiling on it: the names both the form and
 // every key backend use, kept apart so neither imports the other.
 import type { KeyPolicy } from '../../gateway/contract/key-expiry.ts';
+import type { SelfServicePolicy } from './self-service-policy.ts';
 
 export interface KeySpec {
   name: string;
@@ -17,4 +18,6 @@ export interface PlanLimits {
   rpm: number | null;
   tpm: number | null;
   keyPolicy: KeyPolicy | null;
+  /** The Plan's and Account's spec.selfService caps together; absent when neither sets any. */
+  selfService?: SelfServicePolicy;
 }

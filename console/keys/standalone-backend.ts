@@ -4,7 +4,8 @@ import { displayKey, generateKey, hashKey } from '../../gateway/contract/keys.ts
 import type { KeyRecord, Snapshot } from '../../gateway/contract/snapshot.ts';
 import type { LastUsed } from '../../gateway/state/last-used.ts';
 import type { Store, StoreAdmin } from '../../gateway/state/store.ts';
-import { KeyActionError, type CreatedKey, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
+import { mergePolicies } from './self-service-policy.ts';
+import { actorName, KeyActionError, type CreatedKey, type KeyActor, type KeyBackend, type KeyPage, type KeyRow } from './backend.ts';
 import type { KeySpec, PlanLimits } from './key-spec.ts';
 import type { KeyPublisher } from './publisher.ts';
 import type { KeyEntry, KeyRegistry } from './registry.ts';
@@ -65,7 +66,8 @@ export class StandaloneKeys implements KeyBackend {
   async planLimits(account: string): Promise<PlanLimits> {
     const a = this.o.snapshot.accounts[account];
     const plan = a ? this.o.snapshot.plans[a.plan] : undefined;
-    return { rpm: plan?.rpm ?? null, tpm: plan?.tpm ?? null, keyPolicy: a?.keyPolicy ?? null };
+    const selfService = plan?.selfService || a?.selfService ? { selfService: mergePolicies(plan?.selfService, a?.selfService) } : {};
+    return { rpm: plan?.rpm ?? null, tpm: plan?.tpm ?? null, keyPolicy: a?.keyPolicy ?? null, ...selfService };
   }
 
   private async known(account: string): Promise<Known[]> {
@@ -106,7 +108,8 @@ export class StandaloneKeys implements KeyBackend {
     return { rows, total: all.length };
   }
 
-  async create(account: string, spec: KeySpec, actor: string, now: number): Promise<CreatedKey> {
+  async create(account: string, spec: KeySpec, by: KeyActor, now: number): Promise<CreatedKey> {
+    const actor = actorName(by);
     if (!this.o.snapshot.accounts[account]) throw new KeyActionError(`There is no account ${account}.`, null, 'not-found');
     const names = new Set((await this.known(account)).map((k) => k.record.name));
     if (names.has(spec.name)) throw new KeyActionError(`This account already has a key named ${spec.name}.`, 'name');
@@ -193,7 +196,8 @@ export class StandaloneKeys implements KeyBackend {
     await this.o.publisher.revoke(k.record.hash);
   }
 
-  async rotate(account: string, name: string, graceMs: number, actor: string, now: number): Promise<CreatedKey> {
+  async rotate(account: string, name: string, graceMs: number, by: KeyActor, now: number): Promise<CreatedKey> {
+    const actor = actorName(by);
     const old = await this.find(account, name);
     if (old.record.revoked || old.entry?.revokedAt != null)
       throw new KeyActionError(`Key ${name} is revoked already; create a new key instead.`, null, 'conflict');

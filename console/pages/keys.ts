@@ -6,6 +6,7 @@ import type { FieldErrors } from '../keys/form.ts';
 import { ageOf, highlightOf } from '../keys/lifetime.ts';
 import { field, page, scrollTable, utc } from './layout.ts';
 import { usd } from './money.ts';
+import { policyHints } from '../keys/self-service-policy.ts';
 
 export const PAGE_SIZE = 50;
 
@@ -94,15 +95,17 @@ function pager(v: KeysView): Html {
 function createForm(v: KeysView): Html {
   const f = v.form ?? {};
   const e = v.errors ?? {};
+  // A self-service person sees the caps their keys must keep (the server checks them).
+  const caps = v.ownOnly && v.plan.selfService ? policyHints(v.plan.selfService) : { budget: null, models: null };
   return html`<section aria-labelledby="create-title" class="card"><h2 id="create-title">Create key</h2>
 <form method="post" action="/dashboard/keys" novalidate>
 <input type="hidden" name="_csrf" value="${v.user.csrf}"><input type="hidden" name="account" value="${v.account}">
 ${e.form ? html`<p class="error" role="alert">${e.form}</p>` : ''}
 ${field({ id: 'name', label: 'Name', value: f.name, error: e.name, hint: 'Lowercase letters, digits and hyphens.', attrs: html` required` })}
-${field({ id: 'monthlyBudgetUsd', label: 'Monthly budget (USD)', value: f.monthlyBudgetUsd, error: e.monthlyBudgetNano, hint: 'Optional. Resets on the 1st (UTC).', attrs: html` inputmode="decimal"` })}
+${field({ id: 'monthlyBudgetUsd', label: 'Monthly budget (USD)', value: f.monthlyBudgetUsd, error: e.monthlyBudgetNano, hint: caps.budget ?? 'Optional. Resets on the 1st (UTC).', attrs: html` inputmode="decimal"` })}
 ${field({ id: 'rpm', label: 'RPM limit', value: f.rpm, error: e.rpm, hint: `Optional; the plan allows ${v.plan.rpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
 ${field({ id: 'tpm', label: 'TPM limit', value: f.tpm, error: e.tpm, hint: `Optional; the plan allows ${v.plan.tpm ?? 'any number'}.`, attrs: html` inputmode="numeric"` })}
-${field({ id: 'models', label: 'Models', value: f.models, error: e.models, hint: 'Optional whitelist: model ids or globs, separated by commas or spaces.' })}
+${field({ id: 'models', label: 'Models', value: f.models, error: e.models, hint: caps.models ?? 'Optional whitelist: model ids or globs, separated by commas or spaces.' })}
 ${field({ id: 'expiresInDays', label: 'Expires after (days)', value: f.expiresInDays, error: e.expiresAt, hint: expiryHint(v.plan), attrs: html` inputmode="numeric"${v.plan.keyPolicy?.requireExpiry ? html` required` : ''}` })}
 <button type="submit">Create key</button>
 </form></section>`;

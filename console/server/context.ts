@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Authorizer, Principal, Verb } from '../auth/principal.ts';
 import type { OidcClient } from '../auth/oidc/client.ts';
 import type { FlowStore } from '../auth/oidc/flows.ts';
+import type { LogoutStore } from '../auth/oidc/logouts.ts';
 import type { SessionStore } from '../auth/sessions.ts';
 import type { SignInLimit } from '../auth/sign-in-limit.ts';
 import type { BillingBackend } from '../../billing/backend.ts';
@@ -29,7 +30,7 @@ export interface ConsoleDeps {
   /** The console's public URL for Stripe's return links and the OIDC redirect (default: the request's own origin). */
   publicBaseUrl?: string;
   /** OpenID Connect sign-in ("Sign in with <provider>"), when configured. */
-  oidc?: { client: OidcClient; flows: FlowStore };
+  oidc?: { client: OidcClient; flows: FlowStore; logouts?: LogoutStore };
   /** Whether the token field (admin token, Kubernetes token) signs in; default true. */
   tokenSignIn?: boolean;
   /** Self-service keys (verb create-own-keys): how many unrevoked keys one person may own per account (default 5). */

@@ -1,8 +1,10 @@
 // /dashboard/keys: list, create (the dialog shows the key once, in this answer only), revoke, rotate.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GRACE_PERIODS, KeyActionError, refusalStatus, type CreatedKey } from '../keys/backend.ts';
+import { GRACE_PERIODS, KeyActionError, refusalStatus, type CreatedKey, type KeyActor } from '../keys/backend.ts';
 import { isKeyName } from '../keys/key-name.ts';
 import { parseKeyForm, type FieldErrors } from '../keys/form.ts';
+import type { KeySpec, PlanLimits } from '../keys/key-spec.ts';
+import { NO_POLICY, policyErrors } from '../keys/self-service-policy.ts';
 import { mayActOn, mayCreate, OWN_KEYS_MAX, ownedUnrevoked, visibleRows, type KeyRights } from '../keys/own-keys.ts';
 import { revokePage, rotatePage } from '../pages/key-actions.ts';
 import { keysPage, PAGE_SIZE } from '../pages/keys.ts';
@@ -44,13 +46,19 @@ async function rightsOn(deps: ConsoleDeps, u: SignedIn, account: string): Promis
   return { manage, own };
 }
 
-async function mayCreateIn(deps: ConsoleDeps, u: SignedIn, account: string): Promise<void> {
+async function mayCreateIn(deps: ConsoleDeps, u: SignedIn, account: string): Promise<KeyRights> {
   const r = await rightsOn(deps, u, account);
   if (!mayCreate(r)) throw new Forbidden(`You may not manage the keys of account ${account}.`);
-  if (r.manage) return;
-  const max = deps.ownKeysMax ?? OWN_KEYS_MAX;
+  if (r.manage) return r;
+  const max = (await deps.keys.planLimits(account)).selfService?.maxKeysPerPerson ?? deps.ownKeysMax ?? OWN_KEYS_MAX;
   const owned = ownedUnrevoked(u.name, (await deps.keys.list(account, 0, ALL, deps.now())).rows);
   if (owned >= max) throw new Forbidden(`You have ${owned} keys in account ${account}, the most one person may have. Revoke one first.`);
+  return r;
+}
+
+/** A self-service person's key (not manage-keys) within the Plan's and Account's selfService caps: errors by field. */
+function capErrors(r: KeyRights, plan: PlanLimits, spec: Pick<KeySpec, 'monthlyBudgetNano' | 'models'>): FieldErrors {
+  return r.manage ? {} : policyErrors(spec, plan.selfService ?? NO_POLICY);
 }
 
 /** manage-keys acts on any key; create-own-keys only on the person's own (another's is refused as if unseen). */
@@ -86,6 +94,11 @@ async function render(
   return sendHtml(reply, status, keysPage({ ...view, mayAct: (k) => mayActOn(rights, u.name, k) }));
 }
 
+/** The person with the groups their sign-in gave (the admin token has none), recorded on the keys they make. */
+function actorOf(u: SignedIn): KeyActor {
+  return u.principal.kind === 'user' ? { name: u.name, groups: u.principal.groups } : u.name;
+}
+
 /** The account and key an action names; a name that cannot be a key's is refused (400) before anything else. */
 function actionOf(req: FastifyRequest): { account: string; name: string } {
   const src = req.method === 'POST' ? formOf(req) : queryOf(req);
@@ -102,11 +115,14 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     const u = userOf(req);
     const { account } = await pickAccount(deps, u, form.account);
     noteAudit(req, { account });
-    await mayCreateIn(deps, u, account);
-    const parsed = parseKeyForm(form, await deps.keys.planLimits(account), deps.now());
+    const rights = await mayCreateIn(deps, u, account);
+    const plan = await deps.keys.planLimits(account);
+    const parsed = parseKeyForm(form, plan, deps.now());
     if (!parsed.ok) return render(deps, req, reply, 422, { account, form, errors: parsed.errors });
+    const capped = capErrors(rights, plan, parsed.spec);
+    if (Object.keys(capped).length > 0) return render(deps, req, reply, 422, { account, form, errors: capped });
     try {
-      const created = await deps.keys.create(account, parsed.spec, u.name, deps.now());
+      const created = await deps.keys.create(account, parsed.spec, actorOf(u), deps.now());
       return await render(deps, req, reply, 201, { account, created });
     } catch (err) {
       if (!(err instanceof KeyActionError)) throw err;
@@ -148,9 +164,16 @@ export function keyRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     await mayManage(deps, u, (await pickAccount(deps, u, a.account)).account, a.name);
     const grace = GRACE_PERIODS.find((g) => g.value === formOf(req).grace);
     if (!grace) return sendHtml(reply, 422, rotatePage({ user: u, ...a, error: 'Choose a grace period.' }));
+    // The successor keeps the key's budget and models: a self-service person's must be within today's caps.
+    const old = (await deps.keys.list(a.account, 0, ALL, deps.now())).rows.find((k) => k.name === a.name);
+    const capped = old ? Object.values(capErrors(await rightsOn(deps, u, a.account), await deps.keys.planLimits(a.account), old)) : [];
+    if (capped.length > 0) {
+      const error = `Key ${a.name} is outside the self-service policy of this account, so its successor would be too: ${capped.join(' ')} Create a new key within the policy instead, or ask someone with manage-keys to rotate it.`;
+      return sendHtml(reply, 422, rotatePage({ user: u, ...a, error }));
+    }
     let created: CreatedKey;
     try {
-      created = await deps.keys.rotate(a.account, a.name, grace.ms, u.name, deps.now());
+      created = await deps.keys.rotate(a.account, a.name, grace.ms, actorOf(u), deps.now());
     } catch (err) {
       // A state that forbids it is told on the form; anything else is the error page (plugin.ts) with its status.
       if (!(err instanceof KeyActionError) || err.refusal !== 'conflict') throw err;

@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cookie, readCookie, sessionCookie } from '../auth/cookies.ts';
 import { SignInRefused } from '../auth/oidc/client.ts';
+import { LogoutRefused } from '../auth/oidc/logout-token.ts';
 import { principalOf } from '../auth/oidc/identity.ts';
 import { refusedPage, signedInPage } from '../pages/oidc.ts';
 import { DEFAULT_NEXT, isConsolePath } from './next-path.ts';
@@ -13,6 +14,8 @@ import { noteAudit } from './audit-hook.ts';
 const FLOW_COOKIE = 'svc_console_oidc';
 const FLOW_PATH = '/dashboard/login/oidc';
 export const CALLBACK_PATH = '/dashboard/login/oidc/callback';
+/** Where the provider posts logout tokens (its client's backchannel_logout_uri). */
+export const BACKCHANNEL_LOGOUT_PATH = '/dashboard/login/oidc/backchannel-logout';
 
 /** The flow cookie must come back on the provider's redirect (a top-level GET from another site): SameSite=Lax. */
 function flowCookie(req: FastifyRequest, value: string, maxAgeSec: number): string {
@@ -71,6 +74,27 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
     return reply.redirect(flow.url.href, 303);
   });
 
+  // Back-channel logout: the provider's server posts a signed logout token (form field logout_token); the sessions it
+  // names end at their next request, in every console process sharing the Redis. Answers as the specification
+  // says: 200, or 400 with an OAuth error body; never cached.
+  app.post(BACKCHANNEL_LOGOUT_PATH, { logLevel: 'warn' }, async (req, reply) => {
+    reply.header('cache-control', 'no-store');
+    const token = (req.body as Record<string, unknown> | undefined)?.logout_token;
+    if (typeof token !== 'string' || token === '' || !oidc.logouts) {
+      return reply.code(400).send({ error: 'invalid_request', error_description: 'Send the logout token as the form field logout_token.' });
+    }
+    try {
+      const mark = await oidc.client.logoutMark(token);
+      await oidc.logouts.mark(mark, deps.now());
+      app.log.info({ reqId: req.id, sub: mark.sub, sid: mark.sid === undefined ? undefined : 'given' }, 'Console back-channel logout (OpenID Connect)');
+      return reply.code(200).send();
+    } catch (err) {
+      if (!(err instanceof LogoutRefused)) throw err;
+      app.log.warn({ reqId: req.id, ip: req.ip, reason: err.message }, 'Console back-channel logout refused');
+      return reply.code(400).send({ error: 'invalid_request', error_description: err.message });
+    }
+  });
+
   // The callback's URL carries the authorization code: the request log (info) leaves it out; what happened is logged
   // below without it.
   app.get(CALLBACK_PATH, { logLevel: 'warn', config: { audit: { action: 'sign-in' } } }, async (req, reply) => {
@@ -95,6 +119,7 @@ export function oidcRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
       const principal = principalOf(t.claims, oidc.client.settings);
       const { id: sid, session } = await deps.sessions.create(principal, now, undefined, {
         sub: String(t.claims.sub),
+        ...(typeof t.claims.sid === 'string' ? { sid: t.claims.sid } : {}),
         idToken: t.idToken,
         refreshToken: t.refreshToken,
         expiresAt: t.expiresAt,

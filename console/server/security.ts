@@ -20,6 +20,8 @@ const PUBLIC = new Set([
   '/dashboard/login',
   '/dashboard/login/oidc',
   '/dashboard/login/oidc/callback',
+  // The provider's server posts logout tokens here: no session, no CSRF token; the token's signature is the check.
+  '/dashboard/login/oidc/backchannel-logout',
   '/dashboard/static/console.css',
   '/dashboard/static/console.js',
 ]);
@@ -52,7 +54,10 @@ export function securityHooks(app: FastifyInstance, deps: ConsoleDeps): void {
     const id = readCookie(req, SESSION_COOKIE);
     const now = deps.now();
     const found = id ? await deps.sessions.get(id, now) : null;
-    const session = id && found ? await reviewedSession({ authn: deps.authn, sessions: deps.sessions, oidc: deps.oidc?.client ?? null }, id, found, now) : null;
+    const session =
+      id && found
+        ? await reviewedSession({ authn: deps.authn, sessions: deps.sessions, oidc: deps.oidc?.client ?? null, logouts: deps.oidc?.logouts }, id, found, now)
+        : null;
     if (!id || !session) {
       if (id) reply.header('set-cookie', clearedCookie(req));
       // Its token withdrawn: the session ends here, and the sign-in page says why.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { selfServiceCaps } from './self-service.ts';
 import { API_VERSION, baseStatus, cel, listMapKeys, metadata, objectName, spendStatus, usd, usdString } from './common.ts';
 
 export const credit = z
@@ -63,6 +64,17 @@ export const keyPolicy = z
   })
   .describe("Rules for this account's keys, enforced by the operator and the console's Create form.");
 
+export const selfService = selfServiceCaps
+  .extend({
+    revokeOnOffboard: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The operator revokes the keys people made in the console once their owner has no right left on this account (a LocalSubjectAccessReview per owner every SVC_OFFBOARD_CHECK_SECONDS, with the user name and groups recorded on the key).',
+      ),
+  })
+  .describe("Keys people make for themselves in the console: caps (with the Plan's, the tighter holds) and offboarding.");
+
 export const accountSpec = z.object({
   planRef: objectName.describe('Name of the Plan of this account.'),
   trialCreditUsd: usd.default(1).describe('Trial credit granted once when the account is first seen.'),
@@ -80,6 +92,7 @@ export const accountSpec = z.object({
     }),
   billing: billing.optional().describe('Enterprise billing: what monthly statements carry, and the uptime SLA.'),
   keyPolicy: keyPolicy.optional(),
+  selfService: selfService.optional(),
   lowBalanceThresholdUsd: usd
     .optional()
     .describe('When the balance drops below this many USD, the operator records one Event LowBalance (again after a top-up lifts it and it drops again).'),

@@ -7,12 +7,13 @@ import { createHash } from 'node:crypto';
 import type { Account, ApiKey, GuardrailCr, IncidentCr, McpServerCr, ModelRoute, Plan, Secret } from '../../crds/schema/index.ts';
 import { compileGuardrails } from './compile-guardrails.ts';
 import { keySecretName, secretValues } from '../../crds/schema/index.ts';
+import { REVOKE_REASON } from '../../crds/schema/key-owner.ts';
 import { compileMcpServers, mcpAccessOf } from './compile-mcp.ts';
 import { compileModels } from './compile-routes.ts';
 import { effectiveExpiry, policyViolation } from './key-expiry.ts';
 import { displayKey, hashKey, isWellFormedKey, KEY_PREFIX } from './keys.ts';
 import { usdToNano } from './money.ts';
-import type { KeyRecord, Snapshot } from './snapshot.ts';
+import type { CompiledSelfService, KeyRecord, Snapshot } from './snapshot.ts';
 import { SNAPSHOT_SCHEMA } from './snapshot.ts';
 import { canonicalJson } from './canonical-json.ts';
 import type { Problem } from './problem.ts';
@@ -59,6 +60,24 @@ function sortByName<T extends { metadata: { name: string } }>(xs: T[]): T[] {
 
 const MALFORMED = 'sk-svc- followed by 38 base62 characters with a valid checksum';
 
+/** The caps a Plan or Account sets on self-service keys, when it sets any (absent otherwise: the hash stays). */
+function selfServiceOf(c: { maxBudgetUsd?: number; models?: string[]; maxKeysPerPerson?: number } | undefined): { selfService?: CompiledSelfService } {
+  if (!c || (c.maxBudgetUsd === undefined && c.models === undefined && c.maxKeysPerPerson === undefined)) return {};
+  return {
+    selfService: {
+      ...(c.maxBudgetUsd === undefined ? {} : { maxBudgetNano: usdToNano(c.maxBudgetUsd) }),
+      ...(c.models === undefined ? {} : { models: c.models }),
+      ...(c.maxKeysPerPerson === undefined ? {} : { maxKeysPerPerson: c.maxKeysPerPerson }),
+    },
+  };
+}
+
+/** Why, when the key says (the operator's offboarding writes it): " (offboarded: ...)". */
+function revokeReason(k: ApiKey): string {
+  const why = k.metadata.annotations?.[REVOKE_REASON];
+  return why ? ` (${why.slice(0, 256)})` : '';
+}
+
 /** An ApiKey's verdict, most telling first: revoked, a malformed key, a missing Account or Plan, no key, its policy. */
 function keyVerdict(
   k: ApiKey,
@@ -75,7 +94,7 @@ function keyVerdict(
       ready: true,
       served: account !== undefined && key === 'ok',
       reason: 'Revoked',
-      message: 'The key is revoked: every gateway refuses it, for good.',
+      message: `The key is revoked${revokeReason(k)}: every gateway refuses it, for good.`,
     };
   if (key === 'malformed') return no('MalformedKey', `Secret ${secretName} holds a malformed key under data key "key" (${MALFORMED}).`);
   if (!account) return no('UnknownAccount', `Account ${k.spec.accountRef} does not exist${inScope(scope)}.`);
@@ -169,6 +188,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       rpm: p.spec.limits?.rpm ?? null,
       tpm: p.spec.limits?.tpm ?? null,
       ...(p.spec.mcp ? { mcp: mcpAccessOf(p.spec.mcp) } : {}),
+      ...selfServiceOf(p.spec.selfService),
     };
   }
   const accounts: Snapshot['accounts'] = {};
@@ -181,6 +201,7 @@ export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {
       credits: a.spec.credits.map((c) => ({ id: c.id, amountNano: usdToNano(c.amountUsd) })),
       ...(a.spec.billing ? { billing: a.spec.billing } : {}),
       ...(a.spec.keyPolicy ? { keyPolicy: a.spec.keyPolicy } : {}),
+      ...selfServiceOf(a.spec.selfService),
     };
     accountVerdicts[a.metadata.name] = accountVerdict(a, plans, opts.scope, problems);
   }

@@ -95,6 +95,8 @@ export interface RedisKeys {
   consoleSignIn: (address: string) => string;
   /** An OpenID Connect sign-in under way (state, nonce, PKCE verifier), for 10 minutes, taken once. */
   consoleOidcFlow: (idHash: string) => string;
+  /** A back-channel logout: a provider session (sid) or subject (sub) whose console sessions end; hashed. */
+  consoleOidcLogout: (kind: 'sid' | 'sub', idHash: string) => string;
   /** MCP sessions' last use (sorted set) and records (hash), for the idle TTL; one Cluster slot. */
   mcpSessions: { idle: string; records: string };
 }
@@ -153,6 +155,7 @@ export function redisKeys(prefix = 'svc'): RedisKeys {
     consoleSession: (idHash) => `${prefix}:console:session:${idHash}`,
     consoleSignIn: (address) => `${prefix}:console:signin:${address}`,
     consoleOidcFlow: (idHash) => `${prefix}:console:oidc-flow:${idHash}`,
+    consoleOidcLogout: (kind, idHash) => `${prefix}:console:oidc-logout:${kind}:${idHash}`,
     mcpSessions: { idle: `${prefix}:{mcp}:sessions:idle`, records: `${prefix}:{mcp}:sessions` },
   };
 }

@@ -108,6 +108,14 @@ export const compiledMcpServer = z.object({
   timeouts: z.object({ connectMs: z.number().int(), firstByteMs: z.number().int(), totalMs: z.number().int() }),
 });
 
+/** Plan or Account spec.selfService caps (the console checks self-service keys against them); nano-USD. */
+export const compiledSelfService = z.object({
+  maxBudgetNano: z.number().int().optional(),
+  models: z.array(z.string()).optional(),
+  maxKeysPerPerson: z.number().int().optional(),
+});
+export type CompiledSelfService = z.infer<typeof compiledSelfService>;
+
 export const compiledPlan = z.object({
   name: z.string(),
   tier: z.number().int(),
@@ -117,6 +125,8 @@ export const compiledPlan = z.object({
   tpm: z.number().int().nullable(),
   /** Plan spec.mcp; absent: every McpServer and tool (and snapshots of plans without it hash as before). */
   mcp: compiledMcpAccess.optional(),
+  /** Plan spec.selfService; absent when the Plan has none (snapshots without it hash as before). */
+  selfService: compiledSelfService.optional(),
 });
 
 export const compiledAccount = z.object({
@@ -136,6 +146,8 @@ export const compiledAccount = z.object({
     .optional(),
   /** Account.spec.keyPolicy (the console's Create form checks it); absent when the Account has none. */
   keyPolicy: z.object({ maxKeyAgeDays: z.number().int().optional(), requireExpiry: z.boolean() }).optional(),
+  /** Account spec.selfService caps; absent when the Account sets none. */
+  selfService: compiledSelfService.optional(),
 });
 
 /**

@@ -1,5 +1,6 @@
 // The Kubernetes API as the operator uses it: one namespace, the four custom resources, Secrets, Leases, Events.
 import {
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -26,6 +27,8 @@ export interface Clients {
   core: CoreV1Api;
   custom: CustomObjectsApi;
   coordination: CoordinationV1Api;
+  /** LocalSubjectAccessReviews in the namespace (the offboarding check). */
+  authz: AuthorizationV1Api;
 }
 
 /** KUBECONFIG when set, else ~/.kube/config, else the in-cluster service account. */
@@ -43,6 +46,7 @@ export function makeClients(kc: KubeConfig, namespace: string): Clients {
     core: kc.makeApiClient(CoreV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
     coordination: kc.makeApiClient(CoordinationV1Api),
+    authz: kc.makeApiClient(AuthorizationV1Api),
   };
 }
 

@@ -363,6 +363,28 @@ describe('what the rendered objects promise', () => {
     expect(defaults.filter((d) => d.metadata.name.includes('exporter'))).toEqual([]);
   });
 
+  it('mounts a private CA for the OpenID provider only when asked (console.oidc.caBundle), trusted by the console alone', async () => {
+    const oidc = ['console.oidc.issuer=https://idp.example.internal', 'console.oidc.clientId=svc-console'];
+    const consolePod = async (set: string[]) => {
+      const docs = parseDocs(await template('ns1', [], [...oidc, ...set]));
+      const d = find(docs, 'Deployment', '-console');
+      return {
+        env: envOf(container(d), 'NODE_EXTRA_CA_CERTS')?.value,
+        volumes: (podSpec(d) as unknown as { volumes: Array<{ name: string; configMap?: unknown }> }).volumes,
+      };
+    };
+    const plain = await consolePod([]);
+    expect(plain.env).toBeUndefined();
+    expect(plain.volumes.map((v) => v.name)).not.toContain('oidc-ca');
+    const withCa = await consolePod(['console.oidc.caBundle.existingConfigMap=idp-ca']);
+    expect(withCa.env).toBe('/etc/svc-console/oidc-ca/ca.crt');
+    expect(withCa.volumes.find((v) => v.name === 'oidc-ca')?.configMap).toEqual({ name: 'idp-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] });
+    const gateway = container(
+      find(parseDocs(await template('ns1', [], [...oidc, 'console.oidc.caBundle.existingConfigMap=idp-ca'])), 'Deployment', '-gateway'),
+    );
+    expect(envOf(gateway, 'NODE_EXTRA_CA_CERTS')).toBeUndefined();
+  });
+
   it("sets the exporter's reconciliation interval (a drift is a MoneyDrift Event on the Account)", async () => {
     const env = async (set: string[]): Promise<string | undefined> =>
       envOf(

@@ -1,12 +1,14 @@
 // A real OpenID provider in the test process: `oidc-provider` (an OpenID Certified implementation) on loopback, with
 // its own login and consent pages (its development interactions: any password, the login names the account), users
-// in groups, one confidential client (client_secret_basic, PKCE required), refresh tokens, RP-initiated logout.
+// in groups, one confidential client (client_secret_basic, PKCE required), refresh tokens, RP-initiated logout and
+// back-channel logout (its logout tokens posted to the console's backchannel_logout_uri, with sid).
 // The port is taken before the provider exists, so the console can be started with the issuer URL first and the
 // client registered with the console's redirect URI once it is known.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
 import Provider from 'oidc-provider';
+import { importJWK, SignJWT, type JWK } from 'jose';
 
 export interface OidcUser {
   email: string;
@@ -26,6 +28,10 @@ export interface TestOidcProvider {
    * and the promise the URL (code and state), for a test to forge or replay.
    */
   holdNextCallback(): Promise<string>;
+  /** Back-channel logouts the provider delivered (the console answered 200) or failed to, in order. */
+  backchannel: Array<{ ok: boolean; error?: string }>;
+  /** Signs a JWT with the provider's own key (kid test-rs256), for a test to forge tokens the provider never made. */
+  sign(payload: Record<string, unknown>, header?: Record<string, unknown>): Promise<string>;
   /** Requests seen by the provider (path and method), to check what the console asked. */
   requests: Array<{ method: string; path: string }>;
   stop(): Promise<void>;
@@ -61,6 +67,7 @@ export async function startOidcProvider(users: Record<string, OidcUser>): Promis
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-rs256', alg: 'RS256', use: 'sig' };
   const state = { idTokenTtlSec: 3600 };
+  const backchannel: TestOidcProvider['backchannel'] = [];
   const out: TestOidcProvider = {
     issuer,
     users: map,
@@ -71,6 +78,9 @@ export async function startOidcProvider(users: Record<string, OidcUser>): Promis
       state.idTokenTtlSec = v;
     },
     requests,
+    backchannel,
+    sign: async (payload, header = {}) =>
+      new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: jwk.kid, ...header }).sign(await importJWK(jwk as JWK, 'RS256')),
     holdNextCallback: () => new Promise<string>((resolve) => (hold = resolve)),
     register(consoleUrl, client) {
       const provider = new Provider(issuer, {
@@ -81,6 +91,8 @@ export async function startOidcProvider(users: Record<string, OidcUser>): Promis
             ...(client.secret ? { client_secret: client.secret } : {}),
             redirect_uris: [`${consoleUrl}/dashboard/login/oidc/callback`],
             post_logout_redirect_uris: [`${consoleUrl}/dashboard/login`],
+            backchannel_logout_uri: `${consoleUrl}/dashboard/login/oidc/backchannel-logout`,
+            backchannel_logout_session_required: true,
             grant_types: ['authorization_code', 'refresh_token'],
             response_types: ['code'],
             token_endpoint_auth_method: client.secret ? 'client_secret_basic' : 'none',
@@ -91,7 +103,10 @@ export async function startOidcProvider(users: Record<string, OidcUser>): Promis
         // Groups and email in the ID token itself (not only from userinfo), as the console reads them there.
         conformIdTokenClaims: false,
         pkce: { required: () => true },
-        features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+        // Its outgoing requests (the logout tokens) refuse loopback addresses against SSRF; the console is on loopback
+        // here, so the test's provider sends them without that check (the provider's own documented fetch option).
+        fetch: (url: string, options: RequestInit & { dispatcher?: unknown }) => globalThis.fetch(url, { ...options, dispatcher: undefined } as RequestInit),
+        features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true }, backchannelLogout: { enabled: true } },
         // A refresh token with every code grant (a real provider may need offline_access and consent for it).
         issueRefreshToken: async (_ctx, c) => c.grantTypeAllowed('refresh_token'),
         ttl: { IdToken: () => state.idTokenTtlSec, AccessToken: 3600, RefreshToken: 3600, Session: 3600, Interaction: 600, Grant: 3600 },
@@ -101,6 +116,8 @@ export async function startOidcProvider(users: Record<string, OidcUser>): Promis
           return { accountId: id, claims: () => ({ sub: id, email: u.email, email_verified: true, groups: u.groups }) };
         },
       });
+      provider.on('backchannel.success', () => backchannel.push({ ok: true }));
+      provider.on('backchannel.error', (_ctx: unknown, err: Error) => backchannel.push({ ok: false, error: err.message }));
       handler = provider.callback();
     },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -6,6 +6,8 @@
 import * as client from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { insecureAllowed, type OidcSettings } from './settings.ts';
+import { LogoutRefused, logoutMarkOf } from './logout-token.ts';
+import type { LogoutMark } from './logouts.ts';
 
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
@@ -135,6 +137,29 @@ export class OidcClient {
     return { idToken, claims, refreshToken: tokens.refresh_token ?? oldRefresh, expiresAt: (claims.exp as number) * 1000 };
   }
 
+  /**
+   * A back-channel logout token checked: signed by the provider's published keys (asymmetric only), issued by it
+   * for this client, recently (iat at most 10 minutes old, not in the future); then its claims (logout-token.ts).
+   */
+  async logoutMark(token: string): Promise<LogoutMark> {
+    await this.configuration();
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, this.jwks as NonNullable<typeof this.jwks>, {
+        issuer: this.issuerId(),
+        audience: this.settings.clientId,
+        algorithms: ASYMMETRIC,
+        requiredClaims: ['iat', 'jti', 'events'],
+        maxTokenAge: '10m',
+        clockTolerance: 60,
+      }));
+    } catch (err) {
+      throw new LogoutRefused(`The logout token was not accepted: ${joseReason(err)}.`);
+    }
+    if (typeof claims.iat === 'number' && claims.iat * 1000 > Date.now() + 60_000) throw new LogoutRefused('The logout token was issued in the future.');
+    return logoutMarkOf(claims);
+  }
+
   private issuerId(): string {
     return this.config?.serverMetadata().issuer ?? this.settings.issuer.href;
   }
@@ -152,12 +177,14 @@ export class OidcClient {
 function joseReason(err: unknown): string {
   const code = (err as { code?: string }).code ?? '';
   const claim = (err as { claim?: string }).claim;
+  if (code === 'ERR_JWT_EXPIRED' && claim === 'iat') return 'it is too old';
   if (code === 'ERR_JWT_EXPIRED') return 'it has expired';
   if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'iss') return 'it was issued by another provider';
   if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'aud') return 'it was issued for another client';
   if (code === 'ERR_JOSE_ALG_NOT_ALLOWED' || code === 'ERR_JOSE_NOT_SUPPORTED') return 'its signature algorithm is not allowed';
   if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' || code === 'ERR_JWKS_NO_MATCHING_KEY') return 'its signature does not verify';
-  return 'it is not a valid ID token';
+  if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && claim === 'iat') return 'its issue time (iat) is not acceptable';
+  return 'it is not a valid token';
 }
 
 /** openid-client's error in words: what was wrong, never a token (its errors wrap oauth4webapi's, which say more). */

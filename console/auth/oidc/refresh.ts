@@ -36,6 +36,7 @@ async function renew(oidc: OidcClient | null, id: string, s: Session): Promise<S
       principal,
       oidc: {
         sub: o.sub,
+        ...(o.sid ? { sid: o.sid } : {}),
         sealedIdToken: sealToken(id, t.idToken),
         ...(t.refreshToken ? { sealedRefresh: sealToken(id, t.refreshToken) } : {}),
         validUntil: t.expiresAt,

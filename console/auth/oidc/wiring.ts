@@ -4,15 +4,23 @@ import type { RedisClient as Redis } from '../../../gateway/state/redis-connect.
 import { OidcClient } from './client.ts';
 import { MemoryFlows, RedisFlows, type FlowStore } from './flows.ts';
 import { oidcSettingsFromEnv } from './settings.ts';
+import { MemoryLogouts, RedisLogouts, type LogoutStore } from './logouts.ts';
+import { SESSION_TTL_MS } from '../sessions.ts';
 
 export function oidcFromEnv(
   env: Record<string, string | undefined>,
   redis: { redis: Redis; prefix: string } | null,
   warn: (err: unknown) => void,
-): { client: OidcClient; flows: FlowStore } | undefined {
+  sessionMs: number = SESSION_TTL_MS,
+): { client: OidcClient; flows: FlowStore; logouts: LogoutStore } | undefined {
   const settings = oidcSettingsFromEnv(env);
   if (!settings) return undefined;
   const client = new OidcClient(settings);
   void client.configuration().catch(warn);
-  return { client, flows: redis ? new RedisFlows(redis.redis, redis.prefix) : new MemoryFlows() };
+  return {
+    client,
+    flows: redis ? new RedisFlows(redis.redis, redis.prefix) : new MemoryFlows(),
+    // A back-channel logout is kept as long as a session it may end can last.
+    logouts: redis ? new RedisLogouts(redis.redis, redis.prefix, sessionMs) : new MemoryLogouts(sessionMs),
+  };
 }
