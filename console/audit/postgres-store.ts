@@ -1,4 +1,4 @@
-// Audit records in Postgres (table console_audit, migration 035), shared by every console replica on the database.
+// Audit records in Postgres (table console_audit, migration 019), shared by every console replica on the database.
 // The schema is migrated on first use (under the migrations' advisory lock), and again after a failure, so a console
 // that starts before its database still records once the database is there.
 import type pg from 'pg';
