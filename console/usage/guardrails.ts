@@ -1,7 +1,6 @@
 // The guardrails' part in an account's usage: per key and guardrail, the calls a check matched, the calls blocked,
 // the values masked and the matches only logged, from the usage events' `guardrails` facts (never the text).
 import type { UsageEvent } from '../../gateway/usage/event.ts';
-import type { UsageQuery } from './report.ts';
 
 export interface GuardrailRow {
   key: string;
@@ -15,7 +14,12 @@ export interface GuardrailRow {
   logged: number;
 }
 
-export type GuardrailQuery = Omit<UsageQuery, 'groupBy'>;
+/** The accounts and inclusive UTC days (YYYY-MM-DD) a usage report covers, without its grouping. */
+export interface GuardrailQuery {
+  accounts: string[];
+  from: string;
+  to: string;
+}
 
 /** Sorted by key, then guardrail. */
 export function guardrailRows(events: Iterable<UsageEvent>, q: GuardrailQuery): GuardrailRow[] {
