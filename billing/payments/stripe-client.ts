@@ -9,10 +9,18 @@ import type { StripeSettings } from '../settings.ts';
 /** The Stripe API version every request names (Stripe-Version), pinned with the library's exact version in package.json. */
 export const STRIPE_API_VERSION = Stripe.API_VERSION;
 
+/** Stripe's secret, restricted and webhook keys (and a Bearer header), which an error message may echo back. */
+const STRIPE_SECRETS = /(?<=Authorization was ')[^']*|\b(?:(?:sk|rk)_(?:test|live)_[A-Za-z0-9]+|whsec_[A-Za-z0-9+/=]+)|\bBearer\s+\S+/g;
+
+/** The message with every Stripe key in it replaced: it is shown on pages and written to logs. */
+export function withoutStripeSecrets(message: string): string {
+  return message.replace(STRIPE_SECRETS, '[REDACTED]');
+}
+
 export class StripeError extends Error {
   readonly status: number;
   constructor(status: number, message: string) {
-    super(message);
+    super(withoutStripeSecrets(message));
     this.status = status;
   }
 }

@@ -41,6 +41,18 @@ describe('Stripe client (stripe-mock)', () => {
     });
   });
 
+  it('never echoes the secret key in its errors (shown on the billing page and logged)', async () => {
+    for (const key of ['sk_test_mistyped zq9x', 'notakey zq8y', 'sk_live_']) {
+      const err = await client(key)
+        .createCheckoutSession({ account: 'demo', cents: 500, successUrl: 'http://x/', cancelUrl: 'http://x/' })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StripeError);
+      const message = (err as StripeError).message;
+      expect(message).toMatch(/^Stripe refused/);
+      for (const part of key.split(' ')) expect(message).not.toContain(part);
+    }
+  });
+
   it('reads the settings: both secrets or nothing; STRIPE_API_BASE must be http(s)://host:port', () => {
     expect(stripeSettings({})).toBeNull();
     expect(stripeSettings({ STRIPE_SECRET_KEY: 'sk_test_1' })).toBeNull();
