@@ -2,7 +2,8 @@
 // admits a call, one settles it; every key a script touches is in the account's hash slot, so Redis Cluster works.
 //
 // Key names: gateway/contract/redis-keys.ts (the whole layout, documented there). Scripts: scripts.ts.
-// Usage stream format (the exporter reads it with a consumer group): one entry per call, fields
+// Usage stream format (the exporter reads it with a consumer group): one entry per call (a lease flush: one entry of
+// several events, `v` "2" and `events` a JSON array, lua/lease.lua), fields
 //   v      "1" (format version)
 //   event  JSON of UsageEvent (gateway/usage/event.ts): eventId (unique, made at admission), createdAt, account,
 //          apiKey (name), costNano and feeNano (integers, nano-USD), tokens, status, ...
@@ -19,6 +20,7 @@ import { isExpired } from '../contract/key-expiry.ts';
 import { keyRecord, type KeyRecord, type Snapshot } from '../contract/snapshot.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import type { UsageEvent } from '../usage/event.ts';
+import { entryEvents } from '../usage/event-schema.ts';
 import { REFUSALS, toDecision, type Refusal } from './admission.ts';
 import { int } from './lua-script.ts';
 import { SCRIPTS } from './scripts.ts';
@@ -412,7 +414,14 @@ export class RedisStore implements Store, StoreAdmin {
           tpmn: w.tpmn,
           keyexp: a.keyexp,
         },
-        { now, settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS, streamMaxLen: this.streamMaxLen, batchJson: JSON.stringify({ ...batch, k: key }) },
+        {
+          now,
+          settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS,
+          streamMaxLen: this.streamMaxLen,
+          // Each settle's usage event goes as an argument of its own, not escaped again inside the batch's JSON.
+          batchJson: JSON.stringify({ ...batch, s: batch.s?.map(({ ev: _ev, ...rest }) => rest), k: key }),
+          '...events': batch.s?.map((x) => x.ev) ?? [],
+        },
       ),
     );
     const [verdict, slots, tokens, nano, demand, revoked, live] = Array.isArray(reply) ? (reply as unknown[]) : [];
@@ -493,10 +502,7 @@ export class RedisStore implements Store, StoreAdmin {
   /** Usage events of one account's stream, oldest first (tests and tools; the exporter uses a consumer group). */
   async usageEvents(account: string): Promise<UsageEvent[]> {
     const entries = await this.redis.xrange(this.k.account(account).usage, '-', '+');
-    return entries.flatMap(([, fields]) => {
-      const i = fields.indexOf('event');
-      return i >= 0 && i % 2 === 0 && fields[i + 1] ? [JSON.parse(fields[i + 1] as string) as UsageEvent] : [];
-    });
+    return entries.flatMap(([, fields]) => entryEvents(fields) as UsageEvent[]);
   }
 
   async close(): Promise<void> {
