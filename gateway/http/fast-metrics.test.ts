@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry, type LabelValues, type RegistryContentType } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { FastCounter, FastHistogram } from './fast-metrics.ts';
 
@@ -50,14 +50,18 @@ describe('FastHistogram and FastCounter', () => {
   });
 
   it('an unlabelled histogram and one with exemplars stay prom-client’s own', async () => {
-    const reg = new Registry();
-    reg.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
-    const plainReg = new Registry();
-    plainReg.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    const openMetrics = (): Registry => {
+      const r = new Registry();
+      (r as unknown as Registry<RegistryContentType>).setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+      return r;
+    };
+    const reg = openMetrics();
+    const plainReg = openMetrics();
     const cfg = { name: 'x_seconds', help: 'x', labelNames: ['m'] as const, buckets: [0.1, 1], enableExemplars: true };
     const a = new FastHistogram({ ...cfg, registers: [reg] });
     const b = new Histogram({ ...cfg, registers: [plainReg] });
-    for (const x of [a, b]) x.observe({ labels: { m: 'gpt' }, value: 0.5, exemplarLabels: { trace_id: 'abc' } });
+    const exemplar = { trace_id: 'abc' } as unknown as LabelValues<'m'>;
+    for (const x of [a, b]) x.observe({ labels: { m: 'gpt' }, value: 0.5, exemplarLabels: exemplar });
     const strip = (s: string): string => s.replace(/ \d+\.\d+$/gm, '');
     expect(strip(await reg.metrics())).toBe(strip(await plainReg.metrics()));
     expect(await reg.metrics()).toContain('trace_id="abc"');

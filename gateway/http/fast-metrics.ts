@@ -102,9 +102,11 @@ export class FastHistogram<T extends string = string> extends Histogram<T> {
     super.reset();
   }
 
-  override remove(...args: Parameters<Histogram<T>['remove']>): void {
+  override remove(...values: string[]): void;
+  override remove(labels: LabelValues<T>): void;
+  override remove(...args: unknown[]): void {
     this.cache.clear();
-    super.remove(...args);
+    (super.remove as (...a: unknown[]) => void).apply(this, args);
   }
 
   private fast(labels: LabelValues<T>, value: number): void {
@@ -148,9 +150,11 @@ export class FastCounter<T extends string = string> extends Counter<T> {
     super.reset();
   }
 
-  override remove(...args: Parameters<Counter<T>['remove']>): void {
+  override remove(...values: string[]): void;
+  override remove(labels: LabelValues<T>): void;
+  override remove(...args: unknown[]): void {
     this.cache.clear();
-    super.remove(...args);
+    (super.remove as (...a: unknown[]) => void).apply(this, args);
   }
 
   private fast(labels: LabelValues<T> | number | undefined, value: number | undefined): void {
