@@ -75,7 +75,8 @@ describe('usage events of leased calls', () => {
     const pending = s.leases ? [...(s.leases as unknown as { byId: Map<string, { pending: LeaseBatch['s'] }> }).byId.values()][0]?.pending : [];
     expect(pending).toHaveLength(2);
     // The same batch twice, as a flush retried after a timeout sends it.
-    const run = (s as unknown as { runLease(a: string, k: string, b: LeaseBatch, now: number): Promise<LeaseReply> }).runLease.bind(s);
+    const runner = (s as unknown as { runner: { run(a: string, k: string, b: LeaseBatch, now: number): Promise<LeaseReply> } }).runner;
+    const run = runner.run.bind(runner);
     await run('acme', key.name, { s: pending, h: key.hash }, T + 2);
     await run('acme', key.name, { s: pending, h: key.hash }, T + 2);
     expect((await s.usageEvents('acme')).map((e) => e.eventId)).toEqual(holds.map((h) => h.id));
