@@ -4,6 +4,7 @@ import { Counter, type Registry } from 'prom-client';
 import { NANO_PER_USD } from '../contract/money.ts';
 import type { CacheCount } from '../pipeline/context.ts';
 import type { UsageEvent } from '../usage/event.ts';
+import { FastCounter } from './fast-metrics.ts';
 
 export class CacheMetrics {
   private readonly lookups: Counter;
@@ -16,7 +17,7 @@ export class CacheMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.lookups = new Counter({
+    this.lookups = new FastCounter({
       name: 'svc_gateway_cache_requests_total',
       help: 'Calls to routes with a response cache by result: hit (answered from the cache), miss (called upstream), bypass (not cacheable: no-store, sampling).',
       labelNames: ['model', 'result'],
@@ -47,7 +48,7 @@ export class CacheMetrics {
       labelNames: ['model'],
       registers,
     });
-    this.saved = new Counter({
+    this.saved = new FastCounter({
       name: 'svc_gateway_cache_saved_usd_total',
       help: "What cache hits saved in USD: the original calls' cost minus what the hits were charged.",
       labelNames: ['model'],

@@ -6,6 +6,7 @@
 // bounded. Ours (svc_gateway_*) add what the convention lacks (account, cost). The duration and time-to-first-token
 // histograms carry the call's trace id as an exemplar while tracing (exemplars.ts).
 import { Histogram, type Registry } from 'prom-client';
+import { FastHistogram } from './fast-metrics.ts';
 import { genAiProviderName } from '../contract/genai.ts';
 import type { CompiledTarget } from '../contract/snapshot.ts';
 import { observe, type Exemplar } from './exemplars.ts';
@@ -45,7 +46,7 @@ export class GenAiMetrics {
 
   constructor(registry: Registry, enableExemplars = false) {
     const registers = [registry];
-    this.serverDuration = new Histogram({
+    this.serverDuration = new FastHistogram({
       name: 'gen_ai_server_request_duration_seconds',
       help: 'GenAI server request duration (gen_ai.server.request.duration).',
       labelNames: [...MODEL_LABELS, 'error_type'],
@@ -53,7 +54,7 @@ export class GenAiMetrics {
       registers,
       enableExemplars,
     });
-    this.ttft = new Histogram({
+    this.ttft = new FastHistogram({
       name: 'gen_ai_server_time_to_first_token_seconds',
       help: 'Time to generate the first token for successful responses (gen_ai.server.time_to_first_token).',
       labelNames: MODEL_LABELS,
@@ -61,21 +62,21 @@ export class GenAiMetrics {
       registers,
       enableExemplars,
     });
-    this.perToken = new Histogram({
+    this.perToken = new FastHistogram({
       name: 'gen_ai_server_time_per_output_token_seconds',
       help: 'Time per output token after the first, for successful responses (gen_ai.server.time_per_output_token).',
       labelNames: MODEL_LABELS,
       buckets: PER_TOKEN,
       registers,
     });
-    this.tokens = new Histogram({
+    this.tokens = new FastHistogram({
       name: 'gen_ai_client_token_usage',
       help: 'Tokens used per upstream call, by token type (gen_ai.client.token.usage).',
       labelNames: [...MODEL_LABELS, 'gen_ai_token_type'],
       buckets: TOKENS,
       registers,
     });
-    this.clientDuration = new Histogram({
+    this.clientDuration = new FastHistogram({
       name: 'gen_ai_client_operation_duration_seconds',
       help: 'GenAI operation duration as the gateway saw it from its upstreams (gen_ai.client.operation.duration).',
       labelNames: [...MODEL_LABELS, 'error_type'],

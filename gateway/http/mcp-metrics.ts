@@ -4,6 +4,7 @@
 // server, the rest `_other`. Outcomes: ok, tool_error (isError or a JSON-RPC error from the tool), upstream_error
 // (the server failed, timed out, or the client left first), refused (RPM, budget, balance, a revoked key).
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { FastHistogram } from './fast-metrics.ts';
 import type { UsageEvent } from '../usage/event.ts';
 import { observe, type Exemplar } from './exemplars.ts';
 
@@ -33,7 +34,7 @@ export class McpMetrics {
       labelNames: ['server', 'tool', 'outcome'],
       registers,
     });
-    this.duration = new Histogram({
+    this.duration = new FastHistogram({
       name: 'svc_gateway_mcp_tool_call_duration_seconds',
       help: 'Duration of MCP tools/call requests in the gateway, to the end of the answer, by McpServer and outcome.',
       labelNames: ['server', 'outcome'],

@@ -1,6 +1,7 @@
 // Prometheus metrics of the gateway (docs/operations.md: Metrics; every metric in docs/reference/metrics.md). Labels stay bounded: endpoint, configured model
 // ids, status class, fallback reason, configured account names; never key values or task_type.
 import { Counter, Gauge, Histogram, Registry, type RegistryContentType } from 'prom-client';
+import { FastCounter, FastHistogram } from './fast-metrics.ts';
 import { NANO_PER_USD } from '../contract/money.ts';
 import type { ClampReason } from '../pipeline/bound-usage.ts';
 import { collectProcessMetrics } from '../lifecycle/process-metrics.ts';
@@ -61,19 +62,19 @@ export class Metrics {
       labelNames: ['guardrail', 'check', 'action', 'stage', 'kind'],
       registers,
     });
-    this.requests = new Counter({
+    this.requests = new FastCounter({
       name: 'svc_gateway_requests_total',
       help: 'Model calls by endpoint, model and status.',
       labelNames: ['endpoint', 'model', 'status'],
       registers,
     });
-    this.tokens = new Counter({
+    this.tokens = new FastCounter({
       name: 'svc_gateway_tokens_total',
       help: 'Tokens served by model and direction.',
       labelNames: ['model', 'direction'],
       registers,
     });
-    this.spend = new Counter({ name: 'svc_gateway_spend_usd_total', help: 'Settled spend in USD by served model.', labelNames: ['model'], registers });
+    this.spend = new FastCounter({ name: 'svc_gateway_spend_usd_total', help: 'Settled spend in USD by served model.', labelNames: ['model'], registers });
     this.fallbacks = new Counter({
       name: 'svc_gateway_fallbacks_total',
       help: 'Calls served or failed after a fallback, by reason.',
@@ -95,7 +96,7 @@ export class Metrics {
       registers,
     });
     const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
-    this.latency = new Histogram({
+    this.latency = new FastHistogram({
       name: 'svc_gateway_request_duration_seconds',
       help: 'Call latency to the last byte.',
       labelNames: ['endpoint', 'model'],
@@ -103,7 +104,7 @@ export class Metrics {
       registers,
       enableExemplars,
     });
-    this.ttft = new Histogram({
+    this.ttft = new FastHistogram({
       name: 'svc_gateway_time_to_first_token_seconds',
       help: 'Time to the first byte of the answer.',
       labelNames: ['endpoint', 'model'],
@@ -111,7 +112,7 @@ export class Metrics {
       registers,
       enableExemplars,
     });
-    this.accountSpend = new Counter({
+    this.accountSpend = new FastCounter({
       name: 'svc_gateway_account_spend_usd_total',
       help: 'Settled spend in USD by account (accounts are bounded by config).',
       labelNames: ['account'],
@@ -124,13 +125,13 @@ export class Metrics {
       registers,
       collect: () => this.collectBalances(),
     });
-    this.errors = new Counter({
+    this.errors = new FastCounter({
       name: 'svc_gateway_errors_total',
       help: "Error answers sent before an answer started, by the error catalog's code (e.g. store_unavailable).",
       labelNames: ['code'],
       registers,
     });
-    this.added = new Histogram({
+    this.added = new FastHistogram({
       name: 'svc_gateway_added_latency_seconds',
       help: 'Time a call spent in the gateway before its first upstream request (key, limits, budget hold, routing).',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],

@@ -2,7 +2,8 @@
 // admits a call, one settles it; every key a script touches is in the account's hash slot, so Redis Cluster works.
 //
 // Key names: gateway/contract/redis-keys.ts (the whole layout, documented there). Scripts: scripts.ts.
-// Usage stream format (the exporter reads it with a consumer group): one entry per call, fields
+// Usage stream format (the exporter reads it with a consumer group): one entry per call (a lease flush: one entry of
+// several events, `v` "2" and `events` a JSON array, lua/lease.lua), fields
 //   v      "1" (format version)
 //   event  JSON of UsageEvent (gateway/usage/event.ts): eventId (unique, made at admission), createdAt, account,
 //          apiKey (name), costNano and feeNano (integers, nano-USD), tokens, status, ...
@@ -28,7 +29,12 @@ import { connectRedis, type RedisClient, type RedisConnection } from './redis-co
 import { SettleRetries } from './settle-retries.ts';
 import type { MoneyWatch } from './money-guard.ts';
 import { WriteBatch } from './write-batch.ts';
-import { LEASE_LIFE_MS, Leases, type LeaseBatch, type LeaseOptions, type LeaseReply } from './leases.ts';
+import { Leases, type LeaseOptions } from './leases.ts';
+import { batchLineParts } from './redis-batch-lines.ts';
+import { LeaseRunner } from './redis-lease-runner.ts';
+import { RedisReads } from './redis-reads.ts';
+import type { ScriptContext } from './redis-script-context.ts';
+import { ReplicaAck } from './replica-ack.ts';
 import { rateLimitedWarn } from './rate-limited-warn.ts';
 import {
   checkAmount,
@@ -41,7 +47,6 @@ import {
   type AdmitRequest,
   type FoundKey,
   type Hold,
-  type LineSettlement,
   type PartSettle,
   type Ledger,
   type MonthSpend,
@@ -92,8 +97,9 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly batch: WriteBatch;
   private readonly config: ConfigWriter;
   private readonly keyring: Keyring | null;
-  private readonly waitReplicas: number;
-  private readonly waitTimeoutMs: number;
+  private readonly ack: ReplicaAck;
+  private readonly runner: LeaseRunner;
+  private readonly reads: RedisReads;
   /** Tells whether this Redis lost its money state (gateway/state/money-guard.ts); null: nobody watches (tools). */
   private watch: MoneyWatch | null = null;
   /** Admission leases, when on (gateway/state/leases.ts). */
@@ -111,15 +117,26 @@ export class RedisStore implements Store, StoreAdmin {
     this.retryAfterSec = opts.retryAfterSec ?? 2;
     this.streamMaxLen = opts.streamMaxLen ?? 0;
     this.keyring = opts.keyring ?? null;
-    this.waitReplicas = opts.waitReplicas ?? 0;
-    this.waitTimeoutMs = opts.waitTimeoutMs ?? 100;
+    this.ack = new ReplicaAck(redis, opts.waitReplicas ?? 0, opts.waitTimeoutMs ?? 100);
     this.warn = rateLimitedWarn(opts.onWarning ?? (() => {}));
+    const c: ScriptContext = {
+      redis,
+      k: this.k,
+      batch: this.batch,
+      streamMaxLen: this.streamMaxLen,
+      holdTtlMs: this.holdTtlMs,
+      guard: (what, op) => this.guard(what, op),
+      ack: this.ack,
+    };
+    this.runner = new LeaseRunner(c);
+    this.reads = new RedisReads(c);
+    this.parts = batchLineParts(c);
     // A settle that failed is retried (it is idempotent) until its hold would have expired anyway.
     this.retries = new SettleRetries((h, s) => this.runSettle(h, s), this.holdTtlMs, this.warn);
     this.leases = opts.leases
       ? new Leases(
           {
-            run: (account, key, batch, now) => this.runLease(account, key, batch, now),
+            run: (account, key, batch, now) => this.runner.run(account, key, batch, now),
             admit: (req) => this.admitPerCall(req),
             settle: (hold, s) => this.settlePerCall(hold, s),
             holdTtlMs: this.holdTtlMs,
@@ -164,12 +181,7 @@ export class RedisStore implements Store, StoreAdmin {
     await this.redis.set(this.k.appliedSnapshot, canonicalJson(this.seal(snapshot)));
     await this.config.write(snapshot, keys);
     await this.leases?.releaseAll();
-    if (this.leases) await this.revokedLeasesEnded(keys);
-  }
-
-  /** With leases on, a key revoked by config is refused everywhere once this returns, as by revoke(). */
-  private async revokedLeasesEnded(keys: readonly KeyRecord[]): Promise<void> {
-    await Promise.all(keys.filter((k) => k.revoked).map((k) => this.leasesEnded(k.account, k.name, k.hash)));
+    if (this.leases) await this.runner.revokedEnded(keys);
   }
 
   /**
@@ -180,7 +192,7 @@ export class RedisStore implements Store, StoreAdmin {
     void this.leases?.releaseAll();
     await this.config.keys([key], false);
     await this.leases?.releaseAll();
-    if (this.leases) await this.revokedLeasesEnded([key]);
+    if (this.leases) await this.runner.revokedEnded([key]);
   }
 
   /** The snapshot as it may be written to Redis: upstream credentials sealed (unchanged without a keyring). */
@@ -201,20 +213,7 @@ export class RedisStore implements Store, StoreAdmin {
     await SCRIPTS.revokeKey.run(this.redis, { record }, {});
     await this.redis.sadd(this.k.keys, hash);
     await this.leases?.releaseAll();
-    if (rec) await this.leasesEnded(rec.account, rec.name, hash);
-  }
-
-  /**
-   * Returns once no gateway process holds an admission lease on the key (each gives it back at its next flush, which
-   * hears of the revocation, and none admits from one past its end): from then on every call takes the per-call path
-   * and is refused. At most LEASE_LIFE_MS (and one EXISTS when no process leases at all).
-   */
-  private async leasesEnded(account: string, key: string, hash: string): Promise<void> {
-    if ((await this.redis.exists(this.k.account(account).leases)) === 0) return;
-    const end = performance.now() + LEASE_LIFE_MS + 50;
-    while ((await this.runLease(account, key, { h: hash }, Date.now())).live > 0 && performance.now() < end) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    if (rec) await this.runner.ended(rec.account, rec.name, hash);
   }
 
   async findKey(hash: string, again = true): Promise<FoundKey | null> {
@@ -237,47 +236,7 @@ export class RedisStore implements Store, StoreAdmin {
     return this.leases && req.holdTtlMs === undefined ? this.admitLeased(this.leases, req) : this.admitPerCall(req);
   }
 
-  readonly parts: PartSettle = {
-    settleLine: (hold, s) => this.settleLine(hold, s),
-    release: (hold, now) => this.releaseHold(hold, now),
-  };
-
-  private async settleLine(hold: Hold, s: LineSettlement): Promise<void> {
-    checkAmount('costNano', s.costNano);
-    checkAmount('lineHoldNano', s.lineHoldNano);
-    checkAmount('feeNano', s.event.feeNano);
-    const a = this.k.account(hold.account);
-    this.batch.join();
-    await this.guard('settle', () =>
-      SCRIPTS.settleLine.run(
-        this.redis,
-        { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, spend: a.spend, usage: a.usage, lines: this.k.batchLines(hold.account, hold.id) },
-        {
-          id: hold.id,
-          lineId: s.lineId,
-          keyName: hold.key,
-          month: hold.month,
-          lineHoldNano: s.lineHoldNano,
-          costNano: s.costNano,
-          feeNano: s.event.feeNano,
-          now: settledAt({ costNano: s.costNano, tokens: 0, event: s.event }),
-          eventJson: JSON.stringify(s.event),
-          streamMaxLen: this.streamMaxLen,
-        },
-      ),
-    );
-  }
-
-  private async releaseHold(hold: Hold, now: number): Promise<void> {
-    const a = this.k.account(hold.account);
-    await this.guard('settle', () =>
-      SCRIPTS.releaseHold.run(
-        this.redis,
-        { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, lines: this.k.batchLines(hold.account, hold.id) },
-        { id: hold.id, now },
-      ),
-    );
-  }
+  readonly parts: PartSettle;
 
   private async admitLeased(leases: Leases, req: AdmitRequest): Promise<AdmitDecision> {
     checkAmount('tokens', req.tokens);
@@ -325,7 +284,7 @@ export class RedisStore implements Store, StoreAdmin {
     );
     const [verdict, waitMs, leftNano] = Array.isArray(reply) ? reply : [];
     if (verdict === 'ok') {
-      if (!(await this.guard('admit', () => this.replicated(a.acct)))) {
+      if (!(await this.guard('admit', () => this.ack.ok(a.acct)))) {
         this.warn('An admission was not acknowledged by a replica in time; answering 503 (its hold expires)');
         throw this.unavailable();
       }
@@ -386,56 +345,7 @@ export class RedisStore implements Store, StoreAdmin {
       },
     );
     // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
-    if (!(await this.replicated(a.acct)))
-      throw new Error(`settle of ${hold.id} not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
-  }
-
-  /** One run of lease.lua for a key (gateway/state/leases.ts): settles, a release, a grant, a request for leases back. */
-  private async runLease(account: string, key: string, batch: LeaseBatch, now: number): Promise<LeaseReply> {
-    const a = this.k.account(account);
-    const w = this.k.window(account, key);
-    this.batch.join();
-    const reply = await this.guard('lease', () =>
-      SCRIPTS.lease.run(
-        this.redis,
-        {
-          acct: a.acct,
-          revoked: a.revoked,
-          holds: a.holds,
-          holdrec: a.holdrec,
-          held: a.held,
-          spend: a.spend,
-          settled: a.settled,
-          usage: a.usage,
-          leases: a.leases,
-          calls: w.calls,
-          tpmn: w.tpmn,
-          keyexp: a.keyexp,
-        },
-        { now, settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS, streamMaxLen: this.streamMaxLen, batchJson: JSON.stringify({ ...batch, k: key }) },
-      ),
-    );
-    const [verdict, slots, tokens, nano, demand, revoked, live] = Array.isArray(reply) ? (reply as unknown[]) : [];
-    // With waitReplicas, settled and released calls count as written once a replica has them (as runSettle).
-    const acked = await this.guard('lease', () => this.replicated(a.acct));
-    if (!acked && (batch.s?.length || batch.r))
-      throw new Error(`leased settles not acknowledged by ${this.waitReplicas} replica(s) in ${this.waitTimeoutMs} ms`);
-    return {
-      // A grant no replica has could vanish in a failover: not used (Redis reclaims it at its deadline).
-      granted: verdict === 'lease' && acked ? { slots: int(slots), tokens: int(tokens), nano: int(nano) } : null,
-      demand: int(demand) === 1,
-      revoked: int(revoked) === 1,
-      live: int(live),
-    };
-  }
-
-  /** WAIT on the connection of `key`'s node (its slot in a Cluster): true when enough replicas have the writes so far. */
-  private async replicated(key: string): Promise<boolean> {
-    if (this.waitReplicas <= 0) return true;
-    const res = await this.redis.pipeline().exists(key).wait(this.waitReplicas, this.waitTimeoutMs).exec();
-    const [err, acked] = res?.[1] ?? [];
-    if (err) throw err;
-    return Number(acked) >= this.waitReplicas;
+    if (!(await this.ack.ok(a.acct))) throw new Error(`settle of ${hold.id} not acknowledged ${this.ack.what}`);
   }
 
   async record(event: UsageEvent): Promise<void> {
@@ -444,60 +354,12 @@ export class RedisStore implements Store, StoreAdmin {
     await this.guard('record', () => this.redis.xadd(stream, ...cap, '*', 'v', '1', 'event', JSON.stringify(event)));
   }
 
-  async view(account: string, keyName: string, now: number): Promise<AccountView> {
-    const a = this.k.account(account);
-    const r = await this.guard('view', () => SCRIPTS.view.run(this.redis, { acct: a.acct, spend: a.spend }, { month: monthOf(now), keyName }));
-    const [credited, spent, keySpend, acctSpend, keyHits, keySaved] = Array.isArray(r) ? r.map(int) : [];
-    return {
-      balanceNano: (credited ?? 0) - (spent ?? 0),
-      keyMonthSpendNano: keySpend ?? 0,
-      accountMonthSpendNano: acctSpend ?? 0,
-      keyMonthCacheHits: keyHits ?? 0,
-      keyMonthCacheSavedNano: keySaved ?? 0,
-    };
-  }
-
-  async ledger(account: string): Promise<Ledger> {
-    const a = this.k.account(account);
-    const r = await SCRIPTS.ledger.run(this.redis, { acct: a.acct, holds: a.holds }, {});
-    const [creditedNano = 0, spentNano = 0, feeNano = 0, heldNano = 0, openHolds = 0] = Array.isArray(r) ? r.map(int) : [];
-    return { creditedNano, spentNano, feeNano, heldNano, openHolds };
-  }
-
-  /**
-   * One account's money for status (the operator's spend refresh): credited and spent as the ledger holds them, and
-   * this month's spend of the account and of each named key. Two reads in one pipeline (one round trip; both keys in
-   * the account's hash slot, so Redis Cluster takes it too).
-   */
-  async monthSpend(account: string, keyNames: readonly string[], month: string): Promise<MonthSpend> {
-    const a = this.k.account(account);
-    const replies = await this.redis
-      .pipeline()
-      .hmget(a.acct, 'credited', 'spent')
-      .hmget(a.spend, month, ...keyNames.map((k) => `${month}|${k}`))
-      .exec();
-    const values = (replies ?? []).map(([err, v]) => {
-      if (err) throw err;
-      return (v as Array<string | null>).map((x) => int(x ?? '0'));
-    });
-    const [credited = 0, spent = 0] = values[0] ?? [];
-    const [accountMonth = 0, ...keys] = values[1] ?? [];
-    return {
-      creditedNano: credited,
-      spentNano: spent,
-      accountMonthNano: accountMonth,
-      keyMonthNano: Object.fromEntries(keyNames.map((k, i) => [k, keys[i] ?? 0])),
-    };
-  }
-
+  view = (account: string, keyName: string, now: number): Promise<AccountView> => this.reads.view(account, keyName, now);
+  ledger = (account: string): Promise<Ledger> => this.reads.ledger(account);
+  /** One account's money for status (the operator's spend refresh): redis-reads.ts. */
+  monthSpend = (account: string, keyNames: readonly string[], month: string): Promise<MonthSpend> => this.reads.monthSpend(account, keyNames, month);
   /** Usage events of one account's stream, oldest first (tests and tools; the exporter uses a consumer group). */
-  async usageEvents(account: string): Promise<UsageEvent[]> {
-    const entries = await this.redis.xrange(this.k.account(account).usage, '-', '+');
-    return entries.flatMap(([, fields]) => {
-      const i = fields.indexOf('event');
-      return i >= 0 && i % 2 === 0 && fields[i + 1] ? [JSON.parse(fields[i + 1] as string) as UsageEvent] : [];
-    });
-  }
+  usageEvents = (account: string): Promise<UsageEvent[]> => this.reads.usageEvents(account);
 
   async close(): Promise<void> {
     // A graceful drain: every leased settle written and every lease given back before the retries' last round.

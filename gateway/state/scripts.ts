@@ -22,7 +22,7 @@ export const SCRIPTS = {
   lease: new NamedScript('lease', {
     lib: true,
     keys: ['acct', 'revoked', 'holds', 'holdrec', 'held', 'spend', 'settled', 'usage', 'leases', 'calls', 'tpmn', 'keyexp'],
-    args: ['now', 'settledKeepMs', 'streamMaxLen', 'batchJson'],
+    args: ['now', 'settledKeepMs', 'streamMaxLen', 'batchJson', '...events'],
   }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
   restoreAccount: new NamedScript('restore-account', { lib: true, keys: ['acct', 'credits', 'spend', 'stripe', 'billing'], args: ['recordJson'] }),

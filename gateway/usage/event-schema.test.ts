@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sampleEvent } from '../../test/helpers/usage-events.ts';
-import { decodeEvent, decodeFields } from './event-schema.ts';
+import { decodeEntry, decodeEvent, decodeFields, entryEvents } from './event-schema.ts';
 
 describe('decodeEvent', () => {
   const cases: Array<[string, string, string | null]> = [
@@ -39,5 +39,36 @@ describe('decodeFields', () => {
   });
   it.each([[['v', '2', 'event', '{}']], [['event', '{}']], [['v', '1']], [[]]])('parks an unknown format %j', (fields) => {
     expect(decodeFields(fields)).toMatchObject({ ok: false, reason: 'bad_format' });
+  });
+});
+
+describe('decodeEntry', () => {
+  const a = sampleEvent();
+  const b = sampleEvent({ costNano: 7 });
+  it('reads format 1 as one event and format 2 as its events in order', () => {
+    expect(decodeEntry(['v', '1', 'event', JSON.stringify(a)]).map((d) => d.ok && d.event.eventId)).toEqual([a.eventId]);
+    const two = decodeEntry(['v', '2', 'events', JSON.stringify([a, b])]);
+    expect(two.map((d) => d.ok && [d.event.eventId, d.event.costNano])).toEqual([
+      [a.eventId, a.costNano],
+      [b.eventId, 7],
+    ]);
+  });
+  it('parks only the bad event of a format 2 entry', () => {
+    const d = decodeEntry(['v', '2', 'events', JSON.stringify([a, { ...b, inputTokens: -1 }])]);
+    expect(d.map((x) => x.ok || x.reason)).toEqual([true, 'invalid_event']);
+  });
+  it.each([
+    [['v', '2', 'events', '[{'], 'invalid_json'],
+    [['v', '2', 'events', '{}'], 'bad_format'],
+    [['v', '2', 'events', '[]'], 'bad_format'],
+    [['v', '2', 'event', '{}'], 'bad_format'],
+    [['v', '3', 'events', '[]'], 'bad_format'],
+  ])('parks an unreadable entry %j whole', (fields, reason) => {
+    expect(decodeEntry(fields)).toEqual([expect.objectContaining({ ok: false, reason })]);
+  });
+  it('entryEvents: the raw events of either format, none for one that does not read', () => {
+    expect(entryEvents(['v', '2', 'events', JSON.stringify([a, b])])).toEqual([a, b]);
+    expect(entryEvents(['v', '1', 'event', JSON.stringify(a)])).toEqual([a]);
+    expect(entryEvents(['v', '2', 'events', '[{'])).toEqual([]);
   });
 });

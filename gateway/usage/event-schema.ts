@@ -86,18 +86,64 @@ export function decodeEvent(json: string): Decoded {
   } catch (err) {
     return { ok: false, reason: 'invalid_json', detail: err instanceof Error ? err.message : String(err) };
   }
+  return validated(raw);
+}
+
+function validated(raw: unknown): Decoded {
   const r = usageEventSchema.safeParse(raw);
   if (!r.success) return { ok: false, reason: 'invalid_event', detail: z.prettifyError(r.error).slice(0, 2000) };
   return { ok: true, event: r.data };
 }
 
-/** A stream entry's flat field list ([k1, v1, k2, v2, ...]): format version 1 carries the event under `event`. */
+/**
+ * A stream entry's flat field list ([k1, v1, k2, v2, ...]) as one event: format version 1 carries it under `event`.
+ * An entry of format 2 (several events) is not one event: decodeEntry reads both.
+ */
 export function decodeFields(fields: readonly string[]): Decoded {
-  const map = new Map<string, string>();
-  for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i] as string, fields[i + 1] as string);
+  const map = fieldMap(fields);
   const v = map.get('v');
   const json = map.get('event');
   if (v !== '1' || json === undefined)
     return { ok: false, reason: 'bad_format', detail: `unknown entry format (v=${v ?? 'missing'}, event ${json === undefined ? 'missing' : 'present'})` };
   return decodeEvent(json);
+}
+
+/**
+ * Every event of a stream entry, in order: format 1 carries one under `event`; format 2 (a lease's flush, written
+ * by lease.lua) carries several under `events`, a JSON array. An unreadable array is one poison result.
+ */
+export function decodeEntry(fields: readonly string[]): Decoded[] {
+  const map = fieldMap(fields);
+  if (map.get('v') !== '2') return [decodeFields(fields)];
+  const json = map.get('events');
+  if (json === undefined) return [{ ok: false, reason: 'bad_format', detail: 'unknown entry format (v=2, events missing)' }];
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (err) {
+    return [{ ok: false, reason: 'invalid_json', detail: err instanceof Error ? err.message : String(err) }];
+  }
+  if (!Array.isArray(raw) || raw.length === 0) return [{ ok: false, reason: 'bad_format', detail: 'unknown entry format (v=2, events not a list)' }];
+  return raw.map(validated);
+}
+
+function fieldMap(fields: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i] as string, fields[i + 1] as string);
+  return map;
+}
+
+/** The events of a stream entry (either format) as parsed JSON, unvalidated; [] for an entry that does not read. */
+export function entryEvents(fields: readonly string[]): unknown[] {
+  const map = fieldMap(fields);
+  const v = map.get('v');
+  const json = v === '2' ? map.get('events') : map.get('event');
+  if (json === undefined) return [];
+  try {
+    const raw: unknown = JSON.parse(json);
+    if (v !== '2') return [raw];
+    return Array.isArray(raw) ? raw : [];
+  } catch {
+    return [];
+  }
 }

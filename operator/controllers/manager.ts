@@ -69,9 +69,12 @@ export class ControllerManager {
     const { caches } = this.ctx;
     for (const kind of ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'McpServer', 'Guardrail', 'Secret'] as const) {
       caches[kind].onChange((name) => {
+        // A status written (every probe round writes a ModelRoute's) changes nothing the compile reads: the compile is
+        // kept, or 2,000 routes probed would compile the namespace 2,000 times (and each ApiKey's reconcile again).
+        const changed = kind === 'Secret' || this.specChanged(kind, name);
         // First: work enqueued below may start at once, and must not read the compile of the caches before.
-        forgetCompiled(caches);
-        const work = kind === 'Secret' || this.specChanged(kind, name) ? dependents(caches, kind, name) : [[kind, name] as const];
+        if (changed) forgetCompiled(caches);
+        const work = changed ? dependents(caches, kind, name) : [[kind, name] as const];
         for (const w of work) this.enqueue(w);
       });
     }

@@ -51,7 +51,8 @@ const HELP = `npm run bench [-- options]
                        subjects not run by default: gateway-otel (tracing on, to a real collector), gateway-redis-x4 and gateway-cluster, -x2, -x4 (1, 2, 4
                        gateway processes on a 3-master, 3-replica Redis Cluster), gateway-redis-pg and gateway-redis-pg-durable (Redis and
                        Postgres, SVC_SETTLE_DURABILITY off and =postgres: the cost of writing each settle to Postgres before answering),
-                       gateway-responses-pg (the stored-Responses figure with them in Postgres)
+                       gateway-responses-pg (the stored-Responses figure with them in Postgres), gateway-redis-before and
+                       gateway-redis-leases-before (gateway-redis and -leases from BENCH_BEFORE_ROOT=DIR, another checkout)
   --json FILE          also write the raw results as JSON
   --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
                        (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
@@ -102,6 +103,10 @@ const STARTERS: Record<string, Starter> = {
   'gateway-redis': async (up, r) => gateway(up, { name: 'gateway-redis', processes: 1, redis: await r() }),
   // Leased admission on (SVC_ADMISSION_LEASES=1): admitted and settled from a lease, settles written in batches.
   'gateway-redis-leases': async (up, r) => gateway(up, { name: 'gateway-redis-leases', processes: 1, redis: await r(), env: { SVC_ADMISSION_LEASES: '1' } }),
+  // The same two from another checkout (BENCH_BEFORE_ROOT=DIR, node_modules linked there): before and after in one run.
+  'gateway-redis-before': async (up, r) => gateway(up, { name: 'gateway-redis-before', processes: 1, redis: await r(), root: beforeRoot() }),
+  'gateway-redis-leases-before': async (up, r) =>
+    gateway(up, { name: 'gateway-redis-leases-before', processes: 1, redis: await r(), env: { SVC_ADMISSION_LEASES: '1' }, root: beforeRoot() }),
   'gateway-redis-x2': async (up, r) => gateway(up, { name: 'gateway-redis-x2', processes: 2, redis: await r() }),
   'gateway-redis-cache-miss': async (up, r) => gatewayCache(up, await r(), 'miss'),
   'gateway-redis-cache-hit': async (up, r) => gatewayCache(up, await r(), 'hit'),
@@ -114,9 +119,17 @@ const STARTERS: Record<string, Starter> = {
   'gateway-cluster-x2': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x2', processes: 2, redisCluster: (await c()).url }),
   'gateway-cluster-x4': async (up, _r, c) => gateway(up, { name: 'gateway-cluster-x4', processes: 4, redisCluster: (await c()).url }),
 };
+function beforeRoot(): string {
+  const root = process.env.BENCH_BEFORE_ROOT;
+  if (!root) throw new Error('the -before subjects need BENCH_BEFORE_ROOT=DIR (a checkout of the earlier commit, node_modules linked)');
+  return root;
+}
+
 const SCALING = [
   'gateway-otel',
   'gateway-redis-x4',
+  'gateway-redis-before',
+  'gateway-redis-leases-before',
   'gateway-redis-pg',
   'gateway-redis-pg-durable',
   'gateway-cluster',

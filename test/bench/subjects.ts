@@ -163,6 +163,8 @@ export async function gateway(
     extra?: (baseUrl: string) => object[];
     /** Milliseconds to wait for the process to be ready (a large config takes longer to compile). */
     startMs?: number;
+    /** Another checkout's gateway (BENCH_BEFORE_ROOT: an earlier commit, measured beside this one in one run). */
+    root?: string;
   },
 ): Promise<Subject> {
   const key = generateKey();
@@ -200,7 +202,7 @@ export async function gateway(
       await startProc({
         name: `${opts.name}#${i}`,
         command: NODE,
-        args: [...profileArgs(), 'gateway/main.ts'],
+        args: [...profileArgs(), join(opts.root ?? ROOT, 'gateway/main.ts')],
         env: { ...env, SVC_METRICS_PORT: String(metricsPort) },
         ready: /Server listening at http:\/\/127\.0\.0\.1:(\d+)/,
         timeoutMs: opts.startMs,

@@ -34,3 +34,8 @@ export function sampleEvent(over: Partial<UsageEvent> = {}): UsageEvent {
 export function streamFields(e: UsageEvent): string[] {
   return ['v', '1', 'event', JSON.stringify(e)];
 }
+
+/** The entry fields lease.lua writes for a flush of several settles (format 2: the events as one JSON array). */
+export function streamBatchFields(events: readonly UsageEvent[]): string[] {
+  return ['v', '2', 'events', JSON.stringify(events)];
+}

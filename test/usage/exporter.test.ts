@@ -6,7 +6,7 @@ import { GROUP } from '../../gateway/usage/exporter/streams.ts';
 import { exporterInProcess, rowCounts, waitFor, type InProcessExporter } from '../helpers/exporter.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { sampleEvent, streamFields } from '../helpers/usage-events.ts';
+import { sampleEvent, streamBatchFields, streamFields } from '../helpers/usage-events.ts';
 
 let redis: TestRedis;
 let pg: TestPostgres;
@@ -81,6 +81,21 @@ describe('usage exporter', () => {
     expect(await e.metric('svc_exporter_duplicates_total')).toBe(1);
     const daily = await pg.pool.query('SELECT requests::int FROM usage_daily');
     expect(daily.rows).toEqual([{ requests: 1 }]);
+  });
+
+  it('writes each event of a several-event entry (a lease flush) once, parks a bad one alone, and skips one seen before', async () => {
+    await register('acme');
+    const [a, b, c] = [sampleEvent({ costNano: 100 }), sampleEvent({ costNano: 200 }), sampleEvent({ costNano: 400 })];
+    await r.xadd(stream('acme'), '*', ...streamFields(a));
+    // The second entry repeats a (written again), carries b and c, and one event Postgres must never see.
+    await r.xadd(stream('acme'), '*', ...streamBatchFields([a, b, { ...sampleEvent(), inputTokens: -5 }, c]));
+    const e = await exporter();
+    await waitFor(async () => (await e.metric('svc_exporter_acked_total')) === 2);
+    expect(await rowCounts(pg.pool)).toEqual({ rows: 3, distinct: 3 });
+    const cost = await pg.pool.query('SELECT sum(cost_nano)::bigint AS nano FROM usage_events');
+    expect(cost.rows).toEqual([{ nano: '700' }]);
+    const dead = await pg.pool.query<{ entry_id: string; reason: string }>('SELECT entry_id, reason FROM usage_dead_letters');
+    expect(dead.rows).toEqual([{ entry_id: expect.stringMatching(/^\d+-\d+\/2$/), reason: 'invalid_event' }]);
   });
 
   it('parks poison entries in usage_dead_letters, once, and exports the good ones around them', async () => {

@@ -5,10 +5,13 @@
 -- stays at least 60 s past any call admitted from it), its token reservation on the first member, and its money as
 -- one hold (budget and balance) released at its deadline if the process dies.
 -- KEYS: acct revoked holds holdrec held spend settled usage leases calls tpmn keyexp   (all in the account's hash slot)
--- ARGV: now settledKeepMs streamMaxLen batchJson
+-- ARGV: now settledKeepMs streamMaxLen batchJson ...events
 -- batchJson: { k = key, s = settles, r = release, g = grant, d = ms to ask leases back for, ds = 'key' | 'account',
 --   h = key hash (a flush asks whether it was revoked) }; amounts are decimal strings:
---   s[i] = { id, lease, key, month, cost, fee, tokens, res, hold, at, free, hit, saved, ev }
+--   s[i] = { id, lease, key, month, cost, fee, tokens, res, hold, at, free, hit, saved }
+-- events[i]: the usage event (JSON) of s[i], passed as is (not inside batchJson: no second escaping and decoding).
+-- The usage events of the settles not seen before go to the stream in one entry: format 1 (`v` 1, `event`) for one,
+-- format 2 (`v` 2, `events`: a JSON array, in settle order) for several (gateway/usage/event-schema.ts reads both).
 --   r    = { lease, key, month, deadline, inflight = { { id, at, tokens, res, hold } } }
 --   g    = { lease, hash, key, month, life, deadline, rpm, tpm, budget, tokens, hold, max, revoked }
 -- Leases: HASH lease id -> "<key>|<month>|<slots left>|<deadline>", "_demand[|<key>]" -> time until which none is granted.
@@ -27,9 +30,12 @@ local function amounts(t, names)
   for i = 1, #names do vals[i] = t[names[i]] end
   return check_amounts(names, vals)
 end
-for _, s in ipairs(b.s or {}) do
+for i, s in ipairs(b.s or {}) do
   local bad = amounts(s, { 'cost', 'fee', 'tokens', 'res', 'hold', 'saved' })
   if bad then return bad end
+  if type(ARGV[4 + i]) ~= 'string' or string.sub(ARGV[4 + i], 1, 1) ~= '{' then
+    return redis.error_reply('svc: lease settle ' .. i .. ' has no usage event')
+  end
 end
 if b.r then
   for _, c in ipairs(b.r.inflight or {}) do
@@ -106,7 +112,8 @@ local function window_add(id, at, tokens)
 end
 
 -- Settles: as settle.lua, idempotent per call id; the call's slot, tokens and hold leave the lease.
-for _, s in ipairs(b.s or {}) do
+local events = {}
+for i, s in ipairs(b.s or {}) do
   if not redis.call('ZSCORE', settled, s.id) then
     redis.call('ZADD', settled, now, s.id)
     local l = lease_get(s.lease)
@@ -128,12 +135,29 @@ for _, s in ipairs(b.s or {}) do
       add(spend, 'saved:' .. m .. '|' .. s.key, s.saved)
     end
     if s.free ~= 1 then window_add(s.id, s.at, s.tokens) end
-    if maxlen > 0 then
-      redis.call('XADD', usage, 'MAXLEN', '~', maxlen, '*', 'v', '1', 'event', s.ev)
-    else
-      redis.call('XADD', usage, '*', 'v', '1', 'event', s.ev)
-    end
+    events[#events + 1] = ARGV[4 + i]
   end
+end
+if #events > 0 then
+  local xadd = { 'XADD', usage }
+  if maxlen > 0 then
+    table.insert(xadd, 'MAXLEN')
+    table.insert(xadd, '~')
+    table.insert(xadd, maxlen)
+  end
+  table.insert(xadd, '*')
+  if #events == 1 then
+    table.insert(xadd, 'v')
+    table.insert(xadd, '1')
+    table.insert(xadd, 'event')
+    table.insert(xadd, events[1])
+  else
+    table.insert(xadd, 'v')
+    table.insert(xadd, '2')
+    table.insert(xadd, 'events')
+    table.insert(xadd, '[' .. table.concat(events, ',') .. ']')
+  end
+  redis.call(unpack(xadd))
 end
 if #(b.s or {}) > 0 then redis.call('ZREMRANGEBYSCORE', settled, '-inf', now - keep) end
 

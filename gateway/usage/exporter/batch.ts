@@ -1,6 +1,6 @@
 // Turns stream entries into what one Postgres transaction writes: rows for the events that read well, dead
 // letters for the rest (and for entries delivered too many times: they keep killing their exporter).
-import { decodeFields } from '../event-schema.ts';
+import { decodeEntry, entryEvents } from '../event-schema.ts';
 import type { DeadLetter, Row } from '../postgres/writer.ts';
 import type { Entry } from './redis-replies.ts';
 
@@ -26,15 +26,23 @@ export function toBatch(entries: Entry[], overDelivered: ReadonlySet<string> = n
       });
       continue;
     }
-    const d = decodeFields(e.fields);
-    if (d.ok) rows.push({ source: e.stream, entryId: e.id, event: d.event });
-    else dead.push({ source: e.stream, entryId: e.id, eventId: eventIdOf(e.fields), reason: d.reason, detail: d.detail, payload });
+    // An entry of several events (a lease's flush): a bad one is parked under `<entry id>/<its index>`.
+    const all = decodeEntry(e.fields);
+    all.forEach((d, i) => {
+      const entryId = all.length > 1 ? `${e.id}/${i}` : e.id;
+      if (d.ok) rows.push({ source: e.stream, entryId, event: d.event });
+      else dead.push({ source: e.stream, entryId, eventId: eventIdOf(e.fields, all.length > 1 ? i : null), reason: d.reason, detail: d.detail, payload });
+    });
   }
   return { entries, rows, dead };
 }
 
 /** The event id of an entry that did not validate, when one can be read from it (for people tracing it). */
-function eventIdOf(fields: readonly string[]): string | null {
+function eventIdOf(fields: readonly string[], index: number | null): string | null {
+  if (index !== null) {
+    const e = entryEvents(fields)[index] as { eventId?: unknown } | undefined;
+    return typeof e?.eventId === 'string' ? e.eventId.slice(0, 64) : null;
+  }
   const i = fields.indexOf('event');
   const m = i >= 0 && i % 2 === 0 ? /"eventId"\s*:\s*"([^"]{1,64})"/.exec(fields[i + 1] ?? '') : null;
   return m?.[1] ?? null;

@@ -15,6 +15,7 @@ import type { RedisClient } from '../../state/redis-connect.ts';
 import { recordBillingEntries } from '../postgres/billing-credits.ts';
 import { syncCredits } from './credit-sync.ts';
 import type { Log } from './log.ts';
+import { entryEvents } from '../event-schema.ts';
 
 export type { Drift, DriftField };
 
@@ -48,14 +49,11 @@ async function readRedis(redis: RedisClient, prefix: string, account: string): P
   const ids: string[] = [];
   let nano = 0;
   for (const [, fields] of entries as Array<[string, string[]]>) {
-    const i = fields.indexOf('event');
-    if (i < 0 || i % 2 !== 0) continue;
-    try {
-      const e = JSON.parse(fields[i + 1] as string) as { eventId?: unknown; costNano?: unknown };
+    // A malformed entry is the exporter's dead letter, not money (entryEvents reads it as none).
+    for (const raw of entryEvents(fields)) {
+      const e = (raw ?? {}) as { eventId?: unknown; costNano?: unknown };
       if (typeof e.eventId === 'string' && UUID.test(e.eventId)) ids.push(e.eventId);
       if (typeof e.costNano === 'number') nano += e.costNano;
-    } catch {
-      // a malformed entry is the exporter's dead letter, not money
     }
   }
   return { live: trial !== null, credited: Number(credited ?? 0), spent: Number(spent ?? 0), streamIds: ids, streamNano: nano };
