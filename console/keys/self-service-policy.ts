@@ -4,16 +4,9 @@
 import { usdWords } from '../../gateway/contract/money.ts';
 import type { CompiledSelfService } from '../../gateway/contract/snapshot.ts';
 import { globMatch } from '../../gateway/contract/model-match.ts';
-import type { KeySpec } from './key-spec.ts';
+import type { KeySpec, SelfServicePolicy } from './key-spec.ts';
 
-export interface SelfServicePolicy {
-  /** Most monthly budget of a self-service key (nano-USD); null: no cap (a key may also have no budget). */
-  maxBudgetNano: number | null;
-  /** Model lists a key's models must each be within (the Plan's, the Account's); empty: no cap. */
-  modelLists: string[][];
-  /** Unrevoked self-service keys per person; null: the console's SVC_CONSOLE_OWN_KEYS_MAX. */
-  maxKeysPerPerson: number | null;
-}
+export type { SelfServicePolicy } from './key-spec.ts';
 
 export const NO_POLICY: SelfServicePolicy = { maxBudgetNano: null, modelLists: [], maxKeysPerPerson: null };
 
