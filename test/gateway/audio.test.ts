@@ -1,8 +1,8 @@
 // The audio endpoints through the gateway with the official openai SDK: transcriptions in every response_format,
 // streamed and not, translations, speech streamed through to a file and as speech.audio.* events; to fakes speaking
 // OpenAI's and Azure OpenAI's wire formats (multipart in, binary and event streams out). Money is exact (seconds,
-// characters or tokens times the price), the hold is priced on the file's own length (a WAV that lies about it is
-// not billed on the lie), bad input is a 4xx in OpenAI's shape before any upstream call with nothing charged, and
+// characters or tokens times the price), the hold is priced on the file's own length (a WAV or MP3 that lies about it
+// is not billed on the lie), bad input is a 4xx in OpenAI's shape before any upstream call with nothing charged, and
 // every answer OpenAI describes validates against its published OpenAPI description.
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -16,6 +16,7 @@ import { toneWav8 } from '../../gateway/providers/mock/audio-bytes.ts';
 import { SseParser } from '../../gateway/sse/parser.ts';
 import { AZURE_KEY, OPENAI_KEY, TRANSCRIPT, startAudioUpstream, type AudioUpstream } from '../fakes/audio-upstream.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { LOW_MONO, mp3File } from '../helpers/mp3-bytes.ts';
 import { freePort } from '../helpers/host.ts';
 import { apiKey, basics, route, secret, type TargetSpec } from '../helpers/manifests.ts';
 import { eventSchemaOf, expectConforms } from '../helpers/openapi.ts';
@@ -42,6 +43,7 @@ const CLIP_HOLD = 3 * PER_SECOND;
 const BURST = 5;
 const burstKey = apiKey('burst-key', 'acme', { monthlyBudgetUsd: ((BURST - 1) * CLIP_HOLD) / 1e9 });
 const smallKey = apiKey('small-key', 'acme', { monthlyBudgetUsd: (2 * PER_SECOND) / 1e9 });
+const mp3Key = apiKey('mp3-key', 'acme', { monthlyBudgetUsd: (2 * PER_SECOND) / 1e9 });
 
 beforeAll(async () => {
   up = await startAudioUpstream();
@@ -66,6 +68,7 @@ beforeAll(async () => {
     ...b.docs,
     ...burstKey.docs,
     ...smallKey.docs,
+    ...mp3Key.docs,
     secret('openai-key', { key: OPENAI_KEY }),
     secret('azure-key', { 'api-key': AZURE_KEY }),
     route('whisper-1', openai('oa-whisper', 'whisper-1'), { type: 'transcription', pricing: { inputPerMTokUsd: 0, perMinuteUsd: 0.006 } }),
@@ -382,6 +385,20 @@ describe('money', () => {
     // The fake reports 3 s: the charge is held to the second the file holds.
     expect(lastEvent()).toMatchObject({ units: 1, costNano: PER_SECOND, usageClamped: true });
     expect(await spendOf(smallKey.key)).toBe(PER_SECOND);
+  });
+
+  it('an MP3 whose Xing header claims an hour on under a second of frames is held and billed on its bytes', async () => {
+    // 27 silent frames at 32 kbit/s (0.972 s); the Xing frame count says an hour, which music-metadata believes.
+    const claimed = Math.ceil(3600 / LOW_MONO.frameSeconds);
+    const mp3 = mp3File({ ...LOW_MONO, frames: 27, tag: { id: 'Xing', at: LOW_MONO.xingAt, claimedFrames: claimed } });
+    const before = await spendOf(mp3Key.key);
+    const small = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: mp3Key.key, maxRetries: 0 });
+    const data = await small.audio.transcriptions.create({ file: await clip(mp3, 'clip.mp3'), model: 'whisper-1' });
+    expect(data.text).toBe(TRANSCRIPT);
+    expect(up.calls.at(-1)?.file?.bytes.equals(mp3)).toBe(true);
+    // The fake reports 3 s: the charge is held to the second the bytes can hold at the lowest bitrate.
+    expect(lastEvent()).toMatchObject({ units: 1, costNano: PER_SECOND, usageClamped: true });
+    expect((await spendOf(mp3Key.key)) - before).toBe(PER_SECOND);
   });
 
   it(`${BURST} concurrent transcriptions against a budget that fits ${BURST - 1} admit exactly ${BURST - 1}`, async () => {
