@@ -163,7 +163,7 @@ async function attempt(input: DispatchInput, route: Route): Promise<Served | Att
         : await provider.send({
             target,
             operation: req.operation,
-            body: req.bytes ?? req.body,
+            body: req.load ? await req.load() : (req.bytes ?? req.body),
             stream: req.stream,
             headers: req.headers,
             signal: ctrl.signal,

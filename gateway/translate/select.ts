@@ -17,6 +17,8 @@ import { openAICompletionsPassThrough } from './openai/openai-completions.ts';
 import { moderationsPassThrough } from './openai/openai-moderations.ts';
 import { imagenFromOpenAI } from './openai/openai-imagen.ts';
 import { bedrockImagesFromOpenAI } from './openai/openai-bedrock-images.ts';
+import { bedrockImageEditsFromOpenAI } from './openai/openai-bedrock-image-edits.ts';
+import { imagenEditsFromOpenAI } from './openai/openai-imagen-edits.ts';
 import { imageEditsPassThrough, imagesPassThrough, type ImageEditForm } from './openai/openai-images.ts';
 import { rerankPassThrough } from './openai/openai-rerank.ts';
 import { rerankFromBedrock } from './openai/openai-rerank-bedrock.ts';
@@ -167,9 +169,11 @@ export function imageEditsTranslation(form: ImageEditForm, n: number): Translati
     switch (p) {
       case 'openai':
         return imageEditsPassThrough(form, n);
-      case 'anthropic':
-      case 'converse':
       case 'gemini':
+        return imagenEditsFromOpenAI(form, n);
+      case 'converse':
+        return bedrockImageEditsFromOpenAI(form, n);
+      case 'anthropic':
         return openAIOnly('image edit', p);
       default:
         return unreachable(p);

@@ -48,6 +48,11 @@ export interface UpstreamRequest {
   bytes?: Buffer;
   /** A multipart form's bytes, sent instead of `body` (an image edit), and its content type with the boundary. */
   form?: EncodedForm;
+  /**
+   * The body, made when it is sent instead of `body`: a JSON body that carries an upload inside it (an image edit's
+   * images as base64 for the clouds), read from where the upload waits (memory or a temporary file) for this attempt.
+   */
+  load?: () => Promise<string>;
   stream: boolean;
   headers: Record<string, string>;
   /** A 2xx body the gateway answers itself, without calling the upstream (count_tokens on a protocol without one). */

@@ -12,6 +12,7 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock/runtime.ts';
+import { rgbaPng } from '../helpers/png.ts';
 
 const KEY = { accessKeyId: 'AKIAFAKESDK000000001', secretAccessKey: 'fake-sdk-secret-0123456789' };
 const TEMP = { accessKeyId: 'ASIAFAKESDK000000002', secretAccessKey: 'fake-sdk-temp-secret', sessionToken: 'fake-session-token-abc' };
@@ -108,6 +109,27 @@ describe('the fake Bedrock runtime, read by @aws-sdk/client-bedrock-runtime', ()
       }),
     );
     expect((JSON.parse(Buffer.from(canvas.body).toString()) as { images: string[] }).images).toHaveLength(2);
+    // Nova Canvas (INPAINTING): the image, the prompt and a black-and-white mask PNG of the image's size.
+    const image = rgbaPng(8, 4, () => 255).toString('base64');
+    const inpainted = await client(KEY).send(
+      new InvokeModelCommand({
+        modelId: 'amazon.nova-canvas-v1:0',
+        body: JSON.stringify({
+          taskType: 'INPAINTING',
+          inPaintingParams: { image, text: 'a boat', maskImage: rgbaPng(8, 4, () => 0).toString('base64') },
+          imageGenerationConfig: { numberOfImages: 3, quality: 'standard' },
+        }),
+      }),
+    );
+    expect((JSON.parse(Buffer.from(inpainted.body).toString()) as { images: string[] }).images).toEqual([image, image, image]);
+    await expect(
+      client(KEY).send(
+        new InvokeModelCommand({
+          modelId: 'amazon.nova-canvas-v1:0',
+          body: JSON.stringify({ taskType: 'INPAINTING', inPaintingParams: { image, text: 'a boat', maskImage: rgbaPng(2, 2, () => 0).toString('base64') } }),
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'ValidationException', $metadata: { httpStatusCode: 400 } });
     const counted = await client(KEY).send(
       new CountTokensCommand({
         modelId: 'anthropic.claude-sonnet-4-5-20250929-v1:0',

@@ -2,10 +2,11 @@
 // pointed at them: in Vertex mode (project, location, an OAuth token the fake metadata server issued) and in API-key
 // mode (the Gemini API), generateContent and generateContentStream parse, usage included, and the fake refuses what
 // Google refuses (an API key on Vertex, a wrong key on the Gemini API).
-import { GoogleGenAI } from '@google/genai';
+import { EditMode, GoogleGenAI, MaskReferenceImage, MaskReferenceMode, RawReferenceImage } from '@google/genai';
 import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeMetadata, type FakeMetadata } from '../fakes/google/metadata.ts';
+import { rgbaPng } from '../helpers/png.ts';
 import { GEMINI_FAKE_REPLY, IMAGEN_FILTERED, IMAGEN_PNG, startFakeGoogle, type FakeGoogle } from '../fakes/google/vertex.ts';
 
 const API_KEY = 'AIza-fake-gemini-key-for-tests';
@@ -123,6 +124,47 @@ describe('the fake Imagen on Vertex AI, read by @google/genai generateImages', (
     const filtered = await ai.models.generateImages({ model: 'imagen-3.0-generate-002', prompt: `a ${IMAGEN_FILTERED}`, config: { includeRaiReason: true } });
     expect(filtered.generatedImages?.[0]?.raiFilteredReason).toContain('filtered');
     expect(filtered.generatedImages?.[0]?.image?.imageBytes).toBeUndefined();
+  });
+});
+
+describe('the fake Imagen editing on Vertex AI, driven by @google/genai editImage', () => {
+  it('takes a raw and a user-provided mask reference in the shape the SDK sends and answers edited images it reads', async () => {
+    const ai = await vertexClient();
+    const image = rgbaPng(8, 4, () => 255).toString('base64');
+    const mask = Object.assign(new MaskReferenceImage(), {
+      referenceId: 2,
+      referenceImage: { imageBytes: rgbaPng(8, 4, (x) => (x < 4 ? 0 : 255)).toString('base64'), mimeType: 'image/png' },
+      config: { maskMode: MaskReferenceMode.MASK_MODE_USER_PROVIDED },
+    });
+    const raw = Object.assign(new RawReferenceImage(), { referenceId: 1, referenceImage: { imageBytes: image, mimeType: 'image/png' } });
+    const r = await ai.models.editImage({
+      model: 'imagen-3.0-capability-001',
+      prompt: 'a boat on the lake',
+      referenceImages: [raw, mask],
+      config: { editMode: EditMode.EDIT_MODE_INPAINT_INSERTION, numberOfImages: 2 },
+    });
+    expect(r.generatedImages).toHaveLength(2);
+    expect(r.generatedImages?.[0]?.image?.imageBytes).toBe(image);
+    const call = google.calls.at(-1);
+    expect(call?.path).toBe('/v1/projects/proj-1/locations/us-central1/publishers/google/models/imagen-3.0-capability-001:predict');
+    expect(call?.body).toMatchObject({
+      instances: [
+        {
+          prompt: 'a boat on the lake',
+          referenceImages: [
+            { referenceType: 'REFERENCE_TYPE_RAW', referenceId: 1, referenceImage: { bytesBase64Encoded: image } },
+            { referenceType: 'REFERENCE_TYPE_MASK', referenceId: 2, maskImageConfig: { maskMode: 'MASK_MODE_USER_PROVIDED' } },
+          ],
+        },
+      ],
+      parameters: { editMode: 'EDIT_MODE_INPAINT_INSERTION', sampleCount: 2 },
+    });
+    // A mask of another size than the image is refused as Imagen refuses it.
+    const wrong = Object.assign(new MaskReferenceImage(), { ...mask, referenceImage: { imageBytes: rgbaPng(2, 2, () => 0).toString('base64') } });
+    const err = await ai.models
+      .editImage({ model: 'imagen-3.0-capability-001', prompt: 'x', referenceImages: [raw, wrong], config: { editMode: EditMode.EDIT_MODE_INPAINT_INSERTION } })
+      .catch((e: unknown) => e);
+    expect((err as { status?: number }).status).toBe(400);
   });
 });
 

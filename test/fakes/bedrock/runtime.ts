@@ -243,7 +243,8 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
   /** Titan Image Generator and Nova Canvas: TEXT_IMAGE with numberOfImages (1-5), width, height, quality. */
   function image(call: BedrockCall, res: ServerResponse): void {
     const b = call.body as { taskType?: unknown; textToImageParams?: { text?: unknown }; imageGenerationConfig?: Record<string, unknown> };
-    if (b.taskType !== 'TEXT_IMAGE') return sendError(res, 400, 'ValidationException', 'taskType: TEXT_IMAGE is the only task this fake serves');
+    if (b.taskType === 'INPAINTING') return inpainting(call, res);
+    if (b.taskType !== 'TEXT_IMAGE') return sendError(res, 400, 'ValidationException', 'taskType: TEXT_IMAGE and INPAINTING are the tasks this fake serves');
     if (typeof b.textToImageParams?.text !== 'string' || b.textToImageParams.text === '')
       return sendError(res, 400, 'ValidationException', 'textToImageParams.text is required');
     const c = b.imageGenerationConfig ?? {};
@@ -257,6 +258,32 @@ export async function startFakeBedrock(opts: { keys?: FakeAwsKey[]; apiKeys?: st
         return sendError(res, 400, 'ValidationException', `${k} must be 320 to 4096 and divisible by 16`);
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ images: Array.from({ length: n }, () => BEDROCK_FAKE_PNG), error: null }));
+  }
+
+  /**
+   * INPAINTING: inPaintingParams.image (base64 PNG or JPEG), text, and exactly one of maskImage (a PNG the image's
+   * size) or maskPrompt; imageGenerationConfig numberOfImages (1-5), quality; no width or height (the output is the
+   * input's size). The "edited" images are the input image sent back.
+   */
+  function inpainting(call: BedrockCall, res: ServerResponse): void {
+    const b = call.body as { inPaintingParams?: Record<string, unknown>; imageGenerationConfig?: Record<string, unknown> };
+    const p = b.inPaintingParams ?? {};
+    const image = p.image;
+    if (typeof image !== 'string' || image === '') return sendError(res, 400, 'ValidationException', 'inPaintingParams.image is required');
+    if ((p.maskImage === undefined) === (p.maskPrompt === undefined))
+      return sendError(res, 400, 'ValidationException', 'Exactly one of inPaintingParams.maskImage or maskPrompt is required');
+    if (p.maskImage !== undefined) {
+      const mask = typeof p.maskImage === 'string' ? pngDims(p.maskImage) : null;
+      if (mask === null) return sendError(res, 400, 'ValidationException', 'inPaintingParams.maskImage must be a PNG image');
+      if (mask !== pngDims(image)) return sendError(res, 400, 'ValidationException', 'The mask image must have the same size as the input image');
+    }
+    const c = b.imageGenerationConfig ?? {};
+    if (c.width !== undefined || c.height !== undefined) return sendError(res, 400, 'ValidationException', 'width and height are not used for INPAINTING');
+    const n = c.numberOfImages ?? 1;
+    if (typeof n !== 'number' || n < 1 || n > 5) return sendError(res, 400, 'ValidationException', 'numberOfImages must be between 1 and 5');
+    if (c.quality !== undefined && c.quality !== 'standard' && c.quality !== 'premium')
+      return sendError(res, 400, 'ValidationException', 'quality must be standard or premium');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ images: Array.from({ length: n }, () => image), error: null }));
   }
 
   function claudeUsage(u: Required<FakeBedrockUsage>): Record<string, number> {
@@ -408,4 +435,11 @@ function rerankModelOf(body: Record<string, unknown>): string {
   const arn = (body.rerankingConfiguration as { bedrockRerankingConfiguration?: { modelConfiguration?: { modelArn?: unknown } } } | undefined)
     ?.bedrockRerankingConfiguration?.modelConfiguration?.modelArn;
   return typeof arn === 'string' ? (arn.split('/').at(-1) ?? '') : '';
+}
+
+/** A PNG's width and height from its IHDR, or null. */
+function pngDims(b64: string): string | null {
+  const b = Buffer.from(b64.slice(0, 44), 'base64');
+  if (b.length < 24 || b.readUInt32BE(0) !== 0x89504e47 || b.toString('latin1', 12, 16) !== 'IHDR') return null;
+  return `${b.readUInt32BE(16)}x${b.readUInt32BE(20)}`;
 }

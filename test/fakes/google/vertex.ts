@@ -91,7 +91,12 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     const model = decodeURIComponent((v ? v[4] : g?.[1]) ?? '');
     const method = (v ? v[5] : g?.[2]) ?? '';
     if (v?.[3] === 'anthropic') return claude(call, res, model, method);
-    if (method === 'predict' && model.startsWith('imagen')) return imagen(call, res);
+    if (method === 'predict' && model.startsWith('imagen')) {
+      const instance = (call.body.instances as Array<{ referenceImages?: unknown }> | undefined)?.[0];
+      if (instance?.referenceImages !== undefined)
+        return v ? imagenEdit(call, res, model) : fail(res, 400, 'Image editing is not supported by the Gemini API.');
+      return imagen(call, res);
+    }
     const stream = method === 'streamGenerateContent';
     if (!stream && method !== 'generateContent') return fail(res, 404, `Method ${method} not found.`);
     if (stream && !/(^|&)alt=sse(&|$)/.test(query)) return fail(res, 400, 'This fake streams with alt=sse only.');
@@ -282,4 +287,56 @@ function mergeText(parts: Array<Record<string, unknown>>): Array<Record<string, 
     .join('');
   const rest = parts.filter((p) => typeof p.text !== 'string');
   return text === '' ? rest : [{ text }, ...rest];
+}
+
+const EDIT_MODES = new Set(['EDIT_MODE_DEFAULT', 'EDIT_MODE_INPAINT_INSERTION', 'EDIT_MODE_INPAINT_REMOVAL', 'EDIT_MODE_OUTPAINT', 'EDIT_MODE_BGSWAP']);
+
+interface ReferenceImage {
+  referenceType?: unknown;
+  referenceId?: unknown;
+  referenceImage?: { bytesBase64Encoded?: unknown };
+  maskImageConfig?: { maskMode?: unknown };
+}
+
+/** A PNG's width and height from its IHDR, or null. */
+function pngDims(b64: string): string | null {
+  const b = Buffer.from(b64.slice(0, 44), 'base64');
+  if (b.length < 24 || b.readUInt32BE(0) !== 0x89504e47 || b.toString('latin1', 12, 16) !== 'IHDR') return null;
+  return `${b.readUInt32BE(16)}x${b.readUInt32BE(20)}`;
+}
+
+/**
+ * Imagen's editing (imagen-3.0-capability-*): instances[0].referenceImages with one REFERENCE_TYPE_RAW image and, for
+ * the mask modes, one REFERENCE_TYPE_MASK (MASK_MODE_USER_PROVIDED: a PNG the raw image's size); parameters.editMode,
+ * sampleCount (1-4). The "edited" images are the raw image sent back (an edit keeps the image's size).
+ */
+function imagenEdit(call: RecordedCall, res: ServerResponse, model: string): void {
+  if (!model.startsWith('imagen-3.0-capability')) return fail(res, 400, `Image editing is not supported by ${model}.`);
+  const instance = (call.body.instances as Array<{ prompt?: unknown; referenceImages?: unknown }>)[0] ?? {};
+  const refs = Array.isArray(instance.referenceImages) ? (instance.referenceImages as ReferenceImage[]) : [];
+  const raw = refs.filter((r) => r.referenceType === 'REFERENCE_TYPE_RAW');
+  const masks = refs.filter((r) => r.referenceType === 'REFERENCE_TYPE_MASK');
+  if (raw.length !== 1 || masks.length > 1 || raw.length + masks.length !== refs.length)
+    return fail(res, 400, 'Exactly one raw reference image and at most one mask are supported.');
+  const ids = refs.map((r) => r.referenceId);
+  if (ids.some((id) => typeof id !== 'number') || new Set(ids).size !== ids.length) return fail(res, 400, 'Reference ids must be unique integers.');
+  const rawB64 = raw[0]?.referenceImage?.bytesBase64Encoded;
+  if (typeof rawB64 !== 'string' || rawB64 === '') return fail(res, 400, 'The raw reference image has no bytes.');
+  const p = (call.body.parameters ?? {}) as { sampleCount?: unknown; editMode?: unknown; outputOptions?: { mimeType?: unknown } };
+  const mode = p.editMode ?? 'EDIT_MODE_DEFAULT';
+  if (!EDIT_MODES.has(String(mode))) return fail(res, 400, `Unsupported edit mode ${String(mode)}.`);
+  const mask = masks[0];
+  if (mode !== 'EDIT_MODE_DEFAULT' && !mask) return fail(res, 400, `${String(mode)} needs a mask reference image.`);
+  if (mask) {
+    const maskMode = mask.maskImageConfig?.maskMode;
+    if (maskMode !== 'MASK_MODE_USER_PROVIDED') return fail(res, 400, 'This fake takes user-provided masks only.');
+    const b64 = mask.referenceImage?.bytesBase64Encoded;
+    if (typeof b64 !== 'string' || pngDims(b64) === null) return fail(res, 400, 'The mask image must be a PNG.');
+    if (pngDims(b64) !== pngDims(rawB64)) return fail(res, 400, 'The mask must be the same size as the raw reference image.');
+  }
+  const count = p.sampleCount ?? 1;
+  if (typeof count !== 'number' || count < 1 || count > 4) return fail(res, 400, 'sampleCount must be between 1 and 4.');
+  const mimeType = typeof p.outputOptions?.mimeType === 'string' ? p.outputOptions.mimeType : 'image/png';
+  const predictions = Array.from({ length: count }, () => ({ mimeType, bytesBase64Encoded: rawB64 }));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions }));
 }
