@@ -7,7 +7,8 @@ import { expiresInHeader } from '../contract/key-expiry.ts';
 import { GatewayError } from '../errors/catalog.ts';
 import { admit } from '../pipeline/admit.ts';
 import { authenticate } from '../pipeline/authenticate.ts';
-import type { GatewayDeps } from '../pipeline/context.ts';
+import { traced } from '../pipeline/call.ts';
+import type { AttemptTrace, GatewayDeps, TracedCall } from '../pipeline/context.ts';
 import type { Route } from '../pipeline/dispatch.ts';
 import type { Reservation } from '../pipeline/estimate.ts';
 import { KEY_EXPIRES_IN_HEADER, routeHeaders } from '../pipeline/headers.ts';
@@ -73,9 +74,28 @@ interface AudioOutcomeFacts {
 
 type Settle = (o: AudioOutcomeFacts) => Promise<UsageEvent>;
 
+/** gen_ai.operation.name of each audio endpoint (as the GenAI metrics name them: http/genai-metrics.ts). */
+const OPERATION: Record<AudioSpec['endpoint'], TracedCall['operation']> = {
+  'audio.transcriptions': 'transcription',
+  'audio.translations': 'translation',
+  'audio.speech': 'speech',
+};
+
 export function runAudio(deps: GatewayDeps, spec: AudioSpec, headers: Headers, client: AbortSignal, sink: AudioSink): Promise<void> {
-  const run = (): Promise<void> => steps(deps, spec, headers, client, sink);
-  return deps.lifecycle ? deps.lifecycle.track(run) : run();
+  // Traced as every call (pipeline/call.ts): a server span, a client span per attempt. No content is put on them:
+  // neither the audio, the text to speak nor the transcript.
+  const trace = deps.tracer?.start(headers, { operation: OPERATION[spec.endpoint], model: spec.modelId, dialect: 'openai', endpoint: spec.endpoint });
+  const d = trace ? traced(deps, trace) : deps;
+  const run = (): Promise<void> => steps(d, spec, headers, client, sink);
+  const done = deps.lifecycle ? deps.lifecycle.track(run) : run();
+  if (!trace) return done;
+  return done.then(
+    () => trace.end(),
+    (err: unknown) => {
+      trace.end(err);
+      throw err;
+    },
+  );
 }
 
 async function steps(deps: GatewayDeps, spec: AudioSpec, headers: Headers, client: AbortSignal, sink: AudioSink): Promise<void> {
@@ -148,6 +168,8 @@ interface Answer {
   outcome: Extract<AudioOutcome, { kind: 'answer' }>;
   ctrl: AbortController;
   done: () => void;
+  /** The attempt's span, ended once the answer is over. */
+  span?: AttemptTrace;
 }
 
 interface RespondInput {
@@ -202,7 +224,15 @@ async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, 
   if (writer.destroyed && ending.status === 200) ending = { status: 499, code: 'client_closed' };
   writer.end();
   // The upstream did the work (and bills it) once its answer started: charged on its report, else the measured units.
-  await settle({ status: ending.status, errorCode: ending.code, route, ttftMs, contacted: true, served: { usage: reader.result(), bytes: reader.bytes } });
+  const e = await settle({
+    status: ending.status,
+    errorCode: ending.code,
+    route,
+    ttftMs,
+    contacted: true,
+    served: { usage: reader.result(), bytes: reader.bytes },
+  });
+  answer.span?.end(ending.code, { usage: { ...NO_USAGE, inputTokens: e.inputTokens, outputTokens: e.outputTokens }, facts: null });
 }
 
 /** A refusal after an upstream was tried: it carries the route the headers report. */
@@ -225,9 +255,17 @@ async function dispatch(deps: GatewayDeps, spec: AudioSpec, chain: readonly Comp
       if (signal.aborted) throw signal.reason ?? new Error('aborted');
       const route: Route = { model, target, fallback: first !== null, fallbackReason: first?.reason ?? null };
       lastRoute = route;
-      const result = await attempt(deps, spec, route, signal);
+      const span = deps.trace?.attempt(model, target);
+      let result: Answer | Failure;
+      try {
+        result = await attempt(deps, spec, route, signal);
+      } catch (err) {
+        span?.end(err instanceof GatewayError ? err.code : 'client_closed');
+        throw err;
+      }
       deps.availability?.record(model.id, target.name, !('outcome' in result) && result.reason !== 'upstream_429');
-      if ('outcome' in result) return result;
+      if ('outcome' in result) return span ? { ...result, span } : result;
+      span?.end(result.reason);
       first ??= result;
       last = result;
     }

@@ -58,7 +58,7 @@ export function runCall(deps: GatewayDeps, spec: CallSpec, headers: Headers, cli
  * The call's own deps while tracing: its trace, and its usage event seen by the trace on the way to the metrics.
  * Every other metric goes to the process's metrics unchanged (they are the prototype), whatever CallMetrics gains.
  */
-function traced(deps: GatewayDeps, trace: CallTrace): GatewayDeps {
+export function traced(deps: GatewayDeps, trace: CallTrace): GatewayDeps {
   const m = deps.metrics;
   const observe = (e: UsageEvent, provider?: Parameters<CallMetrics['observe']>[1]): void => {
     trace.outcome(e);

@@ -61,8 +61,8 @@ export interface CallTracer {
 
 /** What the trace knows of a call when it starts. */
 export interface TracedCall {
-  /** gen_ai.operation.name: chat, embeddings, text_completion, rerank, moderation. */
-  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation' | 'image' | 'transcription' | 'speech';
+  /** gen_ai.operation.name: chat, embeddings, text_completion, rerank, moderation, image, transcription, translation, speech. */
+  operation: 'chat' | 'embeddings' | 'text_completion' | 'rerank' | 'moderation' | 'image' | 'transcription' | 'translation' | 'speech';
   model: string;
   dialect: Dialect;
   endpoint: Endpoint;

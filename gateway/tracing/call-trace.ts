@@ -3,7 +3,7 @@
 // span "{gen_ai.operation.name} {gen_ai.request.model}" in the caller's trace (W3C traceparent), and a CLIENT child
 // span per upstream attempt, so fallbacks are siblings. An attempt's span ends when its answer does (a stream's
 // last event), with the answer's id, finish reasons and usage. Attributes are the convention's, plus ours under
-// svc.*: account, key name (never the key), task type, fallback reason, cost. Prompts and completions only for a
+// svc.*: account, key name (never the key), task type, fallback reason, cost, an audio call's billed unit. Prompts and completions only for a
 // ModelRoute that opts in (content.ts: redacted, bounded). Built only when tracing is on (start.ts).
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, defaultTextMapGetter, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -166,6 +166,8 @@ class Trace implements CallTrace {
       s.setAttributes({ 'svc.account': e.account, 'svc.api_key.name': e.apiKey, 'svc.cost_nano_usd': e.costNano });
       if (e.taskType) s.setAttribute('svc.task_type', e.taskType);
       if (e.fallbackReason) s.setAttribute('svc.fallback.reason', e.fallbackReason);
+      // Audio calls are billed in seconds or characters beside tokens.
+      if (e.unit && e.units !== undefined) s.setAttributes({ 'svc.usage.unit': e.unit, 'svc.usage.units': e.units });
     }
     if (err !== undefined && !e) {
       status = err instanceof GatewayError ? err.status : 500;
