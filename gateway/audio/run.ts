@@ -202,6 +202,10 @@ async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, 
   const reader = new UsageReader(outcome.contentType);
   const writer = sink.start(200, { ...routeHeaders(spec.modelId, route), 'content-type': outcome.contentType });
   let ending: { status: number; code: string | null } = { status: 200, code: null };
+  // SVC_SETTLE_DURABILITY=postgres: the answer's last chunk waits until the call is settled (its usage event in
+  // Postgres), so the caller never has the whole answer of a call the ledger does not hold (as chat: respond.ts).
+  const holdLast = deps.settleBeforeAnswer === true;
+  let held: Uint8Array | string | null = null;
   try {
     for await (const chunk of outcome.body) {
       reader.push(chunk);
@@ -209,7 +213,10 @@ async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, 
         ending = { status: 499, code: 'client_closed' };
         break;
       }
-      const wait = writer.write(chunk);
+      const out = holdLast ? held : chunk;
+      if (holdLast) held = chunk;
+      if (out === null) continue;
+      const wait = writer.write(out);
       if (wait) await wait;
     }
   } catch {
@@ -222,16 +229,19 @@ async function respond(deps: GatewayDeps, input: RespondInput, sig: CallSignal, 
     answer.done();
   }
   if (writer.destroyed && ending.status === 200) ending = { status: 499, code: 'client_closed' };
-  writer.end();
   // The upstream did the work (and bills it) once its answer started: charged on its report, else the measured units.
-  const e = await settle({
-    status: ending.status,
-    errorCode: ending.code,
-    route,
-    ttftMs,
-    contacted: true,
-    served: { usage: reader.result(), bytes: reader.bytes },
-  });
+  const settled = (): Promise<UsageEvent> =>
+    settle({ status: ending.status, errorCode: ending.code, route, ttftMs, contacted: true, served: { usage: reader.result(), bytes: reader.bytes } });
+  let e: UsageEvent;
+  if (held !== null && ending.status === 200) {
+    e = await settled();
+    const wait = writer.write(held);
+    if (wait) await wait;
+    writer.end();
+  } else {
+    writer.end();
+    e = await settled();
+  }
   answer.span?.end(ending.code, { usage: { ...NO_USAGE, inputTokens: e.inputTokens, outputTokens: e.outputTokens }, facts: null });
 }
 
