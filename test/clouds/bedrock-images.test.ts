@@ -11,7 +11,7 @@ import { BEDROCK_FAKE_PNG, startFakeBedrock, type FakeBedrock } from '../fakes/b
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { basics, route, secret } from '../helpers/manifests.ts';
 import { expectConforms } from '../helpers/openapi.ts';
-import { greyPixels, rgbaPng } from '../helpers/png.ts';
+import { greyPixels, noisyRgbPng, rgbaPng } from '../helpers/png.ts';
 
 const KEYS = { AWS_ACCESS_KEY_ID: 'AKIAFAKEIMAGES000001', AWS_SECRET_ACCESS_KEY: 'fake-images-secret-0123456789' };
 const CANVAS = 'amazon.nova-canvas-v1:0';
@@ -152,6 +152,20 @@ describe('Nova Canvas on Bedrock through /v1/images/edits', () => {
     const m = greyPixels(Buffer.from(body.inPaintingParams.maskImage, 'base64'));
     for (const i of [0, 1, 2, 999, 600_000, 1_199_999]) expect(m.at(i % 1200, Math.floor(i / 1200)), String(i)).toBe(alpha[i] === 0 ? 0 : 255);
     expect(gw.sink.events.at(-1)).toMatchObject({ endpoint: 'images.edits', status: 200, outputTokens: 1 });
+  });
+
+  it('a mask past the spool threshold that cannot be used: 400 on mask when the body is made, nothing sent or charged', async () => {
+    const calls = bedrock.calls.length;
+    const opaque = noisyRgbPng(700, 600, randomBytes(700 * 600 * 3));
+    expect(opaque.length).toBeGreaterThan(1024 * 1024);
+    const err = await openai.images
+      .edit({ model: 'canvas', image: await png(PHOTO, 'photo.png'), mask: await png(opaque, 'mask.png'), prompt: 'x' })
+      .catch((e: unknown) => e);
+    expect((err as { status?: number }).status).toBe(400);
+    expect((err as { param?: string }).param).toBe('mask');
+    expect(String((err as Error).message)).toMatch(/no transparency/);
+    expect(bedrock.calls.length).toBe(calls);
+    expect(gw.sink.events.at(-1)).toMatchObject({ endpoint: 'images.edits', status: 400, costNano: 0 });
   });
 
   it('without a mask, or what the model cannot do: a 400 naming the field before admission, nothing called or charged', async () => {

@@ -48,6 +48,14 @@ export function rgbPng(width: number, height: number): Buffer {
   return png(width, height, 2, () => [10, 200, 30]);
 }
 
+/** An opaque RGB PNG of random pixels (it does not compress: a large file from a small image). */
+export function noisyRgbPng(width: number, height: number, noise: Buffer): Buffer {
+  return png(width, height, 2, (x, y) => {
+    const i = (y * width + x) * 3;
+    return [noise[i % noise.length] as number, noise[(i + 1) % noise.length] as number, noise[(i + 2) % noise.length] as number];
+  });
+}
+
 /** The pixels of an 8-bit greyscale PNG whose scanlines are unfiltered (filter type 0). */
 export function greyPixels(b: Buffer): { width: number; height: number; at: (x: number, y: number) => number } {
   if (!b.subarray(0, 8).equals(SIGNATURE) || b.toString('latin1', 12, 16) !== 'IHDR') throw new Error('not a PNG');
