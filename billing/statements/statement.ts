@@ -192,11 +192,14 @@ export function minutesText(seconds: number): string {
   return `${count(Math.floor(tenths / 10))}.${tenths % 10}`;
 }
 
+/** Under a minute in seconds ("45 seconds of audio"), else in minutes to the tenth ("12.5 minutes of audio"). */
+const audioText = (seconds: number): string => (seconds < 60 ? `${plural(seconds, 'second', 'seconds')} of audio` : `${minutesText(seconds)} minutes of audio`);
+
 /** How much of a kind a line holds, in the kind's own unit (what the upstream billed it by). */
 export function quantityOf(kind: Kind | '', l: Omit<Line, 'label'>): string {
   switch (kind) {
     case 'transcription':
-      return `${minutesText(l.audioSeconds)} minutes of audio${l.inputTokens + l.outputTokens > 0 ? `, ${count(l.inputTokens + l.outputTokens)} tokens` : ''}`;
+      return `${audioText(l.audioSeconds)}${l.inputTokens + l.outputTokens > 0 ? `, ${count(l.inputTokens + l.outputTokens)} tokens` : ''}`;
     case 'speech':
       return `${plural(l.characters, 'character', 'characters')}${l.inputTokens + l.outputTokens > 0 ? `, ${count(l.inputTokens + l.outputTokens)} tokens` : ''}`;
     case 'rerank':
