@@ -166,6 +166,10 @@ describe('console, standalone, end to end', () => {
       'Cache hits',
       'Saved by cache (USD)',
       'Search units',
+      'Audio seconds',
+      'Characters',
+      'Batch lines',
+      'Batch spend (USD)',
     ]);
     expect(csv.slice(1)).toEqual(table);
     await expectAccessible(page, 'the usage page');
