@@ -132,7 +132,9 @@ describe('kinds of call in the usage views', () => {
     await expectAccessible(page, 'the usage page by kind');
     // The CSV is the table.
     const csv = (await (await page.request.get(`${gw.url}/dashboard/usage.csv?account=acme&group=kind`)).text()).trim().split('\r\n');
-    expect(csv[0]).toBe('Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Batch lines,Batch spend (USD)');
+    expect(csv[0]).toBe(
+      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Batch lines,Batch spend (USD)',
+    );
     expect(
       csv
         .slice(1, -1)
