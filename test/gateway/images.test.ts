@@ -400,6 +400,10 @@ describe('the mock provider (offline demo)', () => {
       unit: 'images',
       units: 1,
     });
+    // Priced by tokens, two images: the output is their tokens, the images counted apart.
+    const two = await client.images.generate({ model: 'mock-tokens', prompt: 'abcd', n: 2 });
+    expect(two.data).toHaveLength(2);
+    expect(last()).toMatchObject({ status: 200, outputTokens: 2 * MOCK_IMAGE_TOKENS, unit: 'images', units: 2 });
     const spend = await spendOf(key);
     const url = await postJson({ model: 'mock-image', prompt: 'x', response_format: 'url' });
     expect(url.status).toBe(400);
