@@ -39,8 +39,23 @@ describe('quantities by kind', () => {
     // The usage rows alone add up to the usage total; the kind rows are a summary beside them.
     const lines = statementCsv(s).split('\r\n');
     expect(lines.filter((l) => l.startsWith('kind,'))).toHaveLength(5);
-    expect(lines).toContain('kind,,Batch lines \u2014 300 at the batch price,,,,300,,,500000,0.000500000,0.00,,,,,');
-    expect(lines).toContain('usage,,Transcriptions,short,k2,,1,0,0,4500000,0.004500000,0.00,,45,,,');
+    expect(lines).toContain('kind,,Batch lines \u2014 300 at the batch price,,,,300,,,500000,0.000500000,0.00,,,,,,');
+    expect(lines).toContain('usage,,Transcriptions,short,k2,,1,0,0,4500000,0.004500000,0.00,,45,,,,');
+  });
+
+  it('counts images on every image route, and the tokens of the routes priced by them', () => {
+    const perImage = row({ model: 'dall-e-3', kind: 'image', requests: 2, outputTokens: 3, images: 3, costNano: 240_000_000 });
+    const byTokens = row({ model: 'gpt-image-1', kind: 'image', requests: 1, inputTokens: 12, outputTokens: 4160, images: 1, costNano: 166_460_000 });
+    const month = (usage: UsageRow[]): string[] => buildStatement('acme', '2026-11', null, { openingNano: 0, credits: [], usage }).quantities.map(quantityText);
+    expect(month([perImage])).toEqual(['Images \u2014 3 images']);
+    expect(month([row({ ...perImage, requests: 1, outputTokens: 1, images: 1 })])).toEqual(['Images \u2014 1 image']);
+    expect(month([byTokens])).toEqual(['Images \u2014 1 image, 12 tokens in, 4,160 image tokens out']);
+    // Both kinds of route in one month: every image counted, only the token-priced route's tokens.
+    expect(month([perImage, byTokens])).toEqual(['Images \u2014 4 images, 12 tokens in, 4,160 image tokens out']);
+    const csv = statementCsv(buildStatement('acme', '2026-11', null, { openingNano: 0, credits: [], usage: [perImage, byTokens] })).split('\r\n');
+    const header = (csv[0] ?? '').split(',');
+    const images = (model: string): string | undefined => csv.find((l) => l.startsWith(`usage,,Images,${model},`))?.split(',')[header.indexOf('images')];
+    expect([images('dall-e-3'), images('gpt-image-1')]).toEqual(['3', '1']);
   });
 
   it('says seconds under a minute', () => {

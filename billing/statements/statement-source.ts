@@ -29,7 +29,7 @@ SELECT CASE WHEN served_model = '' THEN requested_model ELSE served_model END AS
        coalesce(sum(output_tokens) FILTER (WHERE kind = 'rerank'), 0)::text AS search_units,
        sum(cost_nano)::text AS cost_nano, sum(fee_nano)::text AS fee_nano,
        sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano,
-       sum(billed_seconds)::text AS audio_seconds, sum(billed_characters)::text AS characters,
+       sum(billed_seconds)::text AS audio_seconds, sum(billed_characters)::text AS characters, sum(billed_images)::text AS images,
        sum(batch_requests)::text AS batch_requests, sum(batch_cost_nano)::text AS batch_cost_nano
 FROM usage_daily
 WHERE account = $1 AND day >= $2::date AND day < $3::date
@@ -72,6 +72,7 @@ export class PostgresStatementSource implements StatementSource {
         cacheSavedNano: Number(x.cache_saved_nano),
         audioSeconds: Number(x.audio_seconds),
         characters: Number(x.characters),
+        images: Number(x.images),
         batchRequests: Number(x.batch_requests),
         batchCostNano: Number(x.batch_cost_nano),
       })),
@@ -139,6 +140,7 @@ export class MemoryStatementSource implements StatementSource {
             cacheSavedNano: 0,
             audioSeconds: 0,
             characters: 0,
+            images: 0,
             batchRequests: 0,
             batchCostNano: 0,
           }),
@@ -153,6 +155,7 @@ export class MemoryStatementSource implements StatementSource {
       u.cacheSavedNano = (u.cacheSavedNano ?? 0) + (e.cacheSavedNano ?? 0);
       if (e.unit === 'seconds') u.audioSeconds = (u.audioSeconds ?? 0) + (e.units ?? 0);
       if (e.unit === 'characters') u.characters = (u.characters ?? 0) + (e.units ?? 0);
+      if (e.unit === 'images') u.images = (u.images ?? 0) + (e.units ?? 0);
       if (e.batch) {
         u.batchRequests = (u.batchRequests ?? 0) + 1;
         u.batchCostNano = (u.batchCostNano ?? 0) + e.costNano;

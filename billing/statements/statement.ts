@@ -46,9 +46,10 @@ export interface UsageRow {
   /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
   cacheHits?: number;
   cacheSavedNano?: number;
-  /** Each kind's own units: seconds of audio transcribed, characters spoken (absent: 0). */
+  /** Each kind's own units: seconds of audio transcribed, characters spoken, images returned (absent: 0). */
   audioSeconds?: number;
   characters?: number;
+  images?: number;
   /** Batch lines among the requests and what they cost at the batch price (part of costNano; absent: 0). */
   batchRequests?: number;
   batchCostNano?: number;
@@ -74,6 +75,9 @@ export interface Line {
   searchUnits: number;
   audioSeconds: number;
   characters: number;
+  images: number;
+  /** Output tokens of image calls on token-priced routes (imageTokensOf); per-image routes count images instead. */
+  imageTokens: number;
   batchRequests: number;
   batchCostNano: number;
   costNano: number;
@@ -136,11 +140,22 @@ function emptyLine(): Omit<Line, 'label'> {
     searchUnits: 0,
     audioSeconds: 0,
     characters: 0,
+    images: 0,
+    imageTokens: 0,
     batchRequests: 0,
     batchCostNano: 0,
     costNano: 0,
     feeNano: 0,
   };
+}
+
+/**
+ * The image tokens a row's output holds: an image route priced by tokens reports its prompt's tokens in and image
+ * tokens out; one priced per image counts images as its output and no input (openai-images.ts imagesUsage), so a
+ * row of image calls with no input tokens holds images, not tokens. A row is one served model, priced one way.
+ */
+function imageTokensOf(r: UsageRow): number {
+  return r.kind === 'image' && r.inputTokens > 0 ? r.outputTokens : 0;
 }
 
 function addRow(l: Omit<Line, 'label'>, r: UsageRow): void {
@@ -150,6 +165,8 @@ function addRow(l: Omit<Line, 'label'>, r: UsageRow): void {
   l.searchUnits += r.searchUnits ?? 0;
   l.audioSeconds += r.audioSeconds ?? 0;
   l.characters += r.characters ?? 0;
+  l.images += r.images ?? 0;
+  l.imageTokens += imageTokensOf(r);
   l.batchRequests += r.batchRequests ?? 0;
   l.batchCostNano += r.batchCostNano ?? 0;
   l.costNano += r.costNano;
@@ -207,8 +224,8 @@ export function quantityOf(kind: Kind | '', l: Omit<Line, 'label'>): string {
     case 'mcp':
       return plural(l.requests, 'tool call', 'tool calls');
     case 'image':
-      // A per-image price counts images as its output; a token price, image tokens: the event does not say which.
-      return `${plural(l.requests, 'request', 'requests')}, ${count(l.outputTokens)} images or image tokens out`;
+      // The images returned on every route; the tokens of the routes priced by them.
+      return `${plural(l.images, 'image', 'images')}${l.imageTokens > 0 ? `, ${count(l.inputTokens)} tokens in, ${count(l.imageTokens)} image tokens out` : ''}`;
     case 'moderation':
     case 'embeddings':
       return plural(l.inputTokens, 'token in', 'tokens in');
@@ -358,6 +375,7 @@ export const CSV_COLUMNS = [
   'search_units',
   'audio_seconds',
   'characters',
+  'images',
   'batch_requests',
   'batch_amount_nano',
 ] as const;
@@ -368,7 +386,7 @@ export function statementCsv(s: Statement): string {
   const row = (section: string, date: string, description: string, u: Partial<UsageRow> | null, amount: number | null): void => {
     const a = amount === null ? ['', '', ''] : [String(amount), exactUsd(amount), money(amount).replace(/,/g, '')];
     // Units columns are empty where 0 (most lines have none of them).
-    const units = [u?.searchUnits, u?.audioSeconds, u?.characters, u?.batchRequests, u?.batchCostNano].map((n) =>
+    const units = [u?.searchUnits, u?.audioSeconds, u?.characters, u?.images, u?.batchRequests, u?.batchCostNano].map((n) =>
       n === undefined || n === 0 ? '' : String(n),
     );
     rows.push(

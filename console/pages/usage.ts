@@ -62,7 +62,7 @@ ${controls(v)}
 <dl class="cards">${card('Spend', usd(t.costNano))}${card('Requests', String(t.requests))}${card('Tokens in', String(t.inputTokens))}
 ${card('Tokens out', String(t.outputTokens))}${card('Search units (rerank)', String(t.searchUnits))}${card('Errors', String(t.errors))}${card('Fallbacks', String(t.fallbacks))}
 ${card('Cache hits', String(t.cacheHits))}${card('Saved by cache', usd(t.cacheSavedNano))}
-${card('Audio seconds (transcriptions)', String(t.audioSeconds))}${card('Characters (speech)', String(t.characters))}
+${card('Audio seconds (transcriptions)', String(t.audioSeconds))}${card('Characters (speech)', String(t.characters))}${card('Images', String(t.images))}
 ${card('Batch lines', String(t.batchRequests))}${card('Batch spend', usd(t.batchCostNano))}</dl>
 ${spendChart(r.days)}
 ${scrollTable(

@@ -26,10 +26,12 @@ export const COLUMNS = [
   'Cache hits',
   'Saved by cache (USD)',
   // Each kind's own units beside tokens: a rerank's output count (its Tokens out is 0), a transcription's seconds of
-  // audio, a speech's input characters; then the batch lines and what they cost (part of Spend).
+  // audio, a speech's input characters, the images image calls returned; then the batch lines and what they cost
+  // (part of Spend).
   'Search units',
   'Audio seconds',
   'Characters',
+  'Images',
   'Batch lines',
   'Batch spend (USD)',
 ] as const;
@@ -53,6 +55,7 @@ export function figureCells(f: Figures): Array<{ money: boolean; value: number }
     n(f.searchUnits),
     n(f.audioSeconds),
     n(f.characters),
+    n(f.images),
     n(f.batchRequests),
     m(f.batchCostNano),
   ];

@@ -44,6 +44,7 @@ export function cellsOf(events: Iterable<UsageEvent>, q: UsageQuery): Cell[] {
       cacheSavedNano: e.cacheSavedNano ?? 0,
       audioSeconds: e.unit === 'seconds' ? (e.units ?? 0) : 0,
       characters: e.unit === 'characters' ? (e.units ?? 0) : 0,
+      images: e.unit === 'images' ? (e.units ?? 0) : 0,
       batchRequests: e.batch ? 1 : 0,
       batchCostNano: e.batch ? e.costNano : 0,
     });

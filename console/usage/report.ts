@@ -18,9 +18,13 @@ export interface Figures {
   /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
   cacheHits: number;
   cacheSavedNano: number;
-  /** Each kind's own units beside tokens: seconds of audio transcribed, characters spoken (usage_events.billed_unit). */
+  /**
+   * Each kind's own units beside tokens: seconds of audio transcribed, characters spoken, images returned
+   * (usage_events.billed_unit).
+   */
   audioSeconds: number;
   characters: number;
+  images: number;
   /** Batch lines (/v1/batches, Message Batches) and what they cost at the batch price (part of costNano). */
   batchRequests: number;
   batchCostNano: number;
@@ -65,6 +69,7 @@ export function zero(): Figures {
     cacheSavedNano: 0,
     audioSeconds: 0,
     characters: 0,
+    images: 0,
     batchRequests: 0,
     batchCostNano: 0,
   };
@@ -82,6 +87,7 @@ export function addTo(f: Figures, c: Figures): void {
   f.cacheSavedNano += c.cacheSavedNano;
   f.audioSeconds += c.audioSeconds;
   f.characters += c.characters;
+  f.images += c.images;
   f.batchRequests += c.batchRequests;
   f.batchCostNano += c.batchCostNano;
 }

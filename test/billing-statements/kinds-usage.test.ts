@@ -112,6 +112,7 @@ describe('kinds of call in the usage views', () => {
       'Search units',
       'Audio seconds',
       'Characters',
+      'Images',
       'Batch lines',
       'Batch spend (USD)',
     ]);
@@ -133,7 +134,7 @@ describe('kinds of call in the usage views', () => {
     // The CSV is the table.
     const csv = (await (await page.request.get(`${gw.url}/dashboard/usage.csv?account=acme&group=kind`)).text()).trim().split('\r\n');
     expect(csv[0]).toBe(
-      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Batch lines,Batch spend (USD)',
+      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Images,Batch lines,Batch spend (USD)',
     );
     expect(
       csv
@@ -147,7 +148,7 @@ describe('kinds of call in the usage views', () => {
     expect(statement.status()).toBe(200);
     const lines = (await statement.text()).split('\r\n');
     const head = lines[0]?.split(',') ?? [];
-    expect(head.slice(-5)).toEqual(['search_units', 'audio_seconds', 'characters', 'batch_requests', 'batch_amount_nano']);
+    expect(head.slice(-6)).toEqual(['search_units', 'audio_seconds', 'characters', 'images', 'batch_requests', 'batch_amount_nano']);
     const usage = lines.filter((l) => l.startsWith('usage,')).map((l) => l.split(','));
     expect(usage.map((c) => [c[2], c[3]]).sort()).toEqual([
       ['Moderation', 'moderation-m'],

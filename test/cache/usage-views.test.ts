@@ -97,6 +97,7 @@ describe('cache hits in the usage views', () => {
       'Search units',
       'Audio seconds',
       'Characters',
+      'Images',
       'Batch lines',
       'Batch spend (USD)',
     ]);

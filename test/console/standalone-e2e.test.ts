@@ -168,6 +168,7 @@ describe('console, standalone, end to end', () => {
       'Search units',
       'Audio seconds',
       'Characters',
+      'Images',
       'Batch lines',
       'Batch spend (USD)',
     ]);

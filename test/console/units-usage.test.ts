@@ -1,7 +1,8 @@
 // Each kind in its own unit wherever an account owner reads their usage: a standalone process on Redis and Postgres
 // (its exporter writing the rows and the daily rollup) takes a chat call, a transcription (a 1 s clip), a speech, an
-// image call and a batch of two chat lines on the mock provider. The console's usage page grouped by kind (Chromium,
-// axe) shows the audio seconds, the characters and the batch lines with their cost beside tokens, and its CSV is the
+// image call priced per image and one priced by tokens, and a batch of two chat lines on the mock provider. The
+// console's usage page grouped by kind (Chromium, axe) shows the audio seconds, the characters, the images (whatever
+// the route's price) and the batch lines with their cost beside tokens, and its CSV is the
 // table; the memory source (standalone without Postgres) gives the same figures from the same events; the monthly
 // statement's CSV and PDF (read back by pdftotext) say each kind's quantity in its unit, and the batch lines.
 import { execFile } from 'node:child_process';
@@ -22,6 +23,7 @@ import type { Endpoint, UsageEvent } from '../../gateway/usage/event.ts';
 import { writeManifests } from '../helpers/fleet.ts';
 import { account, apiKey, plan, route } from '../helpers/manifests.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { MOCK_IMAGE_TOKENS } from '../../gateway/providers/mock/image.ts';
 import { ROOT, startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { until } from '../helpers/until.ts';
@@ -49,6 +51,7 @@ beforeAll(async () => {
       route('whisper-m', mock('mock-whisper'), { type: 'transcription', pricing: { inputPerMTokUsd: 0, perMinuteUsd: 0.006 } }),
       route('tts-m', mock('mock-tts'), { type: 'speech', pricing: { inputPerMTokUsd: 0, perMCharactersUsd: 15 } }),
       route('image-m', mock('mock-image'), { type: 'image', pricing: { inputPerMTokUsd: 0, perImage: [{ size: '1024x1024', usd: IMAGE_NANO / 1e9 }] } }),
+      route('image-t', mock('mock-image-t'), { type: 'image', maxOutputTokens: 1000, pricing: { inputPerMTokUsd: 5, outputPerMTokUsd: 40 } }),
     ]),
     REDIS_URL: redis.url,
     SVC_REDIS_PREFIX: redis.prefix,
@@ -135,6 +138,14 @@ async function makeCalls(): Promise<void> {
   });
   expect(img.status).toBe(200);
   await img.arrayBuffer();
+  // Priced by tokens: its output count is image tokens, its images counted apart.
+  const byTokens = await fetch(`${gw.url}/v1/images/generations`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ model: 'image-t', prompt: 'three blue circles', n: 3, size: '1024x1024' }),
+  });
+  expect(byTokens.status).toBe(200);
+  await byTokens.arrayBuffer();
   const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key.key, maxRetries: 0 });
   const lines = ['a', 'b'].map((w) =>
     JSON.stringify({
@@ -147,7 +158,7 @@ async function makeCalls(): Promise<void> {
   const input = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'in.jsonl'), purpose: 'batch' });
   const batch = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
   await until(async () => (await client.batches.retrieve(batch.id)).status === 'completed', 60_000, 'the batch completed');
-  await until(async () => (await db.pool.query("SELECT 1 FROM usage_events WHERE account = 'acme'")).rowCount === 6, 60_000, '6 usage rows');
+  await until(async () => (await db.pool.query("SELECT 1 FROM usage_events WHERE account = 'acme'")).rowCount === 7, 60_000, '7 usage rows');
 }
 
 type Table = string[][];
@@ -181,7 +192,7 @@ describe('each kind in its own unit in the usage views', () => {
     await page.getByRole('button', { name: 'Show' }).click();
     const usage = page.getByRole('table', { name: 'Usage by kind' });
     await expect(usage.count()).resolves.toBe(1);
-    for (const name of ['Audio seconds', 'Characters', 'Batch lines', 'Batch spend (USD)']) {
+    for (const name of ['Audio seconds', 'Characters', 'Images', 'Batch lines', 'Batch spend (USD)']) {
       await expect(usage.getByRole('columnheader', { name, exact: true }).count(), name).resolves.toBe(1);
     }
     const header = await usage.locator('thead th').allTextContents();
@@ -189,31 +200,47 @@ describe('each kind in its own unit in the usage views', () => {
     const table = await tableOf(page);
     const row = (kind: string): string[] => table.find((r) => r[0] === kind) ?? [];
     expect(table.map((r) => r[0]).sort()).toEqual(['Chat', 'Images', 'Speech', 'Total', 'Transcriptions']);
-    // The 1 s clip, the 12 characters of "twelve chars", two images (a per-image price counts images as its output).
+    // The 1 s clip, the 12 characters of "twelve chars", 2 + 3 images (a per-image price counts images as its output, a
+    // token price image tokens).
+    const imageTokensIn = await db.pool.query<{ n: string }>("SELECT input_tokens::text AS n FROM usage_events WHERE requested_model = 'image-t'");
+    const tokensIn = Number(imageTokensIn.rows[0]?.n);
+    expect(tokensIn).toBeGreaterThan(0);
     expect([row('Transcriptions')[col('Requests')], row('Transcriptions')[col('Audio seconds')], row('Transcriptions')[col('Characters')]]).toEqual([
       '1',
       '1',
       '0',
     ]);
     expect([row('Speech')[col('Requests')], row('Speech')[col('Characters')], row('Speech')[col('Audio seconds')]]).toEqual(['1', '12', '0']);
-    expect([row('Images')[col('Tokens out')], row('Images')[col('Spend (USD)')]]).toEqual(['2', ((2 * IMAGE_NANO) / 1e9).toFixed(9)]);
+    expect([row('Images')[col('Requests')], row('Images')[col('Tokens out')], row('Images')[col('Images')], row('Images')[col('Characters')]]).toEqual([
+      '2',
+      String(2 + 3 * MOCK_IMAGE_TOKENS),
+      '5',
+      '0',
+    ]);
+    expect([row('Transcriptions')[col('Images')], row('Speech')[col('Images')], row('Chat')[col('Images')]]).toEqual(['0', '0', '0']);
     // The batch's two lines are chat calls: in the Chat row, with what they cost at the batch price.
     expect([row('Chat')[col('Requests')], row('Chat')[col('Batch lines')], row('Chat')[col('Batch spend (USD)')]]).toEqual([
       '3',
       '2',
       (batchNano / 1e9).toFixed(9),
     ]);
-    expect([row('Total')[col('Audio seconds')], row('Total')[col('Characters')], row('Total')[col('Batch lines')]]).toEqual(['1', '12', '2']);
+    expect([row('Total')[col('Audio seconds')], row('Total')[col('Characters')], row('Total')[col('Images')], row('Total')[col('Batch lines')]]).toEqual([
+      '1',
+      '12',
+      '5',
+      '2',
+    ]);
     const cards = (await page.locator('.cards').textContent()) ?? '';
     expect(cards).toContain('Audio seconds (transcriptions)1');
     expect(cards).toContain('Characters (speech)12');
+    expect(cards).toContain('Images5');
     expect(cards).toContain('Batch lines2');
     await expectAccessible(page, 'the usage page with audio, images and batches');
 
     // The CSV is the table, total row included.
     const csv = (await (await page.request.get(`${gw.url}/dashboard/usage.csv?account=acme&group=kind`)).text()).trim().split('\r\n');
     expect(csv[0]).toBe(
-      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Batch lines,Batch spend (USD)',
+      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Images,Batch lines,Batch spend (USD)',
     );
     expect(csv.slice(1).map((l) => l.split(','))).toEqual(table);
 
@@ -240,16 +267,21 @@ describe('each kind in its own unit in the usage views', () => {
     expect(statement.status()).toBe(200);
     const lines = (await statement.text()).split('\r\n').map(cells);
     const head = lines[0] ?? [];
-    expect(head.slice(-5)).toEqual(['search_units', 'audio_seconds', 'characters', 'batch_requests', 'batch_amount_nano']);
+    expect(head.slice(-6)).toEqual(['search_units', 'audio_seconds', 'characters', 'images', 'batch_requests', 'batch_amount_nano']);
     const at = (name: string): number => head.indexOf(name);
     const usageLine = (model: string): string[] => lines.find((c) => c[0] === 'usage' && c[3] === model) ?? [];
     expect([usageLine('whisper-m')[2], usageLine('whisper-m')[at('audio_seconds')]]).toEqual(['Transcriptions', '1']);
     expect([usageLine('tts-m')[2], usageLine('tts-m')[at('characters')]]).toEqual(['Speech', '12']);
+    expect([usageLine('image-m')[2], usageLine('image-m')[at('images')], usageLine('image-m')[at('output_tokens')]]).toEqual(['Images', '2', '2']);
+    expect([usageLine('image-t')[at('images')], usageLine('image-t')[at('output_tokens')]]).toEqual(['3', String(3 * MOCK_IMAGE_TOKENS)]);
+    const imageNano = Number(usageLine('image-m')[at('amount_nano')]) + Number(usageLine('image-t')[at('amount_nano')]);
+    expect(Number(usageLine('image-m')[at('amount_nano')])).toBe(2 * IMAGE_NANO);
+    const imageText = `Images \u2014 5 images, ${tokensIn} tokens in, ${(3 * MOCK_IMAGE_TOKENS).toLocaleString('en-US')} image tokens out`;
     expect([usageLine('chat-m')[at('batch_requests')], usageLine('chat-m')[at('batch_amount_nano')]]).toEqual(['2', String(batchNano)]);
     const kinds = lines.filter((c) => c[0] === 'kind').map((c) => [c[2], c[at('requests')], c[at('amount_nano')]]);
     expect(kinds).toContainEqual(['Transcriptions \u2014 1 second of audio', '1', usageLine('whisper-m')[at('amount_nano')]]);
     expect(kinds).toContainEqual(['Speech \u2014 12 characters', '1', usageLine('tts-m')[at('amount_nano')]]);
-    expect(kinds).toContainEqual(['Images \u2014 1 request, 2 images or image tokens out', '1', String(2 * IMAGE_NANO)]);
+    expect(kinds).toContainEqual([imageText, '2', String(imageNano)]);
     expect(kinds).toContainEqual(['Batch lines \u2014 2 at the batch price', '2', String(batchNano)]);
 
     const pdf = await page.request.get(`${gw.url}/dashboard/billing/statements/${month}.pdf?account=acme`);
@@ -260,7 +292,7 @@ describe('each kind in its own unit in the usage views', () => {
     expect(stdout).toContain('Quantities by kind of call');
     expect(stdout).toMatch(/Transcriptions \u2014 1 second of audio\s+0\.00/);
     expect(stdout).toMatch(/Speech \u2014 12 characters\s+0\.00/);
-    expect(stdout).toMatch(/Images \u2014 1 request, 2 images or image tokens out\s+0\.02/);
+    expect(stdout).toMatch(new RegExp(`${imageText}\\s+\\d+\\.\\d\\d`));
     expect(stdout).toMatch(/Batch lines \u2014 2 at the batch price\s+\d+\.\d\d/);
   }, 180_000);
 });
