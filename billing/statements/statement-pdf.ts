@@ -1,7 +1,18 @@
 // The statement as a PDF: header, bill-to block, the balance summary, credits, usage by model and by key, the
 // rounding rule. Laid out as lines of cells (billing/statements/pdf.ts); amounts right-aligned in their column; A4 or Letter.
 import { MARGIN, PAPER, renderPdf, type Paper, type PdfLine } from './pdf.ts';
-import { creditLabel, headerLines, money, monthRange, ROUNDING_RULE, SLA_RULE, type Line, type Statement } from './statement.ts';
+import {
+  creditLabel,
+  headerLines,
+  money,
+  monthRange,
+  quantityText,
+  ROUNDING_RULE,
+  SLA_RULE,
+  type Line,
+  type QuantityLine,
+  type Statement,
+} from './statement.ts';
 
 const L = MARGIN;
 
@@ -80,6 +91,31 @@ function kindTable(lines: readonly Line[], R: number): PdfLine[] {
   return out;
 }
 
+/** Each kind in its own unit (minutes of audio, characters, search units...), then the batch lines at the batch price. */
+function quantityTable(lines: readonly QuantityLine[], R: number): PdfLine[] {
+  if (lines.length === 0) return [];
+  const out: PdfLine[] = [
+    GAP,
+    text('Quantities by kind of call', L, true, 11),
+    {
+      cells: [
+        { x: L, text: 'Kind and quantity', bold: true },
+        { x: R, text: 'Amount (USD)', bold: true, right: true },
+      ],
+    },
+  ];
+  for (const q of lines) {
+    const t = quantityText(q);
+    out.push({
+      cells: [
+        { x: L, text: t.length > 80 ? `${t.slice(0, 79)}~` : t },
+        { x: R, text: money(q.costNano), right: true },
+      ],
+    });
+  }
+  return out;
+}
+
 function amountLine(label: string, nano: number, R: number, bold = false): PdfLine {
   return {
     cells: [
@@ -133,7 +169,12 @@ export function statementPdf(s: Statement, o: { paper?: Paper } = {}): Promise<B
       ],
     });
   }
-  lines.push(...kindTable(s.byKind, R), ...table('Usage by model', 'Model', s.byModel, R), ...table('Usage by key', 'Key', s.byKey, R));
+  lines.push(
+    ...kindTable(s.byKind, R),
+    ...quantityTable(s.quantities, R),
+    ...table('Usage by model', 'Model', s.byModel, R),
+    ...table('Usage by key', 'Key', s.byKey, R),
+  );
   lines.push(GAP, ...wrap(`Rounding: ${ROUNDING_RULE}`, 110).map((l) => text(l, L, false, 8)));
   if (s.billing?.sla) lines.push(GAP, ...wrap(SLA_RULE, 110).map((l) => text(l, L, false, 8)));
   // Dated the end of its period: the same statement is the same file, wherever and whenever it is made.

@@ -28,7 +28,9 @@ SELECT CASE WHEN served_model = '' THEN requested_model ELSE served_model END AS
        coalesce(sum(output_tokens) FILTER (WHERE kind <> 'rerank'), 0)::text AS output_tokens,
        coalesce(sum(output_tokens) FILTER (WHERE kind = 'rerank'), 0)::text AS search_units,
        sum(cost_nano)::text AS cost_nano, sum(fee_nano)::text AS fee_nano,
-       sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano
+       sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano,
+       sum(billed_seconds)::text AS audio_seconds, sum(billed_characters)::text AS characters, sum(billed_images)::text AS images,
+       sum(batch_requests)::text AS batch_requests, sum(batch_cost_nano)::text AS batch_cost_nano
 FROM usage_daily
 WHERE account = $1 AND day >= $2::date AND day < $3::date
 GROUP BY 1, 2, 3, 4`;
@@ -68,6 +70,11 @@ export class PostgresStatementSource implements StatementSource {
         feeNano: Number(x.fee_nano),
         cacheHits: Number(x.cache_hits),
         cacheSavedNano: Number(x.cache_saved_nano),
+        audioSeconds: Number(x.audio_seconds),
+        characters: Number(x.characters),
+        images: Number(x.images),
+        batchRequests: Number(x.batch_requests),
+        batchCostNano: Number(x.batch_cost_nano),
       })),
     };
   }
@@ -131,6 +138,11 @@ export class MemoryStatementSource implements StatementSource {
             feeNano: 0,
             cacheHits: 0,
             cacheSavedNano: 0,
+            audioSeconds: 0,
+            characters: 0,
+            images: 0,
+            batchRequests: 0,
+            batchCostNano: 0,
           }),
         );
       u.requests += 1;
@@ -141,6 +153,13 @@ export class MemoryStatementSource implements StatementSource {
       u.feeNano += e.feeNano;
       if (e.cache === 'hit') u.cacheHits = (u.cacheHits ?? 0) + 1;
       u.cacheSavedNano = (u.cacheSavedNano ?? 0) + (e.cacheSavedNano ?? 0);
+      if (e.unit === 'seconds') u.audioSeconds = (u.audioSeconds ?? 0) + (e.units ?? 0);
+      if (e.unit === 'characters') u.characters = (u.characters ?? 0) + (e.units ?? 0);
+      if (e.unit === 'images') u.images = (u.images ?? 0) + (e.units ?? 0);
+      if (e.batch) {
+        u.batchRequests = (u.batchRequests ?? 0) + 1;
+        u.batchCostNano = (u.batchCostNano ?? 0) + e.costNano;
+      }
     }
     return { openingNano, credits, usage: [...usage.values()] };
   }

@@ -46,6 +46,13 @@ export interface UsageRow {
   /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
   cacheHits?: number;
   cacheSavedNano?: number;
+  /** Each kind's own units: seconds of audio transcribed, characters spoken, images returned (absent: 0). */
+  audioSeconds?: number;
+  characters?: number;
+  images?: number;
+  /** Batch lines among the requests and what they cost at the batch price (part of costNano; absent: 0). */
+  batchRequests?: number;
+  batchCostNano?: number;
 }
 
 export interface StatementData {
@@ -66,8 +73,24 @@ export interface Line {
   inputTokens: number;
   outputTokens: number;
   searchUnits: number;
+  audioSeconds: number;
+  characters: number;
+  images: number;
+  /** Output tokens of image calls on token-priced routes (imageTokensOf); per-image routes count images instead. */
+  imageTokens: number;
+  batchRequests: number;
+  batchCostNano: number;
   costNano: number;
   feeNano: number;
+}
+
+/** A line of the quantities by kind: the kind (or the batch lines) and how much of it in its own unit. */
+export interface QuantityLine {
+  label: string;
+  /** "12.5 minutes of audio", "40,210 characters", "300 at the batch price". */
+  quantity: string;
+  requests: number;
+  costNano: number;
 }
 
 export interface Statement {
@@ -85,6 +108,8 @@ export interface Statement {
   byKey: Line[];
   /** Usage by kind of call (chat, embeddings, text completions, rerank, moderation, MCP tool calls), each in its units. */
   byKind: Line[];
+  /** Each kind in its own unit, then the batch lines (when any) with what they cost at the batch price. */
+  quantities: QuantityLine[];
   detail: UsageRow[];
   spendNano: number;
   feeNano: number;
@@ -107,18 +132,54 @@ export function monthRange(month: string): { start: number; end: number; from: s
   return { start, end, from: new Date(start).toISOString().slice(0, 10), to: new Date(end - 86_400_000).toISOString().slice(0, 10) };
 }
 
+function emptyLine(): Omit<Line, 'label'> {
+  return {
+    requests: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    searchUnits: 0,
+    audioSeconds: 0,
+    characters: 0,
+    images: 0,
+    imageTokens: 0,
+    batchRequests: 0,
+    batchCostNano: 0,
+    costNano: 0,
+    feeNano: 0,
+  };
+}
+
+/**
+ * The image tokens a row's output holds: an image route priced by tokens reports its prompt's tokens in and image
+ * tokens out; one priced per image counts images as its output and no input (openai-images.ts imagesUsage), so a
+ * row of image calls with no input tokens holds images, not tokens. A row is one served model, priced one way.
+ */
+function imageTokensOf(r: UsageRow): number {
+  return r.kind === 'image' && r.inputTokens > 0 ? r.outputTokens : 0;
+}
+
+function addRow(l: Omit<Line, 'label'>, r: UsageRow): void {
+  l.requests += r.requests;
+  l.inputTokens += r.inputTokens;
+  l.outputTokens += r.outputTokens;
+  l.searchUnits += r.searchUnits ?? 0;
+  l.audioSeconds += r.audioSeconds ?? 0;
+  l.characters += r.characters ?? 0;
+  l.images += r.images ?? 0;
+  l.imageTokens += imageTokensOf(r);
+  l.batchRequests += r.batchRequests ?? 0;
+  l.batchCostNano += r.batchCostNano ?? 0;
+  l.costNano += r.costNano;
+  l.feeNano += r.feeNano;
+}
+
 function group(rows: readonly UsageRow[], by: (r: UsageRow) => string): Line[] {
   const m = new Map<string, Line>();
   for (const r of rows) {
     const label = by(r);
     let l = m.get(label);
-    if (!l) m.set(label, (l = { label, requests: 0, inputTokens: 0, outputTokens: 0, searchUnits: 0, costNano: 0, feeNano: 0 }));
-    l.requests += r.requests;
-    l.inputTokens += r.inputTokens;
-    l.outputTokens += r.outputTokens;
-    l.searchUnits += r.searchUnits ?? 0;
-    l.costNano += r.costNano;
-    l.feeNano += r.feeNano;
+    if (!l) m.set(label, (l = { label, ...emptyLine() }));
+    addRow(l, r);
   }
   return [...m.values()].sort((a, b) => b.costNano - a.costNano || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
 }
@@ -139,6 +200,74 @@ export function usageDescription(u: Pick<UsageRow, 'model' | 'kind'>): string {
   return KIND_LABELS[u.kind];
 }
 
+const count = (n: number): string => n.toLocaleString('en-US');
+const plural = (n: number, one: string, many: string): string => `${count(n)} ${n === 1 ? one : many}`;
+
+/** Seconds as minutes to the tenth, rounded half up by integer arithmetic: 750 -> "12.5". */
+export function minutesText(seconds: number): string {
+  const tenths = Math.floor((seconds * 10 + 30) / 60);
+  return `${count(Math.floor(tenths / 10))}.${tenths % 10}`;
+}
+
+/** Under a minute in seconds ("45 seconds of audio"), else in minutes to the tenth ("12.5 minutes of audio"). */
+const audioText = (seconds: number): string => (seconds < 60 ? `${plural(seconds, 'second', 'seconds')} of audio` : `${minutesText(seconds)} minutes of audio`);
+
+/** How much of a kind a line holds, in the kind's own unit (what the upstream billed it by). */
+export function quantityOf(kind: Kind | '', l: Omit<Line, 'label'>): string {
+  switch (kind) {
+    case 'transcription':
+      return `${audioText(l.audioSeconds)}${l.inputTokens + l.outputTokens > 0 ? `, ${count(l.inputTokens + l.outputTokens)} tokens` : ''}`;
+    case 'speech':
+      return `${plural(l.characters, 'character', 'characters')}${l.inputTokens + l.outputTokens > 0 ? `, ${count(l.inputTokens + l.outputTokens)} tokens` : ''}`;
+    case 'rerank':
+      return plural(l.searchUnits, 'search unit', 'search units');
+    case 'mcp':
+      return plural(l.requests, 'tool call', 'tool calls');
+    case 'image':
+      // The images returned on every route; the tokens of the routes priced by them.
+      return `${plural(l.images, 'image', 'images')}${l.imageTokens > 0 ? `, ${count(l.inputTokens)} tokens in, ${count(l.imageTokens)} image tokens out` : ''}`;
+    case 'moderation':
+    case 'embeddings':
+      return plural(l.inputTokens, 'token in', 'tokens in');
+    case 'chat':
+    case 'completions':
+    case '':
+      return `${count(l.inputTokens)} tokens in, ${count(l.outputTokens)} tokens out`;
+    default: {
+      const never: never = kind;
+      return never;
+    }
+  }
+}
+
+/** The quantities by kind (sorted as byKind: dearest first), then the batch lines when the month had any. */
+function quantities(detail: readonly UsageRow[]): QuantityLine[] {
+  const kinds = new Map<Kind | '', Omit<Line, 'label'>>();
+  const batch = emptyLine();
+  for (const u of detail) {
+    const k = u.kind ?? '';
+    let acc = kinds.get(k);
+    if (!acc) kinds.set(k, (acc = emptyLine()));
+    addRow(acc, u);
+    addRow(batch, u);
+  }
+  const out = [...kinds]
+    .map(([k, l]) => ({ label: KIND_LABELS[k], quantity: quantityOf(k, l), requests: l.requests, costNano: l.costNano }))
+    .sort((a, b) => b.costNano - a.costNano || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+  if (batch.batchRequests > 0) {
+    out.push({
+      label: 'Batch lines',
+      quantity: `${count(batch.batchRequests)} at the batch price`,
+      requests: batch.batchRequests,
+      costNano: batch.batchCostNano,
+    });
+  }
+  return out;
+}
+
+/** "Transcriptions — 12.5 minutes of audio": a quantity line as the CSV and the PDF write it. */
+export const quantityText = (q: QuantityLine): string => `${q.label} \u2014 ${q.quantity}`;
+
 export function buildStatement(account: string, month: string, billing: AccountBilling | null, d: StatementData): Statement {
   const r = monthRange(month);
   if (!r) throw new RangeError(`month must be YYYY-MM, got ${month}`);
@@ -158,6 +287,7 @@ export function buildStatement(account: string, month: string, billing: AccountB
     byModel: group(detail, (u) => u.model),
     byKey: group(detail, (u) => u.apiKey),
     byKind: group(detail, (u) => KIND_LABELS[u.kind ?? '']),
+    quantities: quantities(detail),
     detail,
     spendNano,
     feeNano: sum(detail.map((u) => u.feeNano)),
@@ -243,6 +373,11 @@ export const CSV_COLUMNS = [
   'amount_usd_exact',
   'amount_usd',
   'search_units',
+  'audio_seconds',
+  'characters',
+  'images',
+  'batch_requests',
+  'batch_amount_nano',
 ] as const;
 
 /** The CSV: header rows, opening, credits, usage by model, key and task, totals; exact and rounded amounts. */
@@ -250,7 +385,10 @@ export function statementCsv(s: Statement): string {
   const rows: string[] = [CSV_COLUMNS.join(',')];
   const row = (section: string, date: string, description: string, u: Partial<UsageRow> | null, amount: number | null): void => {
     const a = amount === null ? ['', '', ''] : [String(amount), exactUsd(amount), money(amount).replace(/,/g, '')];
-    const units = u?.searchUnits === undefined || u.searchUnits === 0 ? '' : String(u.searchUnits);
+    // Units columns are empty where 0 (most lines have none of them).
+    const units = [u?.searchUnits, u?.audioSeconds, u?.characters, u?.images, u?.batchRequests, u?.batchCostNano].map((n) =>
+      n === undefined || n === 0 ? '' : String(n),
+    );
     rows.push(
       [
         cell(section, false),
@@ -263,7 +401,7 @@ export function statementCsv(s: Statement): string {
         u?.inputTokens ?? '',
         u?.outputTokens ?? '',
         ...a,
-        units,
+        ...units,
       ].join(','),
     );
   };
@@ -276,6 +414,9 @@ export function statementCsv(s: Statement): string {
   // Each usage line says its kind: MCP tool calls (model mcp:<server>/<tool>), text completions, rerank (its search
   // units in their own column), moderation, embeddings; chat says Usage.
   for (const u of s.detail) row('usage', '', usageDescription(u), u, u.costNano);
+  // Each kind in its own unit, then the batch lines: a summary of the usage lines above (their amounts are already
+  // in Usage; a batch line's amount is also in its kind's).
+  for (const q of s.quantities) row('kind', '', quantityText(q), { requests: q.requests }, q.costNano);
   row('total', s.to, 'Credits', null, s.creditsNano);
   row('total', s.to, 'Usage', null, s.spendNano);
   row('total', s.to, 'of which platform fee (4%)', null, s.feeNano);

@@ -2,10 +2,10 @@
 // exports the same table. Every figure comes from one report (console/usage/report.ts).
 import { html, type Html } from '../html.ts';
 import { spendChart } from '../usage/chart.ts';
-import { COLUMNS, MONEY_COLUMNS } from '../usage/csv.ts';
+import { COLUMNS, figureCells, MONEY_COLUMNS } from '../usage/csv.ts';
 import { presets, query, type UsageParams } from '../usage/params.ts';
 import type { GuardrailRow } from '../usage/guardrails.ts';
-import { GROUP_LABELS, type GroupBy, type UsageReport } from '../usage/report.ts';
+import { GROUP_LABELS, type Figures, type GroupBy, type UsageReport } from '../usage/report.ts';
 import { accountSelector } from './keys.ts';
 import { page, scrollTable } from './layout.ts';
 import { usd } from './money.ts';
@@ -22,6 +22,11 @@ export interface UsageView {
 
 function card(label: string, value: Html | string): Html {
   return html`<div class="stat"><dt>${label}</dt><dd>${value}</dd></div>`;
+}
+
+/** A row's figures as cells, in the table's column order (console/usage/csv.ts: the CSV writes the same list). */
+function figureTds(f: Figures): Html[] {
+  return figureCells(f).map((c) => (c.money ? html`<td class="num">${usd(c.value)}</td>` : html`<td>${c.value}</td>`));
 }
 
 function controls(v: UsageView): Html {
@@ -56,14 +61,16 @@ ${controls(v)}
 <h2>Account ${p.account}, ${p.from} to ${p.to} (UTC)</h2>
 <dl class="cards">${card('Spend', usd(t.costNano))}${card('Requests', String(t.requests))}${card('Tokens in', String(t.inputTokens))}
 ${card('Tokens out', String(t.outputTokens))}${card('Search units (rerank)', String(t.searchUnits))}${card('Errors', String(t.errors))}${card('Fallbacks', String(t.fallbacks))}
-${card('Cache hits', String(t.cacheHits))}${card('Saved by cache', usd(t.cacheSavedNano))}</dl>
+${card('Cache hits', String(t.cacheHits))}${card('Saved by cache', usd(t.cacheSavedNano))}
+${card('Audio seconds (transcriptions)', String(t.audioSeconds))}${card('Characters (speech)', String(t.characters))}${card('Images', String(t.images))}
+${card('Batch lines', String(t.batchRequests))}${card('Batch spend', usd(t.batchCostNano))}</dl>
 ${spendChart(r.days)}
 ${scrollTable(
   'usage-caption',
   `Usage by ${label.toLowerCase()}`,
   html`<thead><tr><th scope="col">${label}</th>${COLUMNS.map((c) => html`<th scope="col"${MONEY_COLUMNS.has(c) ? html` class="num"` : ''}>${c}</th>`)}</tr></thead>
-<tbody>${r.rows.length === 0 ? html`<tr><td colspan="10">No calls in this period.</td></tr>` : r.rows.map((x) => html`<tr><th scope="row">${x.group}</th><td>${x.requests}</td><td>${x.errors}</td><td>${x.fallbacks}</td><td>${x.inputTokens}</td><td>${x.outputTokens}</td><td class="num">${usd(x.costNano)}</td><td>${x.cacheHits}</td><td class="num">${usd(x.cacheSavedNano)}</td><td>${x.searchUnits}</td></tr>`)}</tbody>
-<tfoot><tr><th scope="row">Total</th><td>${t.requests}</td><td>${t.errors}</td><td>${t.fallbacks}</td><td>${t.inputTokens}</td><td>${t.outputTokens}</td><td class="num">${usd(t.costNano)}</td><td>${t.cacheHits}</td><td class="num">${usd(t.cacheSavedNano)}</td><td>${t.searchUnits}</td></tr></tfoot>`,
+<tbody>${r.rows.length === 0 ? html`<tr><td colspan="${COLUMNS.length + 1}">No calls in this period.</td></tr>` : r.rows.map((x) => html`<tr><th scope="row">${x.group}</th>${figureTds(x)}</tr>`)}</tbody>
+<tfoot><tr><th scope="row">Total</th>${figureTds(t)}</tr></tfoot>`,
 )}
 <p><a href="/dashboard/usage.csv?${query(p)}" download>Download CSV</a></p>
 ${guardrailTable(v.guardrails)}`,

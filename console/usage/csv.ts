@@ -1,6 +1,6 @@
 // Download CSV: exactly the table on the page (same rows, same order, same columns, the total row last).
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
-import { GROUP_LABELS, type GroupBy, type UsageReport } from './report.ts';
+import { GROUP_LABELS, type Figures, type GroupBy, type UsageReport } from './report.ts';
 
 function cell(v: string | number): string {
   const s = String(v);
@@ -25,27 +25,47 @@ export const COLUMNS = [
   'Spend (USD)',
   'Cache hits',
   'Saved by cache (USD)',
-  // A rerank's output count (its Tokens out is 0).
+  // Each kind's own units beside tokens: a rerank's output count (its Tokens out is 0), a transcription's seconds of
+  // audio, a speech's input characters, the images image calls returned; then the batch lines and what they cost
+  // (part of Spend).
   'Search units',
+  'Audio seconds',
+  'Characters',
+  'Images',
+  'Batch lines',
+  'Batch spend (USD)',
 ] as const;
 
 /** The columns of amounts (right-aligned on the page). */
-export const MONEY_COLUMNS: ReadonlySet<string> = new Set(['Spend (USD)', 'Saved by cache (USD)']);
+export const MONEY_COLUMNS: ReadonlySet<string> = new Set(['Spend (USD)', 'Saved by cache (USD)', 'Batch spend (USD)']);
+
+/** A row's figures in COLUMNS order, each a count or an amount (nano-USD): the page and the CSV write the same list. */
+export function figureCells(f: Figures): Array<{ money: boolean; value: number }> {
+  const n = (value: number): { money: boolean; value: number } => ({ money: false, value });
+  const m = (value: number): { money: boolean; value: number } => ({ money: true, value });
+  return [
+    n(f.requests),
+    n(f.errors),
+    n(f.fallbacks),
+    n(f.inputTokens),
+    n(f.outputTokens),
+    m(f.costNano),
+    n(f.cacheHits),
+    m(f.cacheSavedNano),
+    n(f.searchUnits),
+    n(f.audioSeconds),
+    n(f.characters),
+    n(f.images),
+    n(f.batchRequests),
+    m(f.batchCostNano),
+  ];
+}
+
+const csvRow = (label: string, f: Figures): string => [label, ...figureCells(f).map((c) => (c.money ? usd(c.value) : c.value))].map(cell).join(',');
 
 export function toCsv(report: UsageReport, groupBy: GroupBy): string {
   const lines = [[GROUP_LABELS[groupBy], ...COLUMNS].map(cell).join(',')];
-  for (const r of report.rows) {
-    lines.push(
-      [r.group, r.requests, r.errors, r.fallbacks, r.inputTokens, r.outputTokens, usd(r.costNano), r.cacheHits, usd(r.cacheSavedNano), r.searchUnits]
-        .map(cell)
-        .join(','),
-    );
-  }
-  const t = report.totals;
-  lines.push(
-    ['Total', t.requests, t.errors, t.fallbacks, t.inputTokens, t.outputTokens, usd(t.costNano), t.cacheHits, usd(t.cacheSavedNano), t.searchUnits]
-      .map(cell)
-      .join(','),
-  );
+  for (const r of report.rows) lines.push(csvRow(r.group, r));
+  lines.push(csvRow('Total', report.totals));
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -42,6 +42,11 @@ export function cellsOf(events: Iterable<UsageEvent>, q: UsageQuery): Cell[] {
       costNano: e.costNano,
       cacheHits: e.cache === 'hit' ? 1 : 0,
       cacheSavedNano: e.cacheSavedNano ?? 0,
+      audioSeconds: e.unit === 'seconds' ? (e.units ?? 0) : 0,
+      characters: e.unit === 'characters' ? (e.units ?? 0) : 0,
+      images: e.unit === 'images' ? (e.units ?? 0) : 0,
+      batchRequests: e.batch ? 1 : 0,
+      batchCostNano: e.batch ? e.costNano : 0,
     });
   }
   return [...cells.values()];

@@ -1,6 +1,7 @@
 // Usage from Postgres: one GROUP BY over the daily rollup (usage_daily), never the raw events, so a page stays fast
 // at a billion rows. The same grouping as the memory source: '' task -> (untagged), model = served else requested,
-// kind by its label; a rerank's output count is search units.
+// kind by its label; a rerank's output count is search units; audio seconds, characters, images and batch lines
+// (migration 017) come from their own rollup columns.
 import type pg from 'pg';
 import { KIND_LABELS } from '../../gateway/usage/kind.ts';
 import { GUARDRAIL_ROWS_SQL, sortRows, type GuardrailQuery, type GuardrailRow } from './guardrails.ts';
@@ -26,7 +27,9 @@ export class PostgresUsageSource implements UsageSource {
        sum(input_tokens)::text AS input_tokens,
        coalesce(sum(output_tokens) FILTER (WHERE kind <> 'rerank'), 0)::text AS output_tokens,
        coalesce(sum(output_tokens) FILTER (WHERE kind = 'rerank'), 0)::text AS search_units, sum(cost_nano)::text AS cost_nano,
-       sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano
+       sum(cache_hits)::text AS cache_hits, sum(cache_saved_nano)::text AS cache_saved_nano,
+       sum(billed_seconds)::text AS audio_seconds, sum(billed_characters)::text AS characters, sum(billed_images)::text AS images,
+       sum(batch_requests)::text AS batch_requests, sum(batch_cost_nano)::text AS batch_cost_nano
 FROM usage_daily
 WHERE account = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date
 GROUP BY 1, 2`;
@@ -43,6 +46,11 @@ GROUP BY 1, 2`;
       costNano: Number(x.cost_nano),
       cacheHits: Number(x.cache_hits),
       cacheSavedNano: Number(x.cache_saved_nano),
+      audioSeconds: Number(x.audio_seconds),
+      characters: Number(x.characters),
+      images: Number(x.images),
+      batchRequests: Number(x.batch_requests),
+      batchCostNano: Number(x.batch_cost_nano),
     }));
   }
 

@@ -69,7 +69,8 @@ describe('usage report', () => {
   it('exports the table as CSV, formulas defused', () => {
     const csv = toCsv(summarize(cellsOf([ev({ taskType: '=HYPERLINK("x")' })], q), q.from, q.to), 'task');
     expect(csv).toBe(
-      'Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units\r\n"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000,0,0.000000000,0\r\nTotal,1,0,0,10,5,0.000001000,0,0.000000000,0\r\n',
+      'Task,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Images,Batch lines,Batch spend (USD)\r\n' +
+        '"\'=HYPERLINK(""x"")",1,0,0,10,5,0.000001000,0,0.000000000,0,0,0,0,0,0.000000000\r\nTotal,1,0,0,10,5,0.000001000,0,0.000000000,0,0,0,0,0,0.000000000\r\n',
     );
   });
 
@@ -92,7 +93,34 @@ describe('usage report', () => {
     });
     expect(byKind.totals).toMatchObject({ outputTokens: 10, searchUnits: 3 });
     expect(toCsv(byKind, 'kind').split('\r\n')[0]).toBe(
-      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units',
+      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Images,Batch lines,Batch spend (USD)',
     );
+  });
+
+  it('shows each kind in its own unit: seconds of audio, characters, images, and the batch lines with their cost', () => {
+    const mixed = [
+      ev({ endpoint: 'audio.transcriptions', inputTokens: 0, outputTokens: 0, unit: 'seconds', units: 750, costNano: 75_000 }),
+      ev({ endpoint: 'audio.translations', inputTokens: 0, outputTokens: 0, unit: 'seconds', units: 30, costNano: 3_000 }),
+      ev({ endpoint: 'audio.speech', inputTokens: 0, outputTokens: 0, unit: 'characters', units: 40_210, costNano: 40_210 }),
+      ev({ endpoint: 'chat.completions', batch: true, costNano: 500 }),
+      ev({ endpoint: 'chat.completions', batch: true, costNano: 500 }),
+      ev({ endpoint: 'chat.completions', costNano: 1_000 }),
+      ev({ endpoint: 'images.generations', inputTokens: 0, outputTokens: 2, unit: 'images', units: 2, costNano: 80_000 }),
+      ev({ endpoint: 'images.edits', inputTokens: 12, outputTokens: 4_160, unit: 'images', units: 1, costNano: 166_460 }),
+    ];
+    const byKind = summarize(cellsOf(mixed, { ...q, groupBy: 'kind' }), q.from, q.to);
+    const rows = Object.fromEntries(byKind.rows.map((r) => [r.group, [r.requests, r.audioSeconds, r.characters, r.images, r.batchRequests, r.batchCostNano]]));
+    expect(rows).toEqual({
+      Transcriptions: [2, 780, 0, 0, 0, 0],
+      Speech: [1, 0, 40_210, 0, 0, 0],
+      Chat: [3, 0, 0, 0, 2, 1_000],
+      Images: [2, 0, 0, 3, 0, 0],
+    });
+    expect(byKind.totals).toMatchObject({ audioSeconds: 780, characters: 40_210, images: 3, batchRequests: 2, batchCostNano: 1_000, costNano: 366_670 });
+    const csv = toCsv(byKind, 'kind').split('\r\n');
+    expect(csv).toContain('Chat,3,0,0,30,15,0.000002000,0,0.000000000,0,0,0,0,2,0.000001000');
+    expect(csv).toContain('Transcriptions,2,0,0,0,0,0.000078000,0,0.000000000,0,780,0,0,0,0.000000000');
+    expect(csv).toContain('Images,2,0,0,12,4162,0.000246460,0,0.000000000,0,0,0,3,0,0.000000000');
+    expect(csv).toContain('Total,8,0,0,42,4177,0.000366670,0,0.000000000,0,780,40210,3,2,0.000001000');
   });
 });

@@ -18,6 +18,16 @@ export interface Figures {
   /** Calls answered from the response cache, and what they saved against their original calls (nano-USD). */
   cacheHits: number;
   cacheSavedNano: number;
+  /**
+   * Each kind's own units beside tokens: seconds of audio transcribed, characters spoken, images returned
+   * (usage_events.billed_unit).
+   */
+  audioSeconds: number;
+  characters: number;
+  images: number;
+  /** Batch lines (/v1/batches, Message Batches) and what they cost at the batch price (part of costNano). */
+  batchRequests: number;
+  batchCostNano: number;
 }
 
 export interface Cell extends Figures {
@@ -47,7 +57,22 @@ export interface UsageReport {
 }
 
 export function zero(): Figures {
-  return { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, searchUnits: 0, costNano: 0, cacheHits: 0, cacheSavedNano: 0 };
+  return {
+    requests: 0,
+    errors: 0,
+    fallbacks: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    searchUnits: 0,
+    costNano: 0,
+    cacheHits: 0,
+    cacheSavedNano: 0,
+    audioSeconds: 0,
+    characters: 0,
+    images: 0,
+    batchRequests: 0,
+    batchCostNano: 0,
+  };
 }
 
 export function addTo(f: Figures, c: Figures): void {
@@ -60,6 +85,11 @@ export function addTo(f: Figures, c: Figures): void {
   f.costNano += c.costNano;
   f.cacheHits += c.cacheHits;
   f.cacheSavedNano += c.cacheSavedNano;
+  f.audioSeconds += c.audioSeconds;
+  f.characters += c.characters;
+  f.images += c.images;
+  f.batchRequests += c.batchRequests;
+  f.batchCostNano += c.batchCostNano;
 }
 
 /** Every UTC day from `from` to `to`, inclusive (at most 400). */

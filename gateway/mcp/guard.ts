@@ -1,10 +1,11 @@
 // Guardrails on MCP tool calls (a Guardrail whose endpoints list `mcp`; its models selector matches
 // `mcp:<server>/<tool>`): a tools/call's arguments are the request stage, checked and masked before the McpServer
-// sees them; the tool's result is the response stage, checked (and masked, placeholders restored) before the client
-// sees it. A blocked request is a JSON-RPC error (content blocked, no upstream call, nothing charged, one usage event
-// that records it); a blocked result is a tool result with isError (the tool ran: MCP reports what happened in a
-// call as its result, so the agent's model reads why), the call settled as content_blocked at no charge. Facts on
-// the call's usage event, counts on the metric, never the text.
+// sees them; the tool's result, or the text of the JSON-RPC error it answered with, is the response stage, checked
+// (and masked, placeholders restored) before the client sees it. A blocked request is a JSON-RPC error (content
+// blocked, no upstream call, nothing charged, one usage event that records it); a blocked result or error is a tool
+// result with isError (the tool ran: MCP reports what happened in a call as its result, so the agent's model reads
+// why), the call settled as content_blocked at no charge. Facts on the call's usage event, counts on the metric,
+// never the text.
 import { mcpSubject } from '../availability/types.ts';
 import type { CompiledMcpServer } from '../contract/snapshot.ts';
 import { applyChecks, blockedError, type GuardFact } from '../guardrails/apply.ts';
@@ -65,19 +66,27 @@ export class ToolGuard {
 
   /** The tool's answer as the client gets it: its result checked, masked and restored; a block, an isError result. */
   response(m: Message): Message {
-    if (!isObject(m.result) || (this.guards.response.length === 0 && !this.masker.restores)) return m;
-    const result = structuredClone(m.result);
+    if (this.guards.response.length === 0 && !this.masker.restores) return m;
+    if (isObject(m.result)) return this.checked(m, 'result', ['content', 'structuredContent']);
+    // A JSON-RPC error's text is the tool's answer too (a server may quote the arguments or its data in it).
+    if (isObject(m.error)) return this.checked(m, 'error', ['message', 'data']);
+    return m;
+  }
+
+  /** The strings of m[part] under `keys`, checked on a copy: masked and restored, or the blocked result in its place. */
+  private checked(m: Message, part: 'result' | 'error', keys: readonly string[]): Message {
+    const copy = structuredClone(m[part]) as Message;
     const places: TextPlace[] = [];
-    stringPlaces(result, 'content', 'content', places);
-    stringPlaces(result, 'structuredContent', 'structuredContent', places);
+    for (const k of keys) stringPlaces(copy, k, `${part}.${k}`, places);
     const r = applyChecks(this.guards.response, places, 'response', this.masker);
     this.record(r.facts);
     if (r.blocked) {
       this.blockedBy = r.blocked;
-      return { ...m, result: { content: [{ type: 'text', text: blockedError(r.blocked).message }], isError: true } };
+      const { error: _error, ...rest } = m;
+      return { ...rest, result: { content: [{ type: 'text', text: blockedError(r.blocked).message }], isError: true } };
     }
     if (this.masker.restores) for (const p of places) p.set(this.masker.restore(p.get()));
-    return { ...m, result };
+    return { ...m, [part]: copy };
   }
 
   private record(facts: readonly GuardFact[]): void {

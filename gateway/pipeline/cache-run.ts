@@ -59,10 +59,9 @@ export async function serveHit(
   const served = (): Promise<unknown> =>
     settle({ status: 200, errorCode: null, route: null, usage: entry.usage, ttftMs: deps.now() - started, contacted: false, hit: note });
   if (entry.kind === 'json') {
-    // Settled first when its record must be in Postgres before the caller has the answer (SVC_SETTLE_DURABILITY).
-    if (deps.settleBeforeAnswer) await served();
+    // With SVC_SETTLE_DURABILITY the sink holds the answer until the settle is done (settle-gate.ts).
     sink.json(200, headers, entry.body);
-    if (!deps.settleBeforeAnswer) await served();
+    await served();
     return;
   }
   const w = sink.stream(headers);
@@ -72,11 +71,10 @@ export async function serveHit(
     await settle({ status: 499, errorCode: 'client_closed', route: null, usage: entry.usage, ttftMs: null, contacted: false, hit: note });
     return;
   }
-  // The stored stream is written whole (its final event included); with SVC_SETTLE_DURABILITY the response is closed
-  // only once the settle is recorded.
-  if (deps.settleBeforeAnswer) await served();
+  // The stored stream is written whole (its final event included); with SVC_SETTLE_DURABILITY the sink closes the
+  // response only once the settle is recorded (settle-gate.ts).
   w.end();
-  if (!deps.settleBeforeAnswer) await served();
+  await served();
 }
 
 /** A sink that keeps a copy of the 200 answer it passes on, up to a size; past it, only that it was too big. */

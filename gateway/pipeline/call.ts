@@ -24,6 +24,7 @@ import { KEY_EXPIRES_IN_HEADER } from './headers.ts';
 import { principal, resolveChain, type Principal } from './resolve.ts';
 import { respond } from './respond.ts';
 import { settler, type Settle } from './settle.ts';
+import { SettleGate } from './settle-gate.ts';
 import { callSignal } from './signals.ts';
 import type { CallSink } from './sink.ts';
 
@@ -93,7 +94,10 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   // Remote checks (the clouds' content services, webhooks) after the local ones: they see the masked text.
   const remote = spec.guardBody ? remoteGuardOf(deps, { snapshot, p, spec, client, guard }) : null;
   const remoteGrown = remote && spec.guardBody ? await remoteRequest(deps, remote, { spec, p, started }, spec.guardBody) : 0;
-  const local = guard ? guard.sink(sink) : sink;
+  // SVC_SETTLE_DURABILITY: the answer's end waits for the settle, after the guardrails had it (settle-gate.ts).
+  const gate = deps.settleBeforeAnswer ? new SettleGate(sink) : null;
+  const gated = gate ? gate.sink() : sink;
+  const local = guard ? guard.sink(gated) : gated;
   const out = remote ? remote.guard.sink(local) : local;
   // Everything the request alone decides is decided before admission, the first target's translation included.
   const translationFor = translationCache(spec.translationFor);
@@ -115,7 +119,13 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   if (client.aborted) return;
   const events = callEvents(spec, p, started, deps.now, guard?.facts ?? remote?.facts);
   const extra = remote ? () => remote.guard.costNano : undefined;
-  if (entry && plan?.state === 'lookup') return hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard }, client, out);
+  if (entry && plan?.state === 'lookup') {
+    try {
+      return await hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard, gate }, client, out);
+    } finally {
+      gate?.open();
+    }
+  }
   const hold = await admit(deps, p, r, events, keys);
   const capture = plan?.state === 'lookup' && plan.write ? new CaptureSink(out, plan.maxEntryBytes) : null;
   const settled = settler(deps, hold, events, r, { guardNano: extra });
@@ -123,7 +133,7 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const cached = withCache(remote ? remote.guard.settleAfter(answered) : answered, plan, async (e) => {
     if (capture && plan?.state === 'lookup') await writeCache(deps, plan, capture, e);
   });
-  const settle = cached.settle;
+  const settle = gate ? gate.after(cached.settle) : cached.settle;
   if (plan) out.headers({ [CACHE_HEADER]: plan.state === 'lookup' ? 'miss' : 'bypass' });
   // The client left while the call was admitted: release the hold now, call no upstream.
   if (client.aborted) {
@@ -134,11 +144,12 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const sig = callSignal(guard ? guard.answerBlock.signal(client) : client, deps.lifecycle?.ending);
   try {
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
-    // An answer still being checked (settled first under SVC_SETTLE_DURABILITY) is sent before the call ends.
+    // An answer still being checked is sent before the call ends.
     await remote?.guard.drained();
   } finally {
     sig.dispose();
     guard?.answerDone();
+    gate?.open();
   }
   await cached.stored();
   await around?.end();
@@ -174,6 +185,8 @@ interface HitInput {
   ppm: number;
   /** The call's remote checks: a hit's answer goes through them as a miss's does. */
   remote?: RemoteGuard;
+  /** SVC_SETTLE_DURABILITY: the answer's end waits for the settle. */
+  gate: SettleGate | null;
 }
 
 /**
@@ -187,7 +200,8 @@ async function hitCall(deps: GatewayDeps, h: HitInput, client: AbortSignal, sink
   const hold = await admit(deps, h.p, r, h.events, h.keys);
   const settle = settler(deps, hold, h.events, r, { hit: charge, guardNano: h.remote ? () => h.remote!.costNano : undefined });
   const plain: Settle = (o) => settle({ ...o, cache: 'hit' });
-  const hitSettle = h.remote ? h.remote.settleAfter(plain) : plain;
+  const checked = h.remote ? h.remote.settleAfter(plain) : plain;
+  const hitSettle = h.gate ? h.gate.after(checked) : checked;
   // Gone before anything was served: nothing charged, the slot given back (the outcome has no `hit`).
   if (client.aborted) {
     await hitSettle({ status: 499, errorCode: 'client_closed', route: null, usage: NO_USAGE, ttftMs: null, contacted: false });

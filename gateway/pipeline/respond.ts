@@ -63,32 +63,23 @@ export async function respond(deps: GatewayDeps, input: RespondInput, sig: CallS
     // What was served bounds the estimate when the upstream reported no usage: a quarter of the answer's bytes.
     const settled = (): Promise<unknown> =>
       settle({ status: 200, errorCode: null, route: served, usage: served.usage, ttftMs, contacted: true, servedOutput: Math.ceil(served.body.length / 4) });
-    // Settled first when its record must be in Postgres before the caller has the answer (SVC_SETTLE_DURABILITY).
-    if (deps.settleBeforeAnswer) await settled();
+    // Through the guardrails, then settled. With SVC_SETTLE_DURABILITY the sink holds the answer until the settle is
+    // done (settle-gate.ts), so the record is in Postgres before the caller has it, with what the guardrails decided.
     sink.json(200, headers, served.body);
     if (span) {
       const facts = served.facts ?? served.translation.factsOf?.(served.body) ?? null;
       span.end(null, { usage: served.usage, facts, output: span.capture ? served.body : undefined });
     }
-    if (!deps.settleBeforeAnswer) await settled();
+    await settled();
     return;
   }
   const tr = served.translation.stream(served.model.id, span !== undefined);
   const writer = sink.stream(headers);
   const tee = span?.capture ? new StreamTee(writer) : null;
-  // A usage report that never came (cut or abort) or came malformed is estimated from the events (settle.ts).
-  let settledStream = false;
-  const settleStream = async (out: StreamResult): Promise<void> => {
-    const { status, code } = STREAM_OUTCOMES[out.outcome];
-    settledStream = true;
-    await settle({ status, errorCode: code, route: served, usage: out.usage, ttftMs, contacted: true, servedOutput: out.events > 0 ? out.events : undefined });
-  };
-  const out = await pipeStream(served, tr, tee ?? writer, {
-    clientGone: sig.clientGone,
-    cancel: sig.signal,
-    beforeEnd: deps.settleBeforeAnswer ? settleStream : undefined,
-  });
+  // With SVC_SETTLE_DURABILITY the stream's final event goes out in its end, which the sink holds until the settle is
+  // done (settle-gate.ts). A usage report that never came (cut or abort) or came malformed is estimated (settle.ts).
+  const out = await pipeStream(served, tr, tee ?? writer, { clientGone: sig.clientGone, cancel: sig.signal, holdEnd: deps.settleBeforeAnswer === true });
   span?.end(STREAM_OUTCOMES[out.outcome].code, { usage: out.usage, facts: tr.facts(), output: tee?.text(), stream: true });
-  // The client gone mid-stream has no final event to wait for: settled here, as without the setting.
-  if (!settledStream) await settleStream(out);
+  const { status, code } = STREAM_OUTCOMES[out.outcome];
+  await settle({ status, errorCode: code, route: served, usage: out.usage, ttftMs, contacted: true, servedOutput: out.events > 0 ? out.events : undefined });
 }

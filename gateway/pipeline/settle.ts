@@ -43,11 +43,13 @@ export function settler(deps: GatewayDeps, hold: Hold, events: CallEvents, r: Re
     cost += guard;
     // Unreachable while the bounds hold (the hold is the dearest model's cost at those bounds); the last guard.
     if (cost > hold.holdNano) cost = hold.holdNano;
-    const e = events.of({ ...o, usage }, cost, {
+    const base = events.of({ ...o, usage }, cost, {
       estimated: charged.estimated,
       clamped: charged.clamped.length > 0,
       ...(guardNano ? { guardrailCostNano: guard } : {}),
     });
+    // An image call counts the images it returned in their own unit, beside its tokens (or images) charged.
+    const e: UsageEvent = served?.type === 'image' && o.usage.images !== undefined ? { ...base, unit: 'images', units: o.usage.images } : base;
     for (const reason of charged.clamped) deps.metrics.usageClamped?.(reason);
     if (charged.clamped.length > 0) {
       deps.log.warn(

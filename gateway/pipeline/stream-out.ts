@@ -13,33 +13,28 @@ export interface StreamResult {
   message: string | null;
 }
 
-/** Runs once the stream's outcome is known, before its final event is written (the settle, when it must come first). */
-export type BeforeEnd = (r: StreamResult) => Promise<void>;
-
 export interface StreamCall {
   clientGone: () => boolean;
   cancel?: AbortSignal;
-  beforeEnd?: BeforeEnd;
+  /** The final event (and any after it) goes out in the writer's end, which may hold it (pipeline/settle-gate.ts). */
+  holdEnd?: boolean;
 }
 
-/**
- * `cancel` aborts the upstream call: when the client is not gone, the gateway is ending the call (shutdown).
- * `beforeEnd`, when given, is awaited before the final event (the clean end or the error event) is written.
- */
+/** `cancel` aborts the upstream call: when the client is not gone, the gateway is ending the call (shutdown). */
 export async function pipeStream(
   served: Extract<Served, { kind: 'stream' }>,
   tr: StreamTranslator,
   res: StreamWriter,
   call: StreamCall,
 ): Promise<StreamResult> {
-  const { clientGone, cancel, beforeEnd } = call;
+  const { clientGone, cancel, holdEnd } = call;
   let events = 0;
   let scrubber: Scrubber | undefined;
   // Made once, when an error text first needs it.
   const scrub = (text: string): string => (scrubber ??= scrubberFor(served.target, served.sent?.())).scrub(text);
   const result = (outcome: StreamResult['outcome'], message: string | null): StreamResult => ({ outcome, usage: tr.usage(), events, message });
-  // With beforeEnd, the event that ends the stream ([DONE], message_stop, an upstream's error event) and any after it
-  // are held back and written once beforeEnd is done.
+  // With holdEnd, the event that ends the stream ([DONE], message_stop, an upstream's error event) and any after it
+  // are held back and written in the end.
   let held = '';
   try {
     let pending = served.first;
@@ -52,7 +47,7 @@ export async function pipeStream(
         const piece = tr.event(ev);
         // An upstream's error event may echo the credential it was sent: scrubbed (only then: it ends the stream).
         const text = tr.failed ? scrub(piece) : piece;
-        if (beforeEnd && (ended || tr.complete)) held += text;
+        if (holdEnd && (ended || tr.complete)) held += text;
         else out += text;
       }
       const wait = out === '' || res.destroyed ? null : res.write(out);
@@ -65,7 +60,7 @@ export async function pipeStream(
     }
   } catch (err) {
     if (clientGone()) return result('client_closed', null);
-    const end = { res, tr, result, beforeEnd };
+    const end = { res, tr, result };
     if (cancel?.aborted) return endWithError(end, (cancel.reason as Error).message, 'shutting_down');
     return endWithError(end, scrub(`The upstream stream failed: ${(err as Error).message || 'error'}`), 'upstream_error');
   } finally {
@@ -73,35 +68,27 @@ export async function pipeStream(
   }
   if (!tr.complete || served.parser.pending) {
     if (held !== '' && !res.destroyed) void res.write(held);
-    return endWithError({ res, tr, result, beforeEnd }, 'The upstream closed the stream before it was complete.', 'upstream_error');
+    return endWithError({ res, tr, result }, 'The upstream closed the stream before it was complete.', 'upstream_error');
   }
   if (tr.failed) {
-    const r = result('upstream_error', 'The upstream ended the stream with an error.');
-    await beforeEnd?.(r);
     res.end(held || undefined);
-    return r;
+    return result('upstream_error', 'The upstream ended the stream with an error.');
   }
-  const last = held + tr.finish();
-  const r = result('complete', null);
-  await beforeEnd?.(r);
-  res.end(last);
-  return r;
+  res.end(held + tr.finish());
+  return result('complete', null);
 }
 
-async function endWithError(
+function endWithError(
   end: {
     res: StreamWriter;
     tr: StreamTranslator;
     result: (o: StreamResult['outcome'], m: string | null) => StreamResult;
-    beforeEnd: BeforeEnd | undefined;
   },
   message: string,
   outcome: StreamResult['outcome'],
-): Promise<StreamResult> {
+): StreamResult {
   const { res, tr } = end;
   const last = res.destroyed ? null : tr.error(message, outcome === 'shutting_down' ? 'shutting_down' : 'upstream_stream_error');
-  const r = end.result(outcome, message);
-  await end.beforeEnd?.(r);
   if (last !== null && !res.destroyed) res.end(last);
-  return r;
+  return end.result(outcome, message);
 }

@@ -19,6 +19,8 @@ export interface Usage {
   /** Image calls: the size and quality the answer says it made (priced per image by them when the call left them open). */
   imageSize?: string;
   imageQuality?: string;
+  /** Image calls: the images the answer returned (its data, or a stream's completed events), however the route is priced. */
+  images?: number;
   /** The upstream reported no whole number of input (output) tokens: missing, negative, fractional, not a number. */
   inputMissing?: boolean;
   outputMissing?: boolean;

@@ -13,6 +13,8 @@ describe('decodeEvent', () => {
     ['fractional nano-USD', JSON.stringify(sampleEvent({ costNano: 1.5 })), 'invalid_event'],
     ['a Responses API call', JSON.stringify(sampleEvent({ endpoint: 'responses' })), null],
     ['an unknown endpoint', JSON.stringify({ ...sampleEvent(), endpoint: 'images' }), 'invalid_event'],
+    ['an image call counted in images', JSON.stringify(sampleEvent({ endpoint: 'images.generations', unit: 'images', units: 2 })), null],
+    ['an unknown unit', JSON.stringify({ ...sampleEvent(), unit: 'pixels', units: 2 }), 'invalid_event'],
     ['a date without time zone', JSON.stringify(sampleEvent({ createdAt: '2026-11-21 10:00' })), 'invalid_event'],
   ];
   it.each(cases)('%s', (_name, json, reason) => {

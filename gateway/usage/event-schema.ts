@@ -52,7 +52,7 @@ export const usageEventSchema = z.object({
   droppedTools: z.array(z.string().max(64)).max(64).optional(),
   usageEstimated: z.boolean().default(false),
   usageClamped: z.boolean().default(false),
-  unit: z.enum(['seconds', 'characters']).optional(),
+  unit: z.enum(['seconds', 'characters', 'images']).optional(),
   units: count.optional(),
   batch: z.boolean().optional(),
   cache: z.enum(['hit', 'miss', 'bypass']).optional(),

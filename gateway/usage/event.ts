@@ -49,8 +49,9 @@ export interface UsageEvent {
   /** The upstream reported more than the request could have used; the charge was cut to the call's bound. */
   usageClamped?: boolean;
   /**
-   * Audio calls: the unit billed beside tokens (seconds of audio a transcription was charged for, characters of a
-   * speech's input) and how many; absent on other calls.
+   * Audio and image calls: the unit counted beside tokens (seconds of audio a transcription was charged for,
+   * characters of a speech's input, images an image call returned, whether its route is priced per image or by
+   * tokens) and how many; absent on other calls.
    */
   unit?: BilledUnit;
   units?: number;
@@ -78,7 +79,7 @@ export interface GuardrailFact {
   count: number;
 }
 
-export type BilledUnit = 'seconds' | 'characters';
+export type BilledUnit = 'seconds' | 'characters' | 'images';
 
 /** hit: answered from the cache; miss: looked up, not found, called upstream; bypass: not cacheable this time. */
 export type CacheState = 'hit' | 'miss' | 'bypass';

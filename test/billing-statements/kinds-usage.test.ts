@@ -110,6 +110,11 @@ describe('kinds of call in the usage views', () => {
       'Cache hits',
       'Saved by cache (USD)',
       'Search units',
+      'Audio seconds',
+      'Characters',
+      'Images',
+      'Batch lines',
+      'Batch spend (USD)',
     ]);
     const table = await page
       .locator('table tbody tr')
@@ -128,7 +133,9 @@ describe('kinds of call in the usage views', () => {
     await expectAccessible(page, 'the usage page by kind');
     // The CSV is the table.
     const csv = (await (await page.request.get(`${gw.url}/dashboard/usage.csv?account=acme&group=kind`)).text()).trim().split('\r\n');
-    expect(csv[0]).toBe('Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units');
+    expect(csv[0]).toBe(
+      'Kind,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Images,Batch lines,Batch spend (USD)',
+    );
     expect(
       csv
         .slice(1, -1)
@@ -140,7 +147,8 @@ describe('kinds of call in the usage views', () => {
     const statement = await page.request.get(`${gw.url}/dashboard/billing/statements/${month}.csv?account=acme`);
     expect(statement.status()).toBe(200);
     const lines = (await statement.text()).split('\r\n');
-    expect(lines[0]?.split(',').at(-1)).toBe('search_units');
+    const head = lines[0]?.split(',') ?? [];
+    expect(head.slice(-6)).toEqual(['search_units', 'audio_seconds', 'characters', 'images', 'batch_requests', 'batch_amount_nano']);
     const usage = lines.filter((l) => l.startsWith('usage,')).map((l) => l.split(','));
     expect(usage.map((c) => [c[2], c[3]]).sort()).toEqual([
       ['Moderation', 'moderation-m'],
@@ -149,7 +157,7 @@ describe('kinds of call in the usage views', () => {
       ['Usage', 'chat-m'],
     ]);
     const rerankLine = usage.find((c) => c[3] === 'rerank-m') ?? [];
-    expect([rerankLine[6], rerankLine[8], rerankLine[9], rerankLine.at(-1)]).toEqual(['2', '0', String(3 * UNIT_NANO), '3']);
+    expect([rerankLine[6], rerankLine[8], rerankLine[9], rerankLine[head.indexOf('search_units')]]).toEqual(['2', '0', String(3 * UNIT_NANO), '3']);
 
     const pdf = await page.request.get(`${gw.url}/dashboard/billing/statements/${month}.pdf?account=acme`);
     expect(pdf.status()).toBe(200);

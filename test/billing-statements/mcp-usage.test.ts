@@ -118,9 +118,11 @@ describe('tool calls in the usage views', () => {
     await expectAccessible(page, 'the usage page with tool calls');
     // The CSV is the table: same rows in the same order, the same figures.
     const csv = (await (await page.request.get(`${gw.url}/dashboard/usage.csv?account=acme&group=model`)).text()).trim().split('\r\n');
-    expect(csv[0]).toBe('Model,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units');
+    expect(csv[0]).toBe(
+      'Model,Requests,Errors,Fallbacks,Tokens in,Tokens out,Spend (USD),Cache hits,Saved by cache (USD),Search units,Audio seconds,Characters,Images,Batch lines,Batch spend (USD)',
+    );
     expect(csv.slice(1, -1).map((l) => l.split(',').slice(0, 7))).toEqual(table.map((r) => r.slice(0, 7)));
-    expect(csv).toContain(`mcp:demo-tools/add,3,0,0,0,0,0.000400000,0,0.000000000,0`);
+    expect(csv).toContain(`mcp:demo-tools/add,3,0,0,0,0,0.000400000,0,0.000000000,0,0,0,0,0,0.000000000`);
 
     const month = new Date().toISOString().slice(0, 7);
     const statement = await page.request.get(`${gw.url}/dashboard/billing/statements/${month}.csv?account=acme`);

@@ -95,6 +95,11 @@ describe('cache hits in the usage views', () => {
       'Cache hits',
       'Saved by cache (USD)',
       'Search units',
+      'Audio seconds',
+      'Characters',
+      'Images',
+      'Batch lines',
+      'Batch spend (USD)',
     ]);
     const row = await page
       .getByRole('row', { name: /half-hit/ })
@@ -102,10 +107,11 @@ describe('cache hits in the usage views', () => {
       .allTextContents();
     expect(row[0]).toBe('3');
     expect(row[6]).toBe('2');
+    // The row's amounts: Spend, Saved by cache, Batch spend.
     const saved = await page
       .getByRole('row', { name: /half-hit/ })
       .locator('td data')
-      .last()
+      .nth(1)
       .getAttribute('value');
     expect(saved).toBe(((2 * (MISS - HIT)) / 1e9).toFixed(9));
     await expectAccessible(page, 'the usage page with cache hits');

@@ -299,6 +299,7 @@ const EXPECTED: Record<string, string> = {
       coalesce(sum(output_tokens) FILTER (WHERE endpoint = 'rerank'), 0) AS search_units,
       coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'seconds'), 0) AS audio_seconds,
       coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'characters'), 0) AS characters,
+      coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'images'), 0) AS images,
       count(*) FILTER (WHERE batch) AS batch_requests, coalesce(sum(cost_usd) FILTER (WHERE batch), 0) AS batch_cost_usd, sum(cost_usd) AS cost_usd
     FROM usage_events WHERE ${IN_RANGE} GROUP BY 1 ORDER BY cost_usd DESC, kind`,
   'Guardrail blocks and masks by key': `SELECT account, api_key, g.guardrail, count(*) FILTER (WHERE g.action = 'block') AS blocked,

@@ -166,6 +166,11 @@ describe('console, standalone, end to end', () => {
       'Cache hits',
       'Saved by cache (USD)',
       'Search units',
+      'Audio seconds',
+      'Characters',
+      'Images',
+      'Batch lines',
+      'Batch spend (USD)',
     ]);
     expect(csv.slice(1)).toEqual(table);
     await expectAccessible(page, 'the usage page');

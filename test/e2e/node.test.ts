@@ -649,7 +649,14 @@ describe.sequential(`the chart on a real node`, () => {
         ) as object[];
         // And a key whose budget the first call spends: budget-refused calls (402) for the refusals panel.
         const capped = apiKey('capped', 'dash-globex', { monthlyBudgetUsd: 0.000001 });
-        await apply([...renamed, ...capped.docs]);
+        // And a Guardrail that only logs (every prompt of this traffic says `kind:`), for the dashboard's Guardrails row.
+        const logOnly = {
+          apiVersion: 'gateway.svc.dev/v1alpha1',
+          kind: 'Guardrail',
+          metadata: { name: 'dash-log' },
+          spec: { selector: { accounts: ['dash-*'] }, checks: [{ name: 'kinds', detector: 'words', words: ['kind'], action: 'log' }] },
+        };
+        await apply([...renamed, ...capped.docs, logOnly]);
         // The metrics Services' endpoints on the port named `metrics`, as the chart's ServiceMonitor selects them (Debian's
         // Prometheus has no Kubernetes service discovery built in: the test reads the EndpointSlices the way it would).
         let targets = await metricsEndpoints();

@@ -145,7 +145,15 @@ describe('POST /v1/images/generations', () => {
     const sent = up.calls.at(-1);
     expect(sent?.path).toBe('/v1/images/generations');
     expect(sent?.body).toMatchObject({ model: 'dall-e-3', prompt: 'a lighthouse at dusk', size: '1024x1024', quality: 'hd', style: 'vivid', n: 2 });
-    expect(last()).toMatchObject({ endpoint: 'images.generations', requestedModel: 'dall-e-3', status: 200, outputTokens: 2, costNano: 2 * HD_NANO });
+    expect(last()).toMatchObject({
+      endpoint: 'images.generations',
+      requestedModel: 'dall-e-3',
+      status: 200,
+      outputTokens: 2,
+      costNano: 2 * HD_NANO,
+      unit: 'images',
+      units: 2,
+    });
     expect(await spendOf(key)).toBe(spend + 2 * HD_NANO);
   });
 
@@ -153,7 +161,7 @@ describe('POST /v1/images/generations', () => {
     const res = await client.images.generate({ model: 'dall-e-3', prompt: 'a fox', size: '1792x1024', response_format: 'b64_json' });
     expectConforms('ImagesResponse', res);
     expect(res.data?.[0]?.b64_json).toBe(PNG_1X1);
-    expect(last()).toMatchObject({ status: 200, outputTokens: 1, costNano: WIDE_HD_NANO });
+    expect(last()).toMatchObject({ status: 200, outputTokens: 1, costNano: WIDE_HD_NANO, unit: 'images', units: 1 });
   });
 
   it('prices gpt-image-1 by the tokens it reports: text input and output at their prices, exactly', async () => {
@@ -170,7 +178,7 @@ describe('POST /v1/images/generations', () => {
     expectConforms('ImagesResponse', res);
     expect(res.usage?.output_tokens).toBe(4160);
     expect(up.calls.at(-1)?.body).toMatchObject({ model: 'gpt-image-1', moderation: 'low', background: 'opaque', output_format: 'png' });
-    expect(last()).toMatchObject({ status: 200, inputTokens: 12, outputTokens: 4160, costNano: 12 * TEXT_IN + 4160 * OUT });
+    expect(last()).toMatchObject({ status: 200, inputTokens: 12, outputTokens: 4160, costNano: 12 * TEXT_IN + 4160 * OUT, unit: 'images', units: 1 });
   });
 
   it('streams partial images (openai SDK): each event conforms, the completed event settles the call exactly', async () => {
@@ -198,6 +206,8 @@ describe('POST /v1/images/generations', () => {
       inputTokens: 7,
       outputTokens: 1056,
       costNano: 7 * TEXT_IN + 1056 * OUT,
+      unit: 'images',
+      units: 1,
     });
   });
 
@@ -207,13 +217,13 @@ describe('POST /v1/images/generations', () => {
     const sent = up.calls.at(-1);
     expect(sent?.path).toBe('/openai/deployments/dalle3-deployment/images/generations?api-version=2024-10-21');
     expect(sent?.headers['api-key']).toBe(AZURE_KEY);
-    expect(last()).toMatchObject({ status: 200, costNano: STD_NANO });
+    expect(last()).toMatchObject({ status: 200, costNano: STD_NANO, unit: 'images', units: 1 });
     up.usage = { text: 3, image: 0, output: 272 };
     const v1 = await client.images.generate({ model: 'azure-gpt-image', prompt: 'a kite' });
     expectConforms('ImagesResponse', v1);
     expect(up.calls.at(-1)?.path).toBe('/openai/v1/images/generations');
     expect(up.calls.at(-1)?.body.model).toBe('gpt-image-1-deployment');
-    expect(last()).toMatchObject({ status: 200, costNano: 3 * TEXT_IN + 272 * OUT });
+    expect(last()).toMatchObject({ status: 200, costNano: 3 * TEXT_IN + 272 * OUT, unit: 'images', units: 1 });
   });
 
   it('refuses a size or quality the model does not serve with a 400 naming it, before any upstream call, charging nothing', async () => {
@@ -278,6 +288,8 @@ describe('POST /v1/images/edits', () => {
       inputTokens: 9 + 388,
       outputTokens: 4160,
       costNano: 9 * TEXT_IN + 388 * IMAGE_IN + 4160 * OUT,
+      unit: 'images',
+      units: 1,
     });
   });
 
@@ -291,7 +303,14 @@ describe('POST /v1/images/edits', () => {
     const sent = up.calls.at(-1);
     expect(sent?.path).toBe('/openai/v1/images/edits');
     expect(sent?.files.map((f) => f.field)).toEqual(['image[]', 'image[]']);
-    expect(last()).toMatchObject({ endpoint: 'images.edits', stream: true, status: 200, costNano: 4 * TEXT_IN + 600 * IMAGE_IN + 272 * OUT });
+    expect(last()).toMatchObject({
+      endpoint: 'images.edits',
+      stream: true,
+      status: 200,
+      costNano: 4 * TEXT_IN + 600 * IMAGE_IN + 272 * OUT,
+      unit: 'images',
+      units: 1,
+    });
   });
 
   it('refuses a file that is not an image, a mask that is not a PNG, no image part, a JSON body, a size not served: 400, nothing sent', async () => {
@@ -370,10 +389,21 @@ describe('the mock provider (offline demo)', () => {
     expectConforms('ImagesResponse', res);
     const png = Buffer.from(res.data?.[0]?.b64_json ?? '', 'base64');
     expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    expect(last()).toMatchObject({ status: 200, costNano: 2 * 11_000_000 });
+    expect(last()).toMatchObject({ status: 200, costNano: 2 * 11_000_000, unit: 'images', units: 2 });
     const tokens = await client.images.generate({ model: 'mock-tokens', prompt: 'abcd' });
     expect(tokens.usage?.output_tokens).toBe(MOCK_IMAGE_TOKENS);
-    expect(last()).toMatchObject({ status: 200, inputTokens: 1, outputTokens: MOCK_IMAGE_TOKENS, costNano: 1 * TEXT_IN + MOCK_IMAGE_TOKENS * OUT });
+    expect(last()).toMatchObject({
+      status: 200,
+      inputTokens: 1,
+      outputTokens: MOCK_IMAGE_TOKENS,
+      costNano: 1 * TEXT_IN + MOCK_IMAGE_TOKENS * OUT,
+      unit: 'images',
+      units: 1,
+    });
+    // Priced by tokens, two images: the output is their tokens, the images counted apart.
+    const two = await client.images.generate({ model: 'mock-tokens', prompt: 'abcd', n: 2 });
+    expect(two.data).toHaveLength(2);
+    expect(last()).toMatchObject({ status: 200, outputTokens: 2 * MOCK_IMAGE_TOKENS, unit: 'images', units: 2 });
     const spend = await spendOf(key);
     const url = await postJson({ model: 'mock-image', prompt: 'x', response_format: 'url' });
     expect(url.status).toBe(400);
@@ -381,6 +411,6 @@ describe('the mock provider (offline demo)', () => {
     expect(await spendOf(key)).toBe(spend);
     const edit = await client.images.edit({ model: 'mock-image', image: await toFile(pngFile, 'a.png'), prompt: 'hat', quality: 'low' });
     expectConforms('ImagesResponse', edit);
-    expect(last()).toMatchObject({ endpoint: 'images.edits', status: 200, costNano: 11_000_000 });
+    expect(last()).toMatchObject({ endpoint: 'images.edits', status: 200, costNano: 11_000_000, unit: 'images', units: 1 });
   });
 });

@@ -10,6 +10,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
 import { startJsonFake, type JsonFake, type ServiceCall } from '../fakes/guard-services/json-server.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { basics, route, secret } from '../helpers/manifests.ts';
+import { until } from '../helpers/until.ts';
 import { expectBlockRecorded, guardrail, guardrailCost, userCalls } from './cloud-helpers.ts';
 
 const TOKEN = 'whk-token-0123456789abcdef';
@@ -73,6 +74,23 @@ afterAll(async () => {
 });
 
 const lastEvent = () => gw.sink.events.at(-1)!;
+
+/**
+ * An answer the service refused settles as a local answer block does: one event, 400 content_blocked naming the
+ * guardrail and check; charged what the upstream produced (the route's price: 1,040 and 2,080 nano-USD a token) plus
+ * the price of the checks that answered (the request's and the answer's).
+ */
+async function expectAnswerBlockSettled(events: number, calls: number): Promise<void> {
+  await until(() => gw.sink.events.length === events + 1);
+  const e = lastEvent();
+  expect(e).toMatchObject({ status: 400, errorCode: 'content_blocked' });
+  expect(e.guardrails).toContainEqual({ guardrail: 'team-closed', check: 'policy', action: 'block', stage: 'response', kind: 'internal-policy', count: 1 });
+  expect(e.outputTokens).toBeGreaterThan(0);
+  const sent = hook.calls.slice(calls);
+  expect(sent.map((c) => c.body.stage)).toEqual(['request', 'response']);
+  expect(e.guardrailCostNano).toBe(guardrailCost(PRICE, sent));
+  expect(e.costNano).toBe(e.inputTokens * 1040 + e.outputTokens * 2080 + e.guardrailCostNano!);
+}
 const ask = (model: string, content: string) => openai.chat.completions.create({ model, messages: [{ role: 'user', content }] });
 
 describe('the webhook contract', () => {
@@ -134,12 +152,14 @@ describe('the webhook contract', () => {
     expect(lastEvent().guardrails).toContainEqual({ guardrail: 'team-closed', check: 'policy', action: 'mask', stage: 'request', kind: 'codename', count: 1 });
   });
 
-  it('blocks an answer the service refuses (not streamed)', async () => {
+  it('blocks an answer the service refuses (not streamed), settled as content_blocked', async () => {
+    const [events, calls] = [gw.sink.events.length, hook.calls.length];
     up.enqueue({ kind: 'reply', content: 'Here is the forbidden answer.' });
     const err = await ask('gpt-closed', 'tell me').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as Error).message).toContain('The answer was blocked by guardrail team-closed');
     expect((err as Error).message).not.toContain('forbidden answer');
+    await expectAnswerBlockSettled(events, calls);
   });
 
   it('checks a streamed answer at its end: a pass ends cleanly, a block ends the stream with an error event', async () => {
@@ -155,6 +175,7 @@ describe('the webhook contract', () => {
     expect(finish).toBe('stop');
     expect(hook.calls.at(-1)!.body.texts).toEqual([{ index: 0, path: 'stream', text: 'one two three' }]);
 
+    const [events, calls] = [gw.sink.events.length, hook.calls.length];
     up.enqueue({ kind: 'reply', content: 'a forbidden thing' });
     const bad = await openai.chat.completions.create({ model: 'gpt-closed', stream: true, messages: [{ role: 'user', content: 'again' }] });
     let sawStop = false;
@@ -164,6 +185,7 @@ describe('the webhook contract', () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain('guardrail team-closed');
     expect(sawStop).toBe(false);
+    await expectAnswerBlockSettled(events, calls);
   });
 });
 
@@ -174,11 +196,13 @@ describe('other dialects', () => {
     const msg = await ok.finalMessage();
     expect(msg.content[0]?.type === 'text' ? msg.content[0].text : null).toBe('calm words');
     expect(msg.stop_reason).toBe('end_turn');
+    const [events, calls] = [gw.sink.events.length, hook.calls.length];
     up.enqueue({ kind: 'reply', content: 'a forbidden reply' });
     const bad = anthropic.messages.stream({ model: 'claude-closed', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] });
     const err = await bad.finalMessage().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain('guardrail team-closed');
+    await expectAnswerBlockSettled(events, calls);
   });
 
   it('checks a Responses call on its input and output', async () => {

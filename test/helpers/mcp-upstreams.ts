@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import ts from 'typescript';
 import { z } from 'zod';
 import { freePort } from './host.ts';
@@ -110,7 +111,7 @@ export interface SdkUpstream extends Upstream {
  */
 export async function startSdkServer(
   token: string | ((bearer: string) => boolean),
-  opts: { slowMs?: number; json?: boolean; keepAliveMs?: number; host?: string } = {},
+  opts: { slowMs?: number; json?: boolean; keepAliveMs?: number; host?: string; rejectTool?: boolean } = {},
 ): Promise<SdkUpstream> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const authorizations: string[] = [];
@@ -134,6 +135,12 @@ export async function startSdkServer(
     tool('echo', async ({ text }) => ({ content: [{ type: 'text', text: text ?? '' }] }));
     tool('fail', async () => ({ content: [{ type: 'text', text: 'it failed' }], isError: true }));
     tool('admin_delete', async () => ({ content: [{ type: 'text', text: 'deleted' }] }));
+    // Answers with a JSON-RPC error quoting its argument. McpServer turns what a tool throws into an isError result,
+    // except a URL elicitation request, which it passes on as the JSON-RPC error.
+    if (opts.rejectTool)
+      tool('reject', async ({ text }) => {
+        throw new McpError(ErrorCode.UrlElicitationRequired, `Rejected: ${text ?? ''}`, { elicitations: [] });
+      });
     tool(
       'slow',
       (_a, extra) =>

@@ -18,6 +18,7 @@ const UPSTREAM_TOKEN = 'upstream-credential-guard';
 const AWS_KEY = 'AKIAZ7Q3XKQ4PLMNB2WE';
 const EMAIL = 'jane.doe@example.com';
 const CARD = '4111 1111 1111 1111';
+const HOST_IP = '203.0.113.7';
 let sdk: SdkUpstream;
 let gw: TestGateway;
 const key = apiKey('agent', 'acme');
@@ -29,7 +30,7 @@ async function connect(path: string): Promise<Client> {
 }
 
 beforeAll(async () => {
-  sdk = await startSdkServer(UPSTREAM_TOKEN);
+  sdk = await startSdkServer(UPSTREAM_TOKEN, { rejectTool: true });
   gw = await startGateway([
     plan('pro', { tier: 1 }),
     account('acme', 'pro'),
@@ -59,6 +60,12 @@ beforeAll(async () => {
       kind: 'Guardrail',
       metadata: { name: 'tool-results' },
       spec: { endpoints: ['mcp'], stages: ['response'], selector: { models: ['mcp:tools/*'] }, checks: [{ detector: 'card', action: 'block' }] },
+    },
+    {
+      apiVersion: API,
+      kind: 'Guardrail',
+      metadata: { name: 'tool-errors' },
+      spec: { endpoints: ['mcp'], stages: ['response'], selector: { models: ['mcp:tools/reject'] }, checks: [{ detector: 'ip', action: 'mask' }] },
     },
     {
       apiVersion: API,
@@ -132,6 +139,33 @@ describe('Guardrails on MCP tools/call', () => {
     }
     const m = await gw.metrics.registry.getSingleMetricAsString('svc_gateway_guardrail_matches_total');
     expect(m).toMatch(/guardrail="tool-results",check="card",action="block",stage="response",kind="card"\} 2/);
+  });
+
+  it("checks the text of the tool's JSON-RPC error: a card blocked as the same isError result, an address masked", async () => {
+    const client = await connect('/mcp/tools');
+    try {
+      // Unguarded, the upstream's error quotes the card back to the client; here it never leaves the gateway.
+      const blocked = await client.callTool({ name: 'reject', arguments: { text: `card ${CARD} on file` } });
+      expect(blocked.isError).toBe(true);
+      expect(text(blocked)).toBe('The answer was blocked by guardrail tool-results (check card: card found).');
+      expect(JSON.stringify(blocked)).not.toContain('4111');
+      expect(lastEvent()).toMatchObject({ endpoint: 'mcp', requestedModel: 'mcp:tools/reject', status: 400, errorCode: 'content_blocked', costNano: 0 });
+      expect(lastEvent().guardrails).toEqual([{ guardrail: 'tool-results', check: 'card', action: 'block', stage: 'response', kind: 'card', count: 1 }]);
+
+      const masked = await client.callTool({ name: 'reject', arguments: { text: `host ${HOST_IP} refused` } }).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(masked).toBeInstanceOf(McpError);
+      expect((masked as McpError).code).toBe(-32042);
+      expect((masked as McpError).message).toContain('Rejected: host <IPV4_1> refused');
+      expect((masked as McpError).message).not.toContain(HOST_IP);
+      expect(lastEvent()).toMatchObject({ endpoint: 'mcp', requestedModel: 'mcp:tools/reject', status: 200, errorCode: 'tool_error', costNano: 0 });
+      expect(lastEvent().guardrails).toEqual([{ guardrail: 'tool-errors', check: 'ip', action: 'mask', stage: 'response', kind: 'ipv4', count: 1 }]);
+      expect(JSON.stringify(gw.sink.events)).not.toContain(HOST_IP);
+    } finally {
+      await client.close();
+    }
   });
 
   it('a Guardrail that does not list mcp leaves tool calls alone', async () => {

@@ -1,12 +1,15 @@
 // The remote checks of one call: the request checked (and masked where the service rewrites) before admission, so a
 // block costs nothing; the answer checked before the caller has it (whole), or at its end (streamed: stream.ts). Every
 // finding and failure is a fact (labels only); what the checks that answered cost is charged when the call is served.
+// An answer the checks refused settles as a local answer block does (answer-block.ts): 400 content_blocked, what the
+// upstream produced charged, and, like on any served call, what the checks that answered cost.
 import { errorBody, GatewayError, type Dialect } from '../../errors/catalog.ts';
 import type { Settle } from '../../pipeline/settle.ts';
 import type { CallSink, StreamWriter } from '../../pipeline/sink.ts';
 import { BODY_CHANGED } from '../../translate/types.ts';
 import type { Endpoint } from '../../usage/event.ts';
 import type { GuardFact } from '../apply.ts';
+import { blockedOutcome } from '../answer-block.ts';
 import { answerPlaces, requestPlaces } from '../text-places.ts';
 import { isDocument } from './documents.ts';
 import type { RemoteChecks } from './policy.ts';
@@ -27,6 +30,8 @@ export class RemoteGuard {
   private readonly signal: AbortSignal;
   private readonly record: (facts: readonly GuardFact[]) => void;
   private pending: Promise<void> | null = null;
+  /** The answer (whole, or a stream's end) was refused: the call's outcome is content_blocked. */
+  private answerRefused = false;
 
   constructor(opts: {
     checks: RemoteChecks;
@@ -87,11 +92,11 @@ export class RemoteGuard {
     };
   }
 
-  /** The settle, once the answer's checks are done (their facts and cost belong to the event). */
+  /** The settle, once the answer's checks are done (their facts, cost and verdict belong to the event). */
   settleAfter(settle: Settle): Settle {
     return async (o) => {
       await this.drained();
-      return settle(o);
+      return settle(this.answerRefused ? blockedOutcome(o) : o);
     };
   }
 
@@ -117,7 +122,7 @@ export class RemoteGuard {
       return { status: 200, body };
     }
     const r = await this.stage(answerPlaces(this.endpoint, obj));
-    if (r.blocked) return { status: 400, body: this.blockedBody(r.blocked) };
+    if (r.blocked) return { status: 400, body: this.refused(r.blocked) };
     return { status: 200, body: r.masked ? JSON.stringify(obj) : body };
   }
 
@@ -125,10 +130,9 @@ export class RemoteGuard {
   private async whole(text: string): Promise<string | null> {
     let t = text;
     const r = await this.stage([{ path: 'stream', get: () => t, set: (s) => (t = s) }]);
-    if (r.blocked) return this.blockedBody(r.blocked);
+    if (r.blocked) return this.refused(r.blocked);
     const m = r.facts.find((f) => f.action === 'mask');
-    if (m)
-      return this.blockedBody(new GatewayError('content_blocked', `The answer was blocked by guardrail ${m.guardrail} (check ${m.check}: ${m.kind} found).`));
+    if (m) return this.refused(new GatewayError('content_blocked', `The answer was blocked by guardrail ${m.guardrail} (check ${m.check}: ${m.kind} found).`));
     return null;
   }
 
@@ -139,7 +143,9 @@ export class RemoteGuard {
     return r;
   }
 
-  private blockedBody(e: GatewayError): string {
+  /** The error body of a refused answer, the refusal noted for the settle. */
+  private refused(e: GatewayError): string {
+    this.answerRefused = true;
     return JSON.stringify(errorBody(this.dialect, 'content_blocked', e.message));
   }
 }

@@ -3,7 +3,8 @@
 // image_generation.partial_image / image_generation.completed, image_edit.* for edits, go through as they come).
 // Usage: for a route priced per image, the images that came back (the answer's data, or its completed events) and
 // the size and quality the answer says it made; for a route priced by tokens, the usage the upstream reports
-// (input_tokens, of which input_tokens_details.image_tokens, and output_tokens).
+// (input_tokens, of which input_tokens_details.image_tokens, and output_tokens). Both count the images returned
+// (Usage.images: the usage event's unit 'images').
 import type { CompiledModel, CompiledTarget } from '../../contract/snapshot.ts';
 import type { SseEvent } from '../../sse/parser.ts';
 import { encodeForm, type EncodedForm, type FormFile } from '../multipart-encode.ts';
@@ -37,11 +38,11 @@ function made(a: { size?: unknown; quality?: unknown }): Pick<Usage, 'imageSize'
 
 /** The usage of `images` images, per image or by the tokens `u` reports. */
 export function imagesUsage(images: number, u: ImagesUsage | null | undefined, perImage: boolean, answer: { size?: unknown; quality?: unknown }): Usage {
-  if (perImage) return { inputTokens: 0, outputTokens: images, cacheReadTokens: 0, cacheWriteTokens: 0, ...made(answer) };
+  if (perImage) return { inputTokens: 0, outputTokens: images, cacheReadTokens: 0, cacheWriteTokens: 0, images, ...made(answer) };
   const input = tokenCount(u?.input_tokens);
   const output = tokenCount(u?.output_tokens);
   const imageIn = tokenCount(u?.input_tokens_details?.image_tokens);
-  const usage: Usage = { inputTokens: input ?? 0, outputTokens: output ?? 0, cacheReadTokens: 0, cacheWriteTokens: 0, ...made(answer) };
+  const usage: Usage = { inputTokens: input ?? 0, outputTokens: output ?? 0, cacheReadTokens: 0, cacheWriteTokens: 0, images, ...made(answer) };
   if (imageIn !== null && input !== null) usage.imageInputTokens = Math.min(imageIn, input);
   if (input === null) usage.inputMissing = true;
   if (output === null) usage.outputMissing = true;

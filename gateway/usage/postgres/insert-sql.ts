@@ -58,6 +58,7 @@ const SUMS = [
   'billed_characters',
   'batch_requests',
   'batch_cost_nano',
+  'billed_images',
 ];
 
 export const INSERT_EVENTS = `
@@ -79,7 +80,8 @@ WITH input AS (
          count(*) FILTER (WHERE cache = 'hit'), sum(cache_saved_nano),
          coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'seconds'), 0),
          coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'characters'), 0),
-         count(*) FILTER (WHERE batch), coalesce(sum(cost_nano) FILTER (WHERE batch), 0)
+         count(*) FILTER (WHERE batch), coalesce(sum(cost_nano) FILTER (WHERE batch), 0),
+         coalesce(sum(billed_units) FILTER (WHERE billed_unit = 'images'), 0)
   FROM ins GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
   ORDER BY 1, 2, 3, 4, 5, 6, 7, 8  -- one lock order for every writer: concurrent batches cannot deadlock here
   ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET ${SUMS.map((s) => `${s} = d.${s} + excluded.${s}`).join(', ')}
