@@ -8,6 +8,8 @@ import { cell, code, header, table } from './markdown.ts';
 import { codeDirs } from './sources.ts';
 
 const KINDS = new Set(['Counter', 'Gauge', 'Histogram', 'Summary']);
+/** The per-call path's own wrappers of prom-client's kinds (gateway/http/fast-metrics.ts), named as the kind they are. */
+const WRAPPERS: Record<string, string> = { FastCounter: 'Counter', FastHistogram: 'Histogram' };
 
 export interface Metric {
   file: string;
@@ -34,12 +36,13 @@ function scan(file: string, text: string): { metrics: Metric[]; prefixes: string
     const arg = (ts.isNewExpression(node) || ts.isCallExpression(node)) && node.arguments?.[0];
     if (arg && ts.isObjectLiteralExpression(arg)) {
       const callee = node.expression.getText();
-      if (ts.isNewExpression(node) && KINDS.has(callee)) {
+      const kind = WRAPPERS[callee] ?? callee;
+      if (ts.isNewExpression(node) && KINDS.has(kind)) {
         const name = literal(property(arg, 'name'));
         const labels = property(arg, 'labelNames');
         if (name === undefined) throw new Error(`${file}: a ${callee} whose name is not a literal; docs/gen/metrics.ts cannot document it`);
         const labelNames = labels && ts.isArrayLiteralExpression(labels) ? labels.elements.map((e) => literal(e) ?? e.getText()) : [];
-        metrics.push({ file, kind: callee, name, help: literal(property(arg, 'help')) ?? '', labels: labelNames });
+        metrics.push({ file, kind, name, help: literal(property(arg, 'help')) ?? '', labels: labelNames });
       }
       if (ts.isCallExpression(node) && callee === 'collectDefaultMetrics') {
         const prefix = literal(property(arg, 'prefix'));

@@ -45,7 +45,7 @@ const stores: Array<[string, () => Promise<AuditStore>]> = [
     'postgres',
     async () => {
       await db.pool.query('DROP TABLE IF EXISTS console_audit').catch(() => {});
-      await db.pool.query('DELETE FROM usage_schema_migrations WHERE version = 35').catch(() => {});
+      await db.pool.query('DELETE FROM usage_schema_migrations WHERE version = 19').catch(() => {});
       return new PostgresAuditStore(db.pool);
     },
   ],
