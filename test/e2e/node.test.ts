@@ -805,6 +805,14 @@ describe.sequential(`the chart on a real node`, () => {
           await expect(alice.page.getByText('Account: acme').count()).resolves.toBe(1);
           await expect(alice.page.getByLabel('Account', { exact: true }).count()).resolves.toBe(0);
           await expectAccessible(alice.page, 'the keys page signed in through the in-cluster provider');
+          // Her session acts: a key made in the page, recorded as hers, which the gateway then accepts.
+          await alice.page.getByLabel('Name', { exact: true }).fill('alice-sso-key');
+          await alice.page.getByRole('button', { name: 'Create key' }).click();
+          const made = await alice.page.getByRole('dialog').getByLabel('Key').inputValue();
+          expect(made).toMatch(/^sk-svc-/);
+          await until(async () => (await chat(gateway.url, made)) === 200, 60_000, 'the gateway accepts the key made after the OIDC sign-in', 250);
+          await alice.page.goto(`${consoleUrl.url}/dashboard/keys`);
+          await expect(alice.page.getByRole('row', { name: /^alice-sso-key / }).textContent()).resolves.toContain('by alice@example.com');
           for (const other of others) expect((await alice.page.goto(`${consoleUrl.url}/dashboard/keys?account=${other}`))?.status(), other).toBe(403);
           // Bob's group has no RoleBinding: signed in, no account at all.
           const bob = await signIn('bob');
@@ -814,6 +822,12 @@ describe.sequential(`the chart on a real node`, () => {
         } finally {
           await browser.close();
         }
+        // The console's log names who signed in (user, prefixed groups, the provider's subject), and holds no
+        // authorization code, token or client secret.
+        const log = await kubectl(['logs', '-n', NS, '-l', 'app.kubernetes.io/component=console', '--tail=-1']);
+        expect(log).toMatch(/"user":"alice@example.com","groups":\["oidc:team-a"\],"sub":"alice","msg":"Console sign-in \(OpenID Connect\)"/);
+        expect(log).not.toMatch(/code=|eyJ|refresh_token/);
+        expect(log).not.toContain(client.secret);
       } finally {
         // Gone before the uninstall step, which expects no pod but the release's.
         await kubectl(['delete', 'pod,service', '-n', NS, PROVIDER, '--ignore-not-found', '--wait=true']);
