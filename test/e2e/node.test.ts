@@ -791,7 +791,16 @@ describe.sequential(`the chart on a real node`, () => {
             await page.goto(`${consoleUrl.url}/dashboard/keys`);
             const t = Date.now();
             await page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
-            await page.waitForURL((u) => u.origin === issuer);
+            // A console that cannot reach or trust the provider answers with a page saying why: shown if so.
+            await page
+              .waitForURL((u) => u.origin === issuer)
+              .catch(async (err: unknown) => {
+                const shown = await page
+                  .locator('body')
+                  .innerText({ timeout: 5000 })
+                  .catch(() => '');
+                throw new Error(`${String(err)}\nthe console's page instead: ${shown}`);
+              });
             await page.getByPlaceholder('Enter any login').fill(login);
             await page.getByPlaceholder('and password').fill('any password');
             await page.getByRole('button', { name: 'Sign-in' }).click();
