@@ -8,10 +8,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.ts';
@@ -25,9 +26,10 @@ import { startSdkServer, type SdkUpstream } from '../helpers/mcp-upstreams.ts';
 import { callOfKind, mixedTraffic, script, trafficManifests, type Upstreams } from '../helpers/usage-traffic.ts';
 import { CHART, findHelm } from '../chart/helm.ts';
 import { startPrometheus, type TestPrometheus } from '../chart/prometheus.ts';
-import { launchBrowser } from '../console/browser.ts';
+import { expectAccessible, launchBrowser } from '../console/browser.ts';
 import { e2eCluster, type E2eCluster, type Forward } from './cluster.ts';
 import { portFree, printedBlock, runPasted } from './printed.ts';
+import { CA_CONFIGMAP, CLIENT_SECRET_SECRET, discoveryStatus, PROVIDER, providerPod, providerService, throwawayCa } from './oidc-in-cluster.ts';
 
 const NS = 'svc-gateway';
 const RELEASE = 'svc-gateway';
@@ -704,6 +706,143 @@ describe.sequential(`the chart on a real node`, () => {
       }
     },
     10 * 60_000,
+  );
+
+  // The local node only: the provider's pod mounts this machine's node_modules, and the browser reaches its Service's
+  // address directly (on kind the host reaches neither; kind.sh's run leaves this step out).
+  it.runIf(process.env.E2E_CLUSTER !== 'kind')(
+    '7b. the console signs in through an OpenID provider running in the cluster (the chart with console.oidc, a private CA): the group’s account only',
+    async () => {
+      const client = { id: 'svc-console', secret: 'e2e-oidc-client-secret-5f1c0a' };
+      const consoleUrl = await cluster.reach(NS, `${RELEASE}-console`, 80);
+      opened.push(consoleUrl);
+      // The Service first: its ClusterIP is the issuer's address, in the certificate the throwaway CA signs.
+      await apply([providerService]);
+      const ip = (await kjson<{ spec: { clusterIP: string } }>(['get', 'service', '-n', NS, PROVIDER])).spec.clusterIP;
+      const issuer = `https://${ip}`;
+      const tls = await throwawayCa(ip);
+      await kubectl(['create', 'secret', 'generic', CLIENT_SECRET_SECRET, '-n', NS, `--from-literal=client-secret=${client.secret}`]);
+      await apply([
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: `${PROVIDER}-tls` },
+          type: 'kubernetes.io/tls',
+          stringData: { 'tls.crt': tls.cert, 'tls.key': tls.key },
+        },
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CA_CONFIGMAP }, data: { 'ca.crt': tls.ca } },
+      ]);
+      try {
+        await apply([
+          providerPod({
+            image: `${cluster.image.repository}:${cluster.image.tag}`,
+            issuer,
+            clientId: client.id,
+            redirectUri: `${consoleUrl.url}/dashboard/login/oidc/callback`,
+            users: { alice: { email: 'alice@example.com', groups: ['team-a'] }, bob: { email: 'bob@example.com', groups: ['team-b'] } },
+          }),
+        ]);
+        await until(
+          async () => (await discoveryStatus(issuer, tls.ca)) === 200,
+          120_000,
+          `the provider in the cluster answers discovery at ${issuer}`,
+          500,
+        ).catch(async (err: unknown) => {
+          const r = await run(cluster.kubectl, [`--kubeconfig=${cluster.cp.kubeconfig}`, 'logs', '-n', NS, PROVIDER, '--tail=40']);
+          throw new Error(`${String(err)}\n${r.out}\n${await diagnose()}`);
+        });
+        // Team A's RoleBinding grants one account; team B has none.
+        await apply([
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'Role',
+            metadata: { name: 'oidc-team-a' },
+            rules: [{ apiGroups: ['gateway.svc.dev'], resources: ['accounts'], resourceNames: ['acme'], verbs: ['get', 'manage-keys', 'view-usage'] }],
+          },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'RoleBinding',
+            metadata: { name: 'oidc-team-a' },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'oidc-team-a' },
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'oidc:team-a' }],
+          },
+        ]);
+        // The chart's console.oidc values as docs/console.md shows them, with this issuer (the upgrade replaces the console pod).
+        const started = Date.now();
+        const example = docExample('docs/console.md', 'console-oidc-helm-values');
+        expect(example).toContain('https://sso.example.com');
+        const values = join(mkdtempSync(join(tmpdir(), 'svc-e2e-oidc-')), 'oidc-values.yaml');
+        writeFileSync(values, example.replace('https://sso.example.com', issuer));
+        await helm(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '-f', values, '--wait', '--timeout=10m']);
+        figures['helm upgrade with console.oidc --wait'] = `${((Date.now() - started) / 1000).toFixed(1)} s`;
+        const others = (await kjson<{ items: Array<{ metadata: { name: string } }> }>(['get', 'accounts', '-n', NS])).items
+          .map((a) => a.metadata.name)
+          .filter((n) => n !== 'acme');
+        expect(others.length, 'other accounts exist, which team A must not see').toBeGreaterThan(0);
+
+        const browser: Browser = await launchBrowser();
+        try {
+          // The browser accepts the provider's certificate of the private CA (the console trusts that CA alone, by
+          // caBundle; the host's check above trusts it alone too).
+          const signIn = async (login: string): Promise<{ page: Page; ms: number }> => {
+            const context = await browser.newContext({ ignoreHTTPSErrors: true });
+            context.setDefaultTimeout(30_000);
+            const page = await context.newPage();
+            await page.goto(`${consoleUrl.url}/dashboard/keys`);
+            const t = Date.now();
+            await page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
+            // A console that cannot reach or trust the provider answers with a page saying why: shown if so.
+            await page
+              .waitForURL((u) => u.origin === issuer)
+              .catch(async (err: unknown) => {
+                const shown = await page
+                  .locator('body')
+                  .innerText({ timeout: 5000 })
+                  .catch(() => '');
+                throw new Error(`${String(err)}\nthe console's page instead: ${shown}`);
+              });
+            await page.getByPlaceholder('Enter any login').fill(login);
+            await page.getByPlaceholder('and password').fill('any password');
+            await page.getByRole('button', { name: 'Sign-in' }).click();
+            await page.getByRole('button', { name: 'Continue' }).click();
+            await page.waitForURL(`${consoleUrl.url}/dashboard/keys`);
+            return { page, ms: Date.now() - t };
+          };
+          const alice = await signIn('alice');
+          figures['OIDC sign-in through the in-cluster provider (button to keys page)'] = `${(alice.ms / 1000).toFixed(1)} s`;
+          await expect(alice.page.getByText('Signed in as alice@example.com').count()).resolves.toBe(1);
+          await expect(alice.page.getByText('Account: acme').count()).resolves.toBe(1);
+          await expect(alice.page.getByLabel('Account', { exact: true }).count()).resolves.toBe(0);
+          await expectAccessible(alice.page, 'the keys page signed in through the in-cluster provider');
+          // Her session acts: a key made in the page, recorded as hers, which the gateway then accepts.
+          await alice.page.getByLabel('Name', { exact: true }).fill('alice-sso-key');
+          await alice.page.getByRole('button', { name: 'Create key' }).click();
+          const made = await alice.page.getByRole('dialog').getByLabel('Key').inputValue();
+          expect(made).toMatch(/^sk-svc-/);
+          await until(async () => (await chat(gateway.url, made)) === 200, 60_000, 'the gateway accepts the key made after the OIDC sign-in', 250);
+          await alice.page.goto(`${consoleUrl.url}/dashboard/keys`);
+          await expect(alice.page.getByRole('row', { name: /^alice-sso-key / }).textContent()).resolves.toContain('by alice@example.com');
+          for (const other of others) expect((await alice.page.goto(`${consoleUrl.url}/dashboard/keys?account=${other}`))?.status(), other).toBe(403);
+          // Bob's group has no RoleBinding: signed in, no account at all.
+          const bob = await signIn('bob');
+          await expect(bob.page.getByText('Signed in as bob@example.com').count()).resolves.toBe(1);
+          expect(await bob.page.content()).not.toContain('acme');
+          expect((await bob.page.goto(`${consoleUrl.url}/dashboard/keys?account=acme`))?.status()).toBe(403);
+        } finally {
+          await browser.close();
+        }
+        // The console's log names who signed in (user, prefixed groups, the provider's subject), and holds no
+        // authorization code, token or client secret.
+        const log = await kubectl(['logs', '-n', NS, '-l', 'app.kubernetes.io/component=console', '--tail=-1']);
+        expect(log).toMatch(/"user":"alice@example.com","groups":\["oidc:team-a"\],"sub":"alice","msg":"Console sign-in \(OpenID Connect\)"/);
+        expect(log).not.toMatch(/code=|eyJ|refresh_token/);
+        expect(log).not.toContain(client.secret);
+      } finally {
+        // Gone before the uninstall step, which expects no pod but the release's.
+        await kubectl(['delete', 'pod,service', '-n', NS, PROVIDER, '--ignore-not-found', '--wait=true']);
+      }
+    },
+    15 * 60_000,
   );
 
   it(
