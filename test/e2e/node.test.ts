@@ -775,6 +775,27 @@ describe.sequential(`the chart on a real node`, () => {
         writeFileSync(values, example.replace('https://sso.example.com', issuer));
         await helm(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '-f', values, '--wait', '--timeout=10m']);
         figures['helm upgrade with console.oidc --wait'] = `${((Date.now() - started) / 1000).toFixed(1)} s`;
+        // The upgrade replaced the console pod: its Service answers from the new pod once kube-proxy has its rules (until
+        // then a connection may go to the old pod's address and hang), and the new pod's login page offers the provider.
+        const loginPage = async (): Promise<string> =>
+          fetch(`${consoleUrl.url}/dashboard/login`, { signal: AbortSignal.timeout(3000) })
+            .then((r) => r.text())
+            .catch(() => '');
+        // The old pod gone altogether (a terminating pod can keep its Service rule a while: a browser's connection sent
+        // there hangs), then the Service answering from the new pod several times in a row.
+        await until(
+          async () => (await kjson<{ items: Pod[] }>(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/component=console'])).items.length === 1,
+          180_000,
+          'the replaced console pod gone',
+          1000,
+        );
+        let answered = 0;
+        await until(
+          async () => (answered = (await loginPage()).includes('Sign in with') ? answered + 1 : 0) >= 10,
+          120_000,
+          'the upgraded console offers the OIDC sign-in through its Service, ten times in a row',
+          300,
+        );
         const others = (await kjson<{ items: Array<{ metadata: { name: string } }> }>(['get', 'accounts', '-n', NS])).items
           .map((a) => a.metadata.name)
           .filter((n) => n !== 'acme');
