@@ -1,7 +1,7 @@
 // The `requests` of an Anthropic Message Batch read and checked before anything is held: each `{custom_id, params}`
 // with a custom_id Anthropic takes (1 to 64 of letters, digits, `_` and `-`, unique in the batch) and params the
 // Messages endpoint itself would accept (the same schema as /anthropic/v1/messages), not streamed. Kept as the
-// lines of a batch input file (`{custom_id, method, url: "/v1/messages", body}`) so the job runs them as any batch.
+// lines of a batch input file (`{custom_id, method, url: "/v1/messages", body}`) so the job runs them like every other batch.
 import { GatewayError } from '../errors/catalog.ts';
 import { messagesBody } from '../http/anthropic-schemas.ts';
 import { parseBody } from '../http/validate.ts';

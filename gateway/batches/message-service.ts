@@ -1,6 +1,6 @@
 // Anthropic's Message Batches for one gateway process: a batch's requests checked (each a Messages request on one
 // model the key may use, on a route that batches), their worst case held in one store step, kept as the batch's input
-// file and run by the job (job.ts) as any batch; read back, cancelled, its results read, deleted once ended. Per
+// file and run by the job (job.ts) like every other batch; read back, cancelled, its results read, deleted once ended. Per
 // account: another account's batch id is not found. No HTTP here: gateway/http/message-batch-routes.ts calls these.
 import { GatewayError } from '../errors/catalog.ts';
 import type { Principal } from '../pipeline/resolve.ts';
@@ -34,7 +34,7 @@ export async function createMessageBatch(d: BatchDeps, p: Principal, body: unkno
       filename: `${id}_requests.jsonl`,
       bytes: content.length,
       createdAt: s,
-      // Kept while the batch may run (its window and the hold's grace), and as long as any batch file.
+      // Kept while the batch may run (its window and the hold's grace), and at least the files' retention.
       expiresAt: s + Math.max(d.settings.fileRetentionSec, Math.ceil((d.settings.windowMs + d.settings.holdGraceMs) / 1000)),
       model: model.id,
     },

@@ -1,9 +1,9 @@
 // Offboarding (Account spec.selfService.revokeOnOffboard): every SVC_OFFBOARD_CHECK_SECONDS the leader asks, per
-// distinct owner of the account's unrevoked console-made keys, whether that person still has any right on the
+// distinct owner of the account's unrevoked console-made keys, whether that person still has a right on the
 // account: a LocalSubjectAccessReview per verb the console knows (get, create-own-keys, manage-keys, view-usage,
 // manage-billing) on accounts/<name>, with the user name and the groups the console recorded on the key when it was
 // made. No verb allowed: the owner's keys of that account are revoked (spec.revoked, with revoked-by and a reason),
-// the ApiKey controller then revokes them in every gateway as any revocation. A review that fails revokes nothing.
+// the ApiKey controller then revokes them in every gateway like every other revocation. A review that fails revokes nothing.
 import { CREATED_BY, CREATED_BY_GROUPS, recordedGroups, REVOKE_REASON, REVOKED_BY } from '../../crds/schema/key-owner.ts';
 import { GROUP } from '../../crds/schema/common.ts';
 import { crRef, statusOf, type CustomObject } from '../kube/clients.ts';
@@ -14,7 +14,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-/** The console's verbs on accounts: any one of them is a right on the account. */
+/** The console's verbs on accounts: each one of them is a right on the account. */
 export const ACCOUNT_VERBS = ['get', 'create-own-keys', 'manage-keys', 'view-usage', 'manage-billing'] as const;
 
 export const OFFBOARD_REASON = 'KeyRevokedOffboarded';
