@@ -26,6 +26,12 @@ export interface MoneyRecord {
   /** This month's spend fields of the account's spend hash: "<month>", "<month>|<key>", "fee:<month>", hits, saved. */
   spend: Record<string, number>;
   stripe: StripeRow[];
+  /**
+   * The usage events the ledger recorded lately, [event id, ms to remember it from (the record's read time)]: marked as settled by the restore, so a
+   * settle that Redis applied just before it lost its data (its answer lost with the connection, retried by the
+   * gateway after the rebuild) is a no-op instead of a second charge on top of the spend restored from the ledger.
+   */
+  settled: Array<[string, number]>;
 }
 
 /** The object billing.lua marks as applied for a Stripe step of this kind (webhook.ts, sla.ts name them). */
@@ -67,6 +73,7 @@ export function restoreJson(r: MoneyRecord): string {
     credits: r.creditIds,
     spend: Object.fromEntries(Object.entries(r.spend).map(([k, v]) => [k, String(v)])),
     stripe,
+    settled: r.settled.map(([id, at]) => [id, String(at)]),
     billing: r.stripe.map((s) => `${s.amountNano}|${JSON.stringify({ kind: s.kind, reference: s.reference, at: s.at, eventId: s.eventId })}`),
   });
 }

@@ -15,7 +15,7 @@ export async function restoreAccounts(redis: RedisClient, prefix: string, record
     await redis.sadd(redisKeys(prefix).usageStreams, k.usage);
     const reply = await SCRIPTS.restoreAccount.run(
       redis,
-      { acct: k.acct, credits: k.credits, spend: k.spend, stripe: k.stripe, billing: k.billing },
+      { acct: k.acct, credits: k.credits, spend: k.spend, stripe: k.stripe, billing: k.billing, settled: k.settled },
       { recordJson: restoreJson(r) },
     );
     restored += int(reply);
@@ -37,5 +37,6 @@ export function forgottenRecords(accounts: ReadonlyArray<{ name: string; credits
     feeNano: 0,
     spend: {},
     stripe: [],
+    settled: [],
   }));
 }

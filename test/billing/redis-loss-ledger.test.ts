@@ -1,6 +1,9 @@
 // A rebuild restores what the Stripe ledger applied, not only balances: a payment, a refund and an SLA credit applied
 // before Redis lost its data are recognised after the rebuild, so the webhook resent by Stripe (or the SLA job run
 // again) applies nothing twice, and the billing page's entries are back (docs/operations.md: Redis lost its data).
+// And a settle Redis applied just before it lost its data, whose answer the gateway never got (it retries it after the
+// rebuild), charges nothing a second time on top of the spend restored from the ledger.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import { RedisBilling, type BillingStep } from '../../gateway/state/billing-ledger.ts';
@@ -11,6 +14,8 @@ import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credi
 import { recordCredits } from '../../gateway/usage/postgres/credits.ts';
 import { migrate } from '../../gateway/usage/postgres/migrate.ts';
 import { readMoneyRecords } from '../../gateway/usage/postgres/money-record.ts';
+import { UsageWriter } from '../../gateway/usage/postgres/writer.ts';
+import { account, held, keyRec, request, snapshot as oneAccount, usage } from '../../gateway/state/store-suite-fixtures.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
@@ -94,5 +99,41 @@ describe('a rebuild restores the Stripe ledger', () => {
     expect((await billing.apply({ ...sla, eventId: 'sla-2026-10' })).verdict).toBe('duplicate-event');
     await store.applyConfig(snapshot, []); // the config published again: the trial is not granted again
     expect((await store.ledger('acme')).creditedNano).toBe(before.creditedNano);
+  });
+});
+
+describe('a rebuild remembers the settles the ledger recorded', () => {
+  it('charges a settle once when Redis applied it, lost its data before the gateway heard back, and the gateway retries it', async () => {
+    const acct = account({ name: 'retry', trialCreditNano: NANO_PER_USD });
+    const key = keyRec({ account: 'retry', name: 'rk', hash: 'cd'.repeat(32) });
+    await store.applyConfig(oneAccount([acct]), [key]);
+    await recordCredits(pg.pool, oneAccount([acct]));
+    const now = Date.now();
+    const first = held(await store.admit(request(key, acct, now, { eventId: randomUUID() })));
+    const retried = held(await store.admit(request(key, acct, now, { eventId: randomUUID() })));
+    const settleOf = (hold: typeof first, cost: number) => ({ costNano: cost, tokens: 10, event: usage(hold, cost, now) });
+    await store.settle(first, settleOf(first, 7_000));
+    await store.settle(retried, settleOf(retried, 11_000)); // applied; its answer is lost with the connection
+    // The exporter copied both events to the ledger before the loss.
+    const writer = new UsageWriter(pg.pool);
+    const w = await writer.write([first, retried].map((h, i) => ({ source: 'test', entryId: `0-${i + 1}`, event: usage(h, i === 0 ? 7_000 : 11_000, now) })));
+    expect(w.inserted).toBe(2);
+    const before = await store.ledger('retry');
+    expect(before.spentNano).toBe(18_000);
+
+    await redis.client.flushall();
+    const records = (await readMoneyRecords(pg.pool, monthOf(now))).filter((r) => r.account === 'retry');
+    expect(records[0]?.settled.map(([id]) => id).sort()).toEqual([first.id, retried.id].sort());
+    expect(await restoreAccounts(store.redis, store.prefix, records)).toBe(1);
+    expect((await store.ledger('retry')).spentNano).toBe(18_000);
+
+    // The gateway retries the settle it never heard back from: a no-op, as it was before the loss.
+    await store.settle(retried, settleOf(retried, 11_000));
+    expect((await store.ledger('retry')).spentNano).toBe(18_000);
+    expect((await store.view('retry', 'rk', now)).keyMonthSpendNano).toBe(18_000);
+    // A call the ledger never saw is still charged when its settle lands after the rebuild.
+    const late = held(await store.admit(request(key, acct, Date.now(), { eventId: randomUUID() })));
+    await store.settle(late, settleOf(late, 5_000));
+    expect((await store.ledger('retry')).spentNano).toBe(23_000);
   });
 });

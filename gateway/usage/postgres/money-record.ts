@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import type { EntryKind } from '../../state/billing-ledger.ts';
 import type { MoneyRecord } from '../../state/money-record.ts';
+import { SETTLED_MEMORY_MS } from '../../state/store.ts';
 
 const CREDITS = `
 SELECT account, kind, credit_id, amount_nano::text AS amount, coalesce(reference, '') AS reference,
@@ -17,8 +18,20 @@ SELECT account, api_key, sum(cost_nano)::text AS cost, sum(fee_nano)::text AS fe
        sum(cache_hits)::text AS hits, sum(cache_saved_nano)::text AS saved
 FROM usage_daily WHERE day >= $1::date AND day < ($1::date + interval '1 month') GROUP BY account, api_key`;
 
+// The events recorded lately, remembered as settled by the restore (a settle applied just before the loss and retried
+// after the rebuild is then a no-op). A settle is retried for at most a hold's lifetime (SVC_HOLD_TTL_SECONDS, 900 by
+// default) after it failed, so events exported within SETTLED_MEMORY_MS plus twice the default hold lifetime are kept;
+// created_at bounds the partitions read (a call lives at most one hold lifetime before it is settled).
+const RECENT = `
+SELECT account, event_id::text AS id
+FROM usage_events
+WHERE created_at > now() - make_interval(secs => $1) AND exported_at > now() - make_interval(secs => $2)
+ORDER BY account, created_at`;
+const RECENT_EXPORTED_S = SETTLED_MEMORY_MS / 1000 + 2 * 900;
+const RECENT_CREATED_S = RECENT_EXPORTED_S + 2 * 900;
+
 function blank(account: string): MoneyRecord {
-  return { account, trialNano: null, creditIds: [], creditedNano: 0, spentNano: 0, feeNano: 0, spend: {}, stripe: [] };
+  return { account, trialNano: null, creditIds: [], creditedNano: 0, spentNano: 0, feeNano: 0, spend: {}, stripe: [], settled: [] };
 }
 
 function add(o: Record<string, number>, field: string, n: number): void {
@@ -33,6 +46,7 @@ export async function readMoneyRecords(pool: pg.Pool, month: string): Promise<Mo
     const credits = await client.query<{ account: string; kind: string; credit_id: string; amount: string; reference: string; at: string }>(CREDITS);
     const spent = await client.query<{ account: string; cost: string; fee: string }>(SPENT);
     const monthly = await client.query<{ account: string; api_key: string; cost: string; fee: string; hits: string; saved: string }>(MONTH, [`${month}-01`]);
+    const recent = await client.query<{ account: string; id: string }>(RECENT, [RECENT_CREATED_S, RECENT_EXPORTED_S]);
     await client.query('COMMIT');
     const out = new Map<string, MoneyRecord>();
     const of = (a: string): MoneyRecord => {
@@ -64,6 +78,9 @@ export async function readMoneyRecords(pool: pg.Pool, month: string): Promise<Mo
       add(s, `saved:${month}`, saved);
       add(s, `saved:${month}|${row.api_key}`, saved);
     }
+    // Remembered from now on (settle.lua forgets a settled id settledKeepMs after its score).
+    const readAt = Date.now();
+    for (const row of recent.rows) of(row.account).settled.push([row.id, readAt]);
     return [...out.values()].sort((a, b) => a.account.localeCompare(b.account));
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
