@@ -51,23 +51,42 @@ export async function catchUpAccounts(redis: RedisClient, prefix: string, accoun
   const byAccount = new Map<string, RecentEvent[]>(stale.map((a) => [a, []]));
   for (const e of await recent(stale)) byAccount.get(e.account)?.push(e);
   await inParallel(stale, PUBLISH_PARALLEL, async (account) => {
-    const events = (byAccount.get(account) ?? []).map((e) => [
-      e.eventId,
-      e.month,
-      e.keyName,
-      e.costNano,
-      e.feeNano,
-      e.cacheHit ? '1' : '0',
-      e.savedNano,
-      e.atMs,
-    ]);
-    const [verdict, n, nano] = (await SCRIPTS.catchUp.run(redis, keysOf(prefix, account), { eventsJson: JSON.stringify(events), arm: '0' })) as [
-      string,
-      number,
-      string,
-    ];
+    const [verdict, n, nano] = await runEvents(redis, prefix, account, byAccount.get(account) ?? [], '0');
     if (verdict !== 'caught-up') return;
     out.caughtUp++;
+    out.events += n;
+    out.nano += Number(nano);
+  });
+  return out;
+}
+
+async function runEvents(
+  redis: RedisClient,
+  prefix: string,
+  account: string,
+  list: readonly RecentEvent[],
+  arm: '0' | 'late',
+): Promise<[string, number, string]> {
+  const events = list.map((e) => [e.eventId, e.month, e.keyName, e.costNano, e.feeNano, e.cacheHit ? '1' : '0', e.savedNano, e.atMs]);
+  return (await SCRIPTS.catchUp.run(redis, keysOf(prefix, account), { eventsJson: JSON.stringify(events), arm })) as [string, number, string];
+}
+
+/**
+ * Events the exporter read from a Redis that then lost its data and committed to the ledger after a rebuild may have
+ * read it: each is settled in the rebuilt Redis unless it is settled there already (counted by the rebuild, which
+ * remembers the ids it counted, or settled again by a gateway's retry), so the rebuilt money holds every ledger event
+ * exactly once. Accounts whose money is not back yet are left out: returns their names, to be tried again.
+ */
+export async function settleLateEvents(
+  redis: RedisClient,
+  prefix: string,
+  events: readonly RecentEvent[],
+): Promise<{ pending: string[]; events: number; nano: number }> {
+  const out = { pending: [] as string[], events: 0, nano: 0 };
+  const byAccount = Map.groupBy(events, (e) => e.account);
+  await inParallel([...byAccount.keys()], PUBLISH_PARALLEL, async (account) => {
+    const [verdict, n, nano] = await runEvents(redis, prefix, account, byAccount.get(account) ?? [], 'late');
+    if (verdict === 'lost') out.pending.push(account);
     out.events += n;
     out.nano += Number(nano);
   });

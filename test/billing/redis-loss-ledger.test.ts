@@ -15,6 +15,11 @@ import { recordCredits } from '../../gateway/usage/postgres/credits.ts';
 import { migrate } from '../../gateway/usage/postgres/migrate.ts';
 import { readMoneyRecords } from '../../gateway/usage/postgres/money-record.ts';
 import { UsageWriter } from '../../gateway/usage/postgres/writer.ts';
+import { UsageExporter } from '../../gateway/usage/exporter/exporter.ts';
+import { ExporterMetrics } from '../../gateway/usage/exporter/metrics.ts';
+import { redisKeys } from '../../gateway/contract/redis-keys.ts';
+import { Registry } from 'prom-client';
+import type pg from 'pg';
 import { account, held, keyRec, request, snapshot as oneAccount, usage } from '../../gateway/state/store-suite-fixtures.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -136,4 +141,75 @@ describe('a rebuild remembers the settles the ledger recorded', () => {
     await store.settle(late, settleOf(late, 5_000));
     expect((await store.ledger('retry')).spentNano).toBe(23_000);
   });
+});
+
+describe('the exporter settles in the rebuilt Redis a batch it committed after the rebuild read the ledger', () => {
+  const silent = { info: () => {}, warn: () => {}, error: () => {} };
+  /** The ledger's pool, with `loss` run once (armed) before the next thing the exporter asks of Postgres. */
+  function poolWithLoss(): { pool: pg.Pool; arm: (loss: () => Promise<void>) => void } {
+    let armed: (() => Promise<void>) | null = null;
+    const fire = async (): Promise<void> => {
+      const loss = armed;
+      armed = null;
+      await loss?.();
+    };
+    const pool = new Proxy(pg.pool, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if ((prop === 'connect' || prop === 'query') && typeof v === 'function') {
+          return async (...args: unknown[]) => {
+            await fire();
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return v;
+      },
+    });
+    return { pool, arm: (loss) => void (armed = loss) };
+  }
+
+  const rebuild = async (name: string): Promise<void> => {
+    const records = (await readMoneyRecords(pg.pool, monthOf(Date.now()))).filter((r) => r.account === name);
+    expect(await restoreAccounts(store.redis, store.prefix, records)).toBe(1);
+    await store.redis.set(redisKeys(store.prefix).moneyGeneration, `gen-after-${name}`);
+  };
+
+  for (const order of ['the rebuild read the ledger first', 'the batch committed first'] as const) {
+    it(`charges each exported call once when ${order}`, async () => {
+      const name = order === 'the rebuild read the ledger first' ? 'late-a' : 'late-b';
+      const acct = account({ name, trialCreditNano: NANO_PER_USD });
+      const key = keyRec({ account: name, name: `${name}-k`, hash: (name === 'late-a' ? 'e1' : 'e2').repeat(32) });
+      await store.applyConfig(oneAccount([acct]), [key]);
+      await recordCredits(pg.pool, oneAccount([acct]));
+      await store.redis.set(redisKeys(store.prefix).moneyGeneration, `gen-before-${name}`);
+      const call = async (cost: number): Promise<void> => {
+        const h = held(await store.admit(request(key, acct, Date.now(), { eventId: randomUUID() })));
+        await store.settle(h, { costNano: cost, tokens: 10, event: usage(h, cost, Date.now()) });
+      };
+      const { pool, arm } = poolWithLoss();
+      const exporter = new UsageExporter({
+        redis: store.redis,
+        pool,
+        prefix: store.prefix,
+        consumer: `test-${name}`,
+        metrics: new ExporterMetrics(new Registry()),
+        log: silent,
+        pollMs: 20,
+      });
+      await call(7_000);
+      while ((await exporter.tick()) > 0); // exported before the loss
+      await call(11_000); // settled in Redis, in the stream, not yet in Postgres when Redis loses its data
+      arm(async () => {
+        await redis.client.flushall();
+        if (order === 'the rebuild read the ledger first') await rebuild(name);
+        else setTimeout(() => void rebuild(name), 300); // after the commit below: the rebuild counts the call itself
+      });
+      expect(await exporter.tick()).toBe(1);
+      const ledger = (await readMoneyRecords(pg.pool, monthOf(Date.now()))).find((r) => r.account === name);
+      expect(ledger?.spentNano).toBe(18_000);
+      expect((await store.ledger(name)).spentNano).toBe(18_000); // Redis agrees with the ledger: not 7,000, not 29,000
+      expect((await store.view(name, key.name, Date.now())).keyMonthSpendNano).toBe(18_000);
+      await exporter.stop();
+    });
+  }
 });

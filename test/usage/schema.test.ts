@@ -77,7 +77,7 @@ describe('usage schema', () => {
     const first = await writer.write([r1, r1, row()]);
     const again = await writer.write([r1]);
     expect(first).toMatchObject({ inserted: 2, duplicates: 1 });
-    expect(again).toMatchObject({ inserted: 0, duplicates: 1 });
+    expect(again).toMatchObject({ inserted: 0, duplicates: 1, insertedIds: [] });
     const n = await pool.query('SELECT count(*)::int AS n FROM usage_events WHERE event_id = $1', [r1.event.eventId]);
     expect(n.rows[0]).toEqual({ n: 1 });
   });
@@ -99,7 +99,8 @@ describe('usage schema', () => {
     const good = Array.from({ length: 9 }, () => row());
     const bad = row({ inputTokens: 3_000_000_000 }); // past integer: 22003
     const r = await writer.write([...good.slice(0, 4), bad, ...good.slice(4)]);
-    expect(r).toEqual({ inserted: 9, duplicates: 0, parked: ['rejected_by_postgres'] });
+    expect(r).toMatchObject({ inserted: 9, duplicates: 0, parked: ['rejected_by_postgres'] });
+    expect(r.insertedIds.sort()).toEqual(good.map((g) => g.event.eventId).sort()); // the rows new to the ledger, by id
     const dead = await pool.query('SELECT reason, event_id, detail FROM usage_dead_letters WHERE entry_id = $1', [bad.entryId]);
     expect(dead.rows[0]).toMatchObject({ reason: 'rejected_by_postgres', event_id: bad.event.eventId });
     expect(String(dead.rows[0]?.detail)).toContain('22003');

@@ -3,7 +3,7 @@
 -- another node serving it is a replica promoted since, whose copy may lack the last settles the lost master applied
 -- (asynchronous replication) while the exporter had already copied them to the ledger.
 -- KEYS: acct holds holdrec held spend settled   (all in the account's slot {a:<account>})
--- ARGV: eventsJson arm
+-- ARGV: eventsJson arm (arm: "1", "0" or "late", below)
 -- eventsJson: the ledger's recent usage events of the account (every one whose settle this node would still remember:
 -- created within the settled set's memory), each [eventId, month, keyName, costNano, feeNano, cacheHit, savedNano,
 -- createdAtMs]; "" when not read yet.
@@ -15,13 +15,19 @@
 -- (not a Cluster), checked (already checked on this node), armed, stale (needs the events), caught-up.
 local acct, holds, holdrec, held, spend, settled = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 if redis.call('HEXISTS', acct, 'trial') == 0 then return { 'lost', 0, '0' } end
+-- arm "late": events the exporter committed to the ledger after a rebuild had read it (the batch was read from the
+-- Redis that lost its data): settled here unless already settled (the rebuild remembers the ids it counted, a
+-- gateway's retried settle marks its own), on any Redis, the node checks left alone.
+local late = ARGV[2] == 'late'
 local me = redis.pcall('CLUSTER', 'MYID')
-if type(me) ~= 'string' then return { 'single', 0, '0' } end
-local node = redis.call('HGET', acct, 'node')
-if node == me then return { 'checked', 0, '0' } end
-if not node and ARGV[2] == '1' then
-  redis.call('HSET', acct, 'node', me)
-  return { 'armed', 0, '0' }
+if not late then
+  if type(me) ~= 'string' then return { 'single', 0, '0' } end
+  local node = redis.call('HGET', acct, 'node')
+  if node == me then return { 'checked', 0, '0' } end
+  if not node and ARGV[2] == '1' then
+    redis.call('HSET', acct, 'node', me)
+    return { 'armed', 0, '0' }
+  end
 end
 if ARGV[1] == '' then return { 'stale', 0, '0' } end
 local ok, events = pcall(cjson.decode, ARGV[1])
@@ -59,5 +65,5 @@ for _, e in ipairs(events) do
     nano = nano + tonumber(cost)
   end
 end
-redis.call('HSET', acct, 'node', me)
+if not late then redis.call('HSET', acct, 'node', me) end
 return { 'caught-up', n, int_string(nano) }

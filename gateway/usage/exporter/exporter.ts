@@ -10,6 +10,7 @@ import { syncCredits } from './credit-sync.ts';
 import type { Log } from './log.ts';
 import { throttled } from './log.ts';
 import type { ExporterMetrics, Stage } from './metrics.ts';
+import { LateEvents } from './late-events.ts';
 import { maintain } from './maintain.ts';
 import type { Entry } from './redis-replies.ts';
 import { UsageStreams } from './streams.ts';
@@ -42,6 +43,7 @@ class Stopping extends Error {}
 export class UsageExporter {
   readonly streams: UsageStreams;
   private readonly writer: UsageWriter;
+  private readonly late: LateEvents;
   private readonly o: Required<Omit<ExporterOptions, 'redis' | 'pool' | 'log' | 'metrics'>> & Pick<ExporterOptions, 'redis' | 'pool' | 'log' | 'metrics'>;
   private readonly warn: Log['warn'];
   private readonly cursors = new Map<string, string>();
@@ -65,6 +67,7 @@ export class UsageExporter {
     };
     this.streams = new UsageStreams(opts.redis, opts.prefix, opts.consumer);
     this.writer = new UsageWriter(opts.pool);
+    this.late = new LateEvents(opts.redis, opts.prefix, opts.log);
     this.warn = throttled(opts.log);
   }
 
@@ -95,6 +98,9 @@ export class UsageExporter {
   /** One step: upkeep when due, then one read (claimed entries first) exported. Returns entries handled. */
   async tick(now = Date.now()): Promise<number> {
     await this.upkeep(now);
+    // The money generation before the read: a batch committed after Redis lost its data and was rebuilt is settled in
+    // the rebuilt state too (late-events.ts).
+    const generation = await this.step('read', () => this.late.generation());
     let entries: Entry[] = [];
     let source: 'new' | 'claimed' = 'new';
     if (now >= this.due.claim) {
@@ -109,7 +115,18 @@ export class UsageExporter {
     if (entries.length === 0) return 0;
     this.o.metrics.entriesRead.inc({ source }, entries.length);
     const over = source === 'claimed' ? await this.overDelivered(entries) : { ids: new Set<string>(), counts: new Map<string, number>() };
-    for (const part of chunk(entries, this.o.batchSize)) await this.export(toBatch(part, over.ids, over.counts));
+    const rows = [];
+    for (const part of chunk(entries, this.o.batchSize)) {
+      const b = toBatch(part, over.ids, over.counts);
+      const fresh = new Set(await this.export(b));
+      rows.push(...b.rows.filter((r) => fresh.has(r.event.eventId)));
+    }
+    await this.late.settle(
+      generation,
+      rows,
+      () => this.stopping,
+      (ms) => this.sleep(ms),
+    );
     return entries.length;
   }
 
@@ -170,8 +187,8 @@ export class UsageExporter {
     return { ids, counts };
   }
 
-  /** Commits the batch (retrying while Postgres is away), then acknowledges it. Never acknowledges before. */
-  private async export(b: Batch): Promise<void> {
+  /** Commits the batch (retrying while Postgres is away), then acknowledges it. Never acknowledges before. Returns the ids new to the ledger. */
+  private async export(b: Batch): Promise<string[]> {
     const t0 = performance.now();
     const r = await this.retrying('write', () => this.writer.write(b.rows, b.dead));
     const m = this.o.metrics;
@@ -185,6 +202,7 @@ export class UsageExporter {
     const acked = await this.retrying('ack', () => this.streams.ack(b.entries));
     m.acked.inc(acked);
     m.batchSeconds.observe((performance.now() - t0) / 1000);
+    return r.insertedIds;
   }
 
   private async retrying<T>(stage: Stage, op: () => Promise<T>): Promise<T> {

@@ -67,7 +67,7 @@ WITH input AS (
 ), ins AS (
   INSERT INTO usage_events (${names}) SELECT ${names} FROM input
   ON CONFLICT DO NOTHING
-  RETURNING created_at, account, api_key, task_type, endpoint, requested_model, served_model, fallback, fallback_reason, status,
+  RETURNING event_id, created_at, account, api_key, task_type, endpoint, requested_model, served_model, fallback, fallback_reason, status,
             input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano, fee_nano, latency_ms,
             cache, cache_saved_nano, billed_unit, billed_units, batch
 ), roll AS (
@@ -87,7 +87,7 @@ WITH input AS (
   ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET ${SUMS.map((s) => `${s} = d.${s} + excluded.${s}`).join(', ')}
   RETURNING 1
 )
-SELECT (SELECT count(*) FROM ins)::integer AS inserted`;
+SELECT (SELECT count(*) FROM ins)::integer AS inserted, coalesce((SELECT array_agg(event_id::text) FROM ins), '{}') AS ids`;
 
 /** One parameter array per column, in COLUMNS order. */
 export function eventParams(events: readonly UsageEvent[]): unknown[][] {

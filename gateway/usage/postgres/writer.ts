@@ -30,6 +30,8 @@ export interface DeadLetter {
 export interface WriteResult {
   /** Rows new to usage_events. */
   inserted: number;
+  /** The event ids of those rows. */
+  insertedIds: string[];
   /** Rows already there (redelivered), skipped. */
   duplicates: number;
   /** Dead letters newly parked, by reason. */
@@ -66,7 +68,12 @@ export class UsageWriter {
       const half = Math.ceil(rows.length / 2);
       const a = await this.split(rows.slice(0, half), dead);
       const b = await this.split(rows.slice(half), []);
-      return { inserted: a.inserted + b.inserted, duplicates: a.duplicates + b.duplicates, parked: [...a.parked, ...b.parked] };
+      return {
+        inserted: a.inserted + b.inserted,
+        insertedIds: [...a.insertedIds, ...b.insertedIds],
+        duplicates: a.duplicates + b.duplicates,
+        parked: [...a.parked, ...b.parked],
+      };
     }
   }
 
@@ -76,9 +83,11 @@ export class UsageWriter {
     try {
       await client.query('BEGIN');
       let inserted = 0;
+      let insertedIds: string[] = [];
       if (rows.length > 0) {
-        const r = await client.query<{ inserted: number }>(INSERT_EVENTS, eventParams(rows.map((x) => x.event)));
+        const r = await client.query<{ inserted: number; ids: string[] }>(INSERT_EVENTS, eventParams(rows.map((x) => x.event)));
         inserted = r.rows[0]?.inserted ?? 0;
+        insertedIds = r.rows[0]?.ids ?? [];
       }
       let parked: PoisonReason[] = [];
       if (dead.length > 0) {
@@ -93,7 +102,7 @@ export class UsageWriter {
         parked = (await client.query<{ reason: PoisonReason }>(INSERT_DEAD_LETTERS, cols)).rows.map((x) => x.reason);
       }
       await client.query('COMMIT');
-      return { inserted, duplicates: rows.length - inserted, parked };
+      return { inserted, insertedIds, duplicates: rows.length - inserted, parked };
     } catch (err) {
       failed = err;
       await client.query('ROLLBACK').catch(() => {});
