@@ -20,7 +20,16 @@ async function settleLine(c: ScriptContext, hold: Hold, s: LineSettlement): Prom
   await c.guard('settle', () =>
     SCRIPTS.settleLine.run(
       c.redis,
-      { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, spend: a.spend, usage: a.usage, lines: c.k.batchLines(hold.account, hold.id) },
+      {
+        acct: a.acct,
+        holds: a.holds,
+        holdrec: a.holdrec,
+        held: a.held,
+        spend: a.spend,
+        usage: a.usage,
+        lines: c.k.batchLines(hold.account, hold.id),
+        settled: a.settled,
+      },
       {
         id: hold.id,
         lineId: s.lineId,

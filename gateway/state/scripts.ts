@@ -15,7 +15,7 @@ export const SCRIPTS = {
   }),
   settleLine: new NamedScript('settle-line', {
     lib: true,
-    keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'usage', 'lines'],
+    keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'usage', 'lines', 'settled'],
     args: ['id', 'lineId', 'keyName', 'month', 'lineHoldNano', 'costNano', 'feeNano', 'now', 'eventJson', 'streamMaxLen'],
   }),
   releaseHold: new NamedScript('release-hold', { lib: true, keys: ['acct', 'holds', 'holdrec', 'held', 'lines'], args: ['id', 'now'] }),

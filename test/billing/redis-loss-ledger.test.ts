@@ -19,7 +19,7 @@ import { UsageExporter } from '../../gateway/usage/exporter/exporter.ts';
 import { ExporterMetrics } from '../../gateway/usage/exporter/metrics.ts';
 import { redisKeys } from '../../gateway/contract/redis-keys.ts';
 import { Registry } from 'prom-client';
-import type pg from 'pg';
+import type { Pool } from 'pg';
 import { account, held, keyRec, request, snapshot as oneAccount, usage } from '../../gateway/state/store-suite-fixtures.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -143,10 +143,39 @@ describe('a rebuild remembers the settles the ledger recorded', () => {
   });
 });
 
+describe('a batch settled again after the rebuild', () => {
+  it('charges each line the ledger recorded once (the set of charged lines was lost with the rest)', async () => {
+    const acct = account({ name: 'lines', trialCreditNano: NANO_PER_USD });
+    const key = keyRec({ account: 'lines', name: 'lk', hash: 'ef'.repeat(32) });
+    await store.applyConfig(oneAccount([acct]), [key]);
+    await recordCredits(pg.pool, oneAccount([acct]));
+    const now = Date.now();
+    const hold = held(await store.admit(request(key, acct, now, { eventId: randomUUID(), holdNano: 100_000 })));
+    const parts = store.parts;
+    if (!parts) throw new Error('the Redis store settles batches in parts');
+    const line = (cost: number) => {
+      const event = { ...usage(hold, cost, now), eventId: randomUUID() };
+      return { lineId: event.eventId, lineHoldNano: 10_000, costNano: cost, event };
+    };
+    const first = line(3_000);
+    await parts.settleLine(hold, first);
+    expect((await new UsageWriter(pg.pool).write([{ source: 'test', entryId: '1-1', event: first.event }])).inserted).toBe(1);
+    await redis.client.flushall();
+    const records = (await readMoneyRecords(pg.pool, monthOf(now))).filter((r) => r.account === 'lines');
+    expect(await restoreAccounts(store.redis, store.prefix, records)).toBe(1);
+    expect((await store.ledger('lines')).spentNano).toBe(3_000);
+    // The batch job runs again (it was interrupted by the loss): the line already charged is not charged again.
+    await parts.settleLine(hold, first);
+    expect((await store.ledger('lines')).spentNano).toBe(3_000);
+    await parts.settleLine(hold, line(4_000));
+    expect((await store.ledger('lines')).spentNano).toBe(7_000);
+  });
+});
+
 describe('the exporter settles in the rebuilt Redis a batch it committed after the rebuild read the ledger', () => {
   const silent = { info: () => {}, warn: () => {}, error: () => {} };
   /** The ledger's pool, with `loss` run once (armed) before the next thing the exporter asks of Postgres. */
-  function poolWithLoss(): { pool: pg.Pool; arm: (loss: () => Promise<void>) => void } {
+  function poolWithLoss(): { pool: Pool; arm: (loss: () => Promise<void>) => void } {
     let armed: (() => Promise<void>) | null = null;
     const fire = async (): Promise<void> => {
       const loss = armed;

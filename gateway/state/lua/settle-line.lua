@@ -1,9 +1,10 @@
 -- One line of a batch: charge its cost to the hold's month, take the line's worst case off the batch's hold, append
 -- its usage event. Idempotent per line id for the batch's whole life (the `lines` set lives until the hold is
--- released, and a day more): a line re-read after a restart is charged once.
--- KEYS: acct holds holdrec held spend usage lines   (all in the account's hash slot)
+-- released, and a day more): a line re-read after a restart is charged once. After Redis lost its data (the set gone
+-- with it), a line the ledger recorded is in `settled` (the rebuild remembers the ids it counted): charged once too.
+-- KEYS: acct holds holdrec held spend usage lines settled   (all in the account's hash slot)
 -- ARGV: id lineId keyName month lineHoldNano costNano feeNano now eventJson streamMaxLen
-local acct, holds, holdrec, held, spend, usage, lines = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local acct, holds, holdrec, held, spend, usage, lines, settled = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local id, line, key, month = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local cost, fee, now = ARGV[6], ARGV[7], tonumber(ARGV[8])
 
@@ -15,6 +16,7 @@ local refused = money_refusal(acct)
 if refused then return refused end
 
 reclaim(acct, holds, holdrec, held, now)
+if redis.call('ZSCORE', settled, line) then return 0 end
 if redis.call('SADD', lines, line) == 0 then return 0 end
 redis.call('PEXPIRE', lines, 40 * 86400000)
 
