@@ -2,6 +2,7 @@
 // respond (dispatch, answer) -> settle, one usage event. The answer goes through a CallSink; `client` aborts when the
 // caller leaves. Errors before the answer starts are thrown as GatewayError for the transport to render.
 import { expiresInHeader } from '../contract/key-expiry.ts';
+import type { AnswerBlock } from '../guardrails/answer-block.ts';
 import { CallGuard } from '../guardrails/call-guard.ts';
 import { guardsFor } from '../guardrails/policy.ts';
 import type { RemoteGuard } from '../guardrails/remote/remote-guard.ts';
@@ -121,7 +122,12 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const extra = remote ? () => remote.guard.costNano : undefined;
   if (entry && plan?.state === 'lookup') {
     try {
-      return await hitCall(deps, { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard, gate }, client, out);
+      return await hitCall(
+        deps,
+        { spec, p, r, events, keys, entry, ppm: plan.hitCostPpm, remote: remote?.guard, block: guard?.answerBlock, gate },
+        client,
+        out,
+      );
     } finally {
       gate?.open();
     }
@@ -185,6 +191,8 @@ interface HitInput {
   ppm: number;
   /** The call's remote checks: a hit's answer goes through them as a miss's does. */
   remote?: RemoteGuard;
+  /** The call's local response checks: a hit's answer they block settles as content_blocked, as a miss's does. */
+  block?: AnswerBlock;
   /** SVC_SETTLE_DURABILITY: the answer's end waits for the settle. */
   gate: SettleGate | null;
 }
@@ -200,7 +208,8 @@ async function hitCall(deps: GatewayDeps, h: HitInput, client: AbortSignal, sink
   const hold = await admit(deps, h.p, r, h.events, h.keys);
   const settle = settler(deps, hold, h.events, r, { hit: charge, guardNano: h.remote ? () => h.remote!.costNano : undefined });
   const plain: Settle = (o) => settle({ ...o, cache: 'hit' });
-  const checked = h.remote ? h.remote.settleAfter(plain) : plain;
+  const local = h.block ? h.block.settle(plain) : plain;
+  const checked = h.remote ? h.remote.settleAfter(local) : local;
   const hitSettle = h.gate ? h.gate.after(checked) : checked;
   // Gone before anything was served: nothing charged, the slot given back (the outcome has no `hit`).
   if (client.aborted) {
