@@ -2,6 +2,9 @@
 // batch), POST /v1/batches, GET /v1/batches/{id}, POST /v1/batches/{id}/cancel, GET /v1/files/{id}/content. A batch
 // completes at its second poll; each chat line is answered with a completion whose usage is fixed by its custom_id
 // (`fail-*` lines get a 400 in the error file). Its shapes are checked by driving it with the openai SDK.
+// With `azure` it is an Azure OpenAI resource's Batch API instead (checked with the SDK's AzureOpenAI client): the
+// same routes under /openai/v1 (the v1 API) or under /openai with an `api-version` query (the dated API), and every
+// call must carry the resource's key in `api-key`.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -9,6 +12,8 @@ export interface BatchUpstream {
   baseUrl: string;
   /** The lines each uploaded file carried (parsed), by upstream file id. */
   uploads: Map<string, Array<{ custom_id: string; body: { model: string } }>>;
+  /** Every call it answered: method, path (without the query), api-version, and whether its credential was right. */
+  requests: Array<{ method: string; path: string; apiVersion: string | null; authorized: boolean }>;
   /** Usage each answered line reports. */
   usage: { prompt_tokens: number; completion_tokens: number };
   close(): Promise<void>;
@@ -27,7 +32,8 @@ interface Batch {
   polls: number;
 }
 
-export async function startOpenAIBatchUpstream(): Promise<BatchUpstream> {
+export async function startOpenAIBatchUpstream(opts: { azure?: { apiKey: string } } = {}): Promise<BatchUpstream> {
+  const requests: BatchUpstream['requests'] = [];
   const uploads = new Map<string, Array<{ custom_id: string; body: { model: string } }>>();
   const files = new Map<string, string>();
   const batches = new Map<string, Batch>();
@@ -47,6 +53,16 @@ export async function startOpenAIBatchUpstream(): Promise<BatchUpstream> {
       void (async () => {
         const url = new URL(req.url ?? '/', 'http://x');
         const body = Buffer.concat(chunks);
+        if (opts.azure) {
+          // Azure's two URL shapes, answered as the OpenAI routes below.
+          const apiVersion = url.searchParams.get('api-version');
+          const authorized = req.headers['api-key'] === opts.azure.apiKey;
+          requests.push({ method: req.method ?? '', path: url.pathname, apiVersion, authorized });
+          if (!authorized) return json(res, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } });
+          const v1 = url.pathname.startsWith('/openai/v1/');
+          if (!v1 && !(url.pathname.startsWith('/openai/') && apiVersion)) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+          url.pathname = v1 ? url.pathname.slice('/openai'.length) : `/v1${url.pathname.slice('/openai'.length)}`;
+        } else requests.push({ method: req.method ?? '', path: url.pathname, apiVersion: null, authorized: true });
         if (req.method === 'POST' && url.pathname === '/v1/files') {
           const form = await new Request('http://x/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body }).formData();
           const file = form.get('file');
@@ -123,7 +139,8 @@ export async function startOpenAIBatchUpstream(): Promise<BatchUpstream> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: opts.azure ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`,
+    requests,
     uploads,
     usage,
     close: () => new Promise((r) => server.close(() => r())),
