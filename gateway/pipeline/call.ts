@@ -150,15 +150,16 @@ async function steps(deps: GatewayDeps, asked: CallSpec, headers: Headers, clien
   const sig = callSignal(guard ? guard.answerBlock.signal(client) : client, deps.lifecycle?.ending);
   try {
     await respond(deps, { modelId: spec.modelId, chain, first, translationFor, settle, started }, sig, capture ?? out);
-    // An answer still being checked is sent before the call ends.
-    await remote?.guard.drained();
+    // An answer still being checked is sent before the call ends. (Each step below is awaited only when it exists:
+    // an await of nothing still costs the call a turn of the microtask queue.)
+    if (remote) await remote.guard.drained();
   } finally {
     sig.dispose();
     guard?.answerDone();
     gate?.open();
   }
-  await cached.stored();
-  await around?.end();
+  if (plan) await cached.stored();
+  if (around) await around.end();
 }
 
 /**

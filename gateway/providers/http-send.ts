@@ -13,8 +13,27 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
  */
 export const UPSTREAM_CONNECTIONS = 65_536;
 
+/** Upstream URLs kept parsed at most (a process's targets times their operations); past that the cache starts over. */
+const MAX_URLS = 1_000;
+
 export class HttpTransport {
   private readonly agents = new Map<number, Agent>();
+  /** Each upstream URL's origin and path, parsed once: undici's `request(url)` parsed the string on every call. */
+  private readonly urls = new Map<string, { origin: string; path: string }>();
+
+  private parsed(url: string): { origin: string; path: string } {
+    let p = this.urls.get(url);
+    if (!p) {
+      // The checks undici's `request(url)` makes (an http(s) URL), then its origin and path as it derives them.
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:')
+        throw new errors.InvalidArgumentError('Invalid URL protocol: the URL must start with `http:` or `https:`.');
+      p = { origin: u.origin, path: u.search ? `${u.pathname}${u.search}` : u.pathname };
+      if (this.urls.size >= MAX_URLS) this.urls.clear();
+      this.urls.set(url, p);
+    }
+    return p;
+  }
 
   /**
    * One pool per connect timeout. An aborted call (its client left, a timeout) destroys its connection and leaves
@@ -44,12 +63,15 @@ export class HttpTransport {
   }): Promise<UpstreamOutcome> {
     const { target } = opts;
     try {
-      const res = await request(opts.url, {
+      // The agent's own request (what undici's `request(url, { dispatcher })` calls), with the URL parsed once.
+      const { origin, path } = this.parsed(opts.url);
+      const res = await this.agent(target.timeouts.connectMs).request({
+        origin,
+        path,
         method: 'POST',
         headers: opts.headers,
         body: typeof opts.body === 'string' || opts.body instanceof Uint8Array ? opts.body : Readable.from(opts.body, { objectMode: false }),
         signal: opts.signal,
-        dispatcher: this.agent(target.timeouts.connectMs),
         headersTimeout: target.timeouts.firstByteMs,
         bodyTimeout: target.timeouts.idleMs,
       });

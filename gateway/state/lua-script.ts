@@ -71,6 +71,11 @@ export class NamedScript<K extends string, A extends string> {
     return this.script.run(redis, this.keyList(keys), this.argList(args));
   }
 
+  /** `run` with KEYS already in order (`keyList`): a caller that runs the script on every call keeps its list. */
+  runListed(redis: RedisClient, keys: readonly string[], args: Record<A, Arg | readonly Arg[]>): Promise<unknown> {
+    return this.script.run(redis, keys, this.argList(args));
+  }
+
   /** One run of the script to send with others in one round trip (gateway/state/pipelined.ts). */
   call(redis: RedisClient, keys: Record<K, string>, args: Record<A, Arg | readonly Arg[]>): ScriptCall {
     const k = this.keyList(keys);
@@ -78,14 +83,19 @@ export class NamedScript<K extends string, A extends string> {
     return { command: this.script.command(k, a), unknownScript: () => this.script.run(redis, k, a) };
   }
 
-  private keyList(keys: Record<K, string>): string[] {
+  /** KEYS in the order of the script's header. */
+  keyList(keys: Record<K, string>): string[] {
     return this.keyNames.map((k) => keys[k]);
   }
 
+  // One loop, no array per argument: admit and settle build this on every call.
   private argList(args: Record<A, Arg | readonly Arg[]>): Arg[] {
-    return this.argNames.flatMap((a) => {
+    const out: Arg[] = [];
+    for (const a of this.argNames) {
       const v = args[a];
-      return Array.isArray(v) ? (v as readonly Arg[]) : [v as Arg];
-    });
+      if (Array.isArray(v)) for (const x of v as readonly Arg[]) out.push(x);
+      else out.push(v as Arg);
+    }
+    return out;
   }
 }

@@ -29,6 +29,7 @@ import { connectRedis, type RedisClient, type RedisConnection } from './redis-co
 import { SettleRetries } from './settle-retries.ts';
 import type { MoneyWatch } from './money-guard.ts';
 import { WriteBatch } from './write-batch.ts';
+import { CallKeyCache } from './call-keys.ts';
 import { Leases, type LeaseOptions } from './leases.ts';
 import { batchLineParts } from './redis-batch-lines.ts';
 import { LeaseRunner } from './redis-lease-runner.ts';
@@ -100,6 +101,7 @@ export class RedisStore implements Store, StoreAdmin {
   private readonly ack: ReplicaAck;
   private readonly runner: LeaseRunner;
   private readonly reads: RedisReads;
+  private readonly callKeys: CallKeyCache;
   /** Tells whether this Redis lost its money state (gateway/state/money-guard.ts); null: nobody watches (tools). */
   private watch: MoneyWatch | null = null;
   /** Admission leases, when on (gateway/state/leases.ts). */
@@ -113,6 +115,7 @@ export class RedisStore implements Store, StoreAdmin {
     this.config = new ConfigWriter(redis, redisKeys(opts.prefix ?? 'svc'));
     this.prefix = opts.prefix ?? 'svc';
     this.k = redisKeys(this.prefix);
+    this.callKeys = new CallKeyCache(this.k);
     this.holdTtlMs = opts.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.retryAfterSec = opts.retryAfterSec ?? 2;
     this.streamMaxLen = opts.streamMaxLen ?? 0;
@@ -245,46 +248,32 @@ export class RedisStore implements Store, StoreAdmin {
   }
 
   private async admitPerCall(req: AdmitRequest): Promise<AdmitDecision> {
-    const a = this.k.account(req.account.name);
-    const w = this.k.window(req.account.name, req.key.name);
+    const keys = this.callKeys.of(req.account.name, req.key.name);
     const month = monthOf(req.now);
     const k = req.key;
     checkAmount('tokens', req.tokens);
     checkAmount('holdNano', req.holdNano);
     this.batch.join();
     const reply = await this.guard('admit', () =>
-      SCRIPTS.admit.run(
-        this.redis,
-        {
-          acct: a.acct,
-          revoked: a.revoked,
-          holds: a.holds,
-          holdrec: a.holdrec,
-          spend: a.spend,
-          held: a.held,
-          calls: w.calls,
-          tpmn: w.tpmn,
-          keyexp: a.keyexp,
-        },
-        {
-          id: req.eventId,
-          keyHash: k.hash,
-          keyName: k.name,
-          now: req.now,
-          month,
-          rpm: k.rpm ?? -1,
-          tpm: k.tpm ?? -1,
-          budget: k.monthlyBudgetNano ?? -1,
-          tokens: req.tokens,
-          holdNano: req.holdNano,
-          deadline: req.now + (req.holdTtlMs ?? this.holdTtlMs),
-          keyRevoked: k.revoked ? '1' : '0',
-        },
-      ),
+      SCRIPTS.admit.runListed(this.redis, keys.admit, {
+        id: req.eventId,
+        keyHash: k.hash,
+        keyName: k.name,
+        now: req.now,
+        month,
+        rpm: k.rpm ?? -1,
+        tpm: k.tpm ?? -1,
+        budget: k.monthlyBudgetNano ?? -1,
+        tokens: req.tokens,
+        holdNano: req.holdNano,
+        deadline: req.now + (req.holdTtlMs ?? this.holdTtlMs),
+        keyRevoked: k.revoked ? '1' : '0',
+      }),
     );
     const [verdict, waitMs, leftNano] = Array.isArray(reply) ? reply : [];
     if (verdict === 'ok') {
-      if (!(await this.guard('admit', () => this.ack.ok(a.acct)))) {
+      // No replica to wait for (the default): no WAIT, and no promise to wait on either.
+      if (this.ack.replicas > 0 && !(await this.guard('admit', () => this.ack.ok(keys.acct)))) {
         this.warn('An admission was not acknowledged by a replica in time; answering 503 (its hold expires)');
         throw this.unavailable();
       }
@@ -322,30 +311,25 @@ export class RedisStore implements Store, StoreAdmin {
   pendingSettles = (): number => this.retries.size;
 
   private async runSettle(hold: Hold, s: Settlement): Promise<void> {
-    const a = this.k.account(hold.account);
-    const w = this.k.window(hold.account, hold.key);
+    const keys = this.callKeys.of(hold.account, hold.key);
     this.batch.join();
-    await SCRIPTS.settle.run(
-      this.redis,
-      { acct: a.acct, holds: a.holds, holdrec: a.holdrec, held: a.held, spend: a.spend, settled: a.settled, tpmn: w.tpmn, usage: a.usage, calls: w.calls },
-      {
-        id: hold.id,
-        keyName: hold.key,
-        month: hold.month,
-        costNano: s.costNano,
-        feeNano: s.event.feeNano,
-        tokens: s.tokens,
-        now: settledAt(s),
-        settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS,
-        eventJson: JSON.stringify(s.event),
-        streamMaxLen: this.streamMaxLen,
-        freeSlot: s.freeSlot ? '1' : '0',
-        cacheHit: s.event.cache === 'hit' ? '1' : '0',
-        savedNano: s.event.cache === 'hit' ? (s.event.cacheSavedNano ?? 0) : 0,
-      },
-    );
+    await SCRIPTS.settle.runListed(this.redis, keys.settle, {
+      id: hold.id,
+      keyName: hold.key,
+      month: hold.month,
+      costNano: s.costNano,
+      feeNano: s.event.feeNano,
+      tokens: s.tokens,
+      now: settledAt(s),
+      settledKeepMs: this.holdTtlMs + SETTLED_MEMORY_MS,
+      eventJson: JSON.stringify(s.event),
+      streamMaxLen: this.streamMaxLen,
+      freeSlot: s.freeSlot ? '1' : '0',
+      cacheHit: s.event.cache === 'hit' ? '1' : '0',
+      savedNano: s.event.cache === 'hit' ? (s.event.cacheSavedNano ?? 0) : 0,
+    });
     // Not on a replica yet: run it again later (idempotent), so a failover cannot lose the charge.
-    if (!(await this.ack.ok(a.acct))) throw new Error(`settle of ${hold.id} not acknowledged ${this.ack.what}`);
+    if (this.ack.replicas > 0 && !(await this.ack.ok(keys.acct))) throw new Error(`settle of ${hold.id} not acknowledged ${this.ack.what}`);
   }
 
   async record(event: UsageEvent): Promise<void> {
