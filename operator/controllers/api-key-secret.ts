@@ -82,6 +82,9 @@ async function addKey(ctx: ControllerContext, secret: V1Secret): Promise<KeyStat
 
 /** Finds the ApiKey's key, generating it if there is none and the key is not revoked. */
 export async function ensureKey(ctx: ControllerContext, owner: CustomObject, secretName: string, revoked: boolean): Promise<KeyState> {
+  // Not in the (synced) cache and a key wanted: create it straight away. One the cache has not seen yet makes the
+  // create fail with 409, and its key is read and used then (what reading it first would have found).
+  if (!revoked && !ctx.caches.Secret.get(secretName)) return createKeySecret(ctx, owner, secretName);
   const secret = await readSecret(ctx, secretName);
   const found = secret ? stateOf(secret) : null;
   if (found || revoked) return found ?? { kind: 'none' };

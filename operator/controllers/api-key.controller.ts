@@ -10,7 +10,7 @@ import { ensureKey, SECRET_DATA_KEY, type KeyState } from './api-key-secret.ts';
 import { addFinalizer, finalize, hasFinalizer, KEY_HMAC_ANNOTATION, recordKeyHmac } from './api-key-finalizer.ts';
 import type { Verdict } from './conditions.ts';
 import { isDeleting, objectKey, type ControllerContext, type Reconciler } from './context.ts';
-import { compiled, compiledWithKey } from './compiled.ts';
+import { compiledKey } from './compiled.ts';
 import { parseCr, secretValue } from './parse.ts';
 import { daysLeft, expiryView, type ExpiryView } from './key-expiry.ts';
 import { writeStatus } from './status.ts';
@@ -113,7 +113,7 @@ export class ApiKeyController implements Reconciler {
     secretName: string,
   ): { verdict: Verdict; requeue: boolean; expiresAt: number | null } | null {
     const cachedKey = secretValue(this.ctx.caches.Secret.get(secretName), SECRET_DATA_KEY);
-    const result = state.kind === 'key' && cachedKey !== state.key ? compiledWithKey(this.ctx, name, state.key) : compiled(this.ctx);
+    const result = compiledKey(this.ctx, name, state.kind === 'key' && cachedKey !== state.key ? state.key : null);
     const v = result.verdicts.apiKeys[name];
     if (!v) return null;
     const expiresAt = result.keys.find((k) => k.name === name)?.expiresAt ?? null;

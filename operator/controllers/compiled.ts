@@ -4,7 +4,7 @@
 // (a resync of N objects would otherwise compile N times).
 import { compile, type CompileResult } from '../../gateway/contract/compile.ts';
 import type { Caches, ControllerContext } from './context.ts';
-import { manifestSetFrom } from './manifest-set.ts';
+import { keyManifestSet, manifestSetFrom } from './manifest-set.ts';
 
 interface Memo {
   result: CompileResult | null;
@@ -26,14 +26,17 @@ export function compiled(ctx: ControllerContext): CompileResult {
 }
 
 /**
- * The compile with one ApiKey's key as the controller just read or wrote it: the Secret cache may not have seen
- * that write yet, and a status must not say "no key" in between.
+ * One ApiKey's part of the namespace's compile: its verdict and key record depend only on the ApiKey, its Secret, its
+ * Account (and that Account's key policy) and the Account's Plan, so compiling just those gives what compiled() gives
+ * for it, without reading every object of the namespace once per key (a resync of N keys would be N^2).
+ * `key`: the key as the controller just read or wrote it, for when the Secret cache has not seen that write yet (a
+ * status must not say "no key" in between); null to read the Secret from the cache only.
  */
-export function compiledWithKey(ctx: ControllerContext, apiKey: string, key: string): CompileResult {
-  return compile(manifestSetFrom(ctx.caches), {
+export function compiledKey(ctx: ControllerContext, apiKey: string, key: string | null): CompileResult {
+  return compile(keyManifestSet(ctx.caches, apiKey), {
     pepper: ctx.pepper,
     scope: `namespace ${ctx.clients.namespace}`,
-    keyFor: (k) => (k.metadata.name === apiKey ? key : null),
+    ...(key === null ? {} : { keyFor: (k: { metadata: { name: string } }) => (k.metadata.name === apiKey ? key : null) }),
   });
 }
 
