@@ -78,10 +78,12 @@ export class ControllerManager {
         // A status written (every probe round writes a ModelRoute's) changes nothing the compile reads: the compile is
         // kept, or 2,000 routes probed would compile the namespace 2,000 times (and each ApiKey's reconcile again).
         const changed = kind === 'Secret' || this.specChanged(kind, name);
-        // First: work enqueued below may start at once, and must not read the compile of the caches before.
-        if (changed) forgetCompiled(caches);
         if (changed && kind === 'ApiKey') forgetKeySecrets(caches);
         const work = changed ? dependents(caches, kind, name) : [[kind, name] as const];
+        // Before any work is enqueued: it may start at once, and must not read the compile of the caches before. An
+        // ApiKey, or a Secret only ApiKeys read (one per key in a resync), leaves the compile of the other kinds.
+        const keysOnly = kind === 'ApiKey' || (kind === 'Secret' && work.length > 0 && work.every(([k]) => k === 'ApiKey' || k === 'Config'));
+        if (changed) forgetCompiled(caches, keysOnly);
         for (const w of work) this.enqueue(w);
       });
     }

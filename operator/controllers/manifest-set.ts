@@ -63,10 +63,11 @@ export function keyManifestSet(caches: Caches, apiKey: string): ManifestSet {
   };
 }
 
-export function manifestSetFrom(caches: Caches): ManifestSet {
+/** Every object of the namespace; `withKeys` false leaves the ApiKeys (and the Secrets only they read) out. */
+export function manifestSetFrom(caches: Caches, withKeys = true): ManifestSet {
   const plans: Plan[] = parsedAll(caches, 'Plan');
   const accounts: Account[] = parsedAll(caches, 'Account');
-  const apiKeys: ApiKey[] = parsedAll(caches, 'ApiKey');
+  const apiKeys: ApiKey[] = withKeys ? parsedAll(caches, 'ApiKey') : [];
   const modelRoutes: ModelRoute[] = parsedAll(caches, 'ModelRoute');
   const mcpServers: McpServerCr[] = parsedAll(caches, 'McpServer');
   const guardrails: GuardrailCr[] = parsedAll(caches, 'Guardrail');
