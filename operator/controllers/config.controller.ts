@@ -10,8 +10,6 @@ import type { ControllerContext, Reconciler } from './context.ts';
 import { compiled, forgetCompiled } from './compiled.ts';
 
 export const CONFIG_KEY = 'config';
-/** The longest wait between two publishes. */
-const MAX_PAUSE_MS = 2_000;
 
 export interface Published {
   version: string;
@@ -24,12 +22,6 @@ export class ConfigController implements Reconciler {
   private readonly onPublished: (p: Published) => void;
   /** Digest of what this process last published; an identical compile writes nothing (forget() forces a rewrite). */
   private lastDigest: string | null = null;
-  /**
-   * No publish starts before this time: after one that took d ms (compiling and writing every key record), the next
-   * waits d ms, so that publishing takes at most half the process's time while changes stream in (a resync of
-   * 10,000 keys), and the keys, Secrets and statuses get the other half.
-   */
-  private nextAt = 0;
 
   constructor(ctx: ControllerContext, onPublished: (p: Published) => void) {
     this.ctx = ctx;
@@ -43,15 +35,7 @@ export class ConfigController implements Reconciler {
   }
 
   async reconcile(): Promise<Outcome | void> {
-    // Changes that arrive while a publish is in the wait are published together by the next one.
-    const wait = this.nextAt - Date.now();
-    if (wait > 0) return { requeueAfterMs: wait };
-    const started = Date.now();
-    try {
-      await this.publish();
-    } finally {
-      this.nextAt = Date.now() + Math.min(Date.now() - started, MAX_PAUSE_MS);
-    }
+    await this.publish();
   }
 
   private async publish(): Promise<void> {
