@@ -11,7 +11,7 @@ import { RedisHistory } from '../gateway/availability/redis-history.ts';
 import type { State, TargetStatus } from '../gateway/availability/types.ts';
 import type { CompiledModel } from '../gateway/contract/snapshot.ts';
 import { ProviderRegistry } from '../gateway/providers/registry.ts';
-import { compiled } from './controllers/compiled.ts';
+import { compiledObjects } from './controllers/compiled.ts';
 import { conditionsOf, type Condition } from './controllers/conditions.ts';
 import type { ControllerContext } from './controllers/context.ts';
 import { patchStatus } from './kube/patch.ts';
@@ -111,7 +111,7 @@ export async function startProber(ctx: ControllerContext, prefix: string, env: R
     }
   };
   const monitor = new Monitor({
-    snapshot: () => compiled(ctx).snapshot,
+    snapshot: () => compiledObjects(ctx).snapshot,
     providers,
     board,
     history,

@@ -39,6 +39,8 @@ export interface CompileOptions {
   keyFor?: (apiKey: ApiKey) => string | null;
   /** Where the objects live, named in messages about a missing one ("namespace team-a"). */
   scope?: string;
+  /** hashKey under the pepper, memoized by a caller that compiles the same keys again and again (the operator). */
+  hashKey?: (key: string) => string;
 }
 
 export interface CompileResult {
@@ -172,7 +174,7 @@ function keyOf(k: ApiKey, secrets: Map<string, Record<string, string>>, opts: Co
   const stored = secrets.get(keySecretName(k.metadata.name, k.spec.secretName))?.key;
   if (stored !== undefined && !isWellFormedKey(stored.trim())) return 'malformed';
   const key = (stored ?? opts.keyFor?.(k) ?? null)?.trim();
-  return key ? { hash: hashKey(key, opts.pepper), display: displayKey(key) } : null;
+  return key ? { hash: opts.hashKey ? opts.hashKey(key) : hashKey(key, opts.pepper), display: displayKey(key) } : null;
 }
 
 export function compile(set: ManifestSet, opts: CompileOptions): CompileResult {

@@ -1,7 +1,7 @@
 // Account: Ready renders the compiler's verdict. Balance and this month's spend in status come from the leader's
 // spend refresh (spend-status.ts), on its cadence, not from reconciles.
 import type { Verdict } from './conditions.ts';
-import { compiled } from './compiled.ts';
+import { compiledObjects } from './compiled.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
 import { parseCr } from './parse.ts';
 import { writeStatus } from './status.ts';
@@ -20,7 +20,7 @@ export class AccountController implements Reconciler {
     if (!obj) return;
     const parsed = parseCr('Account', obj);
     const verdict: Verdict | undefined = parsed.ok
-      ? compiled(this.ctx).verdicts.accounts[name]
+      ? compiledObjects(this.ctx).verdicts.accounts[name]
       : { ready: false, reason: 'InvalidSpec', message: parsed.message };
     if (!verdict) return;
     await writeStatus(this.ctx, 'Account', obj, verdict);

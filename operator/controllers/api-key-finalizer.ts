@@ -16,10 +16,14 @@ export function hasFinalizer(obj: CustomObject): boolean {
   return obj.metadata?.finalizers?.includes(FINALIZER) ?? false;
 }
 
-/** Adds the finalizer; returns the object as the API server now has it. */
-export async function addFinalizer(ctx: ControllerContext, obj: CustomObject): Promise<CustomObject> {
+/**
+ * Adds the finalizer, and with `hmac` the HMAC of the key about to be generated (one write instead of two for each
+ * new key); returns the object as the API server now has it.
+ */
+export async function addFinalizer(ctx: ControllerContext, obj: CustomObject, hmac?: string): Promise<CustomObject> {
   const finalizers = [...(obj.metadata?.finalizers ?? []), FINALIZER];
-  return patchMetadata(ctx.clients, 'ApiKey', obj.metadata?.name ?? '', obj.metadata?.resourceVersion ?? '', { finalizers });
+  const annotations = hmac ? { annotations: { [KEY_HMAC_ANNOTATION]: hmac } } : {};
+  return patchMetadata(ctx.clients, 'ApiKey', obj.metadata?.name ?? '', obj.metadata?.resourceVersion ?? '', { finalizers, ...annotations });
 }
 
 export async function recordKeyHmac(ctx: ControllerContext, obj: CustomObject, hmac: string): Promise<void> {

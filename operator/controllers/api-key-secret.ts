@@ -40,10 +40,9 @@ async function readSecret(ctx: ControllerContext, name: string): Promise<V1Secre
   }
 }
 
-async function createKeySecret(ctx: ControllerContext, owner: CustomObject, secretName: string): Promise<KeyState> {
+async function createKeySecret(ctx: ControllerContext, owner: CustomObject, secretName: string, key: string): Promise<KeyState> {
   const { core, namespace } = ctx.clients;
   const name = owner.metadata?.name ?? '';
-  const key = generateKey();
   const body: V1Secret = {
     metadata: {
       name: secretName,
@@ -80,12 +79,18 @@ async function addKey(ctx: ControllerContext, secret: V1Secret): Promise<KeyStat
   return { kind: 'key', key, generated: true };
 }
 
-/** Finds the ApiKey's key, generating it if there is none and the key is not revoked. */
-export async function ensureKey(ctx: ControllerContext, owner: CustomObject, secretName: string, revoked: boolean): Promise<KeyState> {
+/**
+ * Finds the ApiKey's key, generating it if there is none and the key is not revoked: `generated`, when the caller
+ * already made the key it would write (and recorded its HMAC).
+ */
+export async function ensureKey(ctx: ControllerContext, owner: CustomObject, secretName: string, revoked: boolean, generated?: string): Promise<KeyState> {
+  // Not in the (synced) cache and a key wanted: create it straight away. One the cache has not seen yet makes the
+  // create fail with 409, and its key is read and used then (what reading it first would have found).
+  if (!revoked && !ctx.caches.Secret.get(secretName)) return createKeySecret(ctx, owner, secretName, generated ?? generateKey());
   const secret = await readSecret(ctx, secretName);
   const found = secret ? stateOf(secret) : null;
   if (found || revoked) return found ?? { kind: 'none' };
-  return secret ? addKey(ctx, secret) : createKeySecret(ctx, owner, secretName);
+  return secret ? addKey(ctx, secret) : createKeySecret(ctx, owner, secretName, generated ?? generateKey());
 }
 
 /** The key currently in the Secret, without generating anything (deletion). */

@@ -1,7 +1,7 @@
 // ApiKey: a finalizer first (so no key reaches Redis that deletion could miss), then the key (found in its Secret
 // or generated there), revocation in Redis when spec.revoked is set (irreversible), and a status that shows only
 // the displayed form of the key. Deletion revokes the key in Redis before the finalizer is removed.
-import { displayKey, hashKey, KEY_PREFIX } from '../../gateway/contract/keys.ts';
+import { displayKey, generateKey, hashKey, KEY_PREFIX } from '../../gateway/contract/keys.ts';
 import { keySecretName, type ApiKey } from '../../crds/schema/index.ts';
 import type { KeyRecord } from '../../gateway/contract/snapshot.ts';
 import type { CustomObject } from '../kube/clients.ts';
@@ -10,7 +10,7 @@ import { ensureKey, SECRET_DATA_KEY, type KeyState } from './api-key-secret.ts';
 import { addFinalizer, finalize, hasFinalizer, KEY_HMAC_ANNOTATION, recordKeyHmac } from './api-key-finalizer.ts';
 import type { Verdict } from './conditions.ts';
 import { isDeleting, objectKey, type ControllerContext, type Reconciler } from './context.ts';
-import { compiled, compiledWithKey } from './compiled.ts';
+import { compiledKey } from './compiled.ts';
 import { parseCr, secretValue } from './parse.ts';
 import { daysLeft, expiryView, type ExpiryView } from './key-expiry.ts';
 import { writeStatus } from './status.ts';
@@ -34,15 +34,17 @@ export class ApiKeyController implements Reconciler {
     const cached = this.ctx.caches.ApiKey.get(name);
     if (!cached) return;
     if (isDeleting(cached)) return finalize(this.ctx, cached);
-    // Before any key exists; then on with the object the patch returned (the cache has not seen it yet).
-    const obj = hasFinalizer(cached) ? cached : await addFinalizer(this.ctx, cached);
+    // Before any key exists; then on with the object the patch returned (the cache has not seen it yet). A key to be
+    // generated is made first, so that the same write records its HMAC (kept for deletion).
+    const fresh = hasFinalizer(cached) ? undefined : this.keyToGenerate(cached, name);
+    const obj = hasFinalizer(cached) ? cached : await addFinalizer(this.ctx, cached, fresh && hashKey(fresh, this.ctx.pepper));
     const parsed = parseCr('ApiKey', obj);
     if (!parsed.ok) return writeStatus(this.ctx, 'ApiKey', obj, { ready: false, reason: 'InvalidSpec', message: parsed.message });
     const spec = parsed.value.spec;
     const secretName = keySecretName(name, spec.secretName);
     const state: KeyState = spec.keyHash
       ? { kind: 'hashed', hmac: spec.keyHash, display: spec.displayedKey ?? `${KEY_PREFIX}…` }
-      : await ensureKey(this.ctx, obj, secretName, spec.revoked);
+      : await ensureKey(this.ctx, obj, secretName, spec.revoked, fresh);
     if (state.kind === 'key' || state.kind === 'hashed') await this.published(obj, state, secretName);
     const hmac = hmacOf(state, this.ctx.pepper);
     const record = hmac ? await this.ctx.store.findKey(hmac) : null;
@@ -62,6 +64,13 @@ export class ApiKeyController implements Reconciler {
     if (judged.requeue) return { requeueAfterMs: PUBLISH_RECHECK_MS };
     // Level-based, but time moves: look again when the key turns "expiring soon" or expires.
     return expiry.recheckMs === null ? undefined : { requeueAfterMs: Math.max(PUBLISH_RECHECK_MS, expiry.recheckMs) };
+  }
+
+  /** The key a new ApiKey will be given: one with a valid spec, no keyHash, not revoked, and no Secret yet. */
+  private keyToGenerate(obj: CustomObject, name: string): string | undefined {
+    const parsed = parseCr('ApiKey', obj);
+    if (!parsed.ok || parsed.value.spec.keyHash || parsed.value.spec.revoked) return undefined;
+    return this.ctx.caches.Secret.get(keySecretName(name, parsed.value.spec.secretName)) ? undefined : generateKey();
   }
 
   /** One Event when the key enters its last 14 days (status.expiringSoon remembers that it was recorded). */
@@ -113,7 +122,7 @@ export class ApiKeyController implements Reconciler {
     secretName: string,
   ): { verdict: Verdict; requeue: boolean; expiresAt: number | null } | null {
     const cachedKey = secretValue(this.ctx.caches.Secret.get(secretName), SECRET_DATA_KEY);
-    const result = state.kind === 'key' && cachedKey !== state.key ? compiledWithKey(this.ctx, name, state.key) : compiled(this.ctx);
+    const result = compiledKey(this.ctx, name, state.kind === 'key' && cachedKey !== state.key ? state.key : null);
     const v = result.verdicts.apiKeys[name];
     if (!v) return null;
     const expiresAt = result.keys.find((k) => k.name === name)?.expiresAt ?? null;

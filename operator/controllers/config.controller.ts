@@ -5,7 +5,6 @@
 // What the compiler could not serve (a target without its credentials, a key without its account) is in its
 // verdicts, which the other controllers render into each object's status.
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../gateway/contract/canonical-json.ts';
 import type { Outcome } from '../queue/work-queue.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
 import { compiled, forgetCompiled } from './compiled.ts';
@@ -36,10 +35,16 @@ export class ConfigController implements Reconciler {
   }
 
   async reconcile(): Promise<Outcome | void> {
+    await this.publish();
+  }
+
+  private async publish(): Promise<void> {
     const { ctx } = this;
     const { snapshot, keys, problems } = compiled(ctx);
+    // The compile's output is in a fixed order (objects by name, fields as the compiler writes them): plain JSON
+    // tells a change as well as canonical JSON does, at a fraction of the cost with 10,000 key records.
     const digest = createHash('sha256')
-      .update(canonicalJson({ version: snapshot.version, keys }))
+      .update(JSON.stringify({ version: snapshot.version, keys }))
       .digest('hex');
     if (digest === this.lastDigest && (await ctx.store.currentVersion()) === snapshot.version) return;
     await ctx.store.publish(snapshot, keys);

@@ -34,14 +34,40 @@ function mcpSecretUsers(caches: Caches, secret: string): Work[] {
   return names(servers, () => true).map((n) => ['McpServer', n] as const);
 }
 
+/**
+ * ApiKeys by the Secret that holds their key, built once and kept until an ApiKey is added, deleted or changes its
+ * spec (forgetKeySecrets): a resync writes one Secret per key, and scanning every ApiKey on each would be N^2.
+ */
+const keySecrets = new WeakMap<Caches, Map<string, string[]>>();
+
+export function forgetKeySecrets(caches: Caches): void {
+  keySecrets.delete(caches);
+}
+
+function keysOfSecret(caches: Caches, secret: string): string[] {
+  let index = keySecrets.get(caches);
+  if (!index) {
+    index = new Map();
+    for (const k of caches.ApiKey.list()) {
+      const name = k.metadata?.name;
+      if (!name) continue;
+      const s = keySecretName(name, specOf(k).secretName as string | undefined);
+      const list = index.get(s);
+      if (list) list.push(name);
+      else index.set(s, [name]);
+    }
+    keySecrets.set(caches, index);
+  }
+  return index.get(secret) ?? [];
+}
+
 function secretUsers(caches: Caches, secret: string): Work[] {
-  const keys = caches.ApiKey.list().filter((k) => keySecretName(k.metadata?.name ?? '', specOf(k).secretName as string | undefined) === secret);
   const routes = caches.ModelRoute.list().filter((r) => {
     const targets = (specOf(r).targets ?? []) as Array<{ credentials?: { secretKeyRef?: { name?: string } } }>;
     return targets.some((t) => t.credentials?.secretKeyRef?.name === secret);
   });
   return [
-    ...names(keys, () => true).map((n) => ['ApiKey', n] as const),
+    ...keysOfSecret(caches, secret).map((n) => ['ApiKey', n] as const),
     ...names(routes, () => true).map((n) => ['ModelRoute', n] as const),
     ...mcpSecretUsers(caches, secret),
   ];

@@ -1,6 +1,6 @@
 // Guardrail: Ready renders the compiler's verdict (served, or why not: a regex that does not compile).
 import type { ControllerContext, Reconciler } from './context.ts';
-import { compiled } from './compiled.ts';
+import { compiledObjects } from './compiled.ts';
 import { parseCr } from './parse.ts';
 import { writeStatus } from './status.ts';
 
@@ -16,7 +16,7 @@ export class GuardrailController implements Reconciler {
     const obj = this.ctx.caches.Guardrail.get(name);
     if (!obj) return;
     const parsed = parseCr('Guardrail', obj);
-    const verdict = parsed.ok ? compiled(this.ctx).verdicts.guardrails[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
+    const verdict = parsed.ok ? compiledObjects(this.ctx).verdicts.guardrails[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
     if (verdict) await writeStatus(this.ctx, 'Guardrail', obj, { ready: verdict.ready, reason: verdict.reason, message: verdict.message });
   }
 }

@@ -10,7 +10,7 @@ import { ApiKeyController } from './api-key.controller.ts';
 import { forgetCompiled } from './compiled.ts';
 import { CONFIG_KEY, ConfigController } from './config.controller.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
-import { dependents, type Work } from './dependents.ts';
+import { dependents, forgetKeySecrets, type Work } from './dependents.ts';
 import { McpServerController } from './mcp-server.controller.ts';
 import { GuardrailController } from './guardrail.controller.ts';
 import { ModelRouteController } from './model-route.controller.ts';
@@ -18,6 +18,12 @@ import { PlanController } from './plan.controller.ts';
 
 type QueueKind = CrKind | 'Config';
 const NOT_SYNCED_RETRY_MS = 100;
+/**
+ * Objects of one kind reconciled at the same time (never one object twice): a reconcile mostly waits on the API
+ * server and Redis, so a resync of thousands of ApiKeys is bounded by these round trips, not by the CPU. The config
+ * is compiled and published by one at a time.
+ */
+const RECONCILE_CONCURRENCY = 8;
 
 export class ControllerManager {
   private readonly ctx: ControllerContext;
@@ -72,9 +78,12 @@ export class ControllerManager {
         // A status written (every probe round writes a ModelRoute's) changes nothing the compile reads: the compile is
         // kept, or 2,000 routes probed would compile the namespace 2,000 times (and each ApiKey's reconcile again).
         const changed = kind === 'Secret' || this.specChanged(kind, name);
-        // First: work enqueued below may start at once, and must not read the compile of the caches before.
-        if (changed) forgetCompiled(caches);
+        if (changed && kind === 'ApiKey') forgetKeySecrets(caches);
         const work = changed ? dependents(caches, kind, name) : [[kind, name] as const];
+        // Before any work is enqueued: it may start at once, and must not read the compile of the caches before. An
+        // ApiKey, or a Secret only ApiKeys read (one per key in a resync), leaves the compile of the other kinds.
+        const keysOnly = kind === 'ApiKey' || (kind === 'Secret' && work.length > 0 && work.every(([k]) => k === 'ApiKey' || k === 'Config'));
+        if (changed) forgetCompiled(caches, keysOnly);
         for (const w of work) this.enqueue(w);
       });
     }
@@ -146,7 +155,7 @@ export class ControllerManager {
         m.reconcileErrors.inc({ kind: r.kind });
         log.warn('Reconcile failed; retrying', { [r.kind]: `${this.ctx.clients.namespace}/${name}`, retryInMs, error: err });
       },
-      { concurrency: r.kind === 'Config' ? 1 : 2 },
+      { concurrency: r.kind === 'Config' ? 1 : RECONCILE_CONCURRENCY },
     );
   }
 }

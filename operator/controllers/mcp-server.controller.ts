@@ -1,7 +1,7 @@
 // McpServer: Ready renders the compiler's verdict (served, or why not: a missing Secret, a prefix another server
 // already uses).
 import type { ControllerContext, Reconciler } from './context.ts';
-import { compiled } from './compiled.ts';
+import { compiledObjects } from './compiled.ts';
 import { parseCr } from './parse.ts';
 import { writeStatus } from './status.ts';
 
@@ -17,7 +17,7 @@ export class McpServerController implements Reconciler {
     const obj = this.ctx.caches.McpServer.get(name);
     if (!obj) return;
     const parsed = parseCr('McpServer', obj);
-    const verdict = parsed.ok ? compiled(this.ctx).verdicts.mcpServers[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
+    const verdict = parsed.ok ? compiledObjects(this.ctx).verdicts.mcpServers[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
     if (verdict) await writeStatus(this.ctx, 'McpServer', obj, { ready: verdict.ready, reason: verdict.reason, message: verdict.message });
   }
 }

@@ -2,7 +2,7 @@
 // snapshot (the message names it and says how many targets still serve), a model id another route publishes,
 // an unknown fallback.
 import type { ControllerContext, Reconciler } from './context.ts';
-import { compiled } from './compiled.ts';
+import { compiledObjects } from './compiled.ts';
 import { parseCr } from './parse.ts';
 import { writeStatus } from './status.ts';
 
@@ -18,7 +18,7 @@ export class ModelRouteController implements Reconciler {
     const obj = this.ctx.caches.ModelRoute.get(name);
     if (!obj) return;
     const parsed = parseCr('ModelRoute', obj);
-    const verdict = parsed.ok ? compiled(this.ctx).verdicts.modelRoutes[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
+    const verdict = parsed.ok ? compiledObjects(this.ctx).verdicts.modelRoutes[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
     if (verdict) await writeStatus(this.ctx, 'ModelRoute', obj, { ready: verdict.ready, reason: verdict.reason, message: verdict.message });
   }
 }

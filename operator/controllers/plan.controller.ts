@@ -1,6 +1,6 @@
 // Plan: Ready renders the compiler's verdict (or says why the spec was not accepted).
 import type { Reconciler, ControllerContext } from './context.ts';
-import { compiled } from './compiled.ts';
+import { compiledObjects } from './compiled.ts';
 import { parseCr } from './parse.ts';
 import { writeStatus } from './status.ts';
 
@@ -16,7 +16,7 @@ export class PlanController implements Reconciler {
     const obj = this.ctx.caches.Plan.get(name);
     if (!obj) return;
     const parsed = parseCr('Plan', obj);
-    const verdict = parsed.ok ? compiled(this.ctx).verdicts.plans[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
+    const verdict = parsed.ok ? compiledObjects(this.ctx).verdicts.plans[name] : { ready: false, reason: 'InvalidSpec', message: parsed.message };
     if (verdict) await writeStatus(this.ctx, 'Plan', obj, verdict);
   }
 }

@@ -11,6 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { PLURALS, type CrKind } from '../../crds/crd-kinds.ts';
 import { GROUP, VERSION } from '../../crds/schema/common.ts';
+import { reuseConnections } from './connections.ts';
 import type { WatchSpec } from './informer.ts';
 
 export { CR_KINDS, type CrKind } from '../../crds/crd-kinds.ts';
@@ -36,7 +37,7 @@ export function loadKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromDefault();
   if (!kc.getCurrentCluster()) throw new Error('No Kubernetes cluster configured: set KUBECONFIG or run in a Pod with a service account.');
-  return kc;
+  return reuseConnections(kc);
 }
 
 export function makeClients(kc: KubeConfig, namespace: string): Clients {

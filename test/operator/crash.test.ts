@@ -53,9 +53,12 @@ describe('SIGKILL mid-reconcile, then a restart', () => {
 
     // A burst: 30 new keys and 3 revocations in one apply; the operator dies as soon as it has started on them.
     const op = inst.operators[0]!;
-    await inst.kubectlOk(['apply', '-f', '-'], list([...NEW.map((n) => key(n)), key('k0', true), key('k1', true), key('k2', true)]));
+    // Watched while kubectl still applies: the operator keeps up with kubectl's one-object-at-a-time creates, so once
+    // the apply returned it would have written nearly every Secret.
+    const applied = inst.kubectlOk(['apply', '-f', '-'], list([...NEW.map((n) => key(n)), key('k0', true), key('k1', true), key('k2', true)]));
     await waitFor('the first new Secret', async () => [...(await managedSecrets()).keys()].some((n) => n.startsWith('n')), 15_000, 5);
     await op.kill('SIGKILL');
+    await applied;
     const atKill = await managedSecrets();
     const newAtKill = [...atKill.keys()].filter((n) => n.startsWith('n')).length;
     process.stdout.write(`operator killed with ${newAtKill} of ${NEW.length} new key Secrets written\n`);
