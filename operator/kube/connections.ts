@@ -21,7 +21,9 @@ function keyOf(cluster: Cluster | null, opts: AgentOptions): string {
 
 /** Makes `kc` reuse one dispatcher (and so its open connections) across requests. Returns `kc`. */
 export function reuseConnections(kc: KubeConfig): KubeConfig {
-  const target = kc as unknown as { createDispatcher: MakeDispatcher };
+  const target = kc as unknown as { createDispatcher?: MakeDispatcher };
+  // A client-node without this method (a later version that pools connections itself) is left as it is.
+  if (typeof target.createDispatcher !== 'function') return kc;
   const make = target.createDispatcher.bind(kc);
   let cached: { key: string; dispatcher: Dispatcher | undefined } | null = null;
   target.createDispatcher = (cluster, opts) => {
