@@ -14,7 +14,7 @@ import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts'
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { until } from '../helpers/until.ts';
-import { expectAccessible, launchBrowser } from './browser.ts';
+import { expectAccessible, launchBrowser, throughProvider } from './browser.ts';
 
 const CLIENT = { id: 'svc-console', secret: 'activity-test-client-secret-0123456789' };
 const ADMIN_TOKEN = 'activity-test-admin-token-0123456789';
@@ -92,11 +92,7 @@ async function signInAs(login: string): Promise<{ context: BrowserContext; page:
   const s = await fresh();
   await s.page.goto(`${gw.url}/dashboard/keys`);
   await s.page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
-  await s.page.waitForURL((u) => u.origin === idp.issuer);
-  await s.page.getByPlaceholder('Enter any login').fill(login);
-  await s.page.getByPlaceholder('and password').fill('any password');
-  await s.page.getByRole('button', { name: 'Sign-in' }).click();
-  await s.page.getByRole('button', { name: 'Continue' }).click();
+  await throughProvider(s.page, idp.issuer, login);
   await s.page.waitForURL(`${gw.url}/dashboard/keys`);
   for (const c of await s.context.cookies()) if (c.name === 'svc_console' && c.value) secrets.add(c.value);
   return s;

@@ -2,7 +2,7 @@
 // and the console's sign-in as a user does it (by label and role).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
@@ -47,4 +47,34 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
   await page.getByLabel('Admin token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(/\/dashboard\/keys/);
+}
+
+/** Through the OpenID provider's own pages (oidc-provider's development login: any login and password, then consent). */
+export async function throughProvider(page: Page, issuer: string, login: string): Promise<void> {
+  await page.waitForURL((u) => u.origin === issuer);
+  await page.getByPlaceholder('Enter any login').fill(login);
+  await page.getByPlaceholder('and password').fill('any password');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+}
+
+/**
+ * Signs `login` in to the console at `base` as a person does, in a context of its own (`options` for it): the keys
+ * page, "Sign in with Example SSO", the provider's pages, and back on the keys page.
+ */
+export async function ssoSignIn(
+  browser: Browser,
+  base: string,
+  issuer: string,
+  login: string,
+  options: BrowserContextOptions = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext(options);
+  context.setDefaultTimeout(15_000);
+  const page = await context.newPage();
+  await page.goto(`${base}/dashboard/keys`);
+  await page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
+  await throughProvider(page, issuer, login);
+  await page.waitForURL(`${base}/dashboard/keys`);
+  return { context, page };
 }

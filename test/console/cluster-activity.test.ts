@@ -11,7 +11,7 @@ import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provid
 import { until } from '../helpers/until.ts';
 import { consoleIdentity } from './cluster-identity.ts';
 import { startConsoleProcess, type ConsoleProcess } from './console-process.ts';
-import { expectAccessible, launchBrowser } from './browser.ts';
+import { expectAccessible, launchBrowser, ssoSignIn } from './browser.ts';
 import { startStripeMock, type StripeMock } from '../billing-stripe/stripe-mock.ts';
 
 const API = 'gateway.svc.dev/v1alpha1';
@@ -84,18 +84,7 @@ afterAll(async () => {
 });
 
 async function signInAs(login: string): Promise<Page> {
-  const context = await browser.newContext();
-  context.setDefaultTimeout(15_000);
-  const page = await context.newPage();
-  await page.goto(`${console_.url}/dashboard/keys`);
-  await page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
-  await page.waitForURL((u) => u.origin === idp.issuer);
-  await page.getByPlaceholder('Enter any login').fill(login);
-  await page.getByPlaceholder('and password').fill('any password');
-  await page.getByRole('button', { name: 'Sign-in' }).click();
-  await page.getByRole('button', { name: 'Continue' }).click();
-  await page.waitForURL(`${console_.url}/dashboard/keys`);
-  return page;
+  return (await ssoSignIn(browser, console_.url, idp.issuer, login)).page;
 }
 
 interface KubeEvent {

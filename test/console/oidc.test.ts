@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.ts';
 import { docExample } from '../helpers/docs.ts';
-import { expectAccessible, launchBrowser } from './browser.ts';
+import { expectAccessible, launchBrowser, throughProvider } from './browser.ts';
 
 const CLIENT = { id: 'svc-console', secret: 'oidc-test-client-secret-0123456789' };
 let idp: TestOidcProvider;
@@ -64,20 +64,11 @@ async function fresh(): Promise<{ context: BrowserContext; page: Page }> {
   return { context, page: await context.newPage() };
 }
 
-/** Through the provider's own pages: its login form (any password), then its consent page. */
-async function throughProvider(page: Page, login: string): Promise<void> {
-  await page.waitForURL((u) => u.origin === idp.issuer);
-  await page.getByPlaceholder('Enter any login').fill(login);
-  await page.getByPlaceholder('and password').fill('any password');
-  await page.getByRole('button', { name: 'Sign-in' }).click();
-  await page.getByRole('button', { name: 'Continue' }).click();
-}
-
 async function signInAs(login: string): Promise<{ context: BrowserContext; page: Page }> {
   const s = await fresh();
   await s.page.goto(`${gw.url}/dashboard/keys`);
   await s.page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
-  await throughProvider(s.page, login);
+  await throughProvider(s.page, idp.issuer, login);
   await s.page.waitForURL(`${gw.url}/dashboard/keys`);
   return s;
 }
@@ -254,7 +245,7 @@ describe('console sign-in with OpenID Connect', () => {
     const held = idp.holdNextCallback();
     await page.goto(`${gw.url}/dashboard/login`);
     await page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
-    await throughProvider(page, 'alice');
+    await throughProvider(page, idp.issuer, 'alice');
     const callback = await held;
     const flowCookie = (await context.cookies()).find((c) => c.name === 'svc_console_oidc');
     expect(flowCookie?.sameSite).toBe('Lax');
@@ -283,7 +274,7 @@ describe('console sign-in with OpenID Connect', () => {
     });
     await page.goto(`${gw.url}/dashboard/login`);
     await page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
-    await throughProvider(page, 'bob');
+    await throughProvider(page, idp.issuer, 'bob');
     await page.waitForURL(`${gw.url}/dashboard/keys`);
     // Replayed in the same browser: refused, and the session made the first time is untouched.
     const replay = await page.goto(callback);

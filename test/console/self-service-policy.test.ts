@@ -14,7 +14,7 @@ import { docExample } from '../helpers/docs.ts';
 import { writeManifests } from '../helpers/fleet.ts';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
-import { expectAccessible, launchBrowser } from './browser.ts';
+import { expectAccessible, launchBrowser, ssoSignIn } from './browser.ts';
 
 const CLIENT = { id: 'svc-console', secret: 'oidc-policy-client-secret-0123456789' };
 let idp: TestOidcProvider;
@@ -57,19 +57,8 @@ afterAll(async () => {
   await idp?.stop();
 });
 
-async function signInAs(login: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
-  context.setDefaultTimeout(15_000);
-  const page = await context.newPage();
-  await page.goto(`${gw.url}/dashboard/keys`);
-  await page.getByRole('button', { name: 'Sign in with Example SSO' }).click();
-  await page.waitForURL((u) => u.origin === idp.issuer);
-  await page.getByPlaceholder('Enter any login').fill(login);
-  await page.getByPlaceholder('and password').fill('any password');
-  await page.getByRole('button', { name: 'Sign-in' }).click();
-  await page.getByRole('button', { name: 'Continue' }).click();
-  await page.waitForURL(`${gw.url}/dashboard/keys`);
-  return { context, page };
+function signInAs(login: string): Promise<{ context: BrowserContext; page: Page }> {
+  return ssoSignIn(browser, gw.url, idp.issuer, login);
 }
 
 async function chat(key: string, model: string): Promise<number> {
