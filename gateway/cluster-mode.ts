@@ -71,6 +71,7 @@ export async function startCluster(opts: ClusterOptions): Promise<ClusterGateway
   const tracing = await startTracing(opts.env, 'svc-gateway');
   const metricsOfProcess = new Metrics({ exemplars: tracing !== null });
   if (store.leases) metricsOfProcess.watchLeases(store.leases);
+  metricsOfProcess.watchSettles(store);
   // Each admitted call touches its key's "last used" (at most one HSET a minute per key), which the console shows.
   let responses: Awaited<ReturnType<typeof openResponseStore>>;
   try {

@@ -80,6 +80,7 @@ export async function startStandalone(opts: StandaloneOptions): Promise<Standalo
   usageLog.attach(logger);
   const state = opts.redis ? await onRedis(opts, config, logger) : await inMemory(config, usage.sink);
   if (state.backing.kind === 'redis' && state.backing.store.leases) metrics.watchLeases(state.backing.store.leases);
+  if (state.backing.kind === 'redis') metrics.watchSettles(state.backing.store);
   const snapshot = config.snapshot;
   const drain = new Drain();
   let responses: Awaited<ReturnType<typeof openResponseStore>>;

@@ -179,6 +179,21 @@ export class Metrics {
     });
   }
 
+  /**
+   * Settlements waiting for Redis (gateway/state/settle-retries.ts), read at each scrape: a call answered while Redis
+   * was unreachable or had lost its data is charged once its retried settle lands; 0 means nothing is owed.
+   */
+  watchSettles(store: { pendingSettles(): number }): void {
+    new Gauge({
+      name: 'svc_gateway_settles_pending',
+      help: 'Settlements of answered calls waiting to be retried because Redis did not take them (unreachable, or its money not rebuilt yet); each is retried every second for up to the hold lifetime.',
+      registers: [this.registry],
+      collect() {
+        this.set(store.pendingSettles());
+      },
+    });
+  }
+
   /** Leased admission's gauges and counters (SVC_ADMISSION_LEASES=1), read at each scrape. */
   watchLeases(leases: LeaseSource): void {
     watchLeases(this.registry, leases);

@@ -73,13 +73,26 @@ describe('Redis failure policy', () => {
     const before = await unavailable();
     await redis.client.call('CLIENT', 'PAUSE', '2500', 'ALL');
     const pausedAt = Date.now();
+    // The settles waiting for Redis, as every gateway reports them (svc_gateway_settles_pending), sampled during the stall.
+    const pending = async (): Promise<number> =>
+      (await Promise.all(fleet.metricsUrls.map(scrape))).reduce((n, text) => n + metricSum(text, 'svc_gateway_settles_pending'), 0);
+    let mostPending = 0;
+    const sampler = (async () => {
+      while (Date.now() < pausedAt + 2400) {
+        mostPending = Math.max(mostPending, await pending());
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     expectFailClosed('Redis paused', await burst(40));
     // Each of those answers is counted (the chart's SvcGatewayStoreUnavailable alert reads this counter).
     expect((await unavailable()) - before).toBe(40);
     expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    await sampler;
+    expect(mostPending).toBeGreaterThanOrEqual(1); // the in-flight calls' settles waited for Redis, and said so
     await new Promise((r) => setTimeout(r, Math.max(0, pausedAt + 2600 - Date.now())));
     await until(async () => (await chat(fleet.urls[1] as string, s.keys.k as string)).status === 200, 5000);
     await until(async () => (await store.ledger('acme')).openHolds === 0, 5000);
+    await until(async () => (await pending()) === 0, 5000, 'every retried settle landed');
     const ledger = await store.ledger('acme');
     const events = (await store.usageEvents('acme')).filter((e) => e.status === 200);
     expect(ledger.spentNano).toBe(events.reduce((sum, e) => sum + e.costNano, 0));

@@ -14,7 +14,7 @@ import { jsonLog } from '../../gateway/usage/exporter/log.ts';
 import { startExporter, type RunningExporter } from '../../gateway/usage/exporter/start.ts';
 import { ledgerMoney, type LedgerMoney } from '../../gateway/usage/ledger-money.ts';
 import { countBy, FLEET_PEPPER, me } from '../helpers/fleet.ts';
-import { ledgerOf, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
+import { ledgerOf, settlesDrained, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/process.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -101,6 +101,7 @@ describe("Redis loses its data under load, in a cluster: the operator's state re
 
     const chats = results.filter((r) => r.what === 'chat' && r.status === 200);
     await until(async () => (await op.ledger('acme')).openHolds === 0, 20_000, 'holds settled');
+    await until(() => settlesDrained(gateways.map((g) => g.metricsUrl)), 30_000, 'no settle waiting for Redis in any gateway');
     await until(async () => (await pgLedger()).spent === (await op.ledger('acme')).spentNano, 30_000, 'Postgres caught up with Redis');
     const record = await pgLedger();
     const view = await op.view('acme', 'k', Date.now());

@@ -18,7 +18,7 @@ import { accountUser, consoleIdentity } from '../console/cluster-identity.ts';
 import { startConsoleProcess, type ConsoleProcess } from '../console/console-process.ts';
 import { exporterProcess, rowCounts, type ExporterProcess } from '../helpers/exporter.ts';
 import { countBy, me } from '../helpers/fleet.ts';
-import { ledgerOf, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
+import { ledgerOf, settlesDrained, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { until } from '../helpers/until.ts';
@@ -193,6 +193,7 @@ describe('Redis loses its data under load, in a cluster of real processes', () =
     // Every charge reaches Postgres (the exporter drains the new streams); Redis and the ledger then agree exactly.
     const chats = results.filter((r) => r.what === 'chat' && r.status === 200);
     await until(async () => (await store.ledger('acme')).openHolds === 0, 30_000, 'holds settled');
+    await until(() => settlesDrained(inst.gateways.map((g) => g.metricsUrl)), 30_000, 'no settle waiting for Redis in any gateway');
     await until(async () => (await pgLedger()).spent === (await store.ledger('acme')).spentNano, 60_000, 'Postgres caught up with Redis');
     const record = await pgLedger();
     const counts = await rowCounts(pg.pool);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { chat, countBy, fleetStore, me, startFleet, type Fleet } from '../helpers/fleet.ts';
-import { ledgerOf, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
+import { ledgerOf, settlesDrained, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { metricSum, scrape } from '../helpers/prom.ts';
@@ -78,6 +78,7 @@ describe('Redis loses its data under load', () => {
     // Every charge lands in Postgres (the exporter drains the new streams); Redis, /v1/me and the ledger agree.
     const chats = results.filter((r) => r.what === 'chat' && r.status === 200);
     await until(async () => (await store.ledger('acme')).openHolds === 0, 20_000, 'holds settled');
+    await until(() => settlesDrained(fleet.metricsUrls), 30_000, 'no settle waiting for Redis in any gateway');
     await until(async () => (await pgLedger()).spent === (await store.ledger('acme')).spentNano, 30_000, 'Postgres caught up with Redis');
     const ledger = await store.ledger('acme');
     const record = await pgLedger();

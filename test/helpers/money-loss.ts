@@ -2,6 +2,7 @@
 // (test/billing/redis-loss*.test.ts).
 import type pg from 'pg';
 import { chat, type CallResult } from './fleet.ts';
+import { metricSum, scrape } from './prom.ts';
 
 export interface Served extends CallResult {
   endedAt: number;
@@ -67,4 +68,13 @@ export async function ledgerOf(pool: pg.Pool, account: string, key: string): Pro
     [account, key],
   );
   return { credits: credits.rows, rows: Number(ev.rows[0]?.n), spent: Number(ev.rows[0]?.cost), keyMonth: Number(month.rows[0]?.cost) };
+}
+
+/**
+ * True once no gateway (their metrics ports) holds a settlement waiting for Redis: a call answered around the loss is
+ * charged when its retried settle lands, so the money is final only then (`svc_gateway_settles_pending`).
+ */
+export async function settlesDrained(metricsUrls: readonly string[]): Promise<boolean> {
+  const pending = await Promise.all(metricsUrls.map(async (u) => metricSum(await scrape(u), 'svc_gateway_settles_pending')));
+  return pending.every((n) => n === 0);
 }
