@@ -230,15 +230,28 @@ describe("the operator under the chart's RBAC", () => {
     // What the ServiceMonitor scrapes: the gateway's metrics port, with the call just made; the API port has no /metrics.
     expect(await (await fetch(`${gateway.metricsUrl}/metrics`)).text()).toContain('svc_gateway_requests_total{');
     expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
-    const states = await kubectlOk(cp, [
-      'get',
-      'apikeys,accounts,plans,modelroutes',
-      '-n',
-      ns,
-      '-o',
-      'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
-    ]);
-    expect(states.trim().split('\n').sort()).toEqual(['Account/acme=True', 'ApiKey/ci-bot=True', 'ModelRoute/gpt-4o-mini=True', 'Plan/builder=True']);
+    // Every object's Ready condition: written by its own reconcile, which may come a moment after the gateway already
+    // serves the key (the record and the config reach Redis first).
+    const ready = ['Account/acme=True', 'ApiKey/ci-bot=True', 'ModelRoute/gpt-4o-mini=True', 'Plan/builder=True'];
+    const states = async (): Promise<string[]> =>
+      (
+        await kubectlOk(cp, [
+          'get',
+          'apikeys,accounts,plans,modelroutes',
+          '-n',
+          ns,
+          '-o',
+          'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+        ])
+      )
+        .trim()
+        .split('\n')
+        .sort();
+    let seen = await states();
+    for (const stop = Date.now() + 30_000; Date.now() < stop && JSON.stringify(seen) !== JSON.stringify(ready); seen = await states()) {
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    expect(seen, operator.output()).toEqual(ready);
     const lease = await kubectlOk(cp, ['get', 'lease', '-n', ns, 'svc-gateway-operator', '-o', 'jsonpath={.spec.holderIdentity}']);
     expect(lease).toBe('svc-operator-0');
     expect(operator.output()).not.toMatch(/forbidden|\b403\b/i);
