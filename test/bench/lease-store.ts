@@ -18,16 +18,29 @@ export interface LeaseFigures {
   gatewayCpuUs: number;
   redisCpuUs: number;
   scriptsPerPair: number;
+  /** Redis commands per pair, those the scripts ran included (INFO commandstats): the same on any machine. */
+  commandsPerPair: number;
   heapAfterMb: number;
 }
 
-async function scripts(store: RedisStore): Promise<number> {
+/** Scripts run so far, and the other commands (a script's `redis.call`s count as commands of their own). */
+async function scripts(store: RedisStore): Promise<{ scripts: number; commands: number }> {
   const info = await store.redis.info('commandstats');
-  return [...info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  let scripts = 0;
+  let commands = 0;
+  for (const m of info.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+)/g)) {
+    if (m[1] === 'evalsha' || m[1] === 'eval') scripts += Number(m[2]);
+    else if (m[1] !== 'info') commands += Number(m[2]);
+  }
+  return { scripts, commands };
 }
 
+let runs = 0;
+
 async function run(server: Proc, leases: boolean, pairs: number): Promise<LeaseFigures> {
-  const store = await RedisStore.connect({ url: `redis://127.0.0.1:${server.port}`, prefix: `bench-${leases ? 'on' : 'off'}`, leases: leases ? {} : null });
+  // A prefix of its own per run: a run on the same prefix would find its call ids settled already (no-op settles).
+  const prefix = `bench-${leases ? 'on' : 'off'}-${++runs}`;
+  const store = await RedisStore.connect({ url: `redis://127.0.0.1:${server.port}`, prefix, leases: leases ? {} : null });
   const acct = account({ trialCreditNano: 1e15 });
   const key = keyRec({ rpm: 10_000_000, tpm: 10_000_000_000 });
   await store.applyConfig(snapshot([acct]), [key]);
@@ -55,7 +68,7 @@ async function run(server: Proc, leases: boolean, pairs: number): Promise<LeaseF
   const c = process.cpuUsage(c0);
   const r = cpuSeconds(server.pid) - r0;
   const done = Math.ceil(pairs / CONCURRENCY) * CONCURRENCY;
-  const used = (await scripts(store)) - s0;
+  const s1 = await scripts(store);
   await store.close();
   globalThis.gc?.();
   return {
@@ -63,7 +76,8 @@ async function run(server: Proc, leases: boolean, pairs: number): Promise<LeaseF
     pairsPerSec: Math.round((done / ms) * 1000),
     gatewayCpuUs: Math.round(((c.user + c.system) / done) * 10) / 10,
     redisCpuUs: Math.round(((r * 1e6) / done) * 10) / 10,
-    scriptsPerPair: Math.round((used / done) * 100) / 100,
+    scriptsPerPair: Math.round(((s1.scripts - s0.scripts) / done) * 100) / 100,
+    commandsPerPair: Math.round(((s1.commands - s0.commands) / done) * 10) / 10,
     heapAfterMb: Math.round(process.memoryUsage().heapUsed / 1e5) / 10,
   };
 }
@@ -109,6 +123,8 @@ export async function leaseBench(pairs = PAIRS): Promise<LeaseFigures[]> {
 
 export function leaseTable(rows: LeaseFigures[]): string {
   const head =
-    '| store | admit+settle pairs/s | gateway CPU per pair (µs) | redis-server CPU per pair (µs) | scripts per pair |\n| --- | --- | --- | --- | --- |';
-  return [head, ...rows.map((r) => `| ${r.mode} | ${r.pairsPerSec} | ${r.gatewayCpuUs} | ${r.redisCpuUs} | ${r.scriptsPerPair} |`)].join('\n');
+    '| store | admit+settle pairs/s | gateway CPU per pair (µs) | redis-server CPU per pair (µs) | scripts per pair | Redis commands per pair |\n| --- | --- | --- | --- | --- | --- |';
+  return [head, ...rows.map((r) => `| ${r.mode} | ${r.pairsPerSec} | ${r.gatewayCpuUs} | ${r.redisCpuUs} | ${r.scriptsPerPair} | ${r.commandsPerPair} |`)].join(
+    '\n',
+  );
 }

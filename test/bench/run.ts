@@ -59,7 +59,8 @@ const HELP = `npm run bench [-- options]
   --scale              instead of the comparison: the cost curves, a table each (keys in Redis, ModelRoutes, prompt
                        size, open streams, gateway processes on one Redis, the operator on a real API server); about
                        15 minutes. --quick: each curve's smallest and largest point, short; --max N: stop the keys at N
-                       (default 1000000, quick 100000); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator
+                       (default 1000000, quick 100000); --min N: start the keys
+                       and ApiKeys at N (one large point alone); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator
   --guardrails         instead of the comparison: the gateway's CPU per chat call with every local guardrail detector on
                        the request stage beside the same call without a Guardrail, by prompt size (1 to 100 KB), and the
                        added µs per KB of prompt (--quick: 1 and 10 KB, few calls)
@@ -210,6 +211,7 @@ async function main(): Promise<void> {
       'scale-startup': { type: 'boolean' },
       scale: { type: 'boolean' },
       max: { type: 'string' },
+      min: { type: 'string' },
       curves: { type: 'string' },
       leases: { type: 'boolean' },
       guardrails: { type: 'boolean' },
@@ -236,11 +238,13 @@ async function main(): Promise<void> {
     // Quick: at most 100,000 keys unless --max says otherwise (a million take minutes to write).
     const maxKeys = Number(values.max ?? (values.quick ? 100_000 : 1_000_000));
     if (!Number.isInteger(maxKeys) || maxKeys < 10) throw new Error('--max takes a whole number of keys, at least 10');
+    const minKeys = Number(values.min ?? 0);
+    if (!Number.isInteger(minKeys) || minKeys < 0) throw new Error('--min takes a whole number of keys');
     const curves = values.curves ? values.curves.split(',').map((x) => x.trim()) : [...CURVES];
     const unknown = curves.filter((c) => !(CURVES as readonly string[]).includes(c));
     if (unknown.length > 0) throw new Error(`unknown curves: ${unknown.join(', ')} (known: ${CURVES.join(', ')})`);
     const quick = values.quick === true;
-    const r = await scale(curves as Curve[], { quick, maxKeys, pointMs: quick ? QUICK_POINT_MS : FULL_POINT_MS }, log);
+    const r = await scale(curves as Curve[], { quick, maxKeys, minKeys, pointMs: quick ? QUICK_POINT_MS : FULL_POINT_MS }, log);
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
     process.stdout.write(`${header}
 Mode: scale${quick ? ', quick' : ''}, ${seconds} s

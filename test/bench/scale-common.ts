@@ -9,6 +9,8 @@ export interface Bounds {
   quick: boolean;
   /** The largest number of keys in Redis to reach (default 1,000,000). */
   maxKeys: number;
+  /** The smallest number of keys (and ApiKeys) to start from (default 0: every point; --min N). */
+  minKeys?: number;
   /** Milliseconds of each half of a point (one at a time, then saturated). */
   pointMs: number;
 }
@@ -17,8 +19,8 @@ export const FULL_POINT_MS = 1500;
 export const QUICK_POINT_MS = 300;
 
 /** The points of a curve: every one, or (quick) the smallest and the largest. */
-export function pointsOf(all: readonly number[], b: Bounds, cap = Infinity): number[] {
-  const within = all.filter((x) => x <= cap);
+export function pointsOf(all: readonly number[], b: Bounds, cap = Infinity, floor = 0): number[] {
+  const within = all.filter((x) => x <= cap && x >= floor);
   const last = within[within.length - 1];
   return b.quick && within.length > 1 && last !== undefined ? [within[0] as number, last] : within;
 }

@@ -43,7 +43,7 @@ export async function keysCurve(up: Proc, b: Bounds, log: (l: string) => void): 
     const writer = new ConfigWriter(store.redis, redisKeys('svc'));
     const call: Call = { urls: s.urls, path: CHAT_PATH, headers: { ...s.headers, 'content-type': 'application/json' }, body: CHAT };
     let written = 0;
-    for (const target of pointsOf(KEY_POINTS, b, b.maxKeys)) {
+    for (const target of pointsOf(KEY_POINTS, b, b.maxKeys, b.minKeys)) {
       log(`keys in Redis: writing up to ${n(target)}...`);
       const t = Date.now();
       const fresh = Array.from({ length: target - written }, (_, i) => record(written + i));

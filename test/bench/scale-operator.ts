@@ -93,7 +93,7 @@ export async function operatorCurve(b: Bounds, log: (l: string) => void): Promis
   const cluster = await startCluster('scale');
   try {
     // --max N caps the ApiKeys as it caps the keys curve (a 50,000-key point takes a long while on a loaded machine).
-    for (const keys of pointsOf(b.quick ? QUICK_APIKEY_POINTS : APIKEY_POINTS, b, b.maxKeys)) {
+    for (const keys of pointsOf(b.quick ? QUICK_APIKEY_POINTS : APIKEY_POINTS, b, b.maxKeys, b.minKeys)) {
       const inst = await install(cluster, `scale-${keys}`);
       try {
         rows.push(await point(inst, cluster.api, keys, routes, log));

@@ -111,32 +111,141 @@ local function window_add(id, at, tokens)
   redis.call('PEXPIRE', tpmn, 2 * WINDOW)
 end
 
--- Settles: as settle.lua, idempotent per call id; the call's slot, tokens and hold leave the lease.
+-- Sums of amounts over the batch's settles, written with one HINCRBY per field at the end (write_sums). Exact: a Lua
+-- number holds every integer below 2^53, so an addend of more than 13 digits is written at once instead, and a sum
+-- is written and restarted after 900 addends (900 x 10^13 < 2^53).
+local sums, sum_order = {}, {}
+local function acc(key, field, amount)
+  if amount == '0' or amount == '' then return end
+  if #amount > 13 then return add(key, field, amount) end
+  local id = key .. '\0' .. field
+  local e = sums[id]
+  if not e then
+    e = { key = key, field = field, n = 0, c = 0 }
+    sums[id] = e
+    sum_order[#sum_order + 1] = e
+  end
+  if e.c >= 900 then
+    add(key, field, int_string(e.n))
+    e.n, e.c = 0, 0
+  end
+  e.n = e.n + tonumber(amount)
+  e.c = e.c + 1
+end
+local function write_sums()
+  for _, e in ipairs(sum_order) do add(e.key, e.field, int_string(e.n)) end
+end
+
+-- Arguments of one multi-member command, sent in slices (unpack's bound).
+local function in_slices(cmd, key, list, step)
+  for i = 1, #list, step do redis.call(cmd, key, unpack(list, i, math.min(i + step - 1, #list))) end
+end
+
+-- The leases a batch's settles used, each read once and written once (write_lease): what take_slot and take_money
+-- do call by call, summed. The highest slots left go, the calls' reserved tokens leave the reservation on the first
+-- slot, and when the last slot goes the reservation goes whole; the holds leave the lease's money, never below 0.
+local touched, touched_order = {}, {}
+local function lease_of(id)
+  local t = touched[id]
+  if t == nil then
+    local l = lease_get(id)
+    t = l and { id = id, l = l, members = {}, res = 0, emptied = false, holds = {} } or false
+    touched[id] = t
+    if t then touched_order[#touched_order + 1] = t end
+  end
+  return t
+end
+local function use_slot(t, res, hold)
+  local l = t.l
+  t.holds[#t.holds + 1] = hold
+  if l.left <= 0 then return end
+  t.members[#t.members + 1] = t.id .. '#' .. int_string(l.left)
+  t.res = t.res + tonumber(res)
+  if l.left == 1 then t.emptied = true end
+  l.left = l.left - 1
+end
+local function write_lease(t)
+  local first = t.id .. '#1'
+  if #t.members > 0 and redis.call('HEXISTS', tpmn, first) == 1 then
+    if t.emptied then
+      add(tpmn, '_sum', int_string(-(tonumber(redis.call('HGET', tpmn, first)) or 0)))
+      redis.call('HDEL', tpmn, first)
+    elseif t.res > 0 then
+      add(tpmn, first, int_string(-t.res))
+      add(tpmn, '_sum', int_string(-t.res))
+    end
+  end
+  if #t.members > 0 then in_slices('ZREM', calls, t.members, SLICE) end
+  local rec = redis.call('HGET', holdrec, t.id)
+  local k, m, h, tk
+  if rec then k, m, h, tk = parse_hold(rec) end
+  if k and is_amount(h) then
+    local sum, small = 0, #h <= 15 and #t.holds <= 900
+    for _, x in ipairs(t.holds) do
+      if #x > 13 then small = false end
+      sum = sum + tonumber(x)
+    end
+    if small then
+      local take = math.min(sum, tonumber(h))
+      add(acct, 'held', negate(int_string(take)))
+      add(held, m .. '|' .. k, negate(int_string(take)))
+      redis.call('HSET', holdrec, t.id, k .. '|' .. m .. '|' .. int_string(tonumber(h) - take) .. '|' .. tk)
+    else
+      for _, x in ipairs(t.holds) do take_money(t.id, x) end
+    end
+  end
+  lease_put(t.id, t.l)
+end
+
+-- Settles: as settle.lua, idempotent per call id (one seen twice in the batch counts once); the call's slot, tokens
+-- and hold leave the lease.
 local events = {}
-for i, s in ipairs(b.s or {}) do
-  if not redis.call('ZSCORE', settled, s.id) then
-    redis.call('ZADD', settled, now, s.id)
-    local l = lease_get(s.lease)
-    if l then
-      take_slot(s.lease, l, s.res)
-      take_money(s.lease, s.hold)
-      lease_put(s.lease, l)
-    end
+local list = b.s or {}
+local known = {}
+for i = 1, #list, SLICE do
+  local ids = {}
+  for j = i, math.min(i + SLICE - 1, #list) do ids[#ids + 1] = list[j].id end
+  local scores = redis.call('ZMSCORE', settled, unpack(ids))
+  for j = 1, #ids do known[i + j - 1] = scores[j] and true or false end
+end
+local seen, new_settled, window, token_fields = {}, {}, {}, {}
+for i, s in ipairs(list) do
+  if not known[i] and not seen[s.id] then
+    seen[s.id] = true
+    new_settled[#new_settled + 1] = now
+    new_settled[#new_settled + 1] = s.id
+    local t = lease_of(s.lease)
+    if t then use_slot(t, s.res, s.hold) end
     local m = s.month
-    add(acct, 'spent', s.cost)
-    add(acct, 'fee', s.fee)
-    add(spend, m, s.cost)
-    add(spend, m .. '|' .. s.key, s.cost)
-    add(spend, 'fee:' .. m, s.fee)
+    acc(acct, 'spent', s.cost)
+    acc(acct, 'fee', s.fee)
+    acc(spend, m, s.cost)
+    acc(spend, m .. '|' .. s.key, s.cost)
+    acc(spend, 'fee:' .. m, s.fee)
     if s.hit == 1 then
-      add(spend, 'hits:' .. m, '1')
-      add(spend, 'hits:' .. m .. '|' .. s.key, '1')
-      add(spend, 'saved:' .. m, s.saved)
-      add(spend, 'saved:' .. m .. '|' .. s.key, s.saved)
+      acc(spend, 'hits:' .. m, '1')
+      acc(spend, 'hits:' .. m .. '|' .. s.key, '1')
+      acc(spend, 'saved:' .. m, s.saved)
+      acc(spend, 'saved:' .. m .. '|' .. s.key, s.saved)
     end
-    if s.free ~= 1 then window_add(s.id, s.at, s.tokens) end
+    if s.free ~= 1 then
+      window[#window + 1] = s.at
+      window[#window + 1] = s.id
+      token_fields[#token_fields + 1] = s.id
+      token_fields[#token_fields + 1] = s.tokens
+      acc(tpmn, '_sum', s.tokens)
+    end
     events[#events + 1] = ARGV[4 + i]
   end
+end
+if #new_settled > 0 then in_slices('ZADD', settled, new_settled, 2 * SLICE) end
+for _, t in ipairs(touched_order) do write_lease(t) end
+write_sums()
+if #window > 0 then
+  in_slices('ZADD', calls, window, 2 * SLICE)
+  in_slices('HSET', tpmn, token_fields, 2 * SLICE)
+  redis.call('PEXPIRE', calls, 2 * WINDOW)
+  redis.call('PEXPIRE', tpmn, 2 * WINDOW)
 end
 if #events > 0 then
   local xadd = { 'XADD', usage }
