@@ -14,6 +14,7 @@ import { scaleStartup } from './scale-startup.ts';
 import { CURVES, scale, type Curve } from './scale.ts';
 import { FULL_POINT_MS, QUICK_POINT_MS } from './scale-common.ts';
 import { leaseBench, leaseTable } from './lease-store.ts';
+import { refusalCost, refusalTable } from './refusal-cost.ts';
 import { guardrailCost } from './guardrail-cost.ts';
 import { soak } from './soak.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
@@ -55,7 +56,8 @@ const HELP = `npm run bench [-- options]
                        gateway-redis-leases-before (gateway-redis and -leases from BENCH_BEFORE_ROOT=DIR, another checkout)
   --json FILE          also write the raw results as JSON
   --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
-                       (gateway CPU, redis-server CPU and scripts per pair; --quick: a short run)
+                       (gateway CPU, redis-server CPU, scripts and Redis commands per pair; --quick: a short run),
+                       then what a refusal at a key's TPM cap costs Redis with 100 to 50,000 calls in its window
   --scale              instead of the comparison: the cost curves, a table each (keys in Redis, ModelRoutes, prompt
                        size, open streams, gateway processes on one Redis, the operator on a real API server); about
                        15 minutes. --quick: each curve's smallest and largest point, short; --max N: stop the keys at N
@@ -260,7 +262,8 @@ ${r.text}
   }
   if (values.leases) {
     const rows = await leaseBench(values.quick ? 2000 : undefined);
-    process.stdout.write(`${header}\n\n${leaseTable(rows)}\n`);
+    const refusals = await refusalCost(values.quick === true);
+    process.stdout.write(`${header}\n\n${leaseTable(rows)}\n\nA refusal at the TPM cap:\n\n${refusalTable(refusals)}\n`);
     return;
   }
   if (values.soak !== undefined) {
