@@ -29,7 +29,9 @@
 //   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
 //   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op
 //   <p>:{a:<a>}:leases           HASH    admission leases (SVC_ADMISSION_LEASES): lease id -> "<k>|<month>|<slots left>|
-//                                        <deadline>", _demand -> time until which none is granted (state/lua/lease.lua)
+//                                        <deadline>", _demand -> time until which none is granted, _n and _n|<k> ->
+//                                        live leases of the account and of the key (state/lua/lease.lua)
+//   <p>:{a:<a>}:leaseends        ZSET    admission leases: lease id -> deadline (an ended one is forgotten there)
 //   <p>:{a:<a>}:tpm:<k>          ZSET    the key's calls: call id -> admission time (last 60 s); its size is the RPM count
 //   <p>:{a:<a>}:tpmn:<k>         HASH    call id -> tokens (reserved, then actual after settle), _sum -> window total
 //   <p>:{a:<a>}:usage            STREAM  usage events
@@ -54,6 +56,8 @@ export interface AccountKeys {
   settled: string;
   /** Admission leases held by gateway processes (gateway/state/leases.ts). */
   leases: string;
+  /** The same leases by deadline. */
+  leaseEnds: string;
   usage: string;
   stripe: string;
   billing: string;
@@ -115,6 +119,7 @@ export function accountKeys(prefix: string, account: string): AccountKeys {
     spend: `${t}:spend`,
     settled: `${t}:settled`,
     leases: `${t}:leases`,
+    leaseEnds: `${t}:leaseends`,
     usage: `${t}:usage`,
     stripe: `${t}:stripe`,
     billing: `${t}:billing`,

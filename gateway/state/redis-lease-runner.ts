@@ -36,6 +36,7 @@ export class LeaseRunner {
           calls: w.calls,
           tpmn: w.tpmn,
           keyexp: a.keyexp,
+          leaseends: a.leaseEnds,
         },
         {
           now,

@@ -21,7 +21,7 @@ export const SCRIPTS = {
   releaseHold: new NamedScript('release-hold', { lib: true, keys: ['acct', 'holds', 'holdrec', 'held', 'lines'], args: ['id', 'now'] }),
   lease: new NamedScript('lease', {
     lib: true,
-    keys: ['acct', 'revoked', 'holds', 'holdrec', 'held', 'spend', 'settled', 'usage', 'leases', 'calls', 'tpmn', 'keyexp'],
+    keys: ['acct', 'revoked', 'holds', 'holdrec', 'held', 'spend', 'settled', 'usage', 'leases', 'calls', 'tpmn', 'keyexp', 'leaseends'],
     args: ['now', 'settledKeepMs', 'streamMaxLen', 'batchJson', '...events'],
   }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),

@@ -4,7 +4,7 @@
 -- reads, so the per-call path counts it: `slots` members in the key's window (scored at the lease's end, so each
 -- stays at least 60 s past any call admitted from it), its token reservation on the first member, and its money as
 -- one hold (budget and balance) released at its deadline if the process dies.
--- KEYS: acct revoked holds holdrec held spend settled usage leases calls tpmn keyexp   (all in the account's hash slot)
+-- KEYS: acct revoked holds holdrec held spend settled usage leases calls tpmn keyexp leaseends   (the account's slot)
 -- ARGV: now settledKeepMs streamMaxLen batchJson ...events
 -- batchJson: { k = key, s = settles, r = release, g = grant, d = ms to ask leases back for, ds = 'key' | 'account',
 --   h = key hash (a flush asks whether it was revoked) }; amounts are decimal strings:
@@ -14,11 +14,12 @@
 -- format 2 (`v` 2, `events`: a JSON array, in settle order) for several (gateway/usage/event-schema.ts reads both).
 --   r    = { lease, key, month, deadline, inflight = { { id, at, tokens, res, hold } } }
 --   g    = { lease, hash, key, month, life, deadline, rpm, tpm, budget, tokens, hold, max, revoked }
--- Leases: HASH lease id -> "<key>|<month>|<slots left>|<deadline>", "_demand[|<key>]" -> time until which none is granted.
+-- Leases: HASH lease id -> "<key>|<month>|<slots left>|<deadline>", "_demand[|<key>]" -> time until which none is granted,
+--   "_n" and "_n|<key>" -> live leases of the account and of the key; leaseends: ZSET lease id -> deadline.
 -- Returns { verdict ('lease' | 'no' | 'done'), slots, tokens, nano, demand (0|1), revoked (0|1), live leases (of the
 -- key, or of the account when ds = 'account') }.
-local acct, revoked, holds, holdrec, held, spend, settled, usage, leases, calls, tpmn, keyexp =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local acct, revoked, holds, holdrec, held, spend, settled, usage, leases, calls, tpmn, keyexp, leaseends =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 local now, keep, maxlen = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 if not now or not keep or not maxlen then return redis.error_reply('svc: lease needs numeric now, settledKeepMs and streamMaxLen') end
 local ok, b = pcall(cjson.decode, ARGV[4])
@@ -60,6 +61,23 @@ local function lease_get(id)
   local k, m, left, ends = string.match(rec, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
   if not k then return nil end
   return { key = k, month = m, left = tonumber(left), ends = tonumber(ends) }
+end
+
+-- Live leases are counted as they are granted and forgotten (`_n`, `_n|<key>`), and indexed by deadline (leaseends),
+-- so a script reads two counts and the leases just ended, never every lease of the account (hundreds of busy keys).
+local function count_live(k, by)
+  for _, f in ipairs({ '_n', '_n|' .. k }) do
+    if redis.call('HINCRBY', leases, f, by) <= 0 then redis.call('HDEL', leases, f) end
+  end
+end
+
+local function forget_lease(id)
+  local rec = redis.call('HGET', leases, id)
+  redis.call('HDEL', leases, id)
+  if redis.call('ZREM', leaseends, id) == 1 and rec then
+    local k = string.match(rec, '^([^|]*)|')
+    if k then count_live(k, -1) end
+  end
 end
 
 local function lease_put(id, l)
@@ -300,7 +318,7 @@ if b.r then
       end
       redis.call('ZREM', calls, m)
     end
-    redis.call('HDEL', leases, r.lease)
+    forget_lease(r.lease)
   end
   local rec = redis.call('HGET', holdrec, r.lease)
   if rec then release(acct, holds, holdrec, held, r.lease, rec) end
@@ -310,24 +328,20 @@ end
 -- slots leave the window on their own). A request for leases back covers one key (RPM, TPM, budget) or the account
 -- (balance): `_demand|<key>` or `_demand`, each the time until which no lease it covers is granted.
 local bk = b.k or ''
-local function until_of(field) return tonumber(redis.call('HGET', leases, field) or '0') or 0 end
+local function until_of(field)
+  local v = tonumber(redis.call('HGET', leases, field) or '')
+  if v and v <= now then
+    redis.call('HDEL', leases, field)
+    return 0
+  end
+  return v or 0
+end
 local demand = until_of('_demand')
 if bk ~= '' then demand = math.max(demand, until_of('_demand|' .. bk)) end
-local live_all, live_key = 0, 0
-local all = redis.call('HGETALL', leases)
-for i = 1, #all, 2 do
-  if string.sub(all[i], 1, 7) ~= '_demand' then
-    local k, _, _, ends = string.match(all[i + 1], '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
-    if not ends or tonumber(ends) <= now then
-      redis.call('HDEL', leases, all[i])
-    else
-      live_all = live_all + 1
-      if k == bk then live_key = live_key + 1 end
-    end
-  elseif tonumber(all[i + 1]) and tonumber(all[i + 1]) <= now then
-    redis.call('HDEL', leases, all[i])
-  end
-end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', leaseends, '-inf', now, 'LIMIT', 0, 1000)) do forget_lease(id) end
+local function live_of(field) return tonumber(redis.call('HGET', leases, field) or '0') or 0 end
+local live_all = live_of('_n')
+local live_key = bk ~= '' and live_of('_n|' .. bk) or 0
 local account_wide = b.ds == 'account'
 if b.d and tonumber(b.d) and tonumber(b.d) > 0 then
   local until_ms = now + tonumber(b.d)
@@ -384,4 +398,6 @@ add(acct, 'held', int_string(nano))
 redis.call('ZADD', holds, g.deadline, g.lease)
 redis.call('HSET', holdrec, g.lease, g.key .. '|' .. g.month .. '|' .. int_string(nano) .. '|0')
 lease_put(g.lease, { key = g.key, month = g.month, left = slots, ends = g.deadline })
+redis.call('ZADD', leaseends, g.deadline, g.lease)
+count_live(g.key, 1)
 return { 'lease', slots, tok, int_string(nano), demanding, gone, live + 1 }
