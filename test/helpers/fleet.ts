@@ -43,6 +43,12 @@ async function waitReady(url: string): Promise<void> {
 /** Where the fleet keeps its state: one Redis, or (cluster) a Redis Cluster whose seed nodes `url` lists. */
 export type FleetRedis = Pick<TestRedis, 'url' | 'prefix'> & { cluster?: boolean };
 
+/** SVC_TEST_ADMISSION_LEASES=1: every fleet process admits with leases (the `leases` test project runs the fleet's
+ * money, limit and revocation tests so, unchanged). */
+export function fleetLeases(): Record<string, string> {
+  return process.env.SVC_TEST_ADMISSION_LEASES === '1' ? { SVC_ADMISSION_LEASES: '1' } : {};
+}
+
 export async function startFleet(n: number, redis: FleetRedis, docs: object[], env: Record<string, string> = {}): Promise<Fleet> {
   const procs: GatewayProcess[] = [];
   const add = async (d: object[] = docs, extra: Record<string, string> = {}): Promise<GatewayProcess> => {
@@ -52,6 +58,7 @@ export async function startFleet(n: number, redis: FleetRedis, docs: object[], e
       SVC_REDIS_PREFIX: redis.prefix,
       SVC_KEY_PEPPER: FLEET_PEPPER,
       ...(redis.cluster ? { SVC_REDIS_CLUSTER: '1' } : {}),
+      ...fleetLeases(),
       ...env,
       ...extra,
     });
@@ -119,6 +126,25 @@ export interface FleetContext {
 }
 
 /**
+ * With leases on, the lease logic must have been in play: calls admitted from leases, or leases asked for and refused
+ * (a test whose caps fit a few calls takes the per-call path, as it should); otherwise the run said nothing of leases.
+ */
+export async function leasesUsed(name: string, fleet: Fleet): Promise<void> {
+  const n: Record<string, number> = {};
+  for (const url of fleet.metricsUrls) {
+    const text = await fetch(`${url}/metrics`).then((r) => r.text());
+    for (const m of text.matchAll(/^svc_gateway_admission_(calls_total\{path|lease_grants_total\{outcome)="(\w+)"\} (\d+)/gm)) {
+      const k = `${m[1]?.startsWith('calls') ? 'admitted' : 'grants'} ${m[2]}`;
+      n[k] = (n[k] ?? 0) + Number(m[3]);
+    }
+  }
+  console.log(`${name} with leases: ${JSON.stringify(n)}`);
+  if (!n['admitted lease'] && !n['grants refused']) {
+    throw new Error(`SVC_TEST_ADMISSION_LEASES=1, but ${name}'s calls neither came from a lease nor asked for one: ${JSON.stringify(n)}`);
+  }
+}
+
+/**
  * A test file's Redis, n gateway processes on it and a store client, started before its tests, stopped after.
  * With SVC_TEST_REDIS_CLUSTER=1 (or REDIS_CLUSTER_URL set) the same tests run on a 3-master, 3-replica Redis Cluster.
  */
@@ -130,6 +156,7 @@ export function useFleet(name: string, docs: object[], n = 3): FleetContext {
     ctx.store = await fleetStore(ctx.redis);
   });
   afterAll(async () => {
+    if (ctx.fleet && fleetLeases().SVC_ADMISSION_LEASES) await leasesUsed(name, ctx.fleet);
     await ctx.store?.close();
     await ctx.fleet?.stop();
     await ctx.redis?.stop();

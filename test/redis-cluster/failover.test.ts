@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisStore } from '../../gateway/state/redis-store.ts';
 import { BUDGET_NANO, RPM, s, trafficThrough, type Figures } from '../helpers/failover-traffic.ts';
-import { fleetStore, startFleet, type Fleet } from '../helpers/fleet.ts';
+import { fleetLeases, fleetStore, leasesUsed, startFleet, type Fleet } from '../helpers/fleet.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';
 
 const open: Array<{ cluster?: TestRedisCluster; fleet?: Fleet; store?: RedisStore }> = [];
@@ -28,7 +28,7 @@ async function run(name: string, env: Record<string, string>, opts: { rejoin?: b
   o.fleet = await startFleet(3, redis, s.docs, { SVC_REDIS_TIMEOUT_MS: '500', SVC_HOLD_TTL_SECONDS: String(holdTtlSec), ...env });
   o.store = await fleetStore(redis);
   const victim = await cluster.masterOf(`${cluster.prefix}:{a:acme}:acct`);
-  return trafficThrough(`failover (${name}), master on port ${victim.port} killed`, {
+  const figures = await trafficThrough(`failover (${name}), master on port ${victim.port} killed`, {
     urls: o.fleet.urls,
     store: o.store,
     holdTtlMs: holdTtlSec * 1000,
@@ -39,6 +39,8 @@ async function run(name: string, env: Record<string, string>, opts: { rejoin?: b
     // The killed node comes back as a replica of the promoted one (what an orchestrator does), so the shard has a replica again.
     afterRepair: opts.rejoin ? () => victim.restart() : undefined,
   });
+  if (fleetLeases().SVC_ADMISSION_LEASES) await leasesUsed(name, o.fleet);
+  return figures;
 }
 
 describe('Redis Cluster master killed under traffic (3 gateways)', () => {
