@@ -1,28 +1,15 @@
 // A flush of many leased settles (one run of gateway/state/lua/lease.lua, which sums the batch's amounts, removes its
 // slots together and takes its holds off the lease once) leaves Redis exactly as the same settles flushed one by one.
 // Two stores on one real Redis, the same calls in each; every key of each compared field by field.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { describe, expect, it } from 'vitest';
+import { useLeaseStores } from '../../test/helpers/lease-stores.ts';
 import type { CompiledAccount, KeyRecord } from '../contract/snapshot.ts';
 import { RedisStore } from './redis-store.ts';
 import { account, held, keyRec, request, snapshot, usage } from './store-suite-fixtures.ts';
 import type { LeaseBatch, LeaseOptions, LeaseReply } from './leases.ts';
 import type { AdmitRequest, Hold, Settlement } from './store.ts';
 
-let redis: TestRedis;
-let n = 0;
-let open: RedisStore[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis('leases-batch');
-});
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.close()));
-  open = [];
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const stores = useLeaseStores('leases-batch');
 
 const T = Date.UTC(2026, 10, 30, 12, 0, 0);
 
@@ -32,8 +19,7 @@ interface Internals {
 }
 
 async function store(acct: CompiledAccount, key: KeyRecord, opts: LeaseOptions = {}): Promise<RedisStore> {
-  const s = await RedisStore.connect({ url: redis.url, prefix: `${redis.prefix}-${++n}`, leases: { flushMs: 3_600_000, ...opts } });
-  open.push(s);
+  const s = await stores.connect({ flushMs: 3_600_000, ...opts });
   await s.applyConfig(snapshot([acct]), [key]);
   return s;
 }

@@ -1,7 +1,7 @@
 // Leases held by three gateway processes (three stores on one Redis, each its own connection and leases): exact at
 // every cap, a revocation reaches a process holding a lease, and a process that dies loses what the docs say.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { describe, expect, it } from 'vitest';
+import { useLeaseStores } from '../../test/helpers/lease-stores.ts';
 import { until } from '../../test/helpers/until.ts';
 import type { CompiledAccount, KeyRecord } from '../contract/snapshot.ts';
 import { RedisStore } from './redis-store.ts';
@@ -9,20 +9,7 @@ import { account, held, keyRec, request, snapshot, usage } from './store-suite-f
 import type { AdmitRequest } from './store.ts';
 import type { LeaseOptions } from './leases.ts';
 
-let redis: TestRedis;
-let n = 0;
-let open: RedisStore[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis('leases-fleet');
-});
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.close()));
-  open = [];
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const stores = useLeaseStores('leases-fleet');
 
 /** One minute before a month ends (UTC), as the store suite: every call of a test at this time or a little later. */
 const T = Date.UTC(2026, 10, 30, 23, 58, 0);
@@ -30,11 +17,10 @@ const LIFE = 1000;
 const GRACE = 5000;
 
 async function fleet(acct: CompiledAccount, key: KeyRecord, leases: LeaseOptions[] = [{}, {}, {}]): Promise<RedisStore[]> {
-  const prefix = `${redis.prefix}-${++n}`;
-  const stores = await Promise.all(leases.map((l) => RedisStore.connect({ url: redis.url, prefix, leases: { lifeMs: LIFE, graceMs: GRACE, ...l } })));
-  open.push(...stores);
-  await stores[0]?.applyConfig(snapshot([acct]), [key]);
-  return stores;
+  const prefix = stores.prefix();
+  const all = await Promise.all(leases.map((l) => stores.connect({ lifeMs: LIFE, graceMs: GRACE, ...l }, prefix)));
+  await all[0]?.applyConfig(snapshot([acct]), [key]);
+  return all;
 }
 
 describe('leases held by three processes, at each cap: N concurrent calls against caps that fit N-1 serve exactly N-1', () => {
@@ -102,7 +88,7 @@ describe('a process killed while holding a lease', () => {
     // The dying process flushes only at release: what it settled is all unflushed when it dies.
     const [dying, survivor] = await fleet(acct, key, [{ flushMs: 3_600_000 }, {}]);
     if (!dying || !survivor) throw new Error('two stores');
-    open = open.filter((s) => s !== dying);
+    stores.forget(dying);
 
     // One flushed-and-settled call first (a drain-free write path: released by giving the lease back).
     const kept = held(await dying.admit(request(key, acct, T, { holdNano: 1000 })));
@@ -134,10 +120,9 @@ describe('asking leases back covers what the refusal was about', () => {
     const acct = account({ trialCreditNano: 1_000_000 });
     const capped = keyRec({ rpm: 2 });
     const other = keyRec({ hash: 'cd'.repeat(32), name: 'k2' });
-    const prefix = `${redis.prefix}-${++n}`;
-    const [a, b] = await Promise.all([0, 1].map(() => RedisStore.connect({ url: redis.url, prefix, leases: { lifeMs: LIFE, graceMs: GRACE } })));
+    const prefix = stores.prefix();
+    const [a, b] = await Promise.all([0, 1].map(() => stores.connect({ lifeMs: LIFE, graceMs: GRACE }, prefix)));
     if (!a || !b) throw new Error('two stores');
-    open.push(a, b);
     await a.applyConfig(snapshot([acct]), [capped, other]);
     held(await a.admit(request(other, acct, T)));
     expect(a.leases?.held).toBe(1);

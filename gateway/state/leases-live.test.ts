@@ -1,27 +1,14 @@
 // The live leases of an account and of a key (gateway/state/lua/lease.lua counts them as they are granted and given
 // back, and forgets one whose process died at its deadline), as every lease script reads them: a request for leases
 // back and a revocation wait on these counts. Three stores on one real Redis stand for three gateway processes.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { describe, expect, it } from 'vitest';
+import { useLeaseStores } from '../../test/helpers/lease-stores.ts';
 import { accountKeys } from '../contract/redis-keys.ts';
 import { RedisStore } from './redis-store.ts';
 import { account, held, keyRec, request, snapshot } from './store-suite-fixtures.ts';
 import type { LeaseBatch, LeaseReply } from './leases.ts';
 
-let redis: TestRedis;
-let n = 0;
-let open: RedisStore[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis('leases-live');
-});
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.close()));
-  open = [];
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const stores = useLeaseStores('leases-live');
 
 const T = Date.UTC(2026, 10, 30, 12, 0, 0);
 // Long enough that no lease ends on its own timer during a test; its deadline is T + LIFE + GRACE.
@@ -37,10 +24,9 @@ function runner(s: RedisStore): Run {
 
 describe('live leases', () => {
   it('are counted per key and per account as granted and given back; a dead process’s lease stops counting at its deadline', async () => {
-    const prefix = `${redis.prefix}-${++n}`;
-    const [a, b, c] = await Promise.all([0, 1, 2].map(() => RedisStore.connect({ url: redis.url, prefix, leases: { lifeMs: LIFE, graceMs: GRACE } })));
+    const prefix = stores.prefix();
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => stores.connect({ lifeMs: LIFE, graceMs: GRACE }, prefix)));
     if (!a || !b || !c) throw new Error('three stores');
-    open.push(a, b, c);
     const acct = account();
     const k1 = keyRec({ name: 'k1', hash: '1'.repeat(64) });
     const k2 = keyRec({ name: 'k2', hash: '2'.repeat(64) });
@@ -74,9 +60,8 @@ describe('live leases', () => {
   });
 
   it('a request for leases back marks the key until its end; read after that, the mark is gone', async () => {
-    const prefix = `${redis.prefix}-${++n}`;
-    const s = await RedisStore.connect({ url: redis.url, prefix, leases: { lifeMs: LIFE, graceMs: GRACE } });
-    open.push(s);
+    const prefix = stores.prefix();
+    const s = await stores.connect({ lifeMs: LIFE, graceMs: GRACE }, prefix);
     const acct = account();
     const k1 = keyRec({ name: 'k1', hash: '1'.repeat(64) });
     await s.applyConfig(snapshot([acct]), [k1]);

@@ -1,36 +1,22 @@
 // The usage events of leased calls (gateway/state/lua/lease.lua): written in one stream entry per flush, each once,
 // and none left behind by a graceful drain. Against a real Redis.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { describe, expect, it } from 'vitest';
+import { useLeaseStores } from '../../test/helpers/lease-stores.ts';
 import { entryEvents } from '../usage/event-schema.ts';
 import { RedisStore } from './redis-store.ts';
 import { account, held, keyRec, request, snapshot, usage } from './store-suite-fixtures.ts';
 import type { LeaseBatch, LeaseReply } from './leases.ts';
 import type { Hold } from './store.ts';
 
-let redis: TestRedis;
-let n = 0;
-let open: RedisStore[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis('leases-stream');
-});
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.close()));
-  open = [];
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const stores = useLeaseStores('leases-stream');
 
 const T = Date.UTC(2026, 10, 30, 12, 0, 0);
 const acct = account();
 const key = keyRec();
 
 /** A store whose leases flush only when asked (or at release and drain): every settle of a test in one batch. */
-async function store(prefix = `${redis.prefix}-${++n}`): Promise<RedisStore> {
-  const s = await RedisStore.connect({ url: redis.url, prefix, leases: { flushMs: 3_600_000 } });
-  open.push(s);
+async function store(prefix = stores.prefix()): Promise<RedisStore> {
+  const s = await stores.connect({ flushMs: 3_600_000 }, prefix);
   await s.applyConfig(snapshot([acct]), [key]);
   return s;
 }
@@ -92,9 +78,9 @@ describe('usage events of leased calls', () => {
   });
 
   it('a graceful drain writes every settle still waiting for its flush: nothing lost', async () => {
-    const prefix = `${redis.prefix}-${++n}`;
+    const prefix = stores.prefix();
     const draining = await store(prefix);
-    open = open.filter((x) => x !== draining);
+    stores.forget(draining);
     const holds: Hold[] = [];
     for (let i = 0; i < 4; i++) holds.push(held(await draining.admit(request(key, acct, T + i))));
     await settleAll(draining, holds, 900);
