@@ -28,6 +28,7 @@
 //   <p>:{a:<a>}:held             HASH    "<month>|<k>" -> nano held by the key's open holds of that month
 //   <p>:{a:<a>}:spend            HASH    "<month>" -> account spend, "<month>|<k>" -> key spend, "fee:<month>" -> fee
 //   <p>:{a:<a>}:settled          ZSET    settled hold id -> time: a retried settle is a no-op
+//   <p>:{a:<a>}:settled:stage:<t> ZSET   a rebuild's settled ids, staged in slices, renamed to settled by its restore
 //   <p>:{a:<a>}:leases           HASH    admission leases (SVC_ADMISSION_LEASES): lease id -> "<k>|<month>|<slots left>|
 //                                        <deadline>", _demand -> time until which none is granted, _n and _n|<k> ->
 //                                        live leases of the account and of the key (state/lua/lease.lua)
@@ -106,6 +107,11 @@ export interface RedisKeys {
 }
 
 /** The keys of one account, all hash-tagged {a:<account>} so they share a Cluster slot. */
+/** Where one rebuild (token `token`) stages the account's settled ids before its restore (state/money-restore.ts). */
+export function settledStage(prefix: string, account: string, token: string): string {
+  return `${prefix}:{a:${account}}:settled:stage:${token}`;
+}
+
 export function accountKeys(prefix: string, account: string): AccountKeys {
   const t = `${prefix}:{a:${account}}`;
   return {

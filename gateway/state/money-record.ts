@@ -73,7 +73,6 @@ export function restoreJson(r: MoneyRecord): string {
     credits: r.creditIds,
     spend: Object.fromEntries(Object.entries(r.spend).map(([k, v]) => [k, String(v)])),
     stripe,
-    settled: r.settled.map(([id, at]) => [id, String(at)]),
     billing: r.stripe.map((s) => `${s.amountNano}|${JSON.stringify({ kind: s.kind, reference: s.reference, at: s.at, eventId: s.eventId })}`),
   });
 }

@@ -25,7 +25,12 @@ export const SCRIPTS = {
     args: ['now', 'settledKeepMs', 'streamMaxLen', 'batchJson', '...events'],
   }),
   applyAccount: new NamedScript('apply-account', { keys: ['acct', 'credits'], args: ['trialNano', '...creditPairs'] }),
-  restoreAccount: new NamedScript('restore-account', { lib: true, keys: ['acct', 'credits', 'spend', 'stripe', 'billing', 'settled'], args: ['recordJson'] }),
+  restoreAccount: new NamedScript('restore-account', {
+    lib: true,
+    keys: ['acct', 'credits', 'spend', 'stripe', 'billing', 'settled', 'stage'],
+    args: ['recordJson'],
+  }),
+  stageSettled: new NamedScript('stage-settled', { lib: true, keys: ['acct', 'stage'], args: ['ttlMs', '...pairs'] }),
   catchUp: new NamedScript('catch-up', { lib: true, keys: ['acct', 'holds', 'holdrec', 'held', 'spend', 'settled'], args: ['eventsJson', 'arm'] }),
   publishKey: new NamedScript('publish-key', { keys: ['record'], args: ['recordJson', 'revoked'] }),
   findKey: new NamedScript('find-key', { readOnly: true, keys: ['record'], args: [] }),

@@ -1,0 +1,127 @@
+// A rebuild's restore of one account (gateway/state/money-restore.ts) with many recently settled ids: they are staged a
+// slice at a time (a busy account's hundreds of thousands never block Redis in one step) and become the account's
+// settled set in the restore's atomic step; nothing is staged for, or left behind by, a live account. Real Redis.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { accountKeys, settledStage } from '../contract/redis-keys.ts';
+import type { MoneyRecord } from './money-record.ts';
+import { restoreAccounts } from './money-restore.ts';
+import { RedisStore } from './redis-store.ts';
+import { SCRIPTS } from './scripts.ts';
+import { account, keyRec, snapshot } from './store-suite-fixtures.ts';
+
+let redis: TestRedis;
+let n = 0;
+
+beforeAll(async () => {
+  // Its own server: the test counts the scripts it runs.
+  redis = await startRedis('money-restore', { own: true });
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+const T = Date.UTC(2026, 10, 30, 12, 0, 0);
+
+function record(ids: number): MoneyRecord {
+  return {
+    account: 'acme',
+    trialNano: 1_000_000,
+    creditIds: [],
+    creditedNano: 1_000_000,
+    spentNano: 5_000,
+    feeNano: 0,
+    spend: {},
+    stripe: [],
+    settled: Array.from({ length: ids }, (_, i) => [`call-${i}`, T + i] as [string, number]),
+  };
+}
+
+async function scriptsRun(store: RedisStore): Promise<number> {
+  const info = await store.redis.info('commandstats');
+  return [...info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((t, m) => t + Number(m[1]), 0);
+}
+
+describe('restoring an account with many recently settled ids', () => {
+  it('stages 12,001 ids in three slices, then the restore makes them the settled set: a retried settle of one charges nothing', async () => {
+    const prefix = `${redis.prefix}-${++n}`;
+    const store = await RedisStore.connect({ url: redis.url, prefix });
+    try {
+      const k = accountKeys(prefix, 'acme');
+      // Both scripts loaded first (a script's first run on a server is one EVALSHA refused, then EVAL).
+      await restoreAccounts(store.redis, prefix, [{ ...record(1), account: 'other' }]);
+      const before = await scriptsRun(store);
+      expect(await restoreAccounts(store.redis, prefix, [record(12_001)])).toBe(1);
+      // Three staging steps (5,000 ids each at most) and the restore.
+      expect((await scriptsRun(store)) - before).toBe(4);
+      expect(await store.redis.zcard(k.settled)).toBe(12_001);
+      expect(await store.redis.zscore(k.settled, 'call-12000')).toBe(String(T + 12_000));
+      expect(await store.redis.pttl(k.settled)).toBe(-1);
+      expect(await store.redis.keys(`${prefix}:*:settled:stage:*`)).toEqual([]);
+      // A settle Redis applied before the loss, retried now by its gateway: no second charge.
+      await store.applyConfig(snapshot([account()]), [keyRec()]);
+      const hold = { id: 'call-7', account: 'acme', key: 'k1', tokens: 10, holdNano: 1000, month: '2026-11' };
+      await store.settle(hold, { costNano: 900, tokens: 10, event: { ...eventOf(hold.id), costNano: 900 } });
+      expect((await store.ledger('acme')).spentNano).toBe(5_000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a live account: nothing restored, nothing staged or left behind, its settled set untouched', async () => {
+    const prefix = `${redis.prefix}-${++n}`;
+    const store = await RedisStore.connect({ url: redis.url, prefix });
+    try {
+      await store.applyConfig(snapshot([account()]), [keyRec()]);
+      const k = accountKeys(prefix, 'acme');
+      expect(await restoreAccounts(store.redis, prefix, [record(7_000)])).toBe(0);
+      expect(await store.redis.exists(k.settled)).toBe(0);
+      expect(await store.redis.keys(`${prefix}:*:settled:stage:*`)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('ids staged by a process that died before its restore are dropped on their own', async () => {
+    const prefix = `${redis.prefix}-${++n}`;
+    const store = await RedisStore.connect({ url: redis.url, prefix });
+    try {
+      const stage = settledStage(prefix, 'acme', 'dead');
+      const k = accountKeys(prefix, 'acme');
+      expect(await SCRIPTS.stageSettled.run(store.redis, { acct: k.acct, stage }, { ttlMs: 600_000, '...pairs': [T, 'call-1', T + 1, 'call-2'] })).toBe(1);
+      expect(await store.redis.zcard(stage)).toBe(2);
+      const ttl = await store.redis.pttl(stage);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(600_000);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+function eventOf(id: string): Parameters<RedisStore['settle']>[1]['event'] {
+  return {
+    eventId: id,
+    createdAt: new Date(T).toISOString(),
+    account: 'acme',
+    apiKey: 'k1',
+    taskType: null,
+    endpoint: 'chat.completions',
+    requestedModel: 'm',
+    servedModel: 'm',
+    upstream: 't',
+    fallback: false,
+    fallbackReason: null,
+    status: 200,
+    errorCode: null,
+    stream: false,
+    inputTokens: 1,
+    outputTokens: 1,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: 900,
+    feeNano: 0,
+    latencyMs: 0,
+    ttftMs: 0,
+  };
+}
