@@ -12,6 +12,8 @@ import { f1, load, n, pointsOf, table, type Bounds } from './scale-common.ts';
 export const APIKEY_POINTS = [100, 10_000, 50_000];
 export const QUICK_APIKEY_POINTS = [100, 1_000];
 const ROUTES = 2_000;
+/** The longest a full resync is waited for (the 50,000-key point takes tens of minutes on a 2-CPU machine). */
+const RESYNC_LIMIT_MS = 3_600_000;
 const QUICK_ROUTES = 200;
 const GROUP = { group: 'gateway.svc.dev', version: 'v1alpha1' };
 const API = 'gateway.svc.dev/v1alpha1';
@@ -71,7 +73,20 @@ async function point(inst: Installation, api: AdminApi, keys: number, routes: nu
     SVC_LEASE_RENEW_DEADLINE_MS: '90000',
     SVC_LEASE_RETRY_PERIOD_MS: '5000',
   });
-  await waitFor('every ApiKey Ready (full resync)', async () => (await readyKeys(api, ns)) >= keys, 1_800_000, Math.max(250, Math.min(5000, keys / 10)));
+  // The count read last is logged each minute and named in the failure (a partial figure: keys Ready per minute).
+  let ready = 0;
+  let logged = Date.now();
+  const resync = async (): Promise<boolean> => {
+    ready = await readyKeys(api, ns);
+    if (Date.now() - logged >= 60_000) {
+      logged = Date.now();
+      log(`operator: ${n(ready)} of ${n(keys)} ApiKeys Ready after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    }
+    return ready >= keys;
+  };
+  await waitFor('every ApiKey Ready (full resync)', resync, RESYNC_LIMIT_MS, Math.max(250, Math.min(5000, keys / 10))).catch((err: unknown) => {
+    throw new Error(`${n(ready)} of ${n(keys)} ApiKeys Ready after ${RESYNC_LIMIT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}`);
+  });
   const resyncS = (Date.now() - started) / 1000;
   const opMb = rssBytes(op.child.pid as number) / 2 ** 20;
   log(`operator: resync took ${resyncS.toFixed(1)} s; a gateway, then one more ApiKey...`);
