@@ -93,4 +93,17 @@ describe('npm run bench -- --quick', () => {
       expect(row.errors, row.endpoint).toBe('0');
     }
   }, 120_000);
+
+  it('measures admission at the store (--leases): pairs, a flush beside many leases, a refusal beside a full window', async () => {
+    const r = await runBench(['--leases', '--quick']);
+    expect(r.code, `${r.out}\n${r.err}`).toBe(0);
+    const pairs = tableUnder(r.out, '| store |');
+    expect(pairs.map((row) => row.store)).toEqual(['per call', 'leases', 'per call', 'leases']);
+    for (const row of pairs) expect(num(row['Redis commands per pair']), row.store).toBeGreaterThan(0);
+    const live = tableUnder(r.out, 'A flush while the account holds many leases');
+    expect(live.map((row) => num(row['leases live in the account']))).toEqual([1, 300]);
+    const refusals = tableUnder(r.out, 'A refusal at the TPM cap');
+    expect(refusals.map((row) => num(row["calls in the key's window"]))).toEqual([100, 5000]);
+    for (const row of refusals) expect(num(row['wall time per refusal (ms)'])).toBeGreaterThan(0);
+  }, 120_000);
 });

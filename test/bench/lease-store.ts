@@ -128,3 +128,58 @@ export function leaseTable(rows: LeaseFigures[]): string {
     '\n',
   );
 }
+
+export interface LiveLeaseFigure {
+  leases: number;
+  redisCpuUs: number;
+}
+
+/**
+ * A flush of one leased settle while the account holds many leases (one per key, as many busy keys would): the
+ * Redis CPU per flush. Each lease script reads the account's live leases, so this is how that read grows.
+ */
+export async function flushWithLeases(quick: boolean): Promise<LiveLeaseFigure[]> {
+  const server = await redis();
+  try {
+    const out: LiveLeaseFigure[] = [];
+    for (const leases of quick ? [1, 300] : [1, 100, 1000]) out.push(await livePoint(server, leases, quick ? 300 : 1500));
+    return out;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function livePoint(server: Proc, leases: number, ms: number): Promise<LiveLeaseFigure> {
+  // Leases that outlive the measurement; flushes only when asked.
+  const store = await RedisStore.connect({ url: `redis://127.0.0.1:${server.port}`, prefix: `live-${leases}`, leases: { flushMs: 3_600_000, lifeMs: 60_000 } });
+  try {
+    const acct = account({ trialCreditNano: 1e15 });
+    const keys = Array.from({ length: leases }, (_, i) => keyRec({ name: `k${i}`, hash: i.toString(16).padStart(64, '0') }));
+    await store.applyConfig(snapshot([acct]), keys);
+    const now = Date.now();
+    let seq = 0;
+    for (const key of keys) {
+      const d = await store.admit({ eventId: `g-${++seq}`, key, account: acct, tokens: 10, holdNano: 100, now });
+      if (!d.ok || d.hold.lease === undefined) throw new Error('the live-leases bench expected a lease for every key');
+    }
+    const key = keys[0] as (typeof keys)[number];
+    const r0 = cpuSeconds(server.pid);
+    const t0 = performance.now();
+    let flushes = 0;
+    while (flushes < 20 || performance.now() - t0 < ms) {
+      const d = await store.admit({ eventId: `f-${++seq}`, key, account: acct, tokens: 10, holdNano: 100, now: now + 1 });
+      if (!d.ok) throw new Error(`refused: ${d.code}`);
+      await store.settle(d.hold, { costNano: 50, tokens: 10, event: event(d.hold, now) });
+      await store.leases?.flushAll();
+      flushes++;
+    }
+    return { leases, redisCpuUs: ((cpuSeconds(server.pid) - r0) * 1e6) / flushes };
+  } finally {
+    await store.close();
+  }
+}
+
+export function liveLeaseTable(rows: LiveLeaseFigure[]): string {
+  const head = '| leases live in the account | redis-server CPU per flush of one settle (µs) |\n| --- | --- |';
+  return [head, ...rows.map((r) => `| ${r.leases.toLocaleString('en-US')} | ${Math.round(r.redisCpuUs)} |`)].join('\n');
+}

@@ -1,8 +1,11 @@
-// node test/bench/redis-rebuild.ts [--accounts N] [--keys-per-account N]: how long a Redis that lost its data takes to
-// be rebuilt from the Postgres ledger (gateway/state/money-guard.ts), on a throwaway Redis and Postgres: the ledger
-// read, the accounts' money written back, the config (every key record) published; then one account checked.
+// node test/bench/redis-rebuild.ts [--accounts N] [--keys-per-account N] [--recent N]: how long a Redis that lost its
+// data takes to be rebuilt from the Postgres ledger (gateway/state/money-guard.ts), on a throwaway Redis and Postgres:
+// the ledger read, the accounts' money written back, the config (every key record) published; then one account
+// checked. --recent N: one account's N usage events recorded lately (remembered as settled by the rebuild), and the
+// longest PING another client waited for while the rebuild ran.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import type { KeyRecord, Snapshot } from '../../gateway/contract/snapshot.ts';
 import { MoneyGuard } from '../../gateway/state/money-guard.ts';
 import { restoreAccounts } from '../../gateway/state/money-restore.ts';
@@ -12,7 +15,10 @@ import { migrate } from '../../gateway/usage/postgres/migrate.ts';
 import { startPostgres } from '../helpers/postgres.ts';
 import { startRedis } from '../helpers/redis.ts';
 
-const { values } = parseArgs({ options: { accounts: { type: 'string', default: '5000' }, 'keys-per-account': { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: { accounts: { type: 'string', default: '5000' }, 'keys-per-account': { type: 'string', default: '10' }, recent: { type: 'string', default: '0' } },
+});
+const RECENT = Number(values.recent);
 const ACCOUNTS = Number(values.accounts);
 const PER = Number(values['keys-per-account']);
 const NANO = 1_000_000_000;
@@ -35,6 +41,16 @@ try {
      FROM generate_series(0, $1 - 1) a, generate_series(0, $2 - 1) k`,
     [ACCOUNTS, PER],
   );
+  if (RECENT > 0) {
+    // Free calls (cost 0): the balances checked below stay as they are.
+    await pg.pool.query('SELECT usage_ensure_partition(now())');
+    await pg.pool.query(
+      `INSERT INTO usage_events (event_id, created_at, account, api_key, endpoint, requested_model, fallback, status, stream,
+         input_tokens, output_tokens, cost_nano, fee_nano, latency_ms)
+       SELECT gen_random_uuid(), now(), 'acct-0', 'k0', 'chat.completions', 'm', false, 200, false, 1, 1, 0, 0, 1 FROM generate_series(1, $1)`,
+      [RECENT],
+    );
+  }
   const plan = { name: 'builder', tier: 2, anthropicEndpoint: true, models: null, rpm: null, tpm: null };
   const accounts: Snapshot['accounts'] = {};
   const keys: KeyRecord[] = [];
@@ -80,17 +96,33 @@ try {
     accounts: () => Object.values(accounts),
     log: silent,
   });
+  // Another client's PINGs meanwhile: how long Redis was held by any one step.
+  const pinger = new Redis(redis.url);
+  let longestPingMs = 0;
+  let pinging = true;
+  const pings = (async (): Promise<void> => {
+    while (pinging) {
+      const p0 = performance.now();
+      await pinger.ping();
+      longestPingMs = Math.max(longestPingMs, performance.now() - p0);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
   t = Date.now();
   await guard.start();
   const totalMs = Date.now() - t;
   guard.stop();
+  pinging = false;
+  await pings;
+  pinger.disconnect();
   const v = await store.view('acct-7', 'k3', Date.now());
   const expectKey = 1_000_000 + 7 * 10 + 3;
   const expectSpent = Array.from({ length: PER }, (_, k) => 1_000_000 + 70 + k).reduce((x, y) => x + y, 0);
   const ok = v.keyMonthSpendNano === expectKey && v.balanceNano === 11 * NANO - expectSpent && guard.state === 'live';
   console.log(
     `rebuild of ${ACCOUNTS} accounts, ${keys.length} keys: ${totalMs} ms in all (ledger read ${readMs} ms, money of every account ${restoreMs} ms, ` +
-      `config and key records published ${publishMs} ms); acct-7/k3 checked: ${ok ? 'agrees with the ledger' : `WRONG ${JSON.stringify(v)}`}`,
+      `config and key records published ${publishMs} ms); ${RECENT} recent usage events of acct-0; longest PING meanwhile ` +
+      `${longestPingMs.toFixed(0)} ms; acct-7/k3 checked: ${ok ? 'agrees with the ledger' : `WRONG ${JSON.stringify(v)}`}`,
   );
   await ledger.close();
   await store.close();

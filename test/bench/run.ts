@@ -13,7 +13,7 @@ import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
 import { CURVES, scale, type Curve } from './scale.ts';
 import { FULL_POINT_MS, QUICK_POINT_MS } from './scale-common.ts';
-import { leaseBench, leaseTable } from './lease-store.ts';
+import { flushWithLeases, leaseBench, leaseTable, liveLeaseTable } from './lease-store.ts';
 import { refusalCost, refusalTable } from './refusal-cost.ts';
 import { guardrailCost } from './guardrail-cost.ts';
 import { soak } from './soak.ts';
@@ -57,7 +57,8 @@ const HELP = `npm run bench [-- options]
   --json FILE          also write the raw results as JSON
   --leases             instead of the comparison: admit+settle pairs through the Redis store, leases off and on
                        (gateway CPU, redis-server CPU, scripts and Redis commands per pair; --quick: a short run),
-                       then what a refusal at a key's TPM cap costs Redis with 100 to 50,000 calls in its window
+                       then a flush while the account holds 1 to 1,000 leases, and what a refusal at a key's TPM
+                       cap costs Redis with 100 to 50,000 calls in its window
   --scale              instead of the comparison: the cost curves, a table each (keys in Redis, ModelRoutes, prompt
                        size, open streams, gateway processes on one Redis, the operator on a real API server); about
                        15 minutes. --quick: each curve's smallest and largest point, short; --max N: stop the keys at N
@@ -262,8 +263,11 @@ ${r.text}
   }
   if (values.leases) {
     const rows = await leaseBench(values.quick ? 2000 : undefined);
+    const live = await flushWithLeases(values.quick === true);
     const refusals = await refusalCost(values.quick === true);
-    process.stdout.write(`${header}\n\n${leaseTable(rows)}\n\nA refusal at the TPM cap:\n\n${refusalTable(refusals)}\n`);
+    process.stdout.write(
+      `${header}\n\n${leaseTable(rows)}\n\nA flush while the account holds many leases:\n\n${liveLeaseTable(live)}\n\nA refusal at the TPM cap:\n\n${refusalTable(refusals)}\n`,
+    );
     return;
   }
   if (values.soak !== undefined) {
