@@ -24,6 +24,8 @@ const SCRIPTED_CALLS = [
   '+zadd',
   '+pexpire',
   '+zscore',
+  // A leased flush checks its settles in one command (lease.lua).
+  '+zmscore',
   '+zremrangebyscore',
   '+xadd',
   '+time',
@@ -83,6 +85,8 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `~${p}:{a:*}:spend`,
       `~${p}:{a:*}:stripe`,
       `~${p}:{a:*}:billing`,
+      // The ids a rebuild stages before its restore renames them into the settled set (stage-settled.lua).
+      `~${p}:{a:*}:settled:stage:*`,
       // A promoted replica's accounts caught up with the ledger (catch-up.lua): the settles it missed, their holds.
       `~${p}:{a:*}:settled`,
       `~${p}:{a:*}:holds`,
@@ -114,6 +118,11 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       '+zscore',
       '+zadd',
       '+zrem',
+      '+exists',
+      '+rename',
+      '+persist',
+      '+zunionstore',
+      '+pexpire',
       '+cluster|myid',
       '+evalsha',
       '+eval',
@@ -123,7 +132,14 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `%R~${p}:config:snapshot`,
       `%R~${p}:usage:streams`,
       `~${p}:{a:*}:usage`,
-      `%R~${p}:{a:*}:acct`,
+      // Events it committed to the ledger after a rebuild had read it are settled in the rebuilt Redis by the exporter
+      // (late-events.ts, catch-up.lua): the account's money, its holds, spend and settled ids.
+      `~${p}:{a:*}:acct`,
+      `~${p}:{a:*}:holds`,
+      `~${p}:{a:*}:holdrec`,
+      `~${p}:{a:*}:held`,
+      `~${p}:{a:*}:spend`,
+      `~${p}:{a:*}:settled`,
       `%R~${p}:{a:*}:credits`,
       `%R~${p}:{a:*}:billing`,
       // What the reconciliation found, for the operator's Events (one SET with an expiry).
@@ -147,6 +163,19 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       '+xinfo|consumers',
       '+xrange',
       '+xtrim',
+      // catch-up.lua in its late mode, and what it shares of lib.lua.
+      '+evalsha',
+      '+eval',
+      '+hexists',
+      '+hset',
+      '+hincrby',
+      '+hdel',
+      '+zadd',
+      '+zscore',
+      '+zrem',
+      '+zrangebyscore',
+      '+zremrangebyscore',
+      '+cluster|myid',
     ],
   };
   return [...new Set(['resetkeys', 'resetchannels', '-@all', ...CONNECTION, ...byRole[role]])].join(' ');

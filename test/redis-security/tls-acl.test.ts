@@ -2,6 +2,8 @@
 // openssl; every client must show a certificate signed by the test CA) and takes its users from an ACL file holding
 // the least-privilege rules of gateway/state/redis-acl.ts. The operator's user publishes, the gateway's user serves
 // real traffic (cluster-mode gateway, HTTP calls), the exporter's user exports; each is refused what it must not do.
+// And the money paths outside plain traffic, each under its process's user: leased admission (gateway), a rebuild's
+// staged restore (operator), the settle of events committed after a rebuild (exporter).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStandaloneConfig } from '../../gateway/config/standalone.ts';
@@ -10,6 +12,9 @@ import { publishSnapshot } from '../../gateway/contract/config-channel.ts';
 import { aclUser } from '../../gateway/state/redis-acl.ts';
 import { connectRedis, type RedisClient } from '../../gateway/state/redis-connect.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
+import { restoreAccounts } from '../../gateway/state/money-restore.ts';
+import { settleLateEvents } from '../../gateway/state/money-catch-up.ts';
+import { held, usage } from '../../gateway/state/store-suite-fixtures.ts';
 import { UsageStreams } from '../../gateway/usage/exporter/streams.ts';
 import { maintain } from '../../gateway/usage/exporter/maintain.ts';
 import { ExporterMetrics } from '../../gateway/usage/exporter/metrics.ts';
@@ -183,13 +188,58 @@ describe('Redis over TLS with ACL users', () => {
         expect(await ex.smembers('svc:{a:acme}:credits')).toEqual(['c1']);
         await refused(ex, 'SET', 'svc:config:snapshot', 'x');
         await refused(ex, 'HMGET', `svc:key:${'ab'.repeat(32)}`, 'record');
-        await refused(ex, 'HINCRBY', 'svc:{a:acme}:acct', 'credited', '1');
+        // It may write an account's money (it settles events it committed after a rebuild), not its keys' limits,
+        // revocations or credits.
+        await refused(ex, 'HSET', 'svc:{a:acme}:tpmn:k1', 'x', '1');
+        await refused(ex, 'SADD', 'svc:{a:acme}:revoked', 'x');
+        await refused(ex, 'SADD', 'svc:{a:acme}:credits', 'x');
         await refused(ex, 'FLUSHALL');
       } finally {
         ex.disconnect();
       }
     } finally {
       await gw?.stop();
+      await op.close();
+    }
+  });
+
+  it("under their own users: leased admission (gateway), a rebuild's staged restore (operator), late settles (exporter)", async () => {
+    const config = loadStandaloneConfig(writeManifests(s.docs), PEPPER);
+    const op = await RedisStore.connect(conn('operator'));
+    const gw = await RedisStore.connect({ ...conn('gateway'), leases: { flushMs: 3_600_000 } });
+    const ex = await connectRedis(conn('exporter'));
+    const admin = await connectRedis(conn('admin'));
+    try {
+      await op.applyConfig(config.snapshot, config.keys);
+      const acct = config.snapshot.accounts.acme;
+      const key = config.keys.find((k) => k.name === 'k1');
+      if (!acct || !key) throw new Error('acme and k1 in the config');
+      // A lease granted, a settle flushed in one batch, the lease given back: lease.lua under the gateway's user.
+      const now = Date.now();
+      const hold = held(await gw.admit({ eventId: `acl-lease-${now}`, key, account: acct, tokens: 10, holdNano: 1000, now }));
+      expect(hold.lease).toBeDefined();
+      await gw.settle(hold, { costNano: 600, tokens: 10, event: usage(hold, 600, now) });
+      await gw.leases?.flushAll();
+      await gw.leases?.releaseAll();
+      expect(await admin.zscore('svc:{a:acme}:settled', hold.id)).not.toBeNull();
+      // A rebuild under the operator's user: the recent ids staged, then renamed into the settled set by the restore.
+      const ids: Array<[string, number]> = [
+        ['gone-1', now],
+        ['gone-2', now],
+        ['gone-3', now],
+      ];
+      const record = { account: 'gone', trialNano: 1000, creditIds: [], creditedNano: 5000, spentNano: 0, feeNano: 0, spend: {}, stripe: [], settled: ids };
+      expect(await restoreAccounts(op.redis, 'svc', [record])).toBe(1);
+      expect(await admin.zcard('svc:{a:gone}:settled')).toBe(3);
+      // An event the exporter committed after that rebuild had read the ledger, settled in Redis under its user.
+      const month = new Date(now).toISOString().slice(0, 7);
+      const late = { account: 'gone', eventId: 'late-1', month, keyName: 'k9', costNano: '700', feeNano: '0', cacheHit: false, savedNano: '0', atMs: now };
+      expect(await settleLateEvents(ex, 'svc', [late])).toMatchObject({ events: 1, nano: 700, pending: [] });
+      expect(await admin.hget('svc:{a:gone}:acct', 'spent')).toBe('700');
+    } finally {
+      admin.disconnect();
+      ex.disconnect();
+      await gw.close();
       await op.close();
     }
   });
