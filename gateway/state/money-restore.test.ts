@@ -97,6 +97,28 @@ describe('restoring an account with many recently settled ids', () => {
       await store.close();
     }
   });
+  it('ids remembered at once leave at most 1,000 per settle once past their memory, never in one long step', async () => {
+    const prefix = `${redis.prefix}-${++n}`;
+    const store = await RedisStore.connect({ url: redis.url, prefix });
+    try {
+      const k = accountKeys(prefix, 'acme');
+      // 2,500 ids a rebuild remembered ten hours before the settles below: past the settled memory.
+      const old = { ...record(2_500), settled: record(2_500).settled.map(([id]) => [id, T - 10 * 3_600_000] as [string, number]) };
+      expect(await restoreAccounts(store.redis, prefix, [old])).toBe(1);
+      await store.applyConfig(snapshot([account()]), [keyRec()]);
+      const left: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const hold = { id: `new-${i}`, account: 'acme', key: 'k1', tokens: 10, holdNano: 1000, month: '2026-11' };
+        await store.settle(hold, { costNano: 1, tokens: 1, event: { ...eventOf(hold.id), costNano: 1 } });
+        left.push((await store.redis.zcount(k.settled, '-inf', T - 3_600_000)) as number);
+      }
+      expect(left).toEqual([1_500, 500, 0, 0]);
+      // The new settles' ids are remembered.
+      expect(await store.redis.zcard(k.settled)).toBe(4);
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 function eventOf(id: string): Parameters<RedisStore['settle']>[1]['event'] {

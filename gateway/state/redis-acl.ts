@@ -27,6 +27,9 @@ const SCRIPTED_CALLS = [
   // A leased flush checks its settles in one command (lease.lua).
   '+zmscore',
   '+zremrangebyscore',
+  // Settled ids forgotten a slice at a time (lib.lua forget_settled).
+  '+zcount',
+  '+zremrangebyrank',
   '+xadd',
   '+time',
   // On a Redis Cluster: the node's id, against the one that last checked the account with the ledger (lib.lua).

@@ -286,7 +286,7 @@ if #events > 0 then
   end
   redis.call(unpack(xadd))
 end
-if #(b.s or {}) > 0 then redis.call('ZREMRANGEBYSCORE', settled, '-inf', now - keep) end
+if #(b.s or {}) > 0 then forget_settled(settled, now - keep) end
 
 -- Release: the calls still running become ordinary holds (their slot and tokens a window entry of their own), then
 -- whatever the lease has left goes back.

@@ -74,6 +74,14 @@ local function release(acct, holds, holdrec, held, id, rec)
   return key, month
 end
 
+-- Forgets the settled ids remembered since before `cutoff`, at most 1,000 per call: ids remembered all at once (a
+-- rebuild's, hundreds of thousands with one time) leave a few settles at a time, never in one long step. Forgetting
+-- late is harmless: an id remembered longer only keeps a retry of its settle a no-op for longer.
+local function forget_settled(settled, cutoff)
+  local n = redis.call('ZCOUNT', settled, '-inf', cutoff)
+  if n > 0 then redis.call('ZREMRANGEBYRANK', settled, 0, math.min(n, 1000) - 1) end
+end
+
 -- Holds past their deadline belong to a replica that never settled them (it crashed): release them.
 local function reclaim(acct, holds, holdrec, held, now)
   local ids = redis.call('ZRANGEBYSCORE', holds, '-inf', now, 'LIMIT', 0, 1000)

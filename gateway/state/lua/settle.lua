@@ -26,7 +26,7 @@ if refused then return refused end
 reclaim(acct, holds, holdrec, held, now)
 if redis.call('ZSCORE', settled, id) then return 0 end
 redis.call('ZADD', settled, now, id)
-redis.call('ZREMRANGEBYSCORE', settled, '-inf', now - tonumber(ARGV[8]))
+forget_settled(settled, now - tonumber(ARGV[8]))
 
 local rec = redis.call('HGET', holdrec, id)
 if rec then
