@@ -8,7 +8,8 @@ import type { MoneyRecord } from './money-record.ts';
 import { restoreAccounts } from './money-restore.ts';
 import { RedisStore } from './redis-store.ts';
 import { SCRIPTS } from './scripts.ts';
-import { account, keyRec, snapshot } from './store-suite-fixtures.ts';
+import { account, keyRec, snapshot, usage } from './store-suite-fixtures.ts';
+import type { Hold } from './store.ts';
 
 let redis: TestRedis;
 let n = 0;
@@ -37,6 +38,17 @@ function record(ids: number): MoneyRecord {
   };
 }
 
+/** A store on a prefix of its own, closed after `f`. */
+async function withStore(f: (store: RedisStore, prefix: string) => Promise<void>): Promise<void> {
+  const prefix = `${redis.prefix}-${++n}`;
+  const store = await RedisStore.connect({ url: redis.url, prefix });
+  try {
+    await f(store, prefix);
+  } finally {
+    await store.close();
+  }
+}
+
 async function scriptsRun(store: RedisStore): Promise<number> {
   const info = await store.redis.info('commandstats');
   return [...info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((t, m) => t + Number(m[1]), 0);
@@ -44,9 +56,7 @@ async function scriptsRun(store: RedisStore): Promise<number> {
 
 describe('restoring an account with many recently settled ids', () => {
   it('stages 12,001 ids in three slices, then the restore makes them the settled set: a retried settle of one charges nothing', async () => {
-    const prefix = `${redis.prefix}-${++n}`;
-    const store = await RedisStore.connect({ url: redis.url, prefix });
-    try {
+    await withStore(async (store, prefix) => {
       const k = accountKeys(prefix, 'acme');
       // Both scripts loaded first (a script's first run on a server is one EVALSHA refused, then EVAL).
       await restoreAccounts(store.redis, prefix, [{ ...record(1), account: 'other' }]);
@@ -60,32 +70,24 @@ describe('restoring an account with many recently settled ids', () => {
       expect(await store.redis.keys(`${prefix}:*:settled:stage:*`)).toEqual([]);
       // A settle Redis applied before the loss, retried now by its gateway: no second charge.
       await store.applyConfig(snapshot([account()]), [keyRec()]);
-      const hold = { id: 'call-7', account: 'acme', key: 'k1', tokens: 10, holdNano: 1000, month: '2026-11' };
-      await store.settle(hold, { costNano: 900, tokens: 10, event: { ...eventOf(hold.id), costNano: 900 } });
+      const hold: Hold = { id: 'call-7', account: 'acme', key: 'k1', tokens: 10, holdNano: 1000, month: '2026-11' };
+      await store.settle(hold, { costNano: 900, tokens: 10, event: usage(hold, 900, T) });
       expect((await store.ledger('acme')).spentNano).toBe(5_000);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('a live account: nothing restored, nothing staged or left behind, its settled set untouched', async () => {
-    const prefix = `${redis.prefix}-${++n}`;
-    const store = await RedisStore.connect({ url: redis.url, prefix });
-    try {
+    await withStore(async (store, prefix) => {
       await store.applyConfig(snapshot([account()]), [keyRec()]);
       const k = accountKeys(prefix, 'acme');
       expect(await restoreAccounts(store.redis, prefix, [record(7_000)])).toBe(0);
       expect(await store.redis.exists(k.settled)).toBe(0);
       expect(await store.redis.keys(`${prefix}:*:settled:stage:*`)).toEqual([]);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('ids staged by a process that died before its restore are dropped on their own', async () => {
-    const prefix = `${redis.prefix}-${++n}`;
-    const store = await RedisStore.connect({ url: redis.url, prefix });
-    try {
+    await withStore(async (store, prefix) => {
       const stage = settledStage(prefix, 'acme', 'dead');
       const k = accountKeys(prefix, 'acme');
       expect(await SCRIPTS.stageSettled.run(store.redis, { acct: k.acct, stage }, { ttlMs: 600_000, '...pairs': [T, 'call-1', T + 1, 'call-2'] })).toBe(1);
@@ -93,14 +95,10 @@ describe('restoring an account with many recently settled ids', () => {
       const ttl = await store.redis.pttl(stage);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(600_000);
-    } finally {
-      await store.close();
-    }
+    });
   });
   it('ids remembered at once leave at most 1,000 per settle once past their memory, never in one long step', async () => {
-    const prefix = `${redis.prefix}-${++n}`;
-    const store = await RedisStore.connect({ url: redis.url, prefix });
-    try {
+    await withStore(async (store, prefix) => {
       const k = accountKeys(prefix, 'acme');
       // 2,500 ids a rebuild remembered ten hours before the settles below: past the settled memory.
       const old = { ...record(2_500), settled: record(2_500).settled.map(([id]) => [id, T - 10 * 3_600_000] as [string, number]) };
@@ -108,42 +106,13 @@ describe('restoring an account with many recently settled ids', () => {
       await store.applyConfig(snapshot([account()]), [keyRec()]);
       const left: number[] = [];
       for (let i = 0; i < 4; i++) {
-        const hold = { id: `new-${i}`, account: 'acme', key: 'k1', tokens: 10, holdNano: 1000, month: '2026-11' };
-        await store.settle(hold, { costNano: 1, tokens: 1, event: { ...eventOf(hold.id), costNano: 1 } });
+        const hold: Hold = { id: `new-${i}`, account: 'acme', key: 'k1', tokens: 10, holdNano: 1000, month: '2026-11' };
+        await store.settle(hold, { costNano: 1, tokens: 1, event: usage(hold, 1, T) });
         left.push((await store.redis.zcount(k.settled, '-inf', T - 3_600_000)) as number);
       }
       expect(left).toEqual([1_500, 500, 0, 0]);
       // The new settles' ids are remembered.
       expect(await store.redis.zcard(k.settled)).toBe(4);
-    } finally {
-      await store.close();
-    }
+    });
   });
 });
-
-function eventOf(id: string): Parameters<RedisStore['settle']>[1]['event'] {
-  return {
-    eventId: id,
-    createdAt: new Date(T).toISOString(),
-    account: 'acme',
-    apiKey: 'k1',
-    taskType: null,
-    endpoint: 'chat.completions',
-    requestedModel: 'm',
-    servedModel: 'm',
-    upstream: 't',
-    fallback: false,
-    fallbackReason: null,
-    status: 200,
-    errorCode: null,
-    stream: false,
-    inputTokens: 1,
-    outputTokens: 1,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    costNano: 900,
-    feeNano: 0,
-    latencyMs: 0,
-    ttftMs: 0,
-  };
-}
