@@ -64,6 +64,12 @@ describe('decideAdmission: checks in order, the first refusal wins', () => {
     expect(toDecision(req, 'budget', 0)).not.toHaveProperty('retryAfterSec');
   });
 
+  it('never says to wait longer than the window: a call another process admitted on a clock a little ahead leaves within it', () => {
+    expect(toDecision(req, 'rpm', 60_000)).toMatchObject({ code: 'rate_limited', retryAfterSec: 60 });
+    expect(toDecision(req, 'rpm', 60_004)).toMatchObject({ code: 'rate_limited', retryAfterSec: 60 });
+    expect(toDecision(req, 'tpm', 61_500)).toMatchObject({ code: 'rate_limited', retryAfterSec: 60 });
+  });
+
   it("says what is left of the budget or the balance against this call's worst case, and how to make it fit", () => {
     expect(toDecision(req, 'budget', 0, 999)).toEqual({
       ok: false,
