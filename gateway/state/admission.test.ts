@@ -64,7 +64,7 @@ describe('decideAdmission: checks in order, the first refusal wins', () => {
     expect(toDecision(req, 'budget', 0)).not.toHaveProperty('retryAfterSec');
   });
 
-  it('never says to wait longer than the window: a call another process admitted on a clock a little ahead leaves within it', () => {
+  it('never says to wait longer than the window: a call admitted with a time a moment after this one still leaves within it', () => {
     expect(toDecision(req, 'rpm', 60_000)).toMatchObject({ code: 'rate_limited', retryAfterSec: 60 });
     expect(toDecision(req, 'rpm', 60_004)).toMatchObject({ code: 'rate_limited', retryAfterSec: 60 });
     expect(toDecision(req, 'tpm', 61_500)).toMatchObject({ code: 'rate_limited', retryAfterSec: 60 });

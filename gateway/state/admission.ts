@@ -120,7 +120,8 @@ export function toDecision(req: AdmitRequest, refusal: Refusal, waitMs: number, 
 
 /**
  * Every call in a sliding window leaves it within the window's length of now, so the wait is at most that: a longer
- * one comes from a call admitted by another process whose clock runs a little ahead (its entry scored after now).
+ * one comes from a call admitted with a time a little after this one's (taken a moment later, or on another process's
+ * clock, but admitted first).
  */
 function rateLimited(message: string, waitMs: number): AdmitDecision & { ok: false } {
   return { ok: false, code: 'rate_limited', message, retryAfterSec: Math.min(WINDOW_MS / 1000, Math.max(1, Math.ceil(waitMs / 1000))) };
