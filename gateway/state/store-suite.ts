@@ -79,19 +79,6 @@ export function storeSuite(name: string, make: StoreFactory): void {
       });
     });
 
-    it("a TPM refusal's retry-after is when enough of the oldest calls leave the window, however far back they go", async () => {
-      const key = keyRec({ tpm: 1000 });
-      const { store } = await fresh(account(), [key]);
-      // 300 calls of 3 tokens, 100 ms apart: 900 of the 1000 tokens.
-      for (let i = 0; i < 300; i++) held(await store.admit(request(key, account(), T + i * 100, { tokens: 3 })));
-      // 400 tokens need the 100 oldest calls gone: the 100th was at T + 9.9 s, so it leaves the window at T + 69.9 s.
-      expect(await store.admit(request(key, account(), T + 40_000, { tokens: 400 }))).toMatchObject({ code: 'rate_limited', retryAfterSec: 30 });
-      // 850 need 250 gone: the 250th was at T + 24.9 s.
-      expect(await store.admit(request(key, account(), T + 40_000, { tokens: 850 }))).toMatchObject({ code: 'rate_limited', retryAfterSec: 45 });
-      // 1000 need all 300 gone: the last was at T + 29.9 s.
-      expect(await store.admit(request(key, account(), T + 40_000, { tokens: 1000 }))).toMatchObject({ code: 'rate_limited', retryAfterSec: 50 });
-    });
-
     it('holds the worst case against the monthly budget: never over, whatever the concurrency', async () => {
       const key = keyRec({ monthlyBudgetNano: 10_000 });
       const { store } = await fresh(account(), [key]);
