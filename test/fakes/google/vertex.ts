@@ -43,7 +43,7 @@ export interface FakeGoogle {
   claudeFallback: (call: RecordedCall) => AnthropicBehavior;
   enqueueGemini(...b: GeminiBehavior[]): void;
   geminiFallback: (call: RecordedCall) => GeminiBehavior;
-  /** Tokens of Claude answered (input, output), as the Anthropic fake counts them. */
+  /** Tokens of Claude answered to callers (input, output), as the Anthropic fake counts them; the gateway's probes are not counted. */
   served: { input: number; output: number };
   /** Refusals for authentication, counted. */
   refused: number;
@@ -161,7 +161,8 @@ export async function startFakeGoogle(auth: GoogleAuthCheck, name = 'fake-google
     // test queued for its own call.
     const probe = body.max_tokens === 1 && JSON.stringify(body.messages) === '[{"role":"user","content":"ping"}]';
     const b = (probe ? undefined : claudeQueue.shift()) ?? fake.claudeFallback(call);
-    void answerMessages(fake, name, { ...call, body: { ...body, model } }, b, res);
+    // Nor is it counted in `served`: a test compares that with what its own caller was billed.
+    void answerMessages(probe ? { served: { input: 0, output: 0 } } : fake, name, { ...call, body: { ...body, model } }, b, res);
   }
 
   const fake: FakeGoogle = {
