@@ -32,7 +32,7 @@ export async function startStandaloneMoney(
     redis: store.redis,
     prefix: store.prefix,
     publish: () => store.applyConfig(config.snapshot, config.keys),
-    record: ledger ? () => ledger.record() : null,
+    record: ledger ? (settled) => ledger.record(settled) : null,
     recordGrants: ledger ? () => ledger.recordGrants(store.redis, store.prefix) : undefined,
     recent: ledger ? (accounts) => ledger.recent(accounts) : undefined,
     accounts: () => Object.values(config.snapshot.accounts),

@@ -25,9 +25,9 @@
 // script refuses and when the periodic check sees a slot range served by another master.
 import { randomBytes } from 'node:crypto';
 import { redisKeys } from '../contract/redis-keys.ts';
-import type { MoneyRecord } from './money-record.ts';
+import type { MoneyRecord, SettledSink } from './money-record.ts';
 import { catchUpAccounts, type RecentEvents } from './money-catch-up.ts';
-import { forgottenRecords, restoreAccounts } from './money-restore.ts';
+import { forgottenRecords, restoreAccounts, SettledStage } from './money-restore.ts';
 import { isCluster, type RedisClient } from './redis-connect.ts';
 import { slotKept, slotLayout, writeSlotMarkers } from './slot-markers.ts';
 
@@ -56,8 +56,8 @@ export interface MoneyGuardOptions {
   prefix: string;
   /** Publishes this process's config (key records, accounts: trial and credits once by id); null: it publishes nothing. */
   publish: (() => Promise<void>) | null;
-  /** The money record (the Postgres ledger); null without DATABASE_URL. */
-  record: (() => Promise<MoneyRecord[]>) | null;
+  /** The money record (the Postgres ledger), its recent event ids handed to `settled` as they are read; null without DATABASE_URL. */
+  record: ((settled: SettledSink) => Promise<MoneyRecord[]>) | null;
   /** After a publish: the credits it granted, copied to the record at once (so a loss right after cannot grant them again). */
   recordGrants?: () => Promise<void>;
   /** The ledger's recent usage events of some accounts (a promoted Redis Cluster replica's catch-up); absent without one. */
@@ -264,8 +264,9 @@ export class MoneyGuard implements MoneyWatch {
     const t0 = Date.now();
     try {
       if (!partial && (await this.o.redis.get(this.marker)) !== null) return; // it finished just before
-      const records = this.o.record ? await this.o.record() : forgottenRecords(this.o.accounts());
-      const restored = await restoreAccounts(this.o.redis, this.o.prefix, records);
+      const stage = new SettledStage(this.o.redis, this.o.prefix);
+      const records = this.o.record ? await this.o.record(stage.add) : forgottenRecords(this.o.accounts());
+      const restored = await restoreAccounts(this.o.redis, this.o.prefix, records, stage);
       await this.o.publish?.();
       await this.o.recordGrants?.();
       // Accounts of a promoted replica: caught up with the ledger's settles it never saw (armed: checked on it).

@@ -26,13 +26,16 @@ export interface MoneyRecord {
   /** This month's spend fields of the account's spend hash: "<month>", "<month>|<key>", "fee:<month>", hits, saved. */
   spend: Record<string, number>;
   stripe: StripeRow[];
-  /**
-   * The usage events the ledger recorded lately, [event id, ms to remember it from (the record's read time)]: marked as settled by the restore, so a
-   * settle that Redis applied just before it lost its data (its answer lost with the connection, retried by the
-   * gateway after the rebuild) is a no-op instead of a second charge on top of the spend restored from the ledger.
-   */
-  settled: Array<[string, number]>;
 }
+
+/**
+ * Receives, while the record is read, the usage events the ledger recorded lately, one account's at a time in slices:
+ * [event id, ms to remember it from (the read's time)]. The restore marks them as settled, so a settle that Redis
+ * applied just before it lost its data (its answer lost with the connection, retried by the gateway after the rebuild)
+ * is a no-op instead of a second charge on top of the spend restored from the ledger. A busy account has hundreds of
+ * thousands: they go to Redis as they are read (money-restore.ts `SettledStage`), never held in the process at once.
+ */
+export type SettledSink = (account: string, ids: Array<[string, number]>) => Promise<void>;
 
 /** The object billing.lua marks as applied for a Stripe step of this kind (webhook.ts, sla.ts name them). */
 function stripeFields(r: StripeRow): string[] {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { accountKeys, settledStage } from '../contract/redis-keys.ts';
 import type { MoneyRecord } from './money-record.ts';
-import { restoreAccounts } from './money-restore.ts';
+import { restoreAccounts, SettledStage } from './money-restore.ts';
 import { RedisStore } from './redis-store.ts';
 import { SCRIPTS } from './scripts.ts';
 import { account, keyRec, snapshot, usage } from './store-suite-fixtures.ts';
@@ -24,18 +24,27 @@ afterAll(async () => {
 
 const T = Date.UTC(2026, 10, 30, 12, 0, 0);
 
-function record(ids: number): MoneyRecord {
-  return {
-    account: 'acme',
-    trialNano: 1_000_000,
-    creditIds: [],
-    creditedNano: 1_000_000,
-    spentNano: 5_000,
-    feeNano: 0,
-    spend: {},
-    stripe: [],
-    settled: Array.from({ length: ids }, (_, i) => [`call-${i}`, T + i] as [string, number]),
-  };
+const record: MoneyRecord = {
+  account: 'acme',
+  trialNano: 1_000_000,
+  creditIds: [],
+  creditedNano: 1_000_000,
+  spentNano: 5_000,
+  feeNano: 0,
+  spend: {},
+  stripe: [],
+};
+
+/** `n` recent ids, remembered from `from` on. */
+function ids(n: number, from = T): Array<[string, number]> {
+  return Array.from({ length: n }, (_, i) => [`call-${i}`, from + i] as [string, number]);
+}
+
+/** Restores `record` for acme with `n` ids staged first (as a rebuild stages them while it reads the ledger). */
+async function restoreWith(store: RedisStore, prefix: string, n: number, from = T): Promise<number> {
+  const stage = new SettledStage(store.redis, prefix);
+  await stage.add('acme', ids(n, from));
+  return restoreAccounts(store.redis, prefix, [record], stage);
 }
 
 /** A store on a prefix of its own, closed after `f`. */
@@ -59,9 +68,11 @@ describe('restoring an account with many recently settled ids', () => {
     await withStore(async (store, prefix) => {
       const k = accountKeys(prefix, 'acme');
       // Both scripts loaded first (a script's first run on a server is one EVALSHA refused, then EVAL).
-      await restoreAccounts(store.redis, prefix, [{ ...record(1), account: 'other' }]);
+      const other = new SettledStage(store.redis, prefix);
+      await other.add('other', ids(1));
+      await restoreAccounts(store.redis, prefix, [{ ...record, account: 'other' }], other);
       const before = await scriptsRun(store);
-      expect(await restoreAccounts(store.redis, prefix, [record(12_001)])).toBe(1);
+      expect(await restoreWith(store, prefix, 12_001)).toBe(1);
       // Three staging steps (5,000 ids each at most) and the restore.
       expect((await scriptsRun(store)) - before).toBe(4);
       expect(await store.redis.zcard(k.settled)).toBe(12_001);
@@ -80,7 +91,7 @@ describe('restoring an account with many recently settled ids', () => {
     await withStore(async (store, prefix) => {
       await store.applyConfig(snapshot([account()]), [keyRec()]);
       const k = accountKeys(prefix, 'acme');
-      expect(await restoreAccounts(store.redis, prefix, [record(7_000)])).toBe(0);
+      expect(await restoreWith(store, prefix, 7_000)).toBe(0);
       expect(await store.redis.exists(k.settled)).toBe(0);
       expect(await store.redis.keys(`${prefix}:*:settled:stage:*`)).toEqual([]);
     });
@@ -101,8 +112,7 @@ describe('restoring an account with many recently settled ids', () => {
     await withStore(async (store, prefix) => {
       const k = accountKeys(prefix, 'acme');
       // 2,500 ids a rebuild remembered ten hours before the settles below: past the settled memory.
-      const old = { ...record(2_500), settled: record(2_500).settled.map(([id]) => [id, T - 10 * 3_600_000] as [string, number]) };
-      expect(await restoreAccounts(store.redis, prefix, [old])).toBe(1);
+      expect(await restoreWith(store, prefix, 2_500, T - 10 * 3_600_000)).toBe(1);
       await store.applyConfig(snapshot([account()]), [keyRec()]);
       const left: number[] = [];
       for (let i = 0; i < 4; i++) {

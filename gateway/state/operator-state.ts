@@ -7,7 +7,7 @@ import { parseDriftRecord, type Drift } from '../contract/money-drift.ts';
 import { redisKeys } from '../contract/redis-keys.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
 import { MoneyGuard, type GuardLog } from './money-guard.ts';
-import type { MoneyRecord } from './money-record.ts';
+import type { MoneyRecord, SettledSink } from './money-record.ts';
 import type { RedisClient } from './redis-connect.ts';
 import { RedisStore, type RedisStoreOptions } from './redis-store.ts';
 import { SCRIPTS } from './scripts.ts';
@@ -49,7 +49,7 @@ export interface OperatorState extends ConfigPublisher, KeyAdmin, LedgerReader {
 
 /** The record a Redis that lost its data is rebuilt from (gateway/usage/ledger-money.ts); absent without DATABASE_URL. */
 export interface OperatorLedger {
-  record(): Promise<MoneyRecord[]>;
+  record(settled: SettledSink): Promise<MoneyRecord[]>;
   recordGrants(redis: RedisClient, prefix: string): Promise<void>;
   /** The recent usage events of these accounts (a promoted Redis Cluster replica's catch-up). */
   recent?(accounts: readonly string[]): Promise<RecentEvent[]>;
@@ -90,7 +90,7 @@ class RedisOperatorState implements OperatorState {
       redis,
       prefix,
       publish: () => this.apply(),
-      record: ledger ? () => ledger.record() : null,
+      record: ledger ? (settled) => ledger.record(settled) : null,
       recordGrants: ledger ? () => ledger.recordGrants(redis, prefix) : undefined,
       recent: ledger?.recent ? (accounts) => (ledger.recent as NonNullable<OperatorLedger['recent']>)(accounts) : undefined,
       accounts: () => Object.values(this.last?.snapshot.accounts ?? {}),

@@ -2,7 +2,7 @@
 // every account's money, and copy to it at once the credits a publish granted, so a loss right after a publish cannot
 // grant them again. Used by the standalone gateway with DATABASE_URL and by the operator's leader.
 import type { RecentEvent } from '../state/money-catch-up.ts';
-import type { MoneyRecord } from '../state/money-record.ts';
+import type { MoneyRecord, SettledSink } from '../state/money-record.ts';
 import type { RedisClient } from '../state/redis-connect.ts';
 import { monthOf } from '../state/store.ts';
 import { syncCredits } from './exporter/credit-sync.ts';
@@ -12,7 +12,8 @@ import { readRecentEvents } from './postgres/recent-events.ts';
 import { createPool } from './postgres/pool.ts';
 
 export interface LedgerMoney {
-  record(): Promise<MoneyRecord[]>;
+  /** Every account's money; the recent event ids go to `settled` as they are read. */
+  record(settled: SettledSink): Promise<MoneyRecord[]>;
   recordGrants(redis: RedisClient, prefix: string): Promise<void>;
   /** The recent usage events of these accounts (a promoted replica's catch-up). */
   recent(accounts: readonly string[]): Promise<RecentEvent[]>;
@@ -22,9 +23,9 @@ export interface LedgerMoney {
 export function ledgerMoney(databaseUrl: string, onError: (err: Error) => void): LedgerMoney {
   const pool = createPool(databaseUrl, { max: 2, onError });
   return {
-    record: async () => {
+    record: async (settled) => {
       await migrate(pool);
-      return readMoneyRecords(pool, monthOf(Date.now()));
+      return readMoneyRecords(pool, monthOf(Date.now()), settled);
     },
     recordGrants: async (redis, prefix) => void (await syncCredits(redis, pool, prefix)),
     recent: async (accounts) => {

@@ -2,7 +2,8 @@
 // one consistent snapshot: what a Redis that lost its data is rebuilt from (gateway/state/money-guard.ts).
 import type pg from 'pg';
 import type { EntryKind } from '../../state/billing-ledger.ts';
-import type { MoneyRecord } from '../../state/money-record.ts';
+import type { MoneyRecord, SettledSink } from '../../state/money-record.ts';
+import { inParallel, PUBLISH_PARALLEL } from '../../state/parallel.ts';
 import { SETTLED_MEMORY_MS } from '../../state/store.ts';
 
 const CREDITS = `
@@ -21,32 +22,41 @@ FROM usage_daily WHERE day >= $1::date AND day < ($1::date + interval '1 month')
 // The events recorded lately, remembered as settled by the restore (a settle applied just before the loss and retried
 // after the rebuild is then a no-op). A settle is retried for at most a hold's lifetime (SVC_HOLD_TTL_SECONDS, 900 by
 // default) after it failed, so events exported within SETTLED_MEMORY_MS plus twice the default hold lifetime are kept;
-// created_at bounds the partitions read (a call lives at most one hold lifetime before it is settled).
-const RECENT = `
-SELECT account, event_id::text AS id
-FROM usage_events
-WHERE created_at > now() - make_interval(secs => $1) AND exported_at > now() - make_interval(secs => $2)
-ORDER BY account, created_at`;
+// created_at bounds the partitions read (a call lives at most one hold lifetime before it is settled). Read through a
+// cursor, FETCH_ROWS at a time, each slice handed on before the next is read: a million ids would otherwise be a
+// quarter of a gigabyte in the process, more than a pod's memory limit.
 const RECENT_EXPORTED_S = SETTLED_MEMORY_MS / 1000 + 2 * 900;
 const RECENT_CREATED_S = RECENT_EXPORTED_S + 2 * 900;
+const RECENT = `
+DECLARE recent_ids NO SCROLL CURSOR FOR
+SELECT account, event_id::text AS id
+FROM usage_events
+WHERE created_at > now() - make_interval(secs => ${RECENT_CREATED_S}) AND exported_at > now() - make_interval(secs => ${RECENT_EXPORTED_S})
+ORDER BY account, created_at`;
+/** Rows per FETCH (and so at most per slice handed on). */
+export const FETCH_ROWS = 5000;
 
 function blank(account: string): MoneyRecord {
-  return { account, trialNano: null, creditIds: [], creditedNano: 0, spentNano: 0, feeNano: 0, spend: {}, stripe: [], settled: [] };
+  return { account, trialNano: null, creditIds: [], creditedNano: 0, spentNano: 0, feeNano: 0, spend: {}, stripe: [] };
 }
 
 function add(o: Record<string, number>, field: string, n: number): void {
   if (n !== 0) o[field] = (o[field] ?? 0) + n;
 }
 
-/** Every account the ledger knows, as of one snapshot; `month` (YYYY-MM) is the month whose spend budgets count. */
-export async function readMoneyRecords(pool: pg.Pool, month: string): Promise<MoneyRecord[]> {
+/**
+ * Every account the ledger knows, as of one snapshot; `month` (YYYY-MM) is the month whose spend budgets count. The
+ * recent event ids of the same snapshot go to `settled` as they are read, an account's in order, in slices of at most
+ * FETCH_ROWS (several slices for a busy account).
+ */
+export async function readMoneyRecords(pool: pg.Pool, month: string, settled: SettledSink, fetchRows = FETCH_ROWS): Promise<MoneyRecord[]> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const credits = await client.query<{ account: string; kind: string; credit_id: string; amount: string; reference: string; at: string }>(CREDITS);
     const spent = await client.query<{ account: string; cost: string; fee: string }>(SPENT);
     const monthly = await client.query<{ account: string; api_key: string; cost: string; fee: string; hits: string; saved: string }>(MONTH, [`${month}-01`]);
-    const recent = await client.query<{ account: string; id: string }>(RECENT, [RECENT_CREATED_S, RECENT_EXPORTED_S]);
+    const recentAccounts = await streamRecent(client, settled, fetchRows);
     await client.query('COMMIT');
     const out = new Map<string, MoneyRecord>();
     const of = (a: string): MoneyRecord => {
@@ -78,9 +88,7 @@ export async function readMoneyRecords(pool: pg.Pool, month: string): Promise<Mo
       add(s, `saved:${month}`, saved);
       add(s, `saved:${month}|${row.api_key}`, saved);
     }
-    // Remembered from now on (settle.lua forgets a settled id settledKeepMs after its score).
-    const readAt = Date.now();
-    for (const row of recent.rows) of(row.account).settled.push([row.id, readAt]);
+    for (const a of recentAccounts) of(a);
     return [...out.values()].sort((a, b) => a.account.localeCompare(b.account));
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
@@ -88,4 +96,27 @@ export async function readMoneyRecords(pool: pg.Pool, month: string): Promise<Mo
   } finally {
     client.release();
   }
+}
+
+/** Hands on the recent ids a slice at a time, grouped by account (the cursor is ordered so); returns the accounts seen. */
+async function streamRecent(client: pg.PoolClient, settled: SettledSink, fetchRows: number): Promise<Set<string>> {
+  const accounts = new Set<string>();
+  // Remembered from now on (settle.lua forgets a settled id settledKeepMs after its score).
+  const readAt = Date.now();
+  await client.query(RECENT);
+  for (;;) {
+    const { rows } = await client.query<{ account: string; id: string }>(`FETCH ${fetchRows} FROM recent_ids`);
+    const slices: Array<{ account: string; ids: Array<[string, number]> }> = [];
+    for (const r of rows) {
+      let slice = slices.at(-1);
+      if (slice?.account !== r.account) slices.push((slice = { account: r.account, ids: [] }));
+      slice.ids.push([r.id, readAt]);
+      accounts.add(r.account);
+    }
+    // Each account once per FETCH: its slices reach `settled` in order, several accounts' at once.
+    await inParallel(slices, PUBLISH_PARALLEL, (s) => settled(s.account, s.ids));
+    if (rows.length < fetchRows) break;
+  }
+  await client.query('CLOSE recent_ids');
+  return accounts;
 }
