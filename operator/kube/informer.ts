@@ -42,6 +42,14 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.opts = opts;
     this.delayMs = opts.restartDelayMs ?? 500;
     this.inner = makeInformer(kc, spec.path, spec.list);
+    // First: the cached object (client-node stores the object it then hands to these listeners) without its
+    // managedFields, which nothing here reads and every write only patches: about half of what each ApiKey and Secret
+    // held in the cache, so tens of thousands of keys fit the operator's memory limit.
+    const strip = (obj: T): void => {
+      if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+    };
+    this.inner.on('add', strip);
+    this.inner.on('update', strip);
     const changed = (obj: T): void => {
       const name = obj.metadata?.name;
       if (name) for (const l of this.listeners) l(name);

@@ -66,4 +66,25 @@ describe('ResilientInformer', () => {
     expect(restarts).toHaveLength(restartsBeforeStop); // stop()'s AbortError did not restart it
     expect(informer.get('stopped')).toBeUndefined();
   });
+
+  it('caches listed and watched objects without their managedFields, which stay on the API server', async () => {
+    const ns = await createNamespace(cp, 'inf-mf');
+    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], plan('listed', 1));
+    const informer = new ResilientInformer<CustomObject>(kc, customWatch(makeClients(kc, ns), 'Plan'), { log: createLogger('warn', {}, () => {}) });
+    await informer.start();
+    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], plan('watched', 2));
+    await waitFor('the watched Plan', async () => informer.get('watched') !== undefined);
+    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], plan('listed', 4)); // an update, through the watch
+    await waitFor('the updated Plan', async () => (informer.get('listed')?.spec as { tier?: number } | undefined)?.tier === 4);
+    for (const name of ['listed', 'watched']) {
+      expect(informer.get(name)?.metadata?.name).toBe(name);
+      expect(informer.get(name)?.metadata).not.toHaveProperty('managedFields');
+      const onServer = JSON.parse(await kubectlOk(cp, ['get', '-n', ns, 'plans.gateway.svc.dev', name, '-o', 'json', '--show-managed-fields'])) as {
+        metadata: { managedFields?: unknown[] };
+      };
+      expect(onServer.metadata.managedFields?.length).toBeGreaterThan(0);
+    }
+    expect(informer.list().map((o) => o.metadata?.managedFields)).toEqual([undefined, undefined]);
+    await informer.stop();
+  });
 });
