@@ -1,9 +1,11 @@
 // The standalone process's money guard on Redis (gateway/state/money-guard.ts): it publishes this process's manifests,
 // and, with DATABASE_URL, rebuilds a Redis that lost its data from the Postgres ledger first. Without DATABASE_URL it
-// warns at start that money does not survive a Redis that loses its data. It also checks Redis's persistence settings.
+// warns at start that money does not survive a Redis that loses its data. With it, it also settles the usage events an
+// exporter committed after a rebuild had read the ledger (gateway/state/late-sweep.ts). It also checks Redis's persistence settings.
 import type { Logger } from 'pino';
 import { redisKeys } from './contract/redis-keys.ts';
 import type { KeyRecord, Snapshot } from './contract/snapshot.ts';
+import { LateSweep } from './state/late-sweep.ts';
 import { MoneyGuard } from './state/money-guard.ts';
 import { checkPersistence } from './state/redis-persistence.ts';
 import type { RedisStore } from './state/redis-store.ts';
@@ -39,7 +41,11 @@ export async function startStandaloneMoney(
     log: logger,
   });
   store.watchMoney(guard);
+  // Events an exporter committed after a rebuild had read the ledger, settled here (the exporter never writes money).
+  const sweep = ledger ? new LateSweep({ redis: store.redis, prefix: store.prefix, queue: ledger.late, log: logger }) : null;
+  sweep?.start();
   const close = async (): Promise<void> => {
+    await sweep?.stop();
     guard.stop();
     await guard.settled();
     await ledger?.close();

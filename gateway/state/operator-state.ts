@@ -6,6 +6,7 @@ import { publishSnapshot, readCurrentVersion } from '../contract/config-channel.
 import { parseDriftRecord, type Drift } from '../contract/money-drift.ts';
 import { redisKeys } from '../contract/redis-keys.ts';
 import type { KeyRecord, Snapshot } from '../contract/snapshot.ts';
+import { LateSweep, type LateQueue } from './late-sweep.ts';
 import { MoneyGuard, type GuardLog } from './money-guard.ts';
 import type { MoneyRecord, SettledSink } from './money-record.ts';
 import type { RedisClient } from './redis-connect.ts';
@@ -53,6 +54,8 @@ export interface OperatorLedger {
   recordGrants(redis: RedisClient, prefix: string): Promise<void>;
   /** The recent usage events of these accounts (a promoted Redis Cluster replica's catch-up). */
   recent?(accounts: readonly string[]): Promise<RecentEvent[]>;
+  /** The events the exporter committed after a rebuild may have read the ledger (settled by the leader's sweep). */
+  late?: LateQueue;
 }
 
 export interface OperatorMoney {
@@ -65,6 +68,7 @@ class RedisOperatorState implements OperatorState {
   private readonly money: OperatorMoney | null;
   /** Publishes through the money guard (gateway/state/money-guard.ts): a Redis that lost its data is rebuilt first. */
   private guard: MoneyGuard | null = null;
+  private sweep: LateSweep | null = null;
   private last: { snapshot: Snapshot; keys: KeyRecord[] } | null = null;
 
   constructor(store: RedisStore, money: OperatorMoney | null) {
@@ -97,6 +101,10 @@ class RedisOperatorState implements OperatorState {
       log,
     });
     await this.guard.start();
+    if (ledger?.late) {
+      this.sweep = new LateSweep({ redis, prefix, queue: ledger.late, log });
+      this.sweep.start();
+    }
   }
 
   private async apply(): Promise<void> {
@@ -147,6 +155,7 @@ class RedisOperatorState implements OperatorState {
   }
 
   async close(): Promise<void> {
+    await this.sweep?.stop();
     this.guard?.stop();
     await this.guard?.settled();
     return this.store.close();

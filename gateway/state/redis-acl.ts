@@ -135,14 +135,9 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       `%R~${p}:config:snapshot`,
       `%R~${p}:usage:streams`,
       `~${p}:{a:*}:usage`,
-      // Events it committed to the ledger after a rebuild had read it are settled in the rebuilt Redis by the exporter
-      // (late-events.ts, catch-up.lua): the account's money, its holds, spend and settled ids.
-      `~${p}:{a:*}:acct`,
-      `~${p}:{a:*}:holds`,
-      `~${p}:{a:*}:holdrec`,
-      `~${p}:{a:*}:held`,
-      `~${p}:{a:*}:spend`,
-      `~${p}:{a:*}:settled`,
+      // Money read-only: the reconciliation's reads. Events it commits after a rebuild had read the ledger are queued in
+      // Postgres and settled by the operator (late-sweep.ts), never by the exporter.
+      `%R~${p}:{a:*}:acct`,
       `%R~${p}:{a:*}:credits`,
       `%R~${p}:{a:*}:billing`,
       // What the reconciliation found, for the operator's Events (one SET with an expiry).
@@ -166,19 +161,6 @@ export function aclRules(role: RedisRole, prefix = 'svc'): string {
       '+xinfo|consumers',
       '+xrange',
       '+xtrim',
-      // catch-up.lua in its late mode, and what it shares of lib.lua.
-      '+evalsha',
-      '+eval',
-      '+hexists',
-      '+hset',
-      '+hincrby',
-      '+hdel',
-      '+zadd',
-      '+zscore',
-      '+zrem',
-      '+zrangebyscore',
-      '+zremrangebyscore',
-      '+cluster|myid',
     ],
   };
   return [...new Set(['resetkeys', 'resetchannels', '-@all', ...CONNECTION, ...byRole[role]])].join(' ');

@@ -8,12 +8,14 @@ import type { MoneyRecord } from '../../gateway/state/money-record.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import { RedisBilling, type BillingStep } from '../../gateway/state/billing-ledger.ts';
+import { LateSweep } from '../../gateway/state/late-sweep.ts';
 import { restoreAccounts, SettledStage } from '../../gateway/state/money-restore.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
 import { monthOf } from '../../gateway/state/store.ts';
 import { recordBillingEntries } from '../../gateway/usage/postgres/billing-credits.ts';
 import { recordCredits } from '../../gateway/usage/postgres/credits.ts';
 import { migrate } from '../../gateway/usage/postgres/migrate.ts';
+import { lateQueue } from '../../gateway/usage/postgres/late-settles.ts';
 import { readMoneyRecords } from '../../gateway/usage/postgres/money-record.ts';
 import { UsageWriter } from '../../gateway/usage/postgres/writer.ts';
 import { UsageExporter } from '../../gateway/usage/exporter/exporter.ts';
@@ -24,6 +26,7 @@ import type { Pool } from 'pg';
 import { account, held, keyRec, request, snapshot as oneAccount, usage } from '../../gateway/state/store-suite-fixtures.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { until } from '../helpers/until.ts';
 
 let redis: TestRedis;
 let pg: TestPostgres;
@@ -185,7 +188,7 @@ describe('a batch settled again after the rebuild', () => {
   });
 });
 
-describe('the exporter settles in the rebuilt Redis a batch it committed after the rebuild read the ledger', () => {
+describe('a batch the exporter committed after the rebuild read the ledger is settled in the rebuilt Redis', () => {
   const silent = { info: () => {}, warn: () => {}, error: () => {} };
   /** The ledger's pool, with `loss` run once (armed) before the next thing the exporter asks of Postgres. */
   function poolWithLoss(): { pool: Pool; arm: (loss: () => Promise<void>) => void } {
@@ -247,6 +250,16 @@ describe('the exporter settles in the rebuilt Redis a batch it committed after t
         else setTimeout(() => void rebuild(name), 300); // after the commit below: the rebuild counts the call itself
       });
       expect(await exporter.tick()).toBe(1);
+      // The exporter wrote nothing to Redis's money: it queued the batch in Postgres, which the process that rebuilds
+      // sweeps (the operator's leader), settling each event the rebuild did not count.
+      const sweep = new LateSweep({ redis: store.redis, prefix: store.prefix, queue: lateQueue(pg.pool), log: silent });
+      const queued = async (): Promise<number> =>
+        Number((await pg.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM usage_late_settles WHERE account = $1', [name])).rows[0]?.n);
+      expect(await queued()).toBe(1);
+      await until(async () => (await store.redis.get(redisKeys(store.prefix).moneyGeneration)) === `gen-after-${name}`, 5000, 'the rebuild', 20);
+      const swept = await sweep.sweep();
+      expect(swept.events).toBe(order === 'the rebuild read the ledger first' ? 1 : 0);
+      expect(await queued()).toBe(0);
       const ledger = (await readMoneyRecords(pg.pool, monthOf(Date.now()), async () => {})).find((r) => r.account === name);
       expect(ledger?.spentNano).toBe(18_000);
       expect((await store.ledger(name)).spentNano).toBe(18_000); // Redis agrees with the ledger: not 7,000, not 29,000

@@ -3,9 +3,14 @@
 // restarted empty under that load. Callers see only 503 store_unavailable with retry-after while the money state is
 // rebuilt from the Postgres ledger, never 401; afterwards /v1/me, the key's budget use and the Postgres ledger agree
 // to the nano-dollar; the trial and the credit are never granted twice, not even by a process started afterwards.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NANO_PER_USD } from '../../gateway/contract/money.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
+import { usage } from '../../gateway/state/store-suite-fixtures.ts';
+import { monthOf } from '../../gateway/state/store.ts';
+import { queueLateSettles } from '../../gateway/usage/postgres/late-settles.ts';
+import { UsageWriter } from '../../gateway/usage/postgres/writer.ts';
 import { chat, countBy, fleetStore, me, startFleet, type Fleet } from '../helpers/fleet.ts';
 import { ledgerOf, settlesDrained, steadyLoad, type LedgerView } from '../helpers/money-loss.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
@@ -158,5 +163,30 @@ describe('Redis loses its data under load', () => {
     await until(async () => (await pgLedger()).spent === (await store.ledger('acme')).spentNano, 30_000, 'Postgres caught up with Redis');
     expect((await store.ledger('acme')).creditedNano).toBe(before.creditedNano);
     expect((await pgLedger()).credits).toEqual(once);
+  }, 60_000);
+
+  it('settles in Redis, once, a usage event an exporter queued after a rebuild had read the ledger (the gateways sweep the queue)', async () => {
+    await until(async () => (await pgLedger()).spent === (await store.ledger('acme')).spentNano, 30_000, 'Postgres caught up with Redis');
+    const before = (await store.ledger('acme')).spentNano;
+    // An event in the ledger that the rebuilt Redis never counted, queued as the exporter queues one.
+    const hold = { id: randomUUID(), account: 'acme', key: 'k', tokens: 1, holdNano: 0, month: monthOf(Date.now()) };
+    const event = usage(hold, 9_000, Date.now());
+    expect((await new UsageWriter(pg.pool).write([{ source: 'test', entryId: 'late-1', event }])).inserted).toBe(1);
+    const late = {
+      account: 'acme',
+      eventId: event.eventId,
+      month: hold.month,
+      keyName: 'k',
+      costNano: '9000',
+      feeNano: String(event.feeNano),
+      cacheHit: false,
+      savedNano: '0',
+      atMs: Date.now(),
+    };
+    await queueLateSettles(pg.pool, [late, late]);
+    const queued = async (): Promise<number> => Number((await pg.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM usage_late_settles')).rows[0]?.n);
+    await until(async () => (await queued()) === 0, 20_000, 'the queue swept');
+    expect((await store.ledger('acme')).spentNano).toBe(before + 9_000);
+    expect((await pgLedger()).spent).toBe((await store.ledger('acme')).spentNano);
   }, 60_000);
 });

@@ -3,7 +3,7 @@
 // the least-privilege rules of gateway/state/redis-acl.ts. The operator's user publishes, the gateway's user serves
 // real traffic (cluster-mode gateway, HTTP calls), the exporter's user exports; each is refused what it must not do.
 // And the money paths outside plain traffic, each under its process's user: leased admission (gateway), a rebuild's
-// staged restore (operator), the settle of events committed after a rebuild (exporter).
+// staged restore and the settle of events an exporter committed after a rebuild (operator); the exporter may not.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStandaloneConfig } from '../../gateway/config/standalone.ts';
@@ -12,8 +12,9 @@ import { publishSnapshot } from '../../gateway/contract/config-channel.ts';
 import { aclUser } from '../../gateway/state/redis-acl.ts';
 import { connectRedis, type RedisClient } from '../../gateway/state/redis-connect.ts';
 import { RedisStore } from '../../gateway/state/redis-store.ts';
-import { restoreAccounts } from '../../gateway/state/money-restore.ts';
-import { settleLateEvents } from '../../gateway/state/money-catch-up.ts';
+import { restoreAccounts, SettledStage } from '../../gateway/state/money-restore.ts';
+import { LateSweep } from '../../gateway/state/late-sweep.ts';
+import type { MoneyRecord } from '../../gateway/state/money-record.ts';
 import { held, usage } from '../../gateway/state/store-suite-fixtures.ts';
 import { UsageStreams } from '../../gateway/usage/exporter/streams.ts';
 import { maintain } from '../../gateway/usage/exporter/maintain.ts';
@@ -188,8 +189,12 @@ describe('Redis over TLS with ACL users', () => {
         expect(await ex.smembers('svc:{a:acme}:credits')).toEqual(['c1']);
         await refused(ex, 'SET', 'svc:config:snapshot', 'x');
         await refused(ex, 'HMGET', `svc:key:${'ab'.repeat(32)}`, 'record');
-        // It may write an account's money (it settles events it committed after a rebuild), not its keys' limits,
-        // revocations or credits.
+        // It reads an account's money (the reconciliation), never writes it (events it commits after a rebuild are
+        // settled by the operator), nor its keys' limits, revocations or credits, and runs no script.
+        expect(await ex.hget('svc:{a:acme}:acct', 'spent')).not.toBeNull();
+        await refused(ex, 'HINCRBY', 'svc:{a:acme}:acct', 'spent', '1');
+        await refused(ex, 'ZADD', 'svc:{a:acme}:settled', '1', 'x');
+        await refused(ex, 'EVAL', 'return 1', '0');
         await refused(ex, 'HSET', 'svc:{a:acme}:tpmn:k1', 'x', '1');
         await refused(ex, 'SADD', 'svc:{a:acme}:revoked', 'x');
         await refused(ex, 'SADD', 'svc:{a:acme}:credits', 'x');
@@ -203,11 +208,10 @@ describe('Redis over TLS with ACL users', () => {
     }
   });
 
-  it("under their own users: leased admission (gateway), a rebuild's staged restore (operator), late settles (exporter)", async () => {
+  it("under their own users: leased admission (gateway), a rebuild's staged restore and late settles (operator)", async () => {
     const config = loadStandaloneConfig(writeManifests(s.docs), PEPPER);
     const op = await RedisStore.connect(conn('operator'));
     const gw = await RedisStore.connect({ ...conn('gateway'), leases: { flushMs: 3_600_000 } });
-    const ex = await connectRedis(conn('exporter'));
     const admin = await connectRedis(conn('admin'));
     try {
       await op.applyConfig(config.snapshot, config.keys);
@@ -228,17 +232,39 @@ describe('Redis over TLS with ACL users', () => {
         ['gone-2', now],
         ['gone-3', now],
       ];
-      const record = { account: 'gone', trialNano: 1000, creditIds: [], creditedNano: 5000, spentNano: 0, feeNano: 0, spend: {}, stripe: [], settled: ids };
-      expect(await restoreAccounts(op.redis, 'svc', [record])).toBe(1);
+      const record: MoneyRecord = { account: 'gone', trialNano: 1000, creditIds: [], creditedNano: 5000, spentNano: 0, feeNano: 0, spend: {}, stripe: [] };
+      const stage = new SettledStage(op.redis, 'svc');
+      await stage.add('gone', ids);
+      expect(await restoreAccounts(op.redis, 'svc', [record], stage)).toBe(1);
       expect(await admin.zcard('svc:{a:gone}:settled')).toBe(3);
-      // An event the exporter committed after that rebuild had read the ledger, settled in Redis under its user.
+      // An event an exporter committed after that rebuild had read the ledger, queued, settled by the operator's sweep.
       const month = new Date(now).toISOString().slice(0, 7);
-      const late = { account: 'gone', eventId: 'late-1', month, keyName: 'k9', costNano: '700', feeNano: '0', cacheHit: false, savedNano: '0', atMs: now };
-      expect(await settleLateEvents(ex, 'svc', [late])).toMatchObject({ events: 1, nano: 700, pending: [] });
+      let queue = [
+        {
+          account: 'gone',
+          eventId: 'late-1',
+          month,
+          keyName: 'k9',
+          costNano: '700',
+          feeNano: '0',
+          cacheHit: false,
+          savedNano: '0',
+          atMs: now,
+          queuedAtMs: now,
+        },
+      ];
+      const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+      const sweep = new LateSweep({
+        redis: op.redis,
+        prefix: 'svc',
+        queue: { take: async () => queue, done: async (done) => void (queue = queue.filter((e) => !done.includes(e.eventId))) },
+        log: quiet,
+      });
+      expect(await sweep.sweep()).toEqual({ events: 1, nano: 700, waiting: 0, gaveUp: 0 });
+      expect(queue).toEqual([]);
       expect(await admin.hget('svc:{a:gone}:acct', 'spent')).toBe('700');
     } finally {
       admin.disconnect();
-      ex.disconnect();
       await gw.close();
       await op.close();
     }

@@ -67,7 +67,7 @@ export class UsageExporter {
     };
     this.streams = new UsageStreams(opts.redis, opts.prefix, opts.consumer);
     this.writer = new UsageWriter(opts.pool);
-    this.late = new LateEvents(opts.redis, opts.prefix, opts.log);
+    this.late = new LateEvents(opts.redis, opts.pool, opts.prefix, opts.log);
     this.warn = throttled(opts.log);
   }
 
@@ -98,8 +98,8 @@ export class UsageExporter {
   /** One step: upkeep when due, then one read (claimed entries first) exported. Returns entries handled. */
   async tick(now = Date.now()): Promise<number> {
     await this.upkeep(now);
-    // The money generation before the read: a batch committed after Redis lost its data and was rebuilt is settled in
-    // the rebuilt state too (late-events.ts).
+    // The money generation before the read: a batch committed after Redis lost its data and was rebuilt is queued to be
+    // settled in the rebuilt state too (late-events.ts).
     const generation = await this.step('read', () => this.late.generation());
     let entries: Entry[] = [];
     let source: 'new' | 'claimed' = 'new';
