@@ -22,6 +22,12 @@ export class ConfigController implements Reconciler {
   private readonly onPublished: (p: Published) => void;
   /** Digest of what this process last published; an identical compile writes nothing (forget() forces a rewrite). */
   private lastDigest: string | null = null;
+  /**
+   * No publish before this time: each waits as long as the last one took. While tens of thousands of keys stream in
+   * (a resync), back-to-back publishes of every key record would take the CPU the keys' own reconciles (and the API
+   * server beside) need; a small config publishes in milliseconds and waits as little.
+   */
+  private nextAt = 0;
 
   constructor(ctx: ControllerContext, onPublished: (p: Published) => void) {
     this.ctx = ctx;
@@ -35,10 +41,14 @@ export class ConfigController implements Reconciler {
   }
 
   async reconcile(): Promise<Outcome | void> {
-    await this.publish();
+    const wait = this.nextAt - Date.now();
+    if (wait > 0) return { requeueAfterMs: wait };
+    const t0 = Date.now();
+    if (await this.publish()) this.nextAt = 2 * Date.now() - t0;
   }
 
-  private async publish(): Promise<void> {
+  /** Publishes what the caches compile to, unless this process published exactly that last; returns whether it wrote. */
+  private async publish(): Promise<boolean> {
     const { ctx } = this;
     const { snapshot, keys, problems } = compiled(ctx);
     // The compile's output is in a fixed order (objects by name, fields as the compiler writes them): plain JSON
@@ -46,7 +56,7 @@ export class ConfigController implements Reconciler {
     const digest = createHash('sha256')
       .update(JSON.stringify({ version: snapshot.version, keys }))
       .digest('hex');
-    if (digest === this.lastDigest && (await ctx.store.currentVersion()) === snapshot.version) return;
+    if (digest === this.lastDigest && (await ctx.store.currentVersion()) === snapshot.version) return false;
     await ctx.store.publish(snapshot, keys);
     this.lastDigest = digest;
     ctx.log.info('Published config', {
@@ -58,5 +68,6 @@ export class ConfigController implements Reconciler {
     });
     for (const p of problems) ctx.log.debug('Compiled with a problem', { object: p.object, field: p.field, problem: p.message });
     this.onPublished({ version: snapshot.version, keys: keys.length });
+    return true;
   }
 }

@@ -9,6 +9,7 @@ import { AccountController } from './account.controller.ts';
 import { ApiKeyController } from './api-key.controller.ts';
 import { forgetCompiled } from './compiled.ts';
 import { CONFIG_KEY, ConfigController } from './config.controller.ts';
+import { storedVerdict } from './conditions.ts';
 import type { ControllerContext, Reconciler } from './context.ts';
 import { dependents, forgetKeySecrets, type Work } from './dependents.ts';
 import { McpServerController } from './mcp-server.controller.ts';
@@ -45,6 +46,10 @@ export class ControllerManager {
       // Key records and credits just changed in Redis: let the Accounts' statuses catch up (balance and spend come
       // from the spend refresh, spend-status.ts, on its own cadence).
       for (const a of ctx.caches.Account.list()) this.enqueue(['Account', a.metadata?.name ?? '']);
+      // Keys that were waiting for a publish: looked at again first (most now Active), not behind a resync of every key.
+      for (const k of ctx.caches.ApiKey.list()) {
+        if (storedVerdict(k.status)?.reason === 'Publishing' && k.metadata?.name) this.queues.ApiKey.addFirst(k.metadata.name);
+      }
       this.published();
     });
     const reconcilers: Reconciler[] = [
@@ -159,3 +164,4 @@ export class ControllerManager {
     );
   }
 }
+

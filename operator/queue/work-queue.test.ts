@@ -141,4 +141,29 @@ describe('WorkQueue', () => {
     await sleep(50);
     expect(finished).toBe(1);
   });
+
+  it('runs a key added first ahead of every waiting key, once, and a running one again after its run', async () => {
+    const runs: string[] = [];
+    let release: () => void = () => {};
+    const q = new WorkQueue(
+      async (k) => {
+        runs.push(k);
+        if (k === 'busy') await new Promise<void>((r) => (release = r));
+      },
+      () => {},
+      { concurrency: 1 },
+    );
+    q.add('busy'); // starts at once and holds the only slot
+    for (const k of ['a', 'b', 'c', 'd']) q.add(k);
+    q.addFirst('c'); // waiting: moves up
+    q.addFirst('x'); // new: ahead of the others, behind c
+    q.add('x'); // already first: stays there, once
+    q.addFirst('busy'); // running: once more after its run, at the back
+    expect(q.depth).toBe(6);
+    release();
+    await until(() => runs.length === 7); // the second run of busy has begun
+    release();
+    await q.drained();
+    expect(runs).toEqual(['busy', 'c', 'x', 'a', 'b', 'd', 'busy']);
+  });
 });

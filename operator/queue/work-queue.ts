@@ -24,6 +24,8 @@ export class WorkQueue {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly waiting = new Set<string>(); // insertion order is FIFO order
+  /** Keys run before every waiting one (addFirst), in their own FIFO order. */
+  private readonly first = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
@@ -45,7 +47,23 @@ export class WorkQueue {
       this.dirty.add(key);
       return;
     }
+    if (this.first.has(key)) return;
     this.waiting.add(key);
+    this.pump();
+  }
+
+  /**
+   * Adds the key ahead of every key waiting (one waiting already moves up): a short re-check that must not wait behind
+   * a full resync of tens of thousands of objects. Running now: it runs once more when done, like add().
+   */
+  addFirst(key: string): void {
+    if (this.stopped) return;
+    if (this.processing.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    this.waiting.delete(key);
+    this.first.add(key);
     this.pump();
   }
 
@@ -66,7 +84,7 @@ export class WorkQueue {
 
   /** Keys waiting or running. */
   get depth(): number {
-    return this.waiting.size + this.processing.size;
+    return this.first.size + this.waiting.size + this.processing.size;
   }
 
   /** Resolves when nothing waits or runs (tests). */
@@ -79,6 +97,7 @@ export class WorkQueue {
   async shutdown(): Promise<void> {
     this.stopped = true;
     this.waiting.clear();
+    this.first.clear();
     this.dirty.clear();
     for (const t of this.timers.values()) clearTimeout(t.timer);
     this.timers.clear();
@@ -87,8 +106,9 @@ export class WorkQueue {
 
   private pump(): void {
     while (!this.stopped && this.processing.size < this.concurrency) {
-      const key = this.waiting.values().next();
+      const key = this.first.size > 0 ? this.first.values().next() : this.waiting.values().next();
       if (key.done) break;
+      this.first.delete(key.value);
       this.waiting.delete(key.value);
       this.processing.add(key.value);
       void this.run(key.value);

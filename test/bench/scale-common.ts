@@ -20,6 +20,8 @@ export const QUICK_POINT_MS = 300;
 
 /** The points of a curve: every one, or (quick) the smallest and the largest. */
 export function pointsOf(all: readonly number[], b: Bounds, cap = Infinity, floor = 0): number[] {
+  // `--min N --max N` with N not on the curve: that one point alone.
+  if (floor === cap && Number.isFinite(cap) && !all.includes(cap)) return [cap];
   const within = all.filter((x) => x <= cap && x >= floor);
   const last = within[within.length - 1];
   return b.quick && within.length > 1 && last !== undefined ? [within[0] as number, last] : within;
