@@ -5,33 +5,19 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { generateKey } from '../../gateway/contract/keys.ts';
 import type { CrKind, CustomObject } from '../kube/clients.ts';
-import type { ResilientInformer } from '../kube/informer.ts';
 import { compiled, compiledKey, compiledObjects, forgetCompiled } from './compiled.ts';
-import type { Caches, ControllerContext } from './context.ts';
+import type { ControllerContext } from './context.ts';
+import { cachesOf, cr } from './test-context.ts';
 
-const API = 'gateway.svc.dev/v1alpha1';
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
-/** An informer cache as the controllers read it: get by name, list. */
-function cacheOf<T extends { metadata?: { name?: string } }>(objects: T[]): ResilientInformer<T> {
-  const byName = new Map(objects.map((o) => [o.metadata?.name ?? '', o]));
-  return { get: (name: string) => byName.get(name), list: () => [...byName.values()] } as unknown as ResilientInformer<T>;
-}
-
 let version = 0;
-function cr(kind: string, name: string, spec: object, metadata: object = {}): CustomObject {
-  return { apiVersion: API, kind, metadata: { name, resourceVersion: String(++version), generation: 1, ...metadata }, spec };
-}
-
 function secret(name: string, key: string): V1Secret {
   return { metadata: { name, resourceVersion: String(++version) }, data: { key: b64(key) } };
 }
 
 function contextOf(objects: Partial<Record<CrKind, CustomObject[]>>, secrets: V1Secret[]): ControllerContext {
-  const kinds: CrKind[] = ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'McpServer', 'Guardrail', 'Incident'];
-  const caches = Object.fromEntries(kinds.map((k) => [k, cacheOf(objects[k] ?? [])])) as Partial<Caches>;
-  caches.Secret = cacheOf(secrets);
-  return { caches: caches as Caches, pepper: 'pepper', clients: { namespace: 'team-a' } } as unknown as ControllerContext;
+  return { caches: cachesOf(objects, secrets), pepper: 'pepper', clients: { namespace: 'team-a' } } as unknown as ControllerContext;
 }
 
 describe("an ApiKey's compile of its own objects", () => {

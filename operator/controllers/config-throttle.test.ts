@@ -2,30 +2,15 @@
 // again then, writing nothing meanwhile), so a resync of tens of thousands of keys does not publish back to back.
 import { describe, expect, it } from 'vitest';
 import type { CrKind, CustomObject } from '../kube/clients.ts';
-import type { ResilientInformer } from '../kube/informer.ts';
 import { ConfigController } from './config.controller.ts';
-import type { Caches, ControllerContext } from './context.ts';
-
-function cacheOf<T extends { metadata?: { name?: string } }>(objects: T[]): ResilientInformer<T> {
-  const byName = new Map(objects.map((o) => [o.metadata?.name ?? '', o]));
-  return { get: (name: string) => byName.get(name), list: () => [...byName.values()] } as unknown as ResilientInformer<T>;
-}
-
-const cr = (kind: string, name: string, spec: object): CustomObject => ({
-  apiVersion: 'gateway.svc.dev/v1alpha1',
-  kind,
-  metadata: { name, resourceVersion: '1', generation: 1 },
-  spec,
-});
+import type { ControllerContext } from './context.ts';
+import { cachesOf, cr } from './test-context.ts';
 
 function contextOf(publishMs: number, publishes: number[]): ControllerContext {
   const objects: Partial<Record<CrKind, CustomObject[]>> = {
     Plan: [cr('Plan', 'pro', { tier: 1 })],
     Account: [cr('Account', 'acme', { planRef: 'pro' })],
   };
-  const kinds: CrKind[] = ['Plan', 'Account', 'ApiKey', 'ModelRoute', 'McpServer', 'Guardrail', 'Incident'];
-  const caches = Object.fromEntries(kinds.map((k) => [k, cacheOf(objects[k] ?? [])])) as Partial<Caches>;
-  caches.Secret = cacheOf([]);
   const store = {
     // Never the current version: every reconcile that may publish does.
     currentVersion: async () => null,
@@ -35,7 +20,7 @@ function contextOf(publishMs: number, publishes: number[]): ControllerContext {
     },
   };
   const log = { info: () => {}, debug: () => {}, warn: () => {}, error: () => {} };
-  return { caches: caches as Caches, pepper: 'pepper', clients: { namespace: 'team-a' }, store, log } as unknown as ControllerContext;
+  return { caches: cachesOf(objects), pepper: 'pepper', clients: { namespace: 'team-a' }, store, log } as unknown as ControllerContext;
 }
 
 describe('config publishes, paced', () => {

@@ -1,5 +1,7 @@
 // Writes a controller's verdict to the object's status: only when something changed (so a reconcile of an
-// unchanged object writes nothing), through /status with a merge patch; a new failure reason is also an Event.
+// unchanged object writes nothing), through /status with a merge patch; a new failure reason is also an Event, but
+// not a state that only says the work is under way (a new key's Publishing lasts a moment, and an Event for each key
+// would be one more API write per key and a Warning for nothing wrong).
 import { canonicalJson } from '../../gateway/contract/canonical-json.ts';
 import type { CrKind, CustomObject } from '../kube/clients.ts';
 import { patchStatus } from '../kube/patch.ts';
@@ -15,6 +17,9 @@ export function statusDiff(current: Record<string, unknown> | undefined, desired
     return canonicalJson(cur[k]) !== canonicalJson(want);
   });
 }
+
+/** Ready=False reasons that say the work is under way, not that anything is wrong: no Warning Event. */
+const IN_PROGRESS: ReadonlySet<string> = new Set(['Publishing']);
 
 export async function writeStatus(
   ctx: ControllerContext,
@@ -35,7 +40,7 @@ export async function writeStatus(
   const before = storedVerdict(obj.status);
   await patchStatus(ctx.clients, kind, name, desired);
   ctx.log.info('Updated status', { [kind]: objectKey(ctx, name), ready: verdict.ready, reason: verdict.reason, fields: changed });
-  if (!verdict.ready && before?.reason !== verdict.reason) {
+  if (!verdict.ready && !IN_PROGRESS.has(verdict.reason) && before?.reason !== verdict.reason) {
     await ctx.events.record(
       { ...obj, apiVersion: obj.apiVersion, kind },
       { type: 'Warning', reason: verdict.reason, action: 'Reconcile', message: verdict.message },

@@ -54,12 +54,24 @@ describe('an McpServer applied with kubectl', () => {
   it('is not served while its Secret is missing, and Ready=False names it', async () => {
     const r = await waitFor('MissingSecret', async () => ((await ready())?.reason === 'MissingSecret' ? ready() : undefined));
     expect(r).toMatchObject({ status: 'False', message: `Secret tools-token key authorization does not exist in namespace ${inst.ns}.` });
-    const res = await fetch(`${gw().url}/mcp/tools`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
-    });
-    expect(res.status).toBe(404);
+    // The key's Secret exists before a config publish carries its record: wait until the gateway knows the key (no
+    // longer 401), then the server it names must still be unknown.
+    const call = (): Promise<number> =>
+      fetch(`${gw().url}/mcp/tools`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      }).then((r) => r.status);
+    const status = await waitFor(
+      'the key served',
+      async () => {
+        const s = await call();
+        return s === 401 ? undefined : s;
+      },
+      20_000,
+      50,
+    );
+    expect(status).toBe(404);
   });
 
   it('is served by the gateway once the Secret exists, with its credential injected upstream', async () => {
