@@ -13,6 +13,7 @@ import { report } from './report.ts';
 import { scaleStartup } from './scale-startup.ts';
 import { CURVES, scale, type Curve } from './scale.ts';
 import { FULL_POINT_MS, QUICK_POINT_MS } from './scale-common.ts';
+import { parseBytes } from './cgroup.ts';
 import { flushWithLeases, leaseBench, leaseTable, liveLeaseTable } from './lease-store.ts';
 import { refusalCost, refusalTable } from './refusal-cost.ts';
 import { guardrailCost } from './guardrail-cost.ts';
@@ -63,7 +64,9 @@ const HELP = `npm run bench [-- options]
                        size, open streams, gateway processes on one Redis, the operator on a real API server); about
                        15 minutes. --quick: each curve's smallest and largest point, short; --max N: stop the keys at N
                        (default 1000000, quick 100000); --min N: start the keys
-                       and ApiKeys at N (one large point alone); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator
+                       and ApiKeys at N (one large point alone); --curves LIST: a subset of keys,routes,prompt,streams,replicas,operator;
+                       --operator-memory SIZE (512Mi, 1Gi): the operator in a memory cgroup of that size, as a pod
+                       limit holds it (root; its peak is reported, and a kill for memory ends the point)
   --guardrails         instead of the comparison: the gateway's CPU per chat call with every local guardrail detector on
                        the request stage beside the same call without a Guardrail, by prompt size (1 to 100 KB), and the
                        added µs per KB of prompt (--quick: 1 and 10 KB, few calls)
@@ -216,6 +219,7 @@ async function main(): Promise<void> {
       max: { type: 'string' },
       min: { type: 'string' },
       curves: { type: 'string' },
+      'operator-memory': { type: 'string' },
       leases: { type: 'boolean' },
       guardrails: { type: 'boolean' },
       keys: { type: 'string' },
@@ -247,7 +251,8 @@ async function main(): Promise<void> {
     const unknown = curves.filter((c) => !(CURVES as readonly string[]).includes(c));
     if (unknown.length > 0) throw new Error(`unknown curves: ${unknown.join(', ')} (known: ${CURVES.join(', ')})`);
     const quick = values.quick === true;
-    const r = await scale(curves as Curve[], { quick, maxKeys, minKeys, pointMs: quick ? QUICK_POINT_MS : FULL_POINT_MS }, log);
+    const operatorMemoryBytes = values['operator-memory'] === undefined ? undefined : parseBytes(values['operator-memory']);
+    const r = await scale(curves as Curve[], { quick, maxKeys, minKeys, operatorMemoryBytes, pointMs: quick ? QUICK_POINT_MS : FULL_POINT_MS }, log);
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
     process.stdout.write(`${header}
 Mode: scale${quick ? ', quick' : ''}, ${seconds} s

@@ -11,6 +11,8 @@ export interface Bounds {
   maxKeys: number;
   /** The smallest number of keys (and ApiKeys) to start from (default 0: every point; --min N). */
   minKeys?: number;
+  /** The operator curve runs its operator in a memory cgroup of this many bytes (--operator-memory; none by default). */
+  operatorMemoryBytes?: number;
   /** Milliseconds of each half of a point (one at a time, then saturated). */
   pointMs: number;
 }

@@ -6,6 +6,7 @@ import { inParallel } from '../../gateway/state/parallel.ts';
 import { chat } from '../helpers/fleet.ts';
 import { gatewayReady, install, startCluster, type Installation } from '../operator/harness.ts';
 import { secretKey, waitFor, type AdminApi } from '../operator/kube-api.ts';
+import { memoryCgroup } from './cgroup.ts';
 import { rssBytes } from './procs.ts';
 import { f1, load, n, pointsOf, table, type Bounds } from './scale-common.ts';
 
@@ -43,7 +44,14 @@ async function readyKeys(api: AdminApi, ns: string): Promise<number> {
   return count;
 }
 
-async function point(inst: Installation, api: AdminApi, keys: number, routes: number, log: (l: string) => void): Promise<string[]> {
+async function point(
+  inst: Installation,
+  api: AdminApi,
+  keys: number,
+  routes: number,
+  memoryBytes: number | undefined,
+  log: (l: string) => void,
+): Promise<string[]> {
   const ns = inst.ns;
   await create(api, ns, 'plans', { apiVersion: API, kind: 'Plan', metadata: { name: 'p' }, spec: { tier: 1 } });
   await create(api, ns, 'accounts', {
@@ -74,10 +82,21 @@ async function point(inst: Installation, api: AdminApi, keys: number, routes: nu
   // One operator, nobody to fail over to: a leader lease that outlasts a starved API server (on a loaded machine the
   // default 10 s renew deadline ends the process before the resync it is measuring does).
   // Info logging: the harness knows the operator started by its "Started operator" line.
-  const op = await inst.startOperator('op-0', {
-    SVC_LEASE_DURATION_MS: '120000',
-    SVC_LEASE_RENEW_DEADLINE_MS: '90000',
-    SVC_LEASE_RETRY_PERIOD_MS: '5000',
+  // --operator-memory: in a memory cgroup of that size, as a pod's limit would hold it.
+  const cgroup = memoryBytes === undefined ? undefined : memoryCgroup(`svc-bench-operator-${process.pid}`, memoryBytes);
+  const op = await inst.startOperator(
+    'op-0',
+    {
+      SVC_LEASE_DURATION_MS: '120000',
+      SVC_LEASE_RENEW_DEADLINE_MS: '90000',
+      SVC_LEASE_RETRY_PERIOD_MS: '5000',
+    },
+    { cgroupProcs: cgroup?.procsFile },
+  );
+  // An operator that dies (killed for memory in its cgroup) ends the point at once, saying so.
+  const died = op.exited.then((code) => {
+    const kills = cgroup ? `; killed for memory ${cgroup.oomKills()} time(s) in its ${n(cgroup.limitBytes / 2 ** 20)} MiB cgroup` : '';
+    throw new Error(`the operator exited (${code}) with ${n(ready)} of ${n(keys)} ApiKeys Ready after ${((Date.now() - started) / 1000).toFixed(0)} s${kills}`);
   });
   // The count read last is logged about each minute and named in the failure (a partial figure: keys Ready per minute).
   let ready = 0;
@@ -90,11 +109,16 @@ async function point(inst: Installation, api: AdminApi, keys: number, routes: nu
     }
     return ready >= keys;
   };
-  await waitFor('every ApiKey Ready (full resync)', resync, RESYNC_LIMIT_MS, countEveryMs(keys)).catch((err: unknown) => {
+  const all = waitFor('every ApiKey Ready (full resync)', resync, RESYNC_LIMIT_MS, countEveryMs(keys)).catch((err: unknown) => {
     throw new Error(`${n(ready)} of ${n(keys)} ApiKeys Ready after ${RESYNC_LIMIT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}`);
   });
+  await Promise.race([all, died]);
+  died.catch(() => {}); // it rejects when the operator is stopped at the end
   const resyncS = (Date.now() - started) / 1000;
   const opMb = rssBytes(op.child.pid as number) / 2 ** 20;
+  // What V8 holds in use then (live objects and garbage not yet collected): far below the RSS when nothing limits the heap.
+  const opHeapMb = (await op.metric('nodejs_heap_size_used_bytes').catch(() => Number.NaN)) / 2 ** 20;
+  const peak = cgroup ? `${f1(cgroup.peakBytes() / 2 ** 20)} of ${n(cgroup.limitBytes / 2 ** 20)}` : '-';
   log(`operator: resync took ${resyncS.toFixed(1)} s; a gateway, then one more ApiKey...`);
   const gw = await inst.startGateway();
   await gatewayReady(gw, 300_000, () => op.output().slice(-4000));
@@ -104,7 +128,11 @@ async function point(inst: Installation, api: AdminApi, keys: number, routes: nu
   const key = await waitFor('the late key', () => secretKey(api, ns, 'late-key'), 600_000, 10);
   await waitFor('the late key served', async () => (await chat(gw.url, key, { model: 'route-0' })).status === 200, 600_000, 10);
   const servedMs = Date.now() - a0;
-  return [n(keys), n(routes), f1(resyncS), f1(opMb), String(servedMs), f1(gwMb)];
+  if (cgroup) {
+    await op.kill(); // leaves the cgroup empty, so it can go
+    cgroup.remove();
+  }
+  return [n(keys), n(routes), f1(resyncS), f1(opMb), String(servedMs), f1(gwMb), f1(opHeapMb), peak];
 }
 
 export async function operatorCurve(b: Bounds, log: (l: string) => void): Promise<string> {
@@ -117,7 +145,7 @@ export async function operatorCurve(b: Bounds, log: (l: string) => void): Promis
     for (const keys of pointsOf(b.quick ? QUICK_APIKEY_POINTS : APIKEY_POINTS, b, b.maxKeys, b.minKeys)) {
       const inst = await install(cluster, `scale-${keys}`);
       try {
-        rows.push(await point(inst, cluster.api, keys, routes, log));
+        rows.push(await point(inst, cluster.api, keys, routes, b.operatorMemoryBytes, log));
       } finally {
         await inst.stop();
       }
@@ -128,7 +156,16 @@ export async function operatorCurve(b: Bounds, log: (l: string) => void): Promis
   return table(
     'The operator against the number of ApiKeys',
     before,
-    ['ApiKeys', 'ModelRoutes', 'full resync: start to every ApiKey Ready (s)', 'operator RSS then (MB)', 'kubectl apply to served (ms)', 'gateway RSS (MB)'],
+    [
+      'ApiKeys',
+      'ModelRoutes',
+      'full resync: start to every ApiKey Ready (s)',
+      'operator RSS then (MB)',
+      'kubectl apply to served (ms)',
+      'gateway RSS (MB)',
+      'operator heap in use then (MB)',
+      'operator peak in its memory cgroup (MiB of MiB)',
+    ],
     rows,
     [
       b.quick

@@ -11,7 +11,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { clusterAsTestRedis, clusterWanted } from '../helpers/redis-cluster.ts';
 import { operatorIdentity } from './identity.ts';
 import { adminApi, type AdminApi } from './kube-api.ts';
-import { startOperatorProcess, type OperatorProcess } from './operator-process.ts';
+import { startOperatorProcess, type OperatorPlacement, type OperatorProcess } from './operator-process.ts';
 
 export const PEPPER = 'operator-test-pepper-shared-with-the-gateways';
 
@@ -42,7 +42,7 @@ export interface Installation {
   kubeconfig: string;
   operators: OperatorProcess[];
   gateways: GatewayProcess[];
-  startOperator(name: string, env?: Record<string, string>): Promise<OperatorProcess>;
+  startOperator(name: string, env?: Record<string, string>, placement?: OperatorPlacement): Promise<OperatorProcess>;
   startGateway(env?: Record<string, string>): Promise<GatewayProcess>;
   kubectl(args: string[], input?: string): Promise<KubectlResult>;
   kubectlOk(args: string[], input?: string): Promise<string>;
@@ -62,15 +62,19 @@ export async function install(cluster: Cluster, name: string): Promise<Installat
     kubeconfig,
     operators,
     gateways,
-    startOperator: async (opName, env = {}) => {
-      const op = await startOperatorProcess(opName, {
-        KUBECONFIG: kubeconfig,
-        WATCH_NAMESPACE: ns,
-        ...redisEnv,
-        SVC_REDIS_PREFIX: prefix,
-        SVC_KEY_PEPPER: PEPPER,
-        ...env,
-      });
+    startOperator: async (opName, env = {}, placement = {}) => {
+      const op = await startOperatorProcess(
+        opName,
+        {
+          KUBECONFIG: kubeconfig,
+          WATCH_NAMESPACE: ns,
+          ...redisEnv,
+          SVC_REDIS_PREFIX: prefix,
+          SVC_KEY_PEPPER: PEPPER,
+          ...env,
+        },
+        placement,
+      );
       operators.push(op);
       return op;
     },

@@ -23,8 +23,17 @@ export const FAST_LEASE = { SVC_LEASE_DURATION_MS: '3000', SVC_LEASE_RENEW_DEADL
 /** The operator's own defaults (operator/main.ts --help): what every other test runs with. */
 export const STEADY_LEASE = { SVC_LEASE_DURATION_MS: '15000', SVC_LEASE_RENEW_DEADLINE_MS: '10000', SVC_LEASE_RETRY_PERIOD_MS: '2000' };
 
-export async function startOperatorProcess(name: string, env: Record<string, string>): Promise<OperatorProcess> {
-  const child = spawn(process.execPath, ['operator/main.ts'], {
+/** Where the process runs: `cgroupProcs`, a cgroup's cgroup.procs, puts it in that cgroup before node starts. */
+export interface OperatorPlacement {
+  cgroupProcs?: string;
+}
+
+export async function startOperatorProcess(name: string, env: Record<string, string>, placement: OperatorPlacement = {}): Promise<OperatorProcess> {
+  // In a cgroup: a shell joins it, then execs node (same pid), so V8 sizes its heap from the cgroup's limit.
+  const [cmd, args] = placement.cgroupProcs
+    ? ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', placement.cgroupProcs, process.execPath, 'operator/main.ts']]
+    : [process.execPath, ['operator/main.ts']];
+  const child = spawn(cmd, args, {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', POD_NAME: name, LOG_LEVEL: 'info', ...STEADY_LEASE, ...env },
