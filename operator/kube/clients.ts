@@ -55,21 +55,57 @@ export function crRef(c: Clients, kind: CrKind): { group: string; version: strin
   return { group: GROUP, version: VERSION, namespace: c.namespace, plural: PLURALS[kind] };
 }
 
-export function customWatch(c: Clients, kind: CrKind): WatchSpec<CustomObject> {
+/** Objects per LIST page (client-go's pager uses 500 too). */
+export const LIST_PAGE = 500;
+
+/**
+ * A whole collection read in pages of `limit`, as one list at the first page's resourceVersion (every page of a
+ * continued list is read at it), each object without its managedFields as soon as its page arrives. One LIST of
+ * every object would hold the whole answer's text and its parse at once: at 50,000 ApiKeys with their status, and
+ * their Secrets, far more than the operator's memory limit, at every restart.
+ */
+export async function pagedList<T extends KubernetesObject>(
+  page: (limit: number, cont: string | undefined) => Promise<KubernetesListObject<T>>,
+  limit = LIST_PAGE,
+): Promise<KubernetesListObject<T>> {
+  const first = await page(limit, undefined);
+  const items: T[] = [];
+  let current = first;
+  for (;;) {
+    for (const o of current.items) {
+      if (o.metadata?.managedFields) delete o.metadata.managedFields;
+      items.push(o);
+    }
+    // A typed list (Secrets) names the token _continue; a custom objects' list is the API server's JSON: continue.
+    const cont = current.metadata?._continue ?? (current.metadata as { continue?: string } | undefined)?.continue;
+    if (!cont) break;
+    current = await page(limit, cont);
+  }
+  // The watch that follows starts at this resourceVersion.
+  return { ...first, items, metadata: { resourceVersion: first.metadata?.resourceVersion } };
+}
+
+/** One page of a kind's custom objects in the namespace. */
+export function customPage(c: Clients, kind: CrKind): (limit: number, cont: string | undefined) => Promise<KubernetesListObject<CustomObject>> {
+  return async (limit, cont) =>
+    (await c.custom.listNamespacedCustomObject({ ...crRef(c, kind), limit, _continue: cont })) as KubernetesListObject<CustomObject>;
+}
+
+export function customWatch(c: Clients, kind: CrKind, pageSize = LIST_PAGE): WatchSpec<CustomObject> {
   return {
     kind,
     namespace: c.namespace,
     path: `/apis/${GROUP}/${VERSION}/namespaces/${c.namespace}/${PLURALS[kind]}`,
-    list: async () => (await c.custom.listNamespacedCustomObject(crRef(c, kind))) as KubernetesListObject<CustomObject>,
+    list: () => pagedList(customPage(c, kind), pageSize),
   };
 }
 
-export function secretWatch(c: Clients): WatchSpec<V1Secret> {
+export function secretWatch(c: Clients, pageSize = LIST_PAGE): WatchSpec<V1Secret> {
   return {
     kind: 'Secret',
     namespace: c.namespace,
     path: `/api/v1/namespaces/${c.namespace}/secrets`,
-    list: () => c.core.listNamespacedSecret({ namespace: c.namespace }),
+    list: () => pagedList((limit, cont) => c.core.listNamespacedSecret({ namespace: c.namespace, limit, _continue: cont }), pageSize),
   };
 }
 

@@ -1,9 +1,9 @@
 // The informer wrapper against a real API server: a failing LIST is retried until the cache is filled (client-node
 // alone would stop), events reach listeners by name, and stop() is final (its AbortError revives nothing).
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResilientInformer } from '../../operator/kube/informer.ts';
-import { customWatch, makeClients, type CustomObject } from '../../operator/kube/clients.ts';
+import { customPage, customWatch, makeClients, pagedList, secretWatch, type CustomObject } from '../../operator/kube/clients.ts';
 import { createLogger } from '../../operator/log.ts';
 import { startControlPlane, type ControlPlane } from '../k8s/control-plane.ts';
 import { installCrds } from '../k8s/install-crds.ts';
@@ -86,5 +86,36 @@ describe('ResilientInformer', () => {
     }
     expect(informer.list().map((o) => o.metadata?.managedFields)).toEqual([undefined, undefined]);
     await informer.stop();
+  });
+
+  it('lists in pages, every object once, and then watches from the list', async () => {
+    const ns = await createNamespace(cp, 'inf-pages');
+    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], [1, 2, 3, 4, 5].map((i) => plan(`p${i}`, i)).join('\n---\n'));
+    await kubectlOk(cp, ['create', 'secret', 'generic', '-n', ns, 's1', '--from-literal=k=v']);
+    await kubectlOk(cp, ['create', 'secret', 'generic', '-n', ns, 's2', '--from-literal=k=v']);
+    await kubectlOk(cp, ['create', 'secret', 'generic', '-n', ns, 's3', '--from-literal=k=v']);
+    const clients = makeClients(kc, ns);
+    const pages: Array<string | undefined> = [];
+    const page = customPage(clients, 'Plan');
+    // The pages the API server was asked for: the first, then one per continue token.
+    const counted = { ...customWatch(clients, 'Plan'), list: () => pagedList((limit, cont) => (pages.push(cont), page(limit, cont)), 2) };
+    const plans = new ResilientInformer<CustomObject>(kc, counted, { log: createLogger('warn', {}, () => {}) });
+    const secrets = new ResilientInformer<V1Secret>(kc, secretWatch(clients, 2), { log: createLogger('warn', {}, () => {}) });
+    await Promise.all([plans.start(), secrets.start()]);
+    expect(pages).toHaveLength(3);
+    expect(pages[0]).toBeUndefined();
+    expect(
+      plans
+        .list()
+        .map((o) => o.metadata?.name)
+        .sort(),
+    ).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
+    expect(plans.list().every((o) => o.metadata?.managedFields === undefined)).toBe(true);
+    expect(new Set(secrets.list().map((o) => o.metadata?.name))).toEqual(new Set(['s1', 's2', 's3']));
+    // The watch starts at the list's resourceVersion: a change after it arrives, none before it is missed.
+    await kubectlOk(cp, ['apply', '-n', ns, '-f', '-'], plan('p6', 6));
+    await waitFor('the Plan made after the list', async () => plans.get('p6') !== undefined);
+    expect(plans.list()).toHaveLength(6);
+    await Promise.all([plans.stop(), secrets.stop()]);
   });
 });
