@@ -90,6 +90,8 @@ async function point(
       SVC_LEASE_DURATION_MS: '120000',
       SVC_LEASE_RENEW_DEADLINE_MS: '90000',
       SVC_LEASE_RETRY_PERIOD_MS: '5000',
+      // As the chart sets it for a memory limit (its "svc-gateway.heapEnv"): V8's heap at 60% of the limit.
+      ...(memoryBytes === undefined ? {} : { NODE_OPTIONS: `--max-old-space-size=${Math.floor(((memoryBytes / 2 ** 20) * 3) / 5)}` }),
     },
     { cgroupProcs: cgroup?.procsFile },
   );
@@ -112,8 +114,10 @@ async function point(
   const all = waitFor('every ApiKey Ready (full resync)', resync, RESYNC_LIMIT_MS, countEveryMs(keys)).catch((err: unknown) => {
     throw new Error(`${n(ready)} of ${n(keys)} ApiKeys Ready after ${RESYNC_LIMIT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}`);
   });
-  await Promise.race([all, died]);
   died.catch(() => {}); // it rejects when the operator is stopped at the end
+  /** Until the point ends, an operator that dies ends it. */
+  const whileAlive = <T>(p: Promise<T>): Promise<T> => Promise.race([p, died]);
+  await whileAlive(all);
   const resyncS = (Date.now() - started) / 1000;
   const opMb = rssBytes(op.child.pid as number) / 2 ** 20;
   // What V8 holds in use then (live objects and garbage not yet collected): far below the RSS when nothing limits the heap.
@@ -121,12 +125,12 @@ async function point(
   const peak = cgroup ? `${f1(cgroup.peakBytes() / 2 ** 20)} of ${n(cgroup.limitBytes / 2 ** 20)}` : '-';
   log(`operator: resync took ${resyncS.toFixed(1)} s; a gateway, then one more ApiKey...`);
   const gw = await inst.startGateway();
-  await gatewayReady(gw, 300_000, () => op.output().slice(-4000));
+  await whileAlive(gatewayReady(gw, 300_000, () => op.output().slice(-4000)));
   const gwMb = rssBytes(gw.child.pid as number) / 2 ** 20;
   const a0 = Date.now();
   await inst.kubectlOk(['apply', '-f', '-'], JSON.stringify({ apiVersion: API, kind: 'ApiKey', metadata: { name: 'late' }, spec: { accountRef: 'acme' } }));
-  const key = await waitFor('the late key', () => secretKey(api, ns, 'late-key'), 600_000, 10);
-  await waitFor('the late key served', async () => (await chat(gw.url, key, { model: 'route-0' })).status === 200, 600_000, 10);
+  const key = await whileAlive(waitFor('the late key', () => secretKey(api, ns, 'late-key'), 600_000, 10));
+  await whileAlive(waitFor('the late key served', async () => (await chat(gw.url, key, { model: 'route-0' })).status === 200, 600_000, 10));
   const servedMs = Date.now() - a0;
   if (cgroup) {
     await op.kill(); // leaves the cgroup empty, so it can go

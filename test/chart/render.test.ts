@@ -395,6 +395,17 @@ describe('what the rendered objects promise', () => {
     expect(await env(['exporter.reconcileSeconds=15'])).toBe('15');
   });
 
+  it("caps the operator's V8 heap at 60% of its memory limit, so it collects before the kernel kills it", async () => {
+    const heap = async (set: string[]): Promise<string | undefined> =>
+      envOf(container(find(parseDocs(await template('ns1', [], set)), 'Deployment', '-operator')), 'NODE_OPTIONS')?.value;
+    expect(await heap([])).toBe('--max-old-space-size=153'); // the default 256Mi
+    expect(await heap(['operator.resources.limits.memory=1Gi'])).toBe('--max-old-space-size=614');
+    expect(await heap(['operator.resources.limits.memory=512Mi'])).toBe('--max-old-space-size=307');
+    // No limit, or one in units it does not read: V8's own sizing.
+    expect(await heap(['operator.resources.limits=null'])).toBeUndefined();
+    expect(await heap(['operator.resources.limits.memory=1G'])).toBeUndefined();
+  });
+
   it('commits each call in the Postgres ledger before its answer ends only when asked (gateway.settleDurability)', async () => {
     const gatewayEnv = async (set: string[]): Promise<Array<{ name: string; value?: string; valueFrom?: unknown }>> =>
       (container(find(parseDocs(await template('ns1', [], set)), 'Deployment', '-gateway')) as { env: Array<{ name: string; value?: string }> }).env;

@@ -189,3 +189,22 @@ service.name per component; k8s.* resource attributes from the downward API. Cal
   value: {{ join "," $attrs | quote }}
 {{- end -}}
 {{- end }}
+
+{{/*
+The V8 heap limit for a container of a component's values (include "svc-gateway.heapEnv" .Values.operator): 60% of
+its memory limit when that is given in Mi or Gi. Node sizes its heap from the limit with a floor of about 256 MB,
+above a 256Mi limit itself, so without this the kernel kills the process for memory before V8 collects harder.
+*/}}
+{{- define "svc-gateway.heapEnv" -}}
+{{- $limit := toString (dig "resources" "limits" "memory" "" .) -}}
+{{- $mib := 0 -}}
+{{- if regexMatch "^[0-9]+Gi$" $limit -}}
+{{- $mib = mul (trimSuffix "Gi" $limit | atoi) 1024 -}}
+{{- else if regexMatch "^[0-9]+Mi$" $limit -}}
+{{- $mib = trimSuffix "Mi" $limit | atoi -}}
+{{- end -}}
+{{- if gt (int $mib) 0 -}}
+- name: NODE_OPTIONS
+  value: "--max-old-space-size={{ div (mul $mib 3) 5 }}"
+{{- end -}}
+{{- end }}
