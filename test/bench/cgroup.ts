@@ -50,7 +50,7 @@ export function memoryCgroup(name: string, limitBytes: number): MemoryCgroup {
       try {
         rmdirSync(dir);
       } catch {
-        // Still holds a process: the kernel removes nothing under it, and the next run with this name reuses it.
+        // A process is still in it (the kernel refuses to remove it then): it stays behind, empty once that process ends.
       }
     },
   };
